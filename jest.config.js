@@ -1,0 +1,21 @@
+/** Unit specs live beside the code; end-to-end specs (real HTTP, real store, child processes) in test/. */
+const tsJest = ['ts-jest', { isolatedModules: true }];
+module.exports = {
+  projects: [
+    {
+      displayName: 'unit',
+      testEnvironment: 'node',
+      rootDir: 'src',
+      testRegex: '.*\\.spec\\.ts$',
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e',
+      testEnvironment: 'node',
+      rootDir: 'test',
+      testRegex: '.*\\.e2e-spec\\.ts$',
+      transform: { '^.+\\.ts$': tsJest },
+    },
+  ],
+  testTimeout: 60000,
+};

@@ -1,0 +1,23 @@
+import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { AppConfig } from '../config/app-config';
+import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+
+/** `/v1/admin` needs `ADMIN_TOKEN` (Bearer or Basic); with no ADMIN_TOKEN set the admin API is closed. */
+@Injectable()
+export class AdminTokenGuard implements CanActivate {
+  private readonly accepted: Buffer[];
+
+  constructor(config: AppConfig) {
+    this.accepted = config.ADMIN_TOKEN ? [createHash('sha256').update(config.ADMIN_TOKEN).digest()] : [];
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const token = presentedToken(context.switchToHttp().getRequest<Request>());
+    if (!token || !matchesAny(token, this.accepted)) {
+      throw new UnauthorizedException('the admin token is required (set ADMIN_TOKEN on the bridge to enable /v1/admin)');
+    }
+    return true;
+  }
+}

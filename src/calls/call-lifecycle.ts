@@ -1,0 +1,194 @@
+import { DateTime } from 'luxon';
+import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
+
+/**
+ * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
+ * The store runs these inside its transactions; nothing here does I/O.
+ */
+
+export interface LifecycleSettings {
+  now: number;
+  holdEndedWithoutStartMs: number;
+}
+
+export function newCall(portalId: string, callId: string, now: number): CallRecord {
+  return {
+    portalId,
+    callId,
+    show: false,
+    heardStart: false,
+    routedToDefaultUser: false,
+    finishedOnPortal: false,
+    recordAttached: false,
+    recordFailed: false,
+    state: 'queued',
+    attempts: 0,
+    stepsSent: {},
+    consecutiveFailures: 0,
+    failed: false,
+    createdAt: now,
+    updatedAt: now,
+  };
+}
+
+export function applyEvent(call: CallRecord, event: CallEvent, settings: LifecycleSettings): CallRecord {
+  const next = { ...call, updatedAt: settings.now };
+  if (event.event === 'call.started') applyStarted(next, event);
+  else if (event.event === 'call.answered') applyAnswered(next, event);
+  else applyEnded(next, event, settings);
+  return plan(next, settings.now);
+}
+
+function applyStarted(call: CallRecord, event: CallEvent): void {
+  call.heardStart = true;
+  // A call already registered (or about to be) from a CDR keeps what it has: the start changes nothing.
+  if (hasStartDetails(call)) return;
+  call.direction = event.direction;
+  call.phoneNumber = event.phoneNumber;
+  call.startedAt = event.at;
+  call.extension ??= event.extension;
+  call.userId ??= event.userId;
+  // Still ringing when we hear of it: pop the card. A start arriving after the end pops nothing.
+  call.show = !call.ended;
+  call.holdUntil = undefined;
+}
+
+function applyAnswered(call: CallRecord, event: CallEvent): void {
+  call.answeredAt = event.at;
+  call.answeredBy = event.extension ?? (event.userId !== undefined ? String(event.userId) : undefined);
+}
+
+function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSettings): void {
+  call.ended = {
+    at: event.at,
+    durationSec: event.durationSec ?? 0,
+    status: event.status ?? 'answered',
+    failedReason: event.failedReason,
+    recordingUrl: event.recordingUrl,
+  };
+  call.extension ??= event.extension;
+  call.userId ??= event.userId;
+  if (hasStartDetails(call)) return;
+  if (event.direction && event.phoneNumber) {
+    call.direction = event.direction;
+    call.phoneNumber = event.phoneNumber;
+    call.startedAt = event.startedAt ?? secondsBefore(event.at, event.durationSec ?? 0);
+    call.show = false;
+    call.holdUntil = undefined;
+  } else {
+    call.holdUntil = settings.now + settings.holdEndedWithoutStartMs;
+  }
+}
+
+/** `at` minus some seconds, keeping the UTC offset the PBX wrote. */
+export function secondsBefore(at: string, seconds: number): string {
+  const moment = DateTime.fromISO(at, { setZone: true }).minus({ seconds });
+  return moment.toISO({ suppressMilliseconds: true }) ?? at;
+}
+
+/** Derives state, next step and due time from what the call has and lacks. */
+export function plan(call: CallRecord, now: number): CallRecord {
+  const next = { ...call };
+  next.nextStep = nextStep(next);
+  next.state = next.failed
+    ? 'failed'
+    : next.finishedOnPortal
+      ? 'finished'
+      : next.portalCallId
+        ? 'registered'
+        : 'queued';
+  if (!next.nextStep) next.dueAt = undefined;
+  else if (next.nextStep === 'wait-start') next.dueAt = next.holdUntil;
+  else next.dueAt = Math.max(now, next.retryAt ?? 0);
+  return next;
+}
+
+function nextStep(call: CallRecord): CallRecord['nextStep'] {
+  if (call.failed) return undefined;
+  if (!hasStartDetails(call)) return call.ended ? 'wait-start' : undefined;
+  if (!call.portalCallId) return 'register';
+  if (call.ended && !call.finishedOnPortal) return 'finish';
+  if (call.ended?.recordingUrl && !call.recordAttached && !call.recordFailed) return 'attachRecord';
+  return undefined;
+}
+
+/** Which employee the call goes to: the PBX's extension, else its user id, else the default employee. */
+export function choosePortalUser(
+  call: CallRecord,
+  defaultUserId: number | undefined,
+): { user: PortalUser; routedToDefaultUser: boolean } | undefined {
+  if (call.extension) return { user: { USER_PHONE_INNER: call.extension }, routedToDefaultUser: false };
+  if (call.userId !== undefined) return { user: { USER_ID: call.userId }, routedToDefaultUser: false };
+  if (defaultUserId !== undefined) return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
+  return undefined;
+}
+
+export interface RegisteredOnPortal {
+  portalCallId: string;
+  crmEntityType?: string;
+  crmEntityId?: number;
+  createdLead?: number;
+}
+
+export function markRegistered(call: CallRecord, result: RegisteredOnPortal, now: number): CallRecord {
+  return plan({ ...succeeded(call, now), ...result }, now);
+}
+
+export function markFinished(call: CallRecord, now: number): CallRecord {
+  return plan({ ...succeeded(call, now), finishedOnPortal: true }, now);
+}
+
+export function markRecordAttached(call: CallRecord, now: number): CallRecord {
+  return plan({ ...succeeded(call, now), recordAttached: true }, now);
+}
+
+/** A recording the portal refuses leaves the call finished, with the reason kept. */
+export function markRecordFailed(call: CallRecord, reason: string, now: number): CallRecord {
+  return plan({ ...succeeded(call, now), recordFailed: true, lastError: reason }, now);
+}
+
+export function routeToDefaultUser(call: CallRecord, defaultUserId: number, reason: string, now: number): CallRecord {
+  return plan(
+    {
+      ...call,
+      portalUser: { USER_ID: defaultUserId },
+      routedToDefaultUser: true,
+      lastError: reason,
+      updatedAt: now,
+    },
+    now,
+  );
+}
+
+export function markRetry(call: CallRecord, reason: string, retryAt: number, now: number): CallRecord {
+  return plan(
+    {
+      ...call,
+      consecutiveFailures: call.consecutiveFailures + 1,
+      lastError: reason,
+      retryAt,
+      updatedAt: now,
+    },
+    now,
+  );
+}
+
+export function markFailed(call: CallRecord, reason: string, now: number): CallRecord {
+  return plan({ ...call, failed: true, lastError: reason, retryAt: undefined, updatedAt: now }, now);
+}
+
+/** An operator's re-queue: the call starts its remaining steps afresh. */
+export function requeue(call: CallRecord, now: number, holdEndedWithoutStartMs: number): CallRecord {
+  const holdUntil = hasStartDetails(call) ? undefined : now + holdEndedWithoutStartMs;
+  return plan({ ...call, failed: false, consecutiveFailures: 0, retryAt: undefined, holdUntil, updatedAt: now }, now);
+}
+
+export function countSent(call: CallRecord, steps: PortalStep[]): CallRecord {
+  const stepsSent = { ...call.stepsSent };
+  for (const step of steps) stepsSent[step] = (stepsSent[step] ?? 0) + 1;
+  return { ...call, attempts: call.attempts + steps.length, stepsSent };
+}
+
+function succeeded(call: CallRecord, now: number): CallRecord {
+  return { ...call, consecutiveFailures: 0, retryAt: undefined, lastError: undefined, updatedAt: now };
+}

@@ -1,0 +1,41 @@
+import { CallRecord } from './call';
+
+/** What `GET /v1/calls/:callId` and the admin list show of a call (SPEC.md §2). */
+export interface CallStatusView {
+  callId: string;
+  state: CallRecord['state'];
+  crm: { callId: string | null; entityType: string | null; entityId: number | null; createdLead: number | null };
+  attempts: number;
+  lastError: string | null;
+  nextStep: string | null;
+  waitingForStart: boolean;
+  routedToDefaultUser: boolean;
+  recording: 'none' | 'pending' | 'attached' | 'failed';
+  updatedAt: string;
+}
+
+export function toStatusView(call: CallRecord): CallStatusView {
+  return {
+    callId: call.callId,
+    state: call.state,
+    crm: {
+      callId: call.portalCallId ?? null,
+      entityType: call.crmEntityType ?? null,
+      entityId: call.crmEntityId ?? null,
+      createdLead: call.createdLead ?? null,
+    },
+    attempts: call.attempts,
+    lastError: call.lastError ?? null,
+    nextStep: call.nextStep ?? null,
+    waitingForStart: call.nextStep === 'wait-start',
+    routedToDefaultUser: call.routedToDefaultUser,
+    recording: !call.ended?.recordingUrl
+      ? 'none'
+      : call.recordAttached
+        ? 'attached'
+        : call.recordFailed
+          ? 'failed'
+          : 'pending',
+    updatedAt: new Date(call.updatedAt).toISOString(),
+  };
+}

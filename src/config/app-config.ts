@@ -1,0 +1,225 @@
+import { plainToInstance, Transform } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsNumber,
+  IsOptional,
+  IsPositive,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  validateSync,
+} from 'class-validator';
+
+const toInt = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
+const toNumber = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : Number.isFinite(Number(value)) ? Number(value) : value;
+const toList = ({ value }: { value: unknown }) =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean)
+    : value;
+const toFlag = ({ value }: { value: unknown }) =>
+  value === undefined || value === '' ? undefined : ['1', 'true', 'yes'].includes(String(value).toLowerCase());
+const emptyAsUnset = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
+
+/**
+ * The whole environment of the bridge (SPEC.md §3), validated once at start-up and injected as a provider,
+ * so tests hand in their own instance. Property names are the variable names; a bad value stops start-up
+ * with a message naming the variable.
+ */
+export class AppConfig {
+  @IsIn(['development', 'production', 'test'])
+  NODE_ENV: 'development' | 'production' | 'test' = 'development';
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 3000;
+
+  /** unset: ./data/bridge.sqlite; `sqlite:PATH`; `postgres://…` */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
+    message: 'DATABASE_URL must be sqlite:PATH or postgres://user@host/db',
+  })
+  DATABASE_URL?: string;
+
+  @Transform(toList)
+  @IsString({ each: true })
+  PBX_TOKENS: string[] = [];
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/]+(\/.*)?\/rest\/\d+\/[^/]+\/?$/, {
+    message: 'B24_WEBHOOK_URL must look like https://portal.example.com/rest/<user_id>/<code>/',
+  })
+  B24_WEBHOOK_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'B24_PORTAL_URL must be a base URL like https://portal.example.com' })
+  B24_PORTAL_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  B24_CLIENT_ID?: string;
+
+  /** The id the store keeps this portal's data under; default the portal's host name ("sandbox" in sandbox mode). */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^[\w.:-]{1,100}$/, { message: 'PORTAL_ID must be 1-100 letters, digits, dots, colons or dashes' })
+  PORTAL_ID?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  B24_CLIENT_SECRET?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'B24_OAUTH_URL must be a base URL like https://oauth.example.com' })
+  B24_OAUTH_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/.+/, { message: 'PUBLIC_URL must be an http(s) URL' })
+  PUBLIC_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['webhook', 'oauth'])
+  B24_AUTH_MODE?: 'webhook' | 'oauth';
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['v1'])
+  B24_API_VERSION?: 'v1';
+
+  @Transform(toNumber)
+  @IsNumber()
+  @IsPositive()
+  B24_RATE_LIMIT_RPS = 2;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  B24_RATE_BURST = 50;
+
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(50)
+  B24_BATCH_SIZE = 50;
+
+  @Transform(toInt)
+  @IsOptional()
+  @IsInt()
+  @IsPositive()
+  B24_DEFAULT_USER_ID?: number;
+
+  /** Per-request timeout towards the portal. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(100)
+  B24_TIMEOUT_MS = 15000;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^[A-Z]{2}$/, { message: 'DEFAULT_COUNTRY must be an ISO 3166 alpha-2 code such as DE' })
+  DEFAULT_COUNTRY?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  ADMIN_TOKEN?: string;
+
+  @Transform(toFlag)
+  @IsBoolean()
+  SANDBOX = false;
+
+  /** Port of the in-process sandbox portal in sandbox mode (0: any free port). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  SANDBOX_PORT = 8099;
+
+  /** Largest accepted PBX request body, in bytes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1024)
+  PBX_BODY_LIMIT = 1024 * 1024;
+
+  /** Requests per second one PBX token may make before it gets 429. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PBX_RATE_LIMIT_RPS = 200;
+
+  /** How long a call.ended without direction/phoneNumber waits for its call.started. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  HOLD_ENDED_WITHOUT_START_SEC = 3600;
+
+  /** Largest retry delay after repeated portal failures. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  DELIVERY_MAX_BACKOFF_SEC = 300;
+
+  @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
+  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+
+  get sandboxMode(): boolean {
+    return this.SANDBOX || (this.NODE_ENV !== 'production' && !this.B24_WEBHOOK_URL && !this.B24_PORTAL_URL);
+  }
+
+  get authMode(): 'webhook' | 'oauth' {
+    if (this.B24_AUTH_MODE) return this.B24_AUTH_MODE;
+    return this.B24_PORTAL_URL && !this.B24_WEBHOOK_URL ? 'oauth' : 'webhook';
+  }
+}
+
+export class ConfigError extends Error {}
+
+/** Builds the validated configuration from an environment; throws one ConfigError naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+  const known = Object.keys(new AppConfig());
+  const given = Object.fromEntries(Object.entries(env).filter(([key]) => known.includes(key)));
+  const config = plainToInstance(AppConfig, given, { exposeDefaultValues: true });
+  const problems = validateSync(config, { forbidUnknownValues: false }).map(
+    (error) => `${error.property}: ${Object.values(error.constraints ?? {}).join('; ')}`,
+  );
+  problems.push(...crossFieldProblems(config));
+  if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join(' | ')}`);
+  return config;
+}
+
+function crossFieldProblems(config: AppConfig): string[] {
+  const problems: string[] = [];
+  const hasPortal = Boolean(config.B24_WEBHOOK_URL || config.B24_PORTAL_URL);
+  if (config.NODE_ENV === 'production' && !hasPortal && !config.SANDBOX) {
+    problems.push('B24_WEBHOOK_URL: no portal configured (set B24_WEBHOOK_URL or B24_PORTAL_URL) in production');
+  }
+  if (config.NODE_ENV === 'production' && config.PBX_TOKENS.length === 0) {
+    problems.push('PBX_TOKENS: at least one PBX token is required in production');
+  }
+  if (config.B24_AUTH_MODE === 'webhook' && !config.B24_WEBHOOK_URL && !config.SANDBOX) {
+    problems.push('B24_WEBHOOK_URL: required when B24_AUTH_MODE=webhook');
+  }
+  if (config.authMode === 'oauth' && !config.SANDBOX && hasPortal) {
+    for (const name of ['B24_PORTAL_URL', 'B24_CLIENT_ID', 'B24_CLIENT_SECRET'] as const) {
+      if (!config[name]) problems.push(`${name}: required when B24_AUTH_MODE=oauth`);
+    }
+  }
+  return problems;
+}

@@ -1,0 +1,222 @@
+import { Logger } from '@nestjs/common';
+import { CallRecord } from '../calls/call';
+import { choosePortalUser, countSent, markFailed } from '../calls/call-lifecycle';
+import { PortalClient } from '../portal/portal-client';
+import { PortalError } from '../portal/portal-error';
+import { CallStore } from '../store/call-store';
+import { BatchPlan } from './batch-plan';
+import { applyAnswers, applyRequestFailure, CommandAnswer, OutcomeSettings } from './delivery-outcome';
+
+export interface SchedulerSettings {
+  defaultUserId?: number;
+  maxBackoffMs: number;
+  /** Batches allowed in flight at once, so a slow portal does not cap the request rate. */
+  maxInFlight: number;
+  /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
+  pauseMs: number;
+}
+
+/** What the portal's state is, for health details and metrics. */
+export interface PortalStatus {
+  portalId: string;
+  paused: boolean;
+  pausedReason?: string;
+  lastRequestOk?: boolean;
+  lastError?: string;
+}
+
+/**
+ * Delivers one portal's due calls: waits for the request budget, then fills a batch with whatever is due
+ * at that moment, marks what it sends in the store, sends, and records each call's outcome. The store is
+ * the queue: a crash at any point leaves every step due again, and each step is safe to repeat.
+ */
+export class DeliveryScheduler {
+  private readonly logger: Logger;
+  private readonly inFlight = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  private stopped = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private pausedUntil = 0;
+  private readonly status: PortalStatus;
+
+  constructor(
+    private readonly store: CallStore,
+    private readonly client: PortalClient,
+    private readonly settings: SchedulerSettings,
+  ) {
+    this.logger = new Logger(`Delivery ${client.portalId}`);
+    this.status = { portalId: client.portalId, paused: false };
+  }
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** New work may be due: stop sleeping. */
+  notify(): void {
+    this.wake?.();
+  }
+
+  portalStatus(): PortalStatus {
+    return { ...this.status };
+  }
+
+  /** Stops taking new batches and waits for the ones in flight to settle. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.notify();
+    await this.loop;
+    await Promise.allSettled([...this.running]);
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        await this.step();
+      } catch (error) {
+        this.logger.error(`delivery loop error: ${(error as Error).message}`);
+        await this.sleep(1000);
+      }
+    }
+  }
+
+  private async step(): Promise<void> {
+    const now = Date.now();
+    if (now < this.pausedUntil) return this.sleep(this.pausedUntil - now);
+    if (this.running.size >= this.settings.maxInFlight) {
+      await Promise.race(this.running);
+      return;
+    }
+    const [due] = await this.store.dueCalls(this.client.portalId, now, 1, this.inFlight);
+    if (!due) {
+      const dueAt = await this.store.nextDueAt(this.client.portalId);
+      return this.sleep(dueAt === undefined || dueAt <= now ? 1000 : Math.min(1000, dueAt - now));
+    }
+    await this.client.budget.acquire('background');
+    if (this.stopped) return this.client.budget.refund();
+    const batch = this.sendNextBatch();
+    this.running.add(batch);
+    void batch.finally(() => {
+      this.running.delete(batch);
+      this.notify();
+    });
+  }
+
+  private async sendNextBatch(): Promise<void> {
+    const now = Date.now();
+    const plan = new BatchPlan(this.client.maxBatchSize);
+    const due = await this.store.dueCalls(this.client.portalId, now, this.client.maxBatchSize, this.inFlight);
+    const expired: string[] = [];
+    for (const call of due) {
+      if (call.nextStep === 'wait-start') expired.push(call.callId);
+      else if (!plan.add(call)) break;
+    }
+    if (expired.length) await this.expireHeld(expired, now);
+    if (plan.commandCount === 0) {
+      this.client.budget.refund();
+      return;
+    }
+    for (const callId of plan.callIds) this.inFlight.add(callId);
+    try {
+      await this.deliver(plan);
+    } finally {
+      for (const callId of plan.callIds) this.inFlight.delete(callId);
+    }
+  }
+
+  private async deliver(plan: BatchPlan): Promise<void> {
+    const marked = await this.markSending(plan);
+    const sendable = new BatchPlan(this.client.maxBatchSize);
+    for (const call of marked.values()) sendable.add(call);
+    if (sendable.commandCount === 0) return this.client.budget.refund();
+    const commands = sendable.commands(marked);
+    const settings = this.outcomeSettings();
+    try {
+      const outcome = await this.client.batch(commands, { budgetTaken: true });
+      this.status.lastRequestOk = true;
+      this.status.lastError = undefined;
+      this.status.paused = false;
+      this.status.pausedReason = undefined;
+      const answers = new Map<string, CommandAnswer>(
+        commands.map(({ label }) => [label, { result: outcome.results[label], error: outcome.errors[label] }]),
+      );
+      const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
+      await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
+        applyAnswers(call, entries.get(call.callId)!, answers, settings),
+      );
+    } catch (error) {
+      if (!(error instanceof PortalError)) throw error;
+      this.status.lastRequestOk = false;
+      this.status.lastError = error.message;
+      if (error.kind === 'credentials' || error.kind === 'rights' || error.kind === 'method-not-found') {
+        return this.pause(error);
+      }
+      this.logger.warn(`batch of ${commands.length} commands failed, retrying later: ${error.message}`);
+      await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
+        applyRequestFailure(call, error, settings),
+      );
+    }
+  }
+
+  /**
+   * Before sending: fixes the employee each register goes to (a retried register must carry the same one)
+   * and counts the commands as sent, so a finish repeated after a lost answer is recognised.
+   */
+  private async markSending(plan: BatchPlan): Promise<Map<string, CallRecord>> {
+    const steps = new Map(plan.entries.map((entry) => [entry.callId, entry.commands.map((c) => c.step)]));
+    const now = Date.now();
+    const updated = await this.store.updateCalls(this.client.portalId, plan.callIds, (call) => {
+      if (call.nextStep === 'register' && !call.portalUser) {
+        const choice = choosePortalUser(call, this.settings.defaultUserId);
+        if (!choice) {
+          return markFailed(
+            call,
+            'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
+            now,
+          );
+        }
+        call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
+      }
+      return countSent(call, steps.get(call.callId) ?? []);
+    });
+    return new Map(updated.filter((call) => !call.failed).map((call) => [call.callId, call]));
+  }
+
+  private async expireHeld(callIds: string[], now: number): Promise<void> {
+    await this.store.updateCalls(this.client.portalId, callIds, (call) =>
+      call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
+        ? markFailed(
+            call,
+            'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
+            now,
+          )
+        : call,
+    );
+  }
+
+  private pause(error: PortalError): void {
+    this.pausedUntil = Date.now() + this.settings.pauseMs;
+    this.status.paused = true;
+    this.status.pausedReason = error.message;
+    this.logger.error(
+      `portal ${this.client.portalId} refused the bridge (${error.message}); delivery paused, nothing is dropped. ` +
+        `Check the webhook URL or the application's rights; retrying in ${Math.round(this.settings.pauseMs / 1000)} s`,
+    );
+  }
+
+  private outcomeSettings(): OutcomeSettings {
+    return { now: Date.now(), defaultUserId: this.settings.defaultUserId, maxBackoffMs: this.settings.maxBackoffMs };
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wake = done;
+    });
+  }
+}

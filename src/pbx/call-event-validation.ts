@@ -1,0 +1,80 @@
+import { BadRequestException } from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { DateTime } from 'luxon';
+import { CallEvent } from '../calls/call';
+import { toE164 } from '../common/phone-number';
+import { CallEventDto } from './call-event.dto';
+
+export const MAX_EVENTS_PER_REQUEST = 500;
+
+export interface FieldProblem {
+  index?: number;
+  field: string;
+  problems: string[];
+}
+
+/**
+ * Turns a PBX body (one event or an array of them) into normalised call events, or throws one 400 that
+ * names every bad field and, for an array, the index of each bad event. Nothing of a bad body is stored.
+ */
+export function parseCallEvents(body: unknown, defaultCountry?: string): CallEvent[] {
+  const isList = Array.isArray(body);
+  const items: unknown[] = isList ? body : [body];
+  if (isList && items.length === 0) throw badRequest('the body is an empty array: send 1 to 500 events', []);
+  if (items.length > MAX_EVENTS_PER_REQUEST) {
+    throw badRequest(`too many events: ${items.length} in one body, at most ${MAX_EVENTS_PER_REQUEST}`, []);
+  }
+  const problems: FieldProblem[] = [];
+  const events: CallEvent[] = [];
+  items.forEach((item, index) => {
+    const at = isList ? index : undefined;
+    if (typeof item !== 'object' || item === null || Array.isArray(item)) {
+      problems.push({ index: at, field: '(event)', problems: ['each event must be a JSON object'] });
+      return;
+    }
+    const dto = plainToInstance(CallEventDto, item);
+    const errors = validateSync(dto, { whitelist: true, forbidUnknownValues: true });
+    if (errors.length) {
+      problems.push(...errors.map((error) => toProblem(error, at)));
+      return;
+    }
+    const event = normalise(dto, defaultCountry, at, problems);
+    if (event) events.push(event);
+  });
+  if (problems.length) throw badRequest('invalid call events: nothing was stored', problems);
+  return events;
+}
+
+function normalise(
+  dto: CallEventDto,
+  defaultCountry: string | undefined,
+  index: number | undefined,
+  problems: FieldProblem[],
+): CallEvent | undefined {
+  const event: CallEvent = { ...dto };
+  if (dto.phoneNumber !== undefined) {
+    const e164 = toE164(dto.phoneNumber, defaultCountry);
+    if (!e164) {
+      const hint = defaultCountry ? '' : ' (a national number needs DEFAULT_COUNTRY on the bridge)';
+      problems.push({ index, field: 'phoneNumber', problems: [`phoneNumber is not a phone number${hint}`] });
+      return undefined;
+    }
+    event.phoneNumber = e164;
+  }
+  for (const field of ['at', 'startedAt'] as const) {
+    if (dto[field] !== undefined && !DateTime.fromISO(dto[field], { setZone: true }).isValid) {
+      problems.push({ index, field, problems: [`${field} is not a real date-time`] });
+      return undefined;
+    }
+  }
+  return event;
+}
+
+function toProblem(error: ValidationError, index: number | undefined): FieldProblem {
+  return { index, field: error.property, problems: Object.values(error.constraints ?? {}) };
+}
+
+function badRequest(message: string, errors: FieldProblem[]): BadRequestException {
+  return new BadRequestException({ statusCode: 400, error: 'Bad Request', message, errors });
+}

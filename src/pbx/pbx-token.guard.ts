@@ -1,0 +1,46 @@
+import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Request } from 'express';
+import { AppConfig } from '../config/app-config';
+
+/** The token a request carries: `Authorization: Bearer <token>`, or HTTP Basic with the token as password. */
+export function presentedToken(request: Request): string | undefined {
+  const header = request.headers.authorization ?? '';
+  const [scheme, value] = header.split(' ', 2);
+  if (!value) return undefined;
+  if (scheme.toLowerCase() === 'bearer') return value.trim();
+  if (scheme.toLowerCase() === 'basic') {
+    const decoded = Buffer.from(value, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    return colon >= 0 ? decoded.slice(colon + 1) : undefined;
+  }
+  return undefined;
+}
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/** Compares digests so neither the length nor the content of a token leaks through timing. */
+export function matchesAny(candidate: string, accepted: readonly Buffer[]): boolean {
+  const presented = digest(candidate);
+  let found = false;
+  for (const token of accepted) found = timingSafeEqual(presented, token) || found;
+  return found;
+}
+
+@Injectable()
+export class PbxTokenGuard implements CanActivate {
+  private readonly accepted: Buffer[];
+
+  constructor(config: AppConfig) {
+    this.accepted = config.PBX_TOKENS.map(digest);
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    const request = context.switchToHttp().getRequest<Request>();
+    const token = presentedToken(request);
+    if (!token || !matchesAny(token, this.accepted)) {
+      throw new UnauthorizedException('a valid PBX token is required: Authorization: Bearer <token> or Basic');
+    }
+    return true;
+  }
+}

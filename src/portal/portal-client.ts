@@ -1,0 +1,169 @@
+import axios, { AxiosInstance, AxiosResponse } from 'axios';
+import { stringify } from 'qs';
+import { Agent as HttpAgent } from 'node:http';
+import { Agent as HttpsAgent } from 'node:https';
+import { PortalCredentials } from '../auth/portal-credentials';
+import { classifyPortalError, PortalError } from './portal-error';
+import { BudgetPriority, RequestBudget } from './request-budget';
+
+export type PortalParams = Record<string, unknown>;
+
+export interface BatchCommand {
+  /** Non-numeric: with numeric labels the portal may answer result_error as a list and lose which failed. */
+  label: string;
+  method: string;
+  params: PortalParams;
+}
+
+export interface BatchOutcome {
+  results: Record<string, unknown>;
+  errors: Record<string, PortalError>;
+}
+
+/** `budgetTaken`: the caller already holds one unit of the budget for the first request. */
+export interface SendOptions {
+  priority?: BudgetPriority;
+  budgetTaken?: boolean;
+}
+
+export interface PortalClientOptions {
+  timeoutMs: number;
+  batchSize: number;
+}
+
+/** Observes every request the client makes (metrics, logs); kept out of the client's logic. */
+export interface PortalRequestObserver {
+  onResponse(method: string, outcome: string, commands: number): void;
+}
+
+interface Envelope {
+  result?: unknown;
+  error?: string;
+  error_description?: string;
+  time?: { operating_reset_at?: number };
+}
+
+/**
+ * The portal's REST client: every request waits for the shared request budget, goes out as JSON, and
+ * comes back as a result or a classified PortalError. An expired token is renewed and the call retried
+ * once; a portal that moved (HTTP 30x) is followed and remembered.
+ */
+export class PortalClient {
+  private readonly http: AxiosInstance;
+
+  constructor(
+    private readonly credentials: PortalCredentials,
+    readonly budget: RequestBudget,
+    private readonly options: PortalClientOptions,
+    private readonly observer?: PortalRequestObserver,
+  ) {
+    this.http = axios.create({
+      timeout: options.timeoutMs,
+      maxRedirects: 0,
+      validateStatus: () => true,
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 8 }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 8 }),
+      transitional: { clarifyTimeoutError: true },
+    });
+  }
+
+  get portalId(): string {
+    return this.credentials.portalId;
+  }
+
+  get maxBatchSize(): number {
+    return this.options.batchSize;
+  }
+
+  async call<T = unknown>(method: string, params: PortalParams, options: SendOptions = {}): Promise<T> {
+    const envelope = await this.send(method, params, options, 1);
+    return envelope.result as T;
+  }
+
+  /** One `batch` request (halt=0): each command succeeds or fails on its own. */
+  async batch(commands: BatchCommand[], options: SendOptions = {}): Promise<BatchOutcome> {
+    if (commands.length === 0 || commands.length > this.options.batchSize) {
+      throw new RangeError(`a batch holds 1 to ${this.options.batchSize} commands, got ${commands.length}`);
+    }
+    const cmd = Object.fromEntries(
+      commands.map((command) => [command.label, `${command.method}?${stringify(command.params)}`]),
+    );
+    const envelope = await this.send('batch', { halt: 0, cmd }, options, commands.length);
+    return decodeBatch(envelope.result, commands);
+  }
+
+  private async send(method: string, body: PortalParams, options: SendOptions, commands: number): Promise<Envelope> {
+    let renewed = false;
+    let redirects = 0;
+    let budgetTaken = options.budgetTaken ?? false;
+    for (;;) {
+      if (!budgetTaken) await this.budget.acquire(options.priority ?? 'background');
+      budgetTaken = false;
+      const prepared = await this.credentials.prepare(method);
+      let response: AxiosResponse<Envelope | string>;
+      try {
+        response = await this.http.post<Envelope | string>(prepared.url, body, { headers: prepared.headers });
+      } catch (error) {
+        const failure = transportError(error);
+        this.observer?.onResponse(method, failure.kind, commands);
+        throw failure;
+      }
+      const location = response.headers['location'] as string | undefined;
+      if (response.status >= 300 && response.status < 400 && location && redirects < 3) {
+        redirects += 1;
+        this.credentials.moveTo(new URL(location, prepared.url).origin);
+        continue;
+      }
+      const envelope: Envelope = typeof response.data === 'object' && response.data !== null ? response.data : {};
+      if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
+        this.budget.onAccepted();
+        this.observer?.onResponse(method, 'ok', commands);
+        return envelope;
+      }
+      const failure = classifyPortalError(
+        envelope.error ?? '',
+        envelope.error_description ?? `unexpected answer (HTTP ${response.status})`,
+        response.status,
+        envelope.time?.operating_reset_at,
+      );
+      this.observer?.onResponse(method, failure.kind, commands);
+      if (failure.kind === 'budget') this.budget.onRejected();
+      if (failure.kind === 'token-expired' && !renewed && (await this.credentials.renew())) {
+        renewed = true;
+        continue;
+      }
+      throw failure;
+    }
+  }
+}
+
+interface BatchResult {
+  result?: Record<string, unknown> | unknown[];
+  result_error?: Record<string, { error?: string; error_description?: string }> | unknown[];
+}
+
+function decodeBatch(raw: unknown, commands: BatchCommand[]): BatchOutcome {
+  const body = (raw ?? {}) as BatchResult;
+  const results = Array.isArray(body.result) ? {} : (body.result ?? {});
+  const rawErrors = Array.isArray(body.result_error) ? {} : (body.result_error ?? {});
+  const errors: Record<string, PortalError> = {};
+  for (const { label } of commands) {
+    const error = rawErrors[label];
+    if (error) errors[label] = classifyPortalError(error.error ?? '', error.error_description ?? '');
+    else if (!(label in results)) {
+      errors[label] = new PortalError('server', '', 'the batch answer did not mention this command');
+    }
+  }
+  return { results, errors };
+}
+
+/** A transport failure, described without the URL (a webhook URL holds its secret code). */
+function transportError(error: unknown): PortalError {
+  if (axios.isAxiosError(error)) {
+    if (error.code === 'ETIMEDOUT' || error.code === 'ECONNABORTED') {
+      return new PortalError('timeout', error.code, 'the portal did not answer in time');
+    }
+    return new PortalError('network', error.code ?? 'NETWORK', `no answer from the portal (${error.code ?? 'network error'})`);
+  }
+  return new PortalError('network', 'NETWORK', 'no answer from the portal');
+}

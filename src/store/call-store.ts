@@ -1,0 +1,52 @@
+import { CallEvent, CallRecord, CallState } from '../calls/call';
+
+/** What one intake transaction did with the events of one PBX request. */
+export interface IngestResult {
+  accepted: number;
+  duplicates: number;
+}
+
+/** Applies one new event to a call (undefined: the bridge never heard of it), inside the store's transaction. */
+export type EventApplier = (call: CallRecord | undefined, event: CallEvent) => CallRecord;
+export type CallMutator = (call: CallRecord) => CallRecord;
+
+export interface QueueStats {
+  /** Calls with portal work left (held calls included). */
+  depth: number;
+  /** Creation time of the oldest call with portal work left (ms epoch). */
+  oldestCreatedAt?: number;
+  failed: number;
+}
+
+/**
+ * The durable store, the injection token for one implementation per database engine. Every write is a
+ * committed, synced transaction before its promise resolves: that is what lets intake answer 202.
+ */
+export abstract class CallStore {
+  /**
+   * Stores each event not seen before under its `(callId, event)` key and applies it to its call, all in one
+   * transaction per batch of requests. Returns one result per submitted list, in order.
+   */
+  abstract ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]>;
+
+  abstract findCall(portalId: string, callId: string): Promise<CallRecord | undefined>;
+
+  /** Calls whose next step is due, oldest due first, leaving out the ones named in `skip`. */
+  abstract dueCalls(portalId: string, now: number, limit: number, skip: ReadonlySet<string>): Promise<CallRecord[]>;
+
+  /** Read-modify-write of the named calls in one transaction (unknown ids are skipped). */
+  abstract updateCalls(portalId: string, callIds: string[], mutate: CallMutator): Promise<CallRecord[]>;
+
+  /** Calls in a state, newest change first, for operators. */
+  abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;
+
+  /** The earliest time any call has a step due (ms epoch), or undefined when none. */
+  abstract nextDueAt(portalId: string): Promise<number | undefined>;
+
+  abstract queueStats(portalId: string): Promise<QueueStats>;
+
+  /** Proves the store takes writes (readiness). */
+  abstract checkWritable(): Promise<void>;
+
+  abstract close(): Promise<void>;
+}

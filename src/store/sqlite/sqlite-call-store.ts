@@ -1,0 +1,166 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { SQLITE_MIGRATIONS } from './sqlite-migrations';
+
+interface CallRow {
+  data: string;
+}
+
+/**
+ * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk before
+ * the PBX hears 202. better-sqlite3 is synchronous, so each transaction is atomic within the process too.
+ */
+export class SqliteCallStore extends CallStore {
+  private readonly db: Database.Database;
+  private readonly statements: ReturnType<SqliteCallStore['prepare']>;
+
+  constructor(path: string) {
+    super();
+    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = FULL');
+    this.db.pragma('busy_timeout = 5000');
+    this.migrate();
+    this.statements = this.prepare();
+  }
+
+  private migrate(): void {
+    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)');
+    const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
+      version: number | null;
+    };
+    SQLITE_MIGRATIONS.forEach((sql, index) => {
+      const version = index + 1;
+      if (version <= (row.version ?? 0)) return;
+      this.db.transaction(() => {
+        this.db.exec(sql);
+        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+      })();
+    });
+  }
+
+  private prepare() {
+    return {
+      insertEvent: this.db.prepare(
+        'INSERT OR IGNORE INTO call_events (portal_id, call_id, event, payload, received_at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      findCall: this.db.prepare('SELECT data FROM calls WHERE portal_id = ? AND call_id = ?'),
+      upsertCall: this.db.prepare(
+        `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data)
+         VALUES (@portalId, @callId, @state, @nextStep, @dueAt, @createdAt, @updatedAt, @data)
+         ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
+           due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data`,
+      ),
+      dueCalls: this.db.prepare(
+        'SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?',
+      ),
+      nextDueAt: this.db.prepare(
+        'SELECT MIN(due_at) AS due FROM calls WHERE portal_id = ? AND due_at IS NOT NULL',
+      ),
+      listCalls: this.db.prepare(
+        'SELECT data FROM calls WHERE portal_id = ? AND state = ? ORDER BY updated_at DESC LIMIT ?',
+      ),
+      queueStats: this.db.prepare(
+        `SELECT COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE portal_id = ? AND due_at IS NOT NULL`,
+      ),
+      failedCount: this.db.prepare(`SELECT COUNT(*) AS failed FROM calls WHERE portal_id = ? AND state = 'failed'`),
+      probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
+    };
+  }
+
+  async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
+    const now = Date.now();
+    return this.db.transaction(() =>
+      submissions.map((events) => {
+        const result: IngestResult = { accepted: 0, duplicates: 0 };
+        for (const event of events) {
+          const inserted = this.statements.insertEvent.run(
+            portalId,
+            event.callId,
+            event.event,
+            JSON.stringify(event),
+            now,
+          );
+          if (inserted.changes === 0) {
+            result.duplicates += 1;
+            continue;
+          }
+          result.accepted += 1;
+          this.save(apply(this.read(portalId, event.callId), event));
+        }
+        return result;
+      }),
+    )();
+  }
+
+  async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
+    return this.read(portalId, callId);
+  }
+
+  async dueCalls(portalId: string, now: number, limit: number, skip: ReadonlySet<string>): Promise<CallRecord[]> {
+    const rows = this.statements.dueCalls.all(portalId, now, limit + skip.size) as (CallRow & { call_id: string })[];
+    return rows
+      .filter((row) => !skip.has(row.call_id))
+      .slice(0, limit)
+      .map((row) => JSON.parse(row.data) as CallRecord);
+  }
+
+  async updateCalls(portalId: string, callIds: string[], mutate: CallMutator): Promise<CallRecord[]> {
+    return this.db.transaction(() =>
+      callIds.flatMap((callId) => {
+        const call = this.read(portalId, callId);
+        if (!call) return [];
+        const next = mutate(call);
+        this.save(next);
+        return [next];
+      }),
+    )();
+  }
+
+  async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
+    return (this.statements.listCalls.all(portalId, state, limit) as CallRow[]).map(
+      (row) => JSON.parse(row.data) as CallRecord,
+    );
+  }
+
+  async nextDueAt(portalId: string): Promise<number | undefined> {
+    const row = this.statements.nextDueAt.get(portalId) as { due: number | null };
+    return row.due ?? undefined;
+  }
+
+  async queueStats(portalId: string): Promise<QueueStats> {
+    const row = this.statements.queueStats.get(portalId) as { depth: number; oldest: number | null };
+    const failed = this.statements.failedCount.get(portalId) as { failed: number };
+    return { depth: row.depth, oldestCreatedAt: row.oldest ?? undefined, failed: failed.failed };
+  }
+
+  async checkWritable(): Promise<void> {
+    this.statements.probe.run(Date.now());
+  }
+
+  async close(): Promise<void> {
+    if (this.db.open) this.db.close();
+  }
+
+  private read(portalId: string, callId: string): CallRecord | undefined {
+    const row = this.statements.findCall.get(portalId, callId) as CallRow | undefined;
+    return row ? (JSON.parse(row.data) as CallRecord) : undefined;
+  }
+
+  private save(call: CallRecord): void {
+    this.statements.upsertCall.run({
+      portalId: call.portalId,
+      callId: call.callId,
+      state: call.state,
+      nextStep: call.nextStep ?? null,
+      dueAt: call.dueAt ?? null,
+      createdAt: call.createdAt,
+      updatedAt: call.updatedAt,
+      data: JSON.stringify(call),
+    });
+  }
+}

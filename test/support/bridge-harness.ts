@@ -1,0 +1,77 @@
+import { INestApplication } from '@nestjs/common';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { createBridge } from '../../src/app.setup';
+import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { SandboxOptions, SandboxPortal } from '../../src/sandbox';
+
+export const PBX_TOKEN = 'pbx-test-token-7f3a';
+export const ADMIN_TOKEN = 'admin-test-token-91c2';
+
+export interface Harness {
+  app: INestApplication;
+  sandbox: SandboxPortal;
+  config: AppConfig;
+  dir: string;
+  url: string;
+  http: ReturnType<typeof request>;
+  close(): Promise<void>;
+}
+
+/** The bridge on a real SQLite file in a temp folder, delivering over real HTTP to a sandbox portal. */
+export async function startHarness(
+  env: Record<string, string> = {},
+  sandboxOptions: SandboxOptions = {},
+  existing?: { sandbox?: SandboxPortal; dir?: string },
+): Promise<Harness> {
+  const sandbox = existing?.sandbox ?? (await SandboxPortal.start(sandboxOptions));
+  const dir = existing?.dir ?? mkdtempSync(join(tmpdir(), 'bridge-test-'));
+  const config = loadConfig(testEnv(sandbox, dir, env));
+  const app = await createBridge(config);
+  await app.listen(0, '127.0.0.1');
+  const url = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  return {
+    app,
+    sandbox,
+    config,
+    dir,
+    url,
+    http: request(url),
+    async close() {
+      await app.close();
+      if (!existing?.sandbox) await sandbox.close();
+      if (!existing?.dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export function testEnv(sandbox: SandboxPortal, dir: string, env: Record<string, string> = {}): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    PBX_TOKENS: `${PBX_TOKEN},second-pbx-token`,
+    ADMIN_TOKEN,
+    B24_WEBHOOK_URL: sandbox.webhookUrl,
+    PORTAL_ID: 'sandbox',
+    DATABASE_URL: `sqlite:${join(dir, 'bridge.sqlite')}`,
+    DEFAULT_COUNTRY: 'DE',
+    B24_DEFAULT_USER_ID: '1',
+    B24_TIMEOUT_MS: '2000',
+    DELIVERY_MAX_BACKOFF_SEC: '2',
+    LOG_LEVEL: 'error',
+    ...env,
+  };
+}
+
+/** Polls until `check` returns a value (not undefined) or the deadline passes; returns the last value. */
+export async function eventually<T>(check: () => Promise<T | undefined>, timeoutMs = 20000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  for (;;) {
+    last = await check();
+    if (last !== undefined) return last;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
