@@ -1,5 +1,5 @@
 /** Unit specs live beside the code; end-to-end specs (real HTTP, real store, child processes) in test/. */
-const tsJest = ['ts-jest', { isolatedModules: true }];
+const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true } }];
 module.exports = {
   projects: [
     {

@@ -1,4 +1,4 @@
-import { INestApplication, Logger } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
@@ -10,10 +10,8 @@ import { AppConfig } from './config/app-config';
 export async function createBridge(config: AppConfig): Promise<INestApplication> {
   const app = await NestFactory.create(AppModule.forRoot(config), {
     bodyParser: false,
-    logger: new Logger(),
-    bufferLogs: false,
+    logger: levelsFrom(config.LOG_LEVEL),
   });
-  app.useLogger(levelsFrom(config.LOG_LEVEL));
   app.enableShutdownHooks();
   return app;
 }

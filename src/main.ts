@@ -30,7 +30,8 @@ async function startSandbox(config: AppConfig): Promise<void> {
 }
 
 bootstrap().catch((error: unknown) => {
-  const message = error instanceof ConfigError ? error.message : `start-up failed: ${(error as Error).message}`;
+  const message =
+    error instanceof ConfigError ? error.message : `start-up failed: ${(error as Error).message}`;
   console.error(message);
   process.exit(1);
 });

@@ -18,10 +18,14 @@ describe('call delivery to the portal', () => {
   });
 
   const post = (body: unknown) =>
-    h.http.post('/v1/calls/events').set('Authorization', `Bearer ${PBX_TOKEN}`).send(body as object);
+    h.http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${PBX_TOKEN}`)
+      .send(body as object);
 
   const status = async (callId: string) =>
-    (await h.http.get(`/v1/calls/${encodeURIComponent(callId)}`).set('Authorization', `Bearer ${PBX_TOKEN}`)).body;
+    (await h.http.get(`/v1/calls/${encodeURIComponent(callId)}`).set('Authorization', `Bearer ${PBX_TOKEN}`))
+      .body;
 
   const untilState = (callId: string, state: string, timeoutMs?: number) =>
     eventually(async () => {
@@ -62,8 +66,8 @@ describe('call delivery to the portal', () => {
     expect(call).toMatchObject({
       PHONE_NUMBER: '+4915112345678',
       TYPE: 2,
-      CRM_CREATE: 1,
-      SHOW: 1,
+      CRM_CREATE: true,
+      SHOW: true,
       CALL_START_DATE: '2026-11-22T10:00:00+01:00',
       USER_ID: 2,
     });
@@ -101,10 +105,12 @@ describe('call delivery to the portal', () => {
 
   it('registers and finishes a CDR-only call without popping the card, start = at - duration with the offset kept', async () => {
     const callId = newId('cdr');
-    await post(ended(callId, { direction: 'inbound', phoneNumber: '+4930123456', extension: '102' })).expect(202);
+    await post(ended(callId, { direction: 'inbound', phoneNumber: '+4930123456', extension: '102' })).expect(
+      202,
+    );
     await untilState(callId, 'finished');
     const [call] = await callsByExternalId(h.sandbox, callId);
-    expect(call).toMatchObject({ SHOW: 0, CALL_START_DATE: '2026-11-22T10:00:06+01:00', USER_ID: 3 });
+    expect(call).toMatchObject({ SHOW: false, CALL_START_DATE: '2026-11-22T10:00:06+01:00', USER_ID: 3 });
     expect(call.finished?.DURATION).toBe(121);
   });
 
@@ -148,7 +154,7 @@ describe('call delivery to the portal', () => {
     await post(started(callId)).expect(202);
     await untilState(callId, 'finished');
     const [call] = await callsByExternalId(h.sandbox, callId);
-    expect(call).toMatchObject({ SHOW: 0, CALL_START_DATE: '2026-11-22T10:00:00+01:00' });
+    expect(call).toMatchObject({ SHOW: false, CALL_START_DATE: '2026-11-22T10:00:00+01:00' });
   });
 
   it('routes a call with an unknown internal number to B24_DEFAULT_USER_ID and says so', async () => {
@@ -184,9 +190,24 @@ describe('call delivery to the portal', () => {
       ['503 QUERY_LIMIT_EXCEEDED', { kind: 'http', status: 503, error: 'QUERY_LIMIT_EXCEEDED', times: 2 }],
       [
         '429 OPERATION_TIME_LIMIT',
-        { kind: 'http', status: 429, error: 'OPERATION_TIME_LIMIT', method: 'telephony.externalcall.register', times: 1 },
+        {
+          kind: 'http',
+          status: 429,
+          error: 'OPERATION_TIME_LIMIT',
+          method: 'telephony.externalcall.register',
+          times: 1,
+        },
       ],
-      ['a register command failing inside the batch', { kind: 'http', status: 500, error: 'INTERNAL_SERVER_ERROR', method: 'telephony.externalcall.register', times: 1 }],
+      [
+        'a register command failing inside the batch',
+        {
+          kind: 'http',
+          status: 500,
+          error: 'INTERNAL_SERVER_ERROR',
+          method: 'telephony.externalcall.register',
+          times: 1,
+        },
+      ],
     ])('%s', async (_name, fault) => {
       await injectFault(h.sandbox, fault);
       const callId = newId('retry');
@@ -216,7 +237,9 @@ describe('call delivery to the portal', () => {
       await injectFault(h.sandbox, { kind: 'latency', ms: 2500 });
       const callId = newId('slow');
       await post(started(callId)).expect(202);
-      await eventually(async () => ((await status(callId)).lastError?.includes('did not answer') ? true : undefined));
+      await eventually(async () =>
+        (await status(callId)).lastError?.includes('did not answer') ? true : undefined,
+      );
       await clearFaults(h.sandbox);
       await post(ended(callId)).expect(202);
       await untilState(callId, 'finished');
@@ -241,7 +264,9 @@ describe('call delivery to the portal', () => {
       expect(failed.lastError).toContain('ACCESS_DENIED');
       expect(failed.lastError).toContain('Access denied for this method');
 
-      const list = await h.http.get('/v1/admin/calls?state=failed').set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+      const list = await h.http
+        .get('/v1/admin/calls?state=failed')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`);
       expect(list.status).toBe(200);
       expect(list.body.calls.map((call: { callId: string }) => call.callId)).toContain(callId);
 
@@ -279,7 +304,10 @@ describe('call delivery to the portal', () => {
         method: 'telephony.externalcall.attachRecord',
       });
       const callId = newId('badrec');
-      await post([started(callId), ended(callId, { recordingUrl: 'https://pbx.example.com/rec/x.gsm' })]).expect(202);
+      await post([
+        started(callId),
+        ended(callId, { recordingUrl: 'https://pbx.example.com/rec/x.gsm' }),
+      ]).expect(202);
       const view = await eventually(async () => {
         const body = await status(callId);
         return body.recording === 'failed' ? body : undefined;
@@ -291,8 +319,14 @@ describe('call delivery to the portal', () => {
     it('admin endpoints need the admin token', async () => {
       await h.http.get('/v1/admin/calls').expect(401);
       await h.http.get('/v1/admin/calls').set('Authorization', `Bearer ${PBX_TOKEN}`).expect(401);
-      await h.http.get('/v1/admin/calls?state=nope').set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(400);
-      await h.http.post('/v1/admin/calls/never-heard/requeue').set('Authorization', `Bearer ${ADMIN_TOKEN}`).expect(404);
+      await h.http
+        .get('/v1/admin/calls?state=nope')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .expect(400);
+      await h.http
+        .post('/v1/admin/calls/never-heard/requeue')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .expect(404);
     });
   });
 });

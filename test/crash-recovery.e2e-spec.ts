@@ -40,7 +40,11 @@ describe('crash recovery (SIGKILL)', () => {
       ];
     });
 
-  async function postAll(url: string, bodies: unknown[][]): Promise<number> {
+  /** Ten calls (twenty events) a request, all requests at once. */
+  async function postAll(url: string, perCall: unknown[][]): Promise<number> {
+    const bodies = Array.from({ length: Math.ceil(perCall.length / 10) }, (_, i) =>
+      perCall.slice(i * 10, i * 10 + 10).flat(),
+    );
     const responses = await Promise.all(
       bodies.map((body) =>
         axios.post(`${url}/v1/calls/events`, body, { headers: { Authorization: `Bearer ${PBX_TOKEN}` } }),
@@ -52,7 +56,9 @@ describe('crash recovery (SIGKILL)', () => {
 
   async function expectExactlyOnce(prefix: string, count: number): Promise<void> {
     const delivered = await eventually(async () => {
-      const mine = (await sandboxCalls(sandbox)).filter((call) => call.EXTERNAL_CALL_ID?.startsWith(`${prefix}-`));
+      const mine = (await sandboxCalls(sandbox)).filter((call) =>
+        call.EXTERNAL_CALL_ID?.startsWith(`${prefix}-`),
+      );
       return mine.filter((call) => call.finished).length >= count ? mine : undefined;
     }, 60000);
     const ids = delivered.map((call) => call.EXTERNAL_CALL_ID);
@@ -84,9 +90,17 @@ describe('crash recovery (SIGKILL)', () => {
     await injectFault(sandbox, { kind: 'latency', ms: 150 });
     const first = await startBridgeProcess(env);
     await postAll(first.url, calls('mid', 300));
-    await eventually(async () => ((await sandboxCalls(sandbox)).some((c) => c.EXTERNAL_CALL_ID?.startsWith('mid-')) ? true : undefined));
+    await eventually(async () =>
+      (await sandboxCalls(sandbox)).some((call) => call.EXTERNAL_CALL_ID?.startsWith('mid-'))
+        ? true
+        : undefined,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
+    const finishedBeforeKill = (await sandboxCalls(sandbox)).filter(
+      (call) => call.EXTERNAL_CALL_ID?.startsWith('mid-') && call.finished,
+    ).length;
+    expect(finishedBeforeKill).toBeLessThan(300);
     await clearFaults(sandbox);
 
     const second = await startBridgeProcess(env);

@@ -37,11 +37,16 @@ describe('delivery within the portal budget', () => {
       }).flat(),
     );
     for (const body of bodies) {
-      const response = await h.http.post('/v1/calls/events').set('Authorization', `Bearer ${PBX_TOKEN}`).send(body);
+      const response = await h.http
+        .post('/v1/calls/events')
+        .set('Authorization', `Bearer ${PBX_TOKEN}`)
+        .send(body);
       expect(response.status).toBe(202);
     }
     const delivered = await eventually(async () => {
-      const calls = (await sandboxCalls(h.sandbox)).filter((call) => call.EXTERNAL_CALL_ID?.startsWith('burst-'));
+      const calls = (await sandboxCalls(h.sandbox)).filter((call) =>
+        call.EXTERNAL_CALL_ID?.startsWith('burst-'),
+      );
       const done = calls.filter((call) => call.finished && call.records.length > 0);
       return done.length === 1000 ? calls : undefined;
     }, 120000);

@@ -21,7 +21,10 @@ describe('PBX intake', () => {
     at: '2026-11-22T10:00:00+01:00',
   });
   const post = (body: unknown, token = PBX_TOKEN) =>
-    h.http.post('/v1/calls/events').set('Authorization', `Bearer ${token}`).send(body as object);
+    h.http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${token}`)
+      .send(body as object);
   const lookup = (callId: string) =>
     h.http.get(`/v1/calls/${encodeURIComponent(callId)}`).set('Authorization', `Bearer ${PBX_TOKEN}`);
 
@@ -36,7 +39,10 @@ describe('PBX intake', () => {
     });
 
     it('accepts Basic with the token as password and any user name, and every configured token', async () => {
-      const basic = await h.http.post('/v1/calls/events').auth('asterisk', PBX_TOKEN).send(valid('auth-basic'));
+      const basic = await h.http
+        .post('/v1/calls/events')
+        .auth('asterisk', PBX_TOKEN)
+        .send(valid('auth-basic'));
       expect(basic.status).toBe(202);
       expect((await post(valid('auth-second'), 'second-pbx-token')).status).toBe(202);
     });
@@ -99,7 +105,11 @@ describe('PBX intake', () => {
     });
 
     it('more than 500 events is a 400, an empty array too', async () => {
-      const many = Array.from({ length: 501 }, (_, index) => valid(`many-${index}`));
+      const many = Array.from({ length: 501 }, (_, index) => ({
+        event: 'call.answered',
+        callId: `many-${index}`,
+        at: '2026-11-22T10:00:00Z',
+      }));
       const response = await post(many);
       expect(response.status).toBe(400);
       expect(response.body.message).toContain('at most 500');
@@ -120,7 +130,10 @@ describe('PBX intake', () => {
         .set('Content-Type', 'application/json')
         .send('{"event": ');
       expect(broken.status).toBe(400);
-      const big = Array.from({ length: 400 }, (_, index) => ({ ...valid(`big-${index}`), extension: 'x'.repeat(200) }));
+      const big = Array.from({ length: 400 }, (_, index) => ({
+        ...valid(`big-${index}`),
+        extension: 'x'.repeat(200),
+      }));
       const tooLarge = await post(big);
       expect(tooLarge.status).toBe(413);
       expect((await lookup('big-0')).status).toBe(404);
@@ -150,7 +163,9 @@ describe('PBX intake', () => {
     await post({ ...valid('national-1'), phoneNumber: '0151 1234-5679' }).expect(202);
     const calls = await (async () => {
       for (let i = 0; i < 100; i++) {
-        const found = (await sandboxCalls(h.sandbox)).filter((call) => call.EXTERNAL_CALL_ID === 'national-1');
+        const found = (await sandboxCalls(h.sandbox)).filter(
+          (call) => call.EXTERNAL_CALL_ID === 'national-1',
+        );
         if (found.length) return found;
         await new Promise((resolve) => setTimeout(resolve, 50));
       }

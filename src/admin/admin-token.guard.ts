@@ -16,7 +16,9 @@ export class AdminTokenGuard implements CanActivate {
   canActivate(context: ExecutionContext): boolean {
     const token = presentedToken(context.switchToHttp().getRequest<Request>());
     if (!token || !matchesAny(token, this.accepted)) {
-      throw new UnauthorizedException('the admin token is required (set ADMIN_TOKEN on the bridge to enable /v1/admin)');
+      throw new UnauthorizedException(
+        'the admin token is required (set ADMIN_TOKEN on the bridge to enable /v1/admin)',
+      );
     }
     return true;
   }

@@ -31,12 +31,16 @@ export class AdminController {
   ) {}
 
   @Get('calls')
-  async listCalls(@Query('state') state = 'failed', @Query('limit') limit = '100'): Promise<{ calls: CallStatusView[] }> {
+  async listCalls(
+    @Query('state') state = 'failed',
+    @Query('limit') limit = '100',
+  ): Promise<{ calls: CallStatusView[] }> {
     if (!STATES.includes(state as CallState)) {
       throw new BadRequestException(`state must be one of ${STATES.join(', ')}`);
     }
     const size = Number(limit);
-    if (!Number.isInteger(size) || size < 1 || size > 1000) throw new BadRequestException('limit must be 1 to 1000');
+    if (!Number.isInteger(size) || size < 1 || size > 1000)
+      throw new BadRequestException('limit must be 1 to 1000');
     const calls = await this.store.listCalls(this.delivery.portalId, state as CallState, size);
     return { calls: calls.map(toStatusView) };
   }
@@ -45,8 +49,10 @@ export class AdminController {
   @HttpCode(200)
   async requeueCall(@Param('callId') callId: string): Promise<CallStatusView> {
     const existing = await this.store.findCall(this.delivery.portalId, callId);
-    if (!existing) throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
-    if (existing.state !== 'failed') throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
+    if (!existing)
+      throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
+    if (existing.state !== 'failed')
+      throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
     const [call] = await this.store.updateCalls(this.delivery.portalId, [callId], (current) =>
       current.failed ? requeue(current, Date.now(), this.holdMs()) : current,
     );

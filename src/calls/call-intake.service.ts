@@ -41,7 +41,10 @@ export class CallIntake {
     this.pending = [];
     this.flushScheduled = false;
     const portalId = this.delivery.portalId;
-    const settings = { now: Date.now(), holdEndedWithoutStartMs: this.config.HOLD_ENDED_WITHOUT_START_SEC * 1000 };
+    const settings = {
+      now: Date.now(),
+      holdEndedWithoutStartMs: this.config.HOLD_ENDED_WITHOUT_START_SEC * 1000,
+    };
     try {
       const results = await this.store.ingest(
         portalId,

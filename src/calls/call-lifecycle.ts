@@ -147,7 +147,12 @@ export function markRecordFailed(call: CallRecord, reason: string, now: number):
   return plan({ ...succeeded(call, now), recordFailed: true, lastError: reason }, now);
 }
 
-export function routeToDefaultUser(call: CallRecord, defaultUserId: number, reason: string, now: number): CallRecord {
+export function routeToDefaultUser(
+  call: CallRecord,
+  defaultUserId: number,
+  reason: string,
+  now: number,
+): CallRecord {
   return plan(
     {
       ...call,
@@ -180,7 +185,10 @@ export function markFailed(call: CallRecord, reason: string, now: number): CallR
 /** An operator's re-queue: the call starts its remaining steps afresh. */
 export function requeue(call: CallRecord, now: number, holdEndedWithoutStartMs: number): CallRecord {
   const holdUntil = hasStartDetails(call) ? undefined : now + holdEndedWithoutStartMs;
-  return plan({ ...call, failed: false, consecutiveFailures: 0, retryAt: undefined, holdUntil, updatedAt: now }, now);
+  return plan(
+    { ...call, failed: false, consecutiveFailures: 0, retryAt: undefined, holdUntil, updatedAt: now },
+    now,
+  );
 }
 
 export function countSent(call: CallRecord, steps: PortalStep[]): CallRecord {

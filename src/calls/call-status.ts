@@ -4,7 +4,12 @@ import { CallRecord } from './call';
 export interface CallStatusView {
   callId: string;
   state: CallRecord['state'];
-  crm: { callId: string | null; entityType: string | null; entityId: number | null; createdLead: number | null };
+  crm: {
+    callId: string | null;
+    entityType: string | null;
+    entityId: number | null;
+    createdLead: number | null;
+  };
   attempts: number;
   lastError: string | null;
   nextStep: string | null;

@@ -25,7 +25,9 @@ const toList = ({ value }: { value: unknown }) =>
         .filter(Boolean)
     : value;
 const toFlag = ({ value }: { value: unknown }) =>
-  value === undefined || value === '' ? undefined : ['1', 'true', 'yes'].includes(String(value).toLowerCase());
+  value === undefined || value === ''
+    ? undefined
+    : ['1', 'true', 'yes'].includes(String(value).toLowerCase());
 const emptyAsUnset = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 /**
@@ -64,7 +66,9 @@ export class AppConfig {
 
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'B24_PORTAL_URL must be a base URL like https://portal.example.com' })
+  @Matches(/^https?:\/\/[^/]+\/?$/, {
+    message: 'B24_PORTAL_URL must be a base URL like https://portal.example.com',
+  })
   B24_PORTAL_URL?: string;
 
   @Transform(emptyAsUnset)
@@ -85,7 +89,9 @@ export class AppConfig {
 
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^https?:\/\/[^/]+\/?$/, { message: 'B24_OAUTH_URL must be a base URL like https://oauth.example.com' })
+  @Matches(/^https?:\/\/[^/]+\/?$/, {
+    message: 'B24_OAUTH_URL must be a base URL like https://oauth.example.com',
+  })
   B24_OAUTH_URL?: string;
 
   @Transform(emptyAsUnset)
@@ -208,7 +214,9 @@ function crossFieldProblems(config: AppConfig): string[] {
   const problems: string[] = [];
   const hasPortal = Boolean(config.B24_WEBHOOK_URL || config.B24_PORTAL_URL);
   if (config.NODE_ENV === 'production' && !hasPortal && !config.SANDBOX) {
-    problems.push('B24_WEBHOOK_URL: no portal configured (set B24_WEBHOOK_URL or B24_PORTAL_URL) in production');
+    problems.push(
+      'B24_WEBHOOK_URL: no portal configured (set B24_WEBHOOK_URL or B24_PORTAL_URL) in production',
+    );
   }
   if (config.NODE_ENV === 'production' && config.PBX_TOKENS.length === 0) {
     problems.push('PBX_TOKENS: at least one PBX token is required in production');

@@ -33,7 +33,10 @@ export class BatchPlan {
     const steps = stepsOf(call);
     if (steps.length === 0 || this.size + steps.length > this.maxCommands) return false;
     const index = this.entries.length;
-    this.entries.push({ callId: call.callId, commands: steps.map((step) => ({ step, label: `${step}_${index}` })) });
+    this.entries.push({
+      callId: call.callId,
+      commands: steps.map((step) => ({ step, label: `${step}_${index}` })),
+    });
     this.size += steps.length;
     return true;
   }
@@ -42,7 +45,11 @@ export class BatchPlan {
   commands(calls: ReadonlyMap<string, CallRecord>): BatchCommand[] {
     return this.entries.flatMap((entry) => {
       const call = calls.get(entry.callId)!;
-      return entry.commands.map(({ label, step }) => ({ label, method: PORTAL_METHOD[step], params: paramsOf(call, step) }));
+      return entry.commands.map(({ label, step }) => ({
+        label,
+        method: PORTAL_METHOD[step],
+        params: paramsOf(call, step),
+      }));
     });
   }
 }

@@ -53,7 +53,11 @@ export function applyAnswers(
 }
 
 /** The whole request failed: every call in it is retried later (or at the portal's reset time). */
-export function applyRequestFailure(call: CallRecord, error: PortalError, settings: OutcomeSettings): CallRecord {
+export function applyRequestFailure(
+  call: CallRecord,
+  error: PortalError,
+  settings: OutcomeSettings,
+): CallRecord {
   return retry(call, error, settings);
 }
 
@@ -61,7 +65,8 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
   const { error } = answer;
   if (!error) {
     const result = (answer.result ?? {}) as RegisterResult;
-    if (!result.CALL_ID) return markFailed(call, 'register: the portal answered without a CALL_ID', settings.now);
+    if (!result.CALL_ID)
+      return markFailed(call, 'register: the portal answered without a CALL_ID', settings.now);
     return markRegistered(
       call,
       {
@@ -101,7 +106,8 @@ function afterAttach(call: CallRecord, answer: CommandAnswer, settings: OutcomeS
 }
 
 function retry(call: CallRecord, error: PortalError, settings: OutcomeSettings): CallRecord {
-  const retryAt = error.resumeAt ?? settings.now + backoffMs(call.consecutiveFailures + 1, settings.maxBackoffMs);
+  const retryAt =
+    error.resumeAt ?? settings.now + backoffMs(call.consecutiveFailures + 1, settings.maxBackoffMs);
   return markRetry(call, `${error.message} (retrying)`, retryAt, settings.now);
 }
 

@@ -139,7 +139,10 @@ export class DeliveryScheduler {
       this.status.paused = false;
       this.status.pausedReason = undefined;
       const answers = new Map<string, CommandAnswer>(
-        commands.map(({ label }) => [label, { result: outcome.results[label], error: outcome.errors[label] }]),
+        commands.map(({ label }) => [
+          label,
+          { result: outcome.results[label], error: outcome.errors[label] },
+        ]),
       );
       const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
       await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
@@ -206,7 +209,11 @@ export class DeliveryScheduler {
   }
 
   private outcomeSettings(): OutcomeSettings {
-    return { now: Date.now(), defaultUserId: this.settings.defaultUserId, maxBackoffMs: this.settings.maxBackoffMs };
+    return {
+      now: Date.now(),
+      defaultUserId: this.settings.defaultUserId,
+      maxBackoffMs: this.settings.maxBackoffMs,
+    };
   }
 
   private sleep(ms: number): Promise<void> {

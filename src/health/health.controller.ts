@@ -57,7 +57,9 @@ export class HealthController implements BeforeApplicationShutdown {
           lastRequestOk: status.lastRequestOk ?? null,
           queueDepth: stats.depth,
           failedCalls: stats.failed,
-          oldestWaitingSec: stats.oldestCreatedAt ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000) : 0,
+          oldestWaitingSec: stats.oldestCreatedAt
+            ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
+            : 0,
         });
       },
     ]);

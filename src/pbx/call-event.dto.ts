@@ -15,7 +15,8 @@ import {
 import { CallEventName, Direction, EndStatus } from '../calls/call';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
-const OFFSET_MESSAGE = '$property must be an ISO 8601 date-time with a UTC offset, e.g. 2026-11-22T10:00:00+01:00';
+const OFFSET_MESSAGE =
+  '$property must be an ISO 8601 date-time with a UTC offset, e.g. 2026-11-22T10:00:00+01:00';
 const isEnded = (event: CallEventDto) => event.event === 'call.ended';
 const needsParty = (event: CallEventDto) =>
   event.event === 'call.started' || event.direction !== undefined || event.phoneNumber !== undefined;
@@ -71,7 +72,8 @@ export class CallEventDto {
 
   @ValidateIf(isEnded)
   @IsIn(['answered', 'missed', 'busy', 'declined', 'cancelled', 'failed'], {
-    message: 'status must be one of answered, missed, busy, declined, cancelled, failed (needed on call.ended)',
+    message:
+      'status must be one of answered, missed, busy, declined, cancelled, failed (needed on call.ended)',
   })
   status?: EndStatus;
 

@@ -39,7 +39,9 @@ export class PbxTokenGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const token = presentedToken(request);
     if (!token || !matchesAny(token, this.accepted)) {
-      throw new UnauthorizedException('a valid PBX token is required: Authorization: Bearer <token> or Basic');
+      throw new UnauthorizedException(
+        'a valid PBX token is required: Authorization: Bearer <token> or Basic',
+      );
     }
     return true;
   }

@@ -30,7 +30,8 @@ export class PbxController {
   @Get(':callId')
   async getCall(@Param('callId') callId: string): Promise<CallStatusView> {
     const call = await this.store.findCall(this.delivery.portalId, callId);
-    if (!call) throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
+    if (!call)
+      throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     return toStatusView(call);
   }
 }

@@ -22,6 +22,8 @@ export class PbxModule implements NestModule {
   constructor(private readonly config: AppConfig) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(pbxJsonBody(this.config.PBX_BODY_LIMIT)).forRoutes({ path: 'v1/calls/events', method: RequestMethod.ALL });
+    consumer
+      .apply(pbxJsonBody(this.config.PBX_BODY_LIMIT))
+      .forRoutes({ path: 'v1/calls/events', method: RequestMethod.ALL });
   }
 }

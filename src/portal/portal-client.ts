@@ -92,7 +92,12 @@ export class PortalClient {
     return decodeBatch(envelope.result, commands);
   }
 
-  private async send(method: string, body: PortalParams, options: SendOptions, commands: number): Promise<Envelope> {
+  private async send(
+    method: string,
+    body: PortalParams,
+    options: SendOptions,
+    commands: number,
+  ): Promise<Envelope> {
     let renewed = false;
     let redirects = 0;
     let budgetTaken = options.budgetTaken ?? false;
@@ -114,7 +119,8 @@ export class PortalClient {
         this.credentials.moveTo(new URL(location, prepared.url).origin);
         continue;
       }
-      const envelope: Envelope = typeof response.data === 'object' && response.data !== null ? response.data : {};
+      const envelope: Envelope =
+        typeof response.data === 'object' && response.data !== null ? response.data : {};
       if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
         this.budget.onAccepted();
         this.observer?.onResponse(method, 'ok', commands);
@@ -163,7 +169,11 @@ function transportError(error: unknown): PortalError {
     if (error.code === 'ETIMEDOUT' || error.code === 'ECONNABORTED') {
       return new PortalError('timeout', error.code, 'the portal did not answer in time');
     }
-    return new PortalError('network', error.code ?? 'NETWORK', `no answer from the portal (${error.code ?? 'network error'})`);
+    return new PortalError(
+      'network',
+      error.code ?? 'NETWORK',
+      `no answer from the portal (${error.code ?? 'network error'})`,
+    );
   }
   return new PortalError('network', 'NETWORK', 'no answer from the portal');
 }

@@ -14,7 +14,14 @@ export type PortalErrorKind =
   | 'network' // no answer at all: retry with backoff
   | 'timeout';
 
-const RETRYABLE: ReadonlySet<PortalErrorKind> = new Set(['budget', 'operation-limit', 'token-expired', 'server', 'network', 'timeout']);
+const RETRYABLE: ReadonlySet<PortalErrorKind> = new Set([
+  'budget',
+  'operation-limit',
+  'token-expired',
+  'server',
+  'network',
+  'timeout',
+]);
 
 export class PortalError extends Error {
   constructor(
@@ -35,7 +42,13 @@ export class PortalError extends Error {
 }
 
 const EXPIRED = new Set(['expired_token', 'INVALID_TOKEN']);
-const CREDENTIALS = new Set(['invalid_token', 'NO_AUTH_FOUND', 'INVALID_CREDENTIALS', 'invalid_client', 'invalid_grant']);
+const CREDENTIALS = new Set([
+  'invalid_token',
+  'NO_AUTH_FOUND',
+  'INVALID_CREDENTIALS',
+  'invalid_client',
+  'invalid_grant',
+]);
 const RIGHTS = new Set(['insufficient_scope', 'ACCESS_DENIED', 'access_denied', 'WRONG_AUTH_TYPE']);
 
 export function classifyPortalError(

@@ -4,6 +4,9 @@
  * to the portal passes here; interactive ones (lookups for a ringing call) go ahead of background delivery.
  * When the portal answers 503 anyway (another application shares its budget), the bucket is taken as
  * full and the drain rate is halved, then recovers as requests succeed.
+ *
+ * A little headroom is kept under the portal's bucket size: requests granted in order can arrive out of
+ * order or bunched (latency varies), and the portal counts them on arrival.
  */
 export type BudgetPriority = 'interactive' | 'background';
 
@@ -26,13 +29,15 @@ export class RequestBudget {
   private readonly queues: Record<BudgetPriority, Waiter[]> = { interactive: [], background: [] };
   private timer?: NodeJS.Timeout;
   private waitedMsTotal = 0;
+  private readonly capacity: number;
 
   constructor(
     private readonly ratePerSec: number,
-    private readonly burst: number,
+    burst: number,
     private readonly now: () => number = Date.now,
   ) {
     this.updatedAt = this.now();
+    this.capacity = Math.max(1, burst - Math.max(1, Math.floor(burst * 0.04)));
   }
 
   /** Resolves when one request may be sent now; the request is counted at that moment. */
@@ -52,7 +57,7 @@ export class RequestBudget {
   /** The portal said 503 QUERY_LIMIT_EXCEEDED: its bucket is full, and someone else is draining it too. */
   onRejected(): void {
     this.drain();
-    this.level = this.burst;
+    this.level = this.capacity;
     this.slowdown = Math.max(0.25, this.slowdown / 2);
   }
 
@@ -94,8 +99,8 @@ export class RequestBudget {
     for (;;) {
       const waiter = this.queues.interactive[0] ?? this.queues.background[0];
       if (!waiter) return;
-      if (this.level + 1 > this.burst) {
-        const waitMs = Math.ceil(((this.level + 1 - this.burst) / this.effectiveRate()) * 1000);
+      if (this.level + 1 > this.capacity) {
+        const waitMs = Math.ceil(((this.level + 1 - this.capacity) / this.effectiveRate()) * 1000);
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.pump();

@@ -32,7 +32,12 @@ export abstract class CallStore {
   abstract findCall(portalId: string, callId: string): Promise<CallRecord | undefined>;
 
   /** Calls whose next step is due, oldest due first, leaving out the ones named in `skip`. */
-  abstract dueCalls(portalId: string, now: number, limit: number, skip: ReadonlySet<string>): Promise<CallRecord[]>;
+  abstract dueCalls(
+    portalId: string,
+    now: number,
+    limit: number,
+    skip: ReadonlySet<string>,
+  ): Promise<CallRecord[]>;
 
   /** Read-modify-write of the named calls in one transaction (unknown ids are skipped). */
   abstract updateCalls(portalId: string, callIds: string[], mutate: CallMutator): Promise<CallRecord[]>;

@@ -11,7 +11,9 @@ export function createCallStore(config: AppConfig): CallStore {
     const path = url.slice('sqlite:'.length);
     return new SqliteCallStore(path === ':memory:' ? path : resolve(process.cwd(), path));
   }
-  throw new Error('DATABASE_URL: PostgreSQL is not supported by this build yet; use sqlite:PATH or leave it unset');
+  throw new Error(
+    'DATABASE_URL: PostgreSQL is not supported by this build yet; use sqlite:PATH or leave it unset',
+  );
 }
 
 @Global()

@@ -47,7 +47,11 @@ export async function startHarness(
   };
 }
 
-export function testEnv(sandbox: SandboxPortal, dir: string, env: Record<string, string> = {}): Record<string, string> {
+export function testEnv(
+  sandbox: SandboxPortal,
+  dir: string,
+  env: Record<string, string> = {},
+): Record<string, string> {
   return {
     NODE_ENV: 'test',
     PBX_TOKENS: `${PBX_TOKEN},second-pbx-token`,

@@ -10,8 +10,8 @@ export interface SandboxCall {
   PHONE_NUMBER: string;
   TYPE: number;
   CALL_START_DATE: string;
-  CRM_CREATE: number;
-  SHOW: number;
+  CRM_CREATE: boolean;
+  SHOW: boolean;
   CRM_ENTITY_TYPE?: string;
   CRM_ENTITY_ID?: number;
   CRM_CREATED_LEAD?: number | null;

@@ -29,7 +29,9 @@ export class SqliteCallStore extends CallStore {
   }
 
   private migrate(): void {
-    this.db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)');
+    this.db.exec(
+      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)',
+    );
     const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
       version: number | null;
     };
@@ -38,7 +40,9 @@ export class SqliteCallStore extends CallStore {
       if (version <= (row.version ?? 0)) return;
       this.db.transaction(() => {
         this.db.exec(sql);
-        this.db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(version, Date.now());
+        this.db
+          .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
+          .run(version, Date.now());
       })();
     });
   }
@@ -67,7 +71,9 @@ export class SqliteCallStore extends CallStore {
       queueStats: this.db.prepare(
         `SELECT COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE portal_id = ? AND due_at IS NOT NULL`,
       ),
-      failedCount: this.db.prepare(`SELECT COUNT(*) AS failed FROM calls WHERE portal_id = ? AND state = 'failed'`),
+      failedCount: this.db.prepare(
+        `SELECT COUNT(*) AS failed FROM calls WHERE portal_id = ? AND state = 'failed'`,
+      ),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
     };
   }
@@ -101,8 +107,15 @@ export class SqliteCallStore extends CallStore {
     return this.read(portalId, callId);
   }
 
-  async dueCalls(portalId: string, now: number, limit: number, skip: ReadonlySet<string>): Promise<CallRecord[]> {
-    const rows = this.statements.dueCalls.all(portalId, now, limit + skip.size) as (CallRow & { call_id: string })[];
+  async dueCalls(
+    portalId: string,
+    now: number,
+    limit: number,
+    skip: ReadonlySet<string>,
+  ): Promise<CallRecord[]> {
+    const rows = this.statements.dueCalls.all(portalId, now, limit + skip.size) as (CallRow & {
+      call_id: string;
+    })[];
     return rows
       .filter((row) => !skip.has(row.call_id))
       .slice(0, limit)

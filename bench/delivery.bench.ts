@@ -1,0 +1,205 @@
+/**
+ * `npm run bench`: the built bridge as a child process on a fresh SQLite file, the sandbox portal at its
+ * default budget (2 requests/s, burst 50) in this process. Prints one JSON document of figures:
+ *  - ingest: events/s and request latency p50/p99 for single-event POSTs at a fixed concurrency;
+ *  - delivery: commands/s against the ceiling (requests/s × 50) while a backlog drains, and 503s seen;
+ *  - memory: the bridge's peak RSS with 100 000 events queued (portal down).
+ * Sizes can be changed with BENCH_CALLS, BENCH_CONCURRENCY, BENCH_QUEUED_EVENTS.
+ */
+import axios from 'axios';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent } from 'node:http';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxPortal } from '../src/sandbox';
+import { startBridgeProcess } from '../test/support/bridge-process';
+
+const CALLS = Number(process.env.BENCH_CALLS ?? 1500);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
+const QUEUED_EVENTS = Number(process.env.BENCH_QUEUED_EVENTS ?? 100_000);
+const TOKEN = 'bench-token';
+const RPS = 2;
+const BATCH = 50;
+
+const http = axios.create({
+  httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+  validateStatus: () => true,
+});
+
+function started(callId: string, n: number) {
+  return {
+    event: 'call.started',
+    callId,
+    direction: n % 2 ? 'inbound' : 'outbound',
+    phoneNumber: `+4930${String(1000000 + n)}`,
+    extension: '101',
+    at: '2026-11-22T10:00:00+01:00',
+  };
+}
+function ended(callId: string) {
+  return {
+    event: 'call.ended',
+    callId,
+    at: '2026-11-22T10:01:00+01:00',
+    durationSec: 60,
+    status: 'answered',
+  };
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+}
+
+function peakRssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  return match ? Math.round(Number(match[1]) / 1024) : NaN;
+}
+
+async function sandboxJson(sandbox: SandboxPortal, path: string) {
+  return (await http.get(`${sandbox.url}/_sandbox/${path}`)).data;
+}
+
+/** Single-event POSTs, CONCURRENCY at a time: the PBX-facing latency while the backlog builds. */
+async function ingest(url: string, events: object[]) {
+  const latencies: number[] = [];
+  let next = 0;
+  let rejected = 0;
+  const begin = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < events.length) {
+        const event = events[next++];
+        const sent = performance.now();
+        const response = await http.post(`${url}/v1/calls/events`, event, {
+          headers: { Authorization: `Bearer ${TOKEN}` },
+        });
+        latencies.push(performance.now() - sent);
+        if (response.status !== 202) rejected += 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - begin) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    events: events.length,
+    concurrency: CONCURRENCY,
+    eventsPerSec: Math.round(events.length / seconds),
+    p50Ms: Number(percentile(latencies, 50).toFixed(2)),
+    p99Ms: Number(percentile(latencies, 99).toFixed(2)),
+    rejected,
+  };
+}
+
+async function deliveryRun(dir: string) {
+  const sandbox = await SandboxPortal.start({ requestLogLimit: 100_000 });
+  const bridge = await startBridgeProcess(env(sandbox, join(dir, 'delivery.sqlite')));
+  try {
+    const events = Array.from({ length: CALLS }, (_, n) => [started(`b-${n}`, n), ended(`b-${n}`)]).flat();
+    const firstRequestAt = Date.now();
+    const intake = await ingest(bridge.url, events);
+    for (;;) {
+      const calls: { finished: unknown }[] = await sandboxJson(sandbox, 'calls').then((d) =>
+        Array.isArray(d) ? d : d.calls,
+      );
+      if (calls.filter((call) => call.finished).length >= CALLS) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const seconds = (Date.now() - firstRequestAt) / 1000;
+    const stats = await sandboxJson(sandbox, 'stats');
+    const log: { at: number; commands: number }[] = await sandboxJson(sandbox, 'requests').then((d) =>
+      Array.isArray(d) ? d : d.requests,
+    );
+    // The sustained rate excludes the initial burst allowance: commands after the first `burst` requests.
+    const sorted = log.sort((a, b) => a.at - b.at);
+    const afterBurst = sorted.slice(50);
+    const sustainedSeconds =
+      afterBurst.length > 1 ? (afterBurst[afterBurst.length - 1].at - afterBurst[0].at) / 1000 : NaN;
+    const sustainedCommands = afterBurst.slice(1).reduce((sum, entry) => sum + entry.commands, 0);
+    const commands = sorted.reduce((sum, entry) => sum + entry.commands, 0);
+    const ceiling = RPS * BATCH;
+    return {
+      intake,
+      delivery: {
+        calls: CALLS,
+        commands,
+        requests: stats.requests,
+        commandsPerRequest: Number((commands / stats.requests).toFixed(1)),
+        seconds: Number(seconds.toFixed(1)),
+        commandsPerSec: Number((commands / seconds).toFixed(1)),
+        sustainedCommandsPerSec: Number((sustainedCommands / sustainedSeconds).toFixed(1)),
+        ceilingCommandsPerSec: ceiling,
+        sustainedRatioOfCeiling: Number((sustainedCommands / sustainedSeconds / ceiling).toFixed(3)),
+        overallRatioOfCeiling: Number((commands / seconds / ceiling).toFixed(3)),
+        portal503s: stats.byStatus?.['503'] ?? 0,
+        maxRequestsInAnySecond: stats.maxRequestsInAnySecond,
+      },
+      bridgePeakRssMb: peakRssMb(bridge.child.pid!),
+    };
+  } finally {
+    bridge.child.kill('SIGKILL');
+    await bridge.exited;
+    await sandbox.close();
+  }
+}
+
+async function memoryRun(dir: string) {
+  const sandbox = await SandboxPortal.start();
+  await http.post(`${sandbox.url}/_sandbox/faults`, { kind: 'outage' });
+  const bridge = await startBridgeProcess(env(sandbox, join(dir, 'memory.sqlite')));
+  try {
+    const calls = QUEUED_EVENTS / 2;
+    for (let chunk = 0; chunk < calls; chunk += 250) {
+      const body = Array.from({ length: Math.min(250, calls - chunk) }, (_, i) => [
+        started(`m-${chunk + i}`, chunk + i),
+        ended(`m-${chunk + i}`),
+      ]).flat();
+      const response = await http.post(`${bridge.url}/v1/calls/events`, body, {
+        headers: { Authorization: `Bearer ${TOKEN}` },
+      });
+      if (response.status !== 202) throw new Error(`intake answered ${response.status}`);
+    }
+    const health = (await http.get(`${bridge.url}/health/ready`)).data;
+    return {
+      queuedEvents: QUEUED_EVENTS,
+      queueDepth: health?.info?.portal?.queueDepth ?? health?.details?.portal?.queueDepth,
+      bridgePeakRssMb: peakRssMb(bridge.child.pid!),
+    };
+  } finally {
+    bridge.child.kill('SIGKILL');
+    await bridge.exited;
+    await sandbox.close();
+  }
+}
+
+function env(sandbox: SandboxPortal, file: string): Record<string, string> {
+  return {
+    NODE_ENV: 'production',
+    PBX_TOKENS: TOKEN,
+    B24_WEBHOOK_URL: sandbox.webhookUrl,
+    DATABASE_URL: `sqlite:${file}`,
+    B24_DEFAULT_USER_ID: '1',
+    PBX_RATE_LIMIT_RPS: '100000',
+    LOG_LEVEL: 'warn',
+  };
+}
+
+async function main() {
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-bench-'));
+  try {
+    const delivery = await deliveryRun(dir);
+    const memory = await memoryRun(dir);
+    console.log(
+      JSON.stringify(
+        { machine: { cpus: cpus().length, node: process.version }, ...delivery, memory },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  process.exit(0);
+}
+
+void main();

@@ -1,0 +1,94 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import * as qs from 'qs';
+import { tokenAnswer } from './oauth-server';
+import { PortalState } from './portal-state';
+
+export interface InstallOutcome {
+  /** The form fields posted, flat as they travel (`auth[access_token]` …). */
+  posted: Record<string, string>;
+  /** The handler's HTTP status, or null when it could not be reached. */
+  status: number | null;
+  responseBody: string;
+  error: string | null;
+}
+
+/** How long the portal waits for an application's handler. */
+const HANDLER_TIMEOUT_MS = 10000;
+
+/**
+ * Installs the application as an administrator would: issues a token pair and posts the form-encoded
+ * ONAPPINSTALL event to the application's handler.
+ */
+export async function installApp(
+  state: PortalState,
+  clientId: string,
+  handlerUrl: string,
+): Promise<InstallOutcome | undefined> {
+  const app = state.credentials.app(clientId);
+  if (!app) return undefined;
+  const tokens = tokenAnswer(state, state.credentials.issuePair(app, 1, state.now()));
+  const posted: Record<string, string> = {
+    event: 'ONAPPINSTALL',
+    'data[VERSION]': '1',
+    'data[ACTIVE]': 'Y',
+    'data[INSTALLED]': 'Y',
+    'data[LANGUAGE_ID]': 'en',
+    ts: String(Math.floor(state.now() / 1000)),
+    'auth[access_token]': tokens.access_token,
+    'auth[expires]': String(tokens.expires),
+    'auth[expires_in]': String(tokens.expires_in),
+    'auth[scope]': tokens.scope,
+    'auth[domain]': tokens.domain,
+    'auth[server_endpoint]': tokens.server_endpoint,
+    'auth[status]': tokens.status,
+    'auth[client_endpoint]': tokens.client_endpoint,
+    'auth[member_id]': tokens.member_id,
+    'auth[user_id]': String(tokens.user_id),
+    'auth[refresh_token]': tokens.refresh_token,
+    'auth[application_token]': app.applicationToken,
+  };
+  try {
+    const { status, body } = await postForm(handlerUrl, qs.stringify(posted));
+    return { posted, status, responseBody: body, error: null };
+  } catch (error) {
+    return { posted, status: null, responseBody: '', error: (error as Error).message };
+  }
+}
+
+/** One form POST without keep-alive, so a closing sandbox leaves no sockets behind. */
+function postForm(target: string, form: string): Promise<{ status: number; body: string }> {
+  const url = new URL(target);
+  const transport = url.protocol === 'https:' ? https : http;
+  return new Promise((resolve, reject) => {
+    const req = transport.request(
+      url,
+      {
+        method: 'POST',
+        agent: false,
+        timeout: HANDLER_TIMEOUT_MS,
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Length': String(Buffer.byteLength(form)),
+          Connection: 'close',
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8').slice(0, 4000),
+          }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('timeout', () =>
+      req.destroy(new Error(`the handler did not answer within ${HANDLER_TIMEOUT_MS} ms`)),
+    );
+    req.on('error', reject);
+    req.end(form);
+  });
+}

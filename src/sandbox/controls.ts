@@ -1,0 +1,52 @@
+import { installApp, InstallOutcome } from './app-install';
+import { ActiveFault, FaultSpec } from './faults';
+import { tokenAnswer, TokenAnswer } from './oauth-server';
+import { PortalState } from './portal-state';
+import { WebhookSeed } from './seed';
+
+/** What tests may change on a running portal: faults, time, credentials, and a reset to the seed. */
+export class SandboxControls {
+  constructor(private readonly state: PortalState) {}
+
+  injectFault(spec: FaultSpec): ActiveFault {
+    return this.state.faults.add(spec);
+  }
+
+  clearFaults(): void {
+    this.state.faults.clear();
+  }
+
+  reset(): void {
+    this.state.reset();
+  }
+
+  /** Moves the sandbox clock forward (tokens expire, the register dedupe window passes). */
+  advanceClock(ms: number): number {
+    this.state.clock.advance(ms);
+    return this.state.now();
+  }
+
+  addWebhook(hook: WebhookSeed): WebhookSeed & { url: string } {
+    this.state.credentials.addWebhook(hook);
+    return { ...hook, url: this.webhookUrl(hook) };
+  }
+
+  webhookUrl(hook: Pick<WebhookSeed, 'userId' | 'code'>): string {
+    return `${this.state.identity.url}/rest/${hook.userId}/${hook.code}/`;
+  }
+
+  /** A fresh token pair for the application, as after an authorization; undefined for an unknown client. */
+  issueTokens(clientId: string, userId = 1): TokenAnswer | undefined {
+    const app = this.state.credentials.app(clientId);
+    return app && tokenAnswer(this.state, this.state.credentials.issuePair(app, userId, this.state.now()));
+  }
+
+  installApp(clientId: string, handlerUrl: string): Promise<InstallOutcome | undefined> {
+    return installApp(this.state, clientId, handlerUrl);
+  }
+
+  /** Kills every token of the application: refreshes get invalid_grant, calls invalid_token. */
+  revokeApp(clientId: string): number | undefined {
+    return this.state.credentials.app(clientId) ? this.state.credentials.revokeApp(clientId) : undefined;
+  }
+}

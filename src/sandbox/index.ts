@@ -1,0 +1,14 @@
+export { SandboxPortal } from './sandbox-portal';
+export type { SandboxOptions } from './sandbox-portal';
+export { defaultSeed, WEBHOOK_SCOPES, OAUTH_SCOPES } from './seed';
+export type { SandboxSeed, EmployeeSeed, CrmSeedRecord, PhoneSeed, WebhookSeed, OAuthAppSeed } from './seed';
+export type { FaultSpec, ActiveFault } from './faults';
+export { Inspection } from './inspection';
+export type { CallView, CallQuery } from './inspection';
+export type { RequestLogEntry, RequestStats } from './request-log';
+export type { TokenAnswer } from './oauth-server';
+export type { InstallOutcome } from './app-install';
+export { SandboxControls } from './controls';
+export { PortalState } from './portal-state';
+export { PortalError } from './portal-error';
+export { TELEPHONY_ERRORS } from './methods/telephony';

@@ -1,0 +1,41 @@
+import { SandboxPortal } from './sandbox-portal';
+
+/** Reads a number from the environment; a bad value stops start-up naming the variable. */
+function numberFromEnv(name: string, fallback: number, zeroAllowed = false): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < 0 || (value === 0 && !zeroAllowed)) {
+    console.error(`${name} must be a ${zeroAllowed ? 'non-negative' : 'positive'} number, got "${raw}"`);
+    process.exit(1);
+  }
+  return value;
+}
+
+async function main(): Promise<void> {
+  const portal = await SandboxPortal.start({
+    port: numberFromEnv('SANDBOX_PORT', 8099, true),
+    host: process.env.SANDBOX_HOST ?? '127.0.0.1',
+    rateLimitRps: numberFromEnv('SANDBOX_RATE_LIMIT_RPS', 2),
+    rateBurst: numberFromEnv('SANDBOX_RATE_BURST', 50),
+    accessTokenTtlSec: numberFromEnv('SANDBOX_TOKEN_TTL_SEC', 3600),
+  });
+  console.log(`Sandbox portal:      ${portal.url}`);
+  console.log(`Webhook URL:         ${portal.webhookUrl}`);
+  console.log(`OAuth client id:     ${portal.oauthApp.clientId}`);
+  console.log(`OAuth client secret: ${portal.oauthApp.clientSecret}`);
+  console.log(`Control API:         ${portal.url}/_sandbox/`);
+  const stop = () => {
+    portal.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+main().catch((error: unknown) => {
+  console.error('sandbox portal failed to start:', error);
+  process.exit(1);
+});

@@ -1,0 +1,17 @@
+import { MethodRegistry } from '../method-registry';
+import { appMethods } from './app';
+import { crmMethods } from './crm';
+import { taskMethods } from './tasks';
+import { telephonyMethods } from './telephony';
+import { userMethods } from './users';
+
+/** Every REST method the sandbox portal serves (batch is handled by the router). */
+export function portalMethods(): MethodRegistry {
+  return new MethodRegistry([
+    ...telephonyMethods,
+    ...crmMethods,
+    ...userMethods,
+    ...taskMethods,
+    ...appMethods,
+  ]);
+}
