@@ -4,6 +4,7 @@
  *  - ingest: events/s and request latency p50/p99 for single-event POSTs at a fixed concurrency;
  *  - delivery: commands/s against the ceiling (requests/s × 50) while a backlog drains, and 503s seen;
  *  - memory: the bridge's peak RSS with 100 000 events queued (portal down).
+ * Two intake rounds of BENCH_CALLS calls each (1 and 10 events per request) build the backlog.
  * Sizes can be changed with BENCH_CALLS, BENCH_CONCURRENCY, BENCH_QUEUED_EVENTS.
  */
 import axios from 'axios';
@@ -14,7 +15,7 @@ import { join } from 'node:path';
 import { SandboxPortal } from '../src/sandbox';
 import { startBridgeProcess } from '../test/support/bridge-process';
 
-const CALLS = Number(process.env.BENCH_CALLS ?? 1500);
+const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const QUEUED_EVENTS = Number(process.env.BENCH_QUEUED_EVENTS ?? 100_000);
 const TOKEN = 'bench-token';
@@ -50,9 +51,10 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 }
 
-function peakRssMb(pid: number): number {
+/** VmHWM: the most memory the process ever held; VmRSS: what it holds now. */
+function memoryMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /VmHWM:\s+(\d+) kB/.exec(status);
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
   return match ? Math.round(Number(match[1]) / 1024) : NaN;
 }
 
@@ -60,8 +62,8 @@ async function sandboxJson(sandbox: SandboxPortal, path: string) {
   return (await http.get(`${sandbox.url}/_sandbox/${path}`)).data;
 }
 
-/** Single-event POSTs, CONCURRENCY at a time: the PBX-facing latency while the backlog builds. */
-async function ingest(url: string, events: object[]) {
+/** POSTs of `perRequest` events, CONCURRENCY at a time: the PBX-facing latency while the backlog builds. */
+async function ingest(url: string, events: object[], perRequest = 1) {
   const latencies: number[] = [];
   let next = 0;
   let rejected = 0;
@@ -69,9 +71,10 @@ async function ingest(url: string, events: object[]) {
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       while (next < events.length) {
-        const event = events[next++];
+        const body = perRequest === 1 ? events[next] : events.slice(next, next + perRequest);
+        next += perRequest;
         const sent = performance.now();
-        const response = await http.post(`${url}/v1/calls/events`, event, {
+        const response = await http.post(`${url}/v1/calls/events`, body, {
           headers: { Authorization: `Bearer ${TOKEN}` },
         });
         latencies.push(performance.now() - sent);
@@ -83,6 +86,7 @@ async function ingest(url: string, events: object[]) {
   latencies.sort((a, b) => a - b);
   return {
     events: events.length,
+    eventsPerRequest: perRequest,
     concurrency: CONCURRENCY,
     eventsPerSec: Math.round(events.length / seconds),
     p50Ms: Number(percentile(latencies, 50).toFixed(2)),
@@ -98,11 +102,16 @@ async function deliveryRun(dir: string) {
     const events = Array.from({ length: CALLS }, (_, n) => [started(`b-${n}`, n), ended(`b-${n}`)]).flat();
     const firstRequestAt = Date.now();
     const intake = await ingest(bridge.url, events);
+    const batchedEvents = Array.from({ length: CALLS }, (_, n) => [
+      started(`c-${n}`, n),
+      ended(`c-${n}`),
+    ]).flat();
+    const intakeBatched = await ingest(bridge.url, batchedEvents, 10);
     for (;;) {
       const calls: { finished: unknown }[] = await sandboxJson(sandbox, 'calls').then((d) =>
         Array.isArray(d) ? d : d.calls,
       );
-      if (calls.filter((call) => call.finished).length >= CALLS) break;
+      if (calls.filter((call) => call.finished).length >= 2 * CALLS) break;
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
     const seconds = (Date.now() - firstRequestAt) / 1000;
@@ -120,8 +129,9 @@ async function deliveryRun(dir: string) {
     const ceiling = RPS * BATCH;
     return {
       intake,
+      intakeBatched,
       delivery: {
-        calls: CALLS,
+        calls: 2 * CALLS,
         commands,
         requests: stats.requests,
         commandsPerRequest: Number((commands / stats.requests).toFixed(1)),
@@ -134,7 +144,7 @@ async function deliveryRun(dir: string) {
         portal503s: stats.byStatus?.['503'] ?? 0,
         maxRequestsInAnySecond: stats.maxRequestsInAnySecond,
       },
-      bridgePeakRssMb: peakRssMb(bridge.child.pid!),
+      bridgePeakRssMb: memoryMb(bridge.child.pid!),
     };
   } finally {
     bridge.child.kill('SIGKILL');
@@ -160,10 +170,12 @@ async function memoryRun(dir: string) {
       if (response.status !== 202) throw new Error(`intake answered ${response.status}`);
     }
     const health = (await http.get(`${bridge.url}/health/ready`)).data;
+    await new Promise((resolve) => setTimeout(resolve, 5000));
     return {
       queuedEvents: QUEUED_EVENTS,
       queueDepth: health?.info?.portal?.queueDepth ?? health?.details?.portal?.queueDepth,
-      bridgePeakRssMb: peakRssMb(bridge.child.pid!),
+      bridgeRssMbWithQueueHeld: memoryMb(bridge.child.pid!, 'VmRSS'),
+      bridgePeakRssMbDuringIntake: memoryMb(bridge.child.pid!),
     };
   } finally {
     bridge.child.kill('SIGKILL');

@@ -1,8 +1,12 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
+import { OAuthModule } from './auth/oauth.module';
 import { AppConfig } from './config/app-config';
+import { CrmModule } from './crm/crm.module';
 import { HealthModule } from './health/health.module';
+import { LoggingModule } from './logging/logging.module';
+import { MetricsModule } from './metrics/metrics.module';
 import { PbxModule } from './pbx/pbx.module';
 import { PortalModule } from './portal/portal.module';
 import { StoreModule } from './store/store.module';
@@ -14,7 +18,18 @@ export class AppModule {
     return {
       module: AppModule,
       global: true,
-      imports: [StoreModule, AuthModule, PortalModule, PbxModule, AdminModule, HealthModule],
+      imports: [
+        LoggingModule,
+        MetricsModule,
+        StoreModule,
+        AuthModule,
+        OAuthModule,
+        PortalModule,
+        PbxModule,
+        CrmModule,
+        AdminModule,
+        HealthModule,
+      ],
       providers: [{ provide: AppConfig, useValue: config }],
       exports: [AppConfig],
     };

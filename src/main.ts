@@ -6,8 +6,9 @@ import { SandboxPortal } from './sandbox';
 
 async function bootstrap(): Promise<void> {
   const config = loadConfig(process.env);
-  if (config.sandboxMode) await startSandbox(config);
+  const sandbox = config.sandboxMode ? await startSandbox(config) : undefined;
   const app = await createBridge(config);
+  if (sandbox) announceSandbox(sandbox);
   await app.listen(config.PORT);
   new Logger('Bridge').log(`listening on port ${config.PORT}`);
 }
@@ -16,11 +17,15 @@ async function bootstrap(): Promise<void> {
  * No portal configured outside production: run the sandbox portal in this process and deliver to it.
  * Nest's shutdown hooks end the process on SIGTERM/SIGINT, the sandbox with it.
  */
-async function startSandbox(config: AppConfig): Promise<void> {
+async function startSandbox(config: AppConfig): Promise<SandboxPortal> {
   const portal = await SandboxPortal.start({ port: config.SANDBOX_PORT });
   config.B24_WEBHOOK_URL = portal.webhookUrl;
   config.B24_AUTH_MODE = 'webhook';
   config.PORTAL_ID ??= 'sandbox';
+  return portal;
+}
+
+function announceSandbox(portal: SandboxPortal): void {
   const logger = new Logger('Sandbox');
   logger.warn('==================================================================');
   logger.warn('SANDBOX MODE: no portal configured; calls go to a built-in fake portal');

@@ -1,13 +1,17 @@
 import { Global, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { TokenStore } from '../store/token-store';
+import { OAuthCredentials } from './oauth-credentials';
+import { oauthSettings } from './oauth-settings';
 import { PortalCredentials } from './portal-credentials';
 import { WebhookCredentials } from './webhook-credentials';
 
-export function createCredentials(config: AppConfig): PortalCredentials {
+/** The mode comes from configuration: `B24_AUTH_MODE`, inferred when only one kind is configured. */
+export async function createCredentials(config: AppConfig, tokens: TokenStore): Promise<PortalCredentials> {
   if (config.authMode === 'oauth') {
-    throw new Error(
-      'B24_AUTH_MODE: OAuth application mode is not available in this build yet; use B24_WEBHOOK_URL',
-    );
+    const credentials = new OAuthCredentials(oauthSettings(config), tokens);
+    await credentials.open();
+    return credentials;
   }
   if (!config.B24_WEBHOOK_URL) throw new Error('B24_WEBHOOK_URL: not set');
   return new WebhookCredentials(config.B24_WEBHOOK_URL, config.B24_API_VERSION, config.PORTAL_ID);
@@ -15,7 +19,7 @@ export function createCredentials(config: AppConfig): PortalCredentials {
 
 @Global()
 @Module({
-  providers: [{ provide: PortalCredentials, useFactory: createCredentials, inject: [AppConfig] }],
+  providers: [{ provide: PortalCredentials, useFactory: createCredentials, inject: [AppConfig, TokenStore] }],
   exports: [PortalCredentials],
 })
 export class AuthModule {}

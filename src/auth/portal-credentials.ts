@@ -1,3 +1,5 @@
+import type { PortalError } from '../portal/portal-error';
+
 /** Where and how to send one REST call; the only thing the portal client knows about authentication. */
 export interface PreparedCall {
   url: string;
@@ -5,9 +7,19 @@ export interface PreparedCall {
 }
 
 /**
- * Credentials for one portal, the injection token for the webhook and (later) OAuth implementations.
- * Implementations keep secrets to themselves: a PreparedCall's url may hold a webhook code, so it must
- * never be logged or put in an error.
+ * Whether the credentials can be used now, for health details: `awaiting-installation` (OAuth mode, no
+ * tokens yet) and `needs-reauthorisation` (the portal refused them) pause delivery until an operator acts.
+ */
+export interface AuthorisationStatus {
+  state: 'authorised' | 'awaiting-installation' | 'needs-reauthorisation';
+  /** What an operator must do, when anything; never holds a secret. */
+  action?: string;
+}
+
+/**
+ * Credentials for one portal, the injection token for the webhook and OAuth implementations.
+ * Implementations keep secrets to themselves: a PreparedCall's url may hold a webhook code and its
+ * headers a token, so neither may be logged or put in an error.
  */
 export abstract class PortalCredentials {
   /** Stable id of the portal the data belongs to (survives restarts). */
@@ -16,11 +28,22 @@ export abstract class PortalCredentials {
   /** A description safe to log: no code, no token. */
   abstract readonly displayName: string;
 
+  /**
+   * Addresses one call. Throws a PortalError of kind `credentials`, without anything being sent, when the
+   * bridge holds no usable credentials (delivery then pauses; nothing is dropped).
+   */
   abstract prepare(method: string): Promise<PreparedCall>;
 
-  /** The portal said the token expired: renew it. Returns whether a retry may succeed. */
-  abstract renew(): Promise<boolean>;
+  /**
+   * The portal refused `call` with an expired token or credentials it does not accept: renew them when
+   * that can help. Returns whether a retry may succeed.
+   */
+  abstract renew(refusal: PortalError, call: PreparedCall): Promise<boolean>;
 
   /** The portal answered a redirect: it moved to a new origin; later calls go there. */
   abstract moveTo(origin: string): void;
+
+  authorisation(): AuthorisationStatus {
+    return { state: 'authorised' };
+  }
 }

@@ -109,6 +109,14 @@ export class AppConfig {
   @IsIn(['v1'])
   B24_API_VERSION?: 'v1';
 
+  // --- OAuth application mode (src/auth) ---
+
+  /** How long a `state` handed out by /oauth/start is accepted by /oauth/callback. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  OAUTH_STATE_TTL_SEC = 600;
+
   @Transform(toNumber)
   @IsNumber()
   @IsPositive()
@@ -181,6 +189,43 @@ export class AppConfig {
   @IsInt()
   @Min(1)
   DELIVERY_MAX_BACKOFF_SEC = 300;
+
+  /** On SIGTERM: how long readiness reports false before the HTTP server stops taking connections. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  SHUTDOWN_DELAY_MS = 0;
+
+  // --- CRM lookups and the employee directory (src/crm) ---
+
+  /** How long GET /v1/lookup waits for the portal on a cache miss, the wait for the budget included. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(50)
+  LOOKUP_DEADLINE_MS = 1500;
+
+  /** How long a lookup answer is served from the cache before the portal is asked again. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  LOOKUP_CACHE_TTL_SEC = 300;
+
+  /** How many phone numbers the lookup cache holds; the least recently used go first. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  LOOKUP_CACHE_SIZE = 10000;
+
+  /** How often the employee directory (internal number ↔ portal user) is read again from the portal. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  EMPLOYEE_REFRESH_SEC = 300;
+
+  /** `1`: a registered call is bound to the CRM client the lookup finds, instead of the portal's choice. */
+  @Transform(toFlag)
+  @IsBoolean()
+  B24_BIND_CRM_ENTITY = false;
 
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CallRecord } from '../calls/call';
+import { CallRecord, PortalStep } from '../calls/call';
 import { choosePortalUser, countSent, markFailed } from '../calls/call-lifecycle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
@@ -14,6 +14,12 @@ export interface SchedulerSettings {
   maxInFlight: number;
   /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
   pauseMs: number;
+}
+
+/** Told what became of each command, for metrics; kept out of the scheduler's logic. */
+export interface DeliveryObserver {
+  onCommand(step: PortalStep, outcome: 'delivered' | 'failed' | 'retried'): void;
+  onRetry(reason: string): void;
 }
 
 /** What the portal's state is, for health details and metrics. */
@@ -44,6 +50,7 @@ export class DeliveryScheduler {
     private readonly store: CallStore,
     private readonly client: PortalClient,
     private readonly settings: SchedulerSettings,
+    private readonly observer?: DeliveryObserver,
   ) {
     this.logger = new Logger(`Delivery ${client.portalId}`);
     this.status = { portalId: client.portalId, paused: false };
@@ -56,6 +63,14 @@ export class DeliveryScheduler {
   /** New work may be due: stop sleeping. */
   notify(): void {
     this.wake?.();
+  }
+
+  /** New credentials were stored (an install, an authorisation): end a pause now instead of waiting it out. */
+  resume(): void {
+    this.pausedUntil = 0;
+    this.status.paused = false;
+    this.status.pausedReason = undefined;
+    this.notify();
   }
 
   portalStatus(): PortalStatus {
@@ -145,9 +160,10 @@ export class DeliveryScheduler {
         ]),
       );
       const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
-      await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
+      const updated = await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
         applyAnswers(call, entries.get(call.callId)!, answers, settings),
       );
+      this.report(sendable, answers, updated);
     } catch (error) {
       if (!(error instanceof PortalError)) throw error;
       this.status.lastRequestOk = false;
@@ -156,9 +172,28 @@ export class DeliveryScheduler {
         return this.pause(error);
       }
       this.logger.warn(`batch of ${commands.length} commands failed, retrying later: ${error.message}`);
+      for (const { step } of sendable.entries.flatMap((entry) => entry.commands)) {
+        this.observer?.onCommand(step, 'retried');
+      }
+      this.observer?.onRetry(error.kind);
       await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
         applyRequestFailure(call, error, settings),
       );
+    }
+  }
+
+  private report(plan: BatchPlan, answers: Map<string, CommandAnswer>, updated: CallRecord[]): void {
+    if (!this.observer) return;
+    const failed = new Set(updated.filter((call) => call.failed).map((call) => call.callId));
+    for (const entry of plan.entries) {
+      for (const { label, step } of entry.commands) {
+        const error = answers.get(label)?.error;
+        if (!error) this.observer.onCommand(step, 'delivered');
+        else if (error.retryable) {
+          this.observer.onCommand(step, 'retried');
+          this.observer.onRetry(error.kind);
+        } else this.observer.onCommand(step, failed.has(entry.callId) ? 'failed' : 'delivered');
+      }
     }
   }
 

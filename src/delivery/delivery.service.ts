@@ -1,5 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { CallStore, QueueStats } from '../store/call-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
@@ -9,17 +10,30 @@ import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 export class DeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly scheduler: DeliveryScheduler;
 
+  private budgetWaitReportedMs = 0;
+
   constructor(
     private readonly store: CallStore,
     private readonly client: PortalClient,
     config: AppConfig,
+    private readonly metrics: BridgeMetrics,
   ) {
-    this.scheduler = new DeliveryScheduler(store, client, {
-      defaultUserId: config.B24_DEFAULT_USER_ID,
-      maxBackoffMs: config.DELIVERY_MAX_BACKOFF_SEC * 1000,
-      maxInFlight: 2,
-      pauseMs: 30_000,
-    });
+    const portal = client.portalId;
+    this.scheduler = new DeliveryScheduler(
+      store,
+      client,
+      {
+        defaultUserId: config.B24_DEFAULT_USER_ID,
+        maxBackoffMs: config.DELIVERY_MAX_BACKOFF_SEC * 1000,
+        maxInFlight: 2,
+        pauseMs: 30_000,
+      },
+      {
+        onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
+        onRetry: (reason) => metrics.retries.inc({ portal, reason }),
+      },
+    );
+    metrics.onScrape(() => this.refreshGauges());
   }
 
   get portalId(): string {
@@ -34,6 +48,11 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
     this.scheduler.notify();
   }
 
+  /** New credentials were stored: delivery paused for the old ones starts again at once. */
+  resume(): void {
+    this.scheduler.resume();
+  }
+
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.scheduler.stop();
@@ -46,5 +65,20 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
 
   queueStats(): Promise<QueueStats> {
     return this.store.queueStats(this.client.portalId);
+  }
+
+  private async refreshGauges(): Promise<void> {
+    const portal = this.client.portalId;
+    const stats = await this.queueStats();
+    this.metrics.queueDepth.set({ portal }, stats.depth);
+    this.metrics.queueOldestAge.set(
+      { portal },
+      stats.oldestCreatedAt ? Math.max(0, (Date.now() - stats.oldestCreatedAt) / 1000) : 0,
+    );
+    this.metrics.callsFailed.set({ portal }, stats.failed);
+    this.metrics.portalPaused.set({ portal }, this.portalStatus().paused ? 1 : 0);
+    const waited = this.client.budget.snapshot().waitedMsTotal;
+    this.metrics.budgetWait.inc({ portal }, (waited - this.budgetWaitReportedMs) / 1000);
+    this.budgetWaitReportedMs = waited;
   }
 }

@@ -1,7 +1,9 @@
-import { BeforeApplicationShutdown, Controller, Get } from '@nestjs/common';
+import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
+import { PortalCredentials } from '../auth/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore } from '../store/call-store';
+import { Lifecycle } from './lifecycle';
 
 /**
  * Liveness says only that the process answers. Readiness says the store takes writes and the bridge is not
@@ -9,19 +11,15 @@ import { CallStore } from '../store/call-store';
  * is durable whatever the portal does.
  */
 @Controller('health')
-export class HealthController implements BeforeApplicationShutdown {
-  private shuttingDown = false;
-
+export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly store: CallStore,
     private readonly delivery: DeliveryService,
+    private readonly lifecycle: Lifecycle,
+    private readonly credentials: PortalCredentials,
   ) {}
-
-  beforeApplicationShutdown(): void {
-    this.shuttingDown = true;
-  }
 
   @Get('live')
   @HealthCheck()
@@ -44,14 +42,18 @@ export class HealthController implements BeforeApplicationShutdown {
       },
       () => {
         const check = this.indicators.check('lifecycle');
-        return this.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
+        return this.lifecycle.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
       },
       async () => {
         const stats = await this.delivery.queueStats();
         const status = this.delivery.portalStatus();
+        const authorisation = this.credentials.authorisation();
         return this.indicators.check('portal').up({
           portalId: status.portalId,
-          credentialsAccepted: !status.paused,
+          credentialsAccepted: !status.paused && authorisation.state === 'authorised',
+          // OAuth mode: awaiting-installation or needs-reauthorisation pause delivery until an operator acts.
+          authorisation: authorisation.state,
+          authorisationAction: authorisation.action ?? null,
           paused: status.paused,
           pausedReason: status.pausedReason ?? null,
           lastRequestOk: status.lastRequestOk ?? null,

@@ -12,6 +12,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
 import { CallEventName, Direction, EndStatus } from '../calls/call';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -26,8 +27,16 @@ export class CallEventDto {
   @IsIn(['call.started', 'call.answered', 'call.ended'], {
     message: 'event must be one of call.started, call.answered, call.ended',
   })
+  @ApiProperty({ enum: ['call.started', 'call.answered', 'call.ended'], example: 'call.started' })
   event: CallEventName;
 
+  @ApiProperty({
+    description:
+      "The PBX's own call id (Asterisk linkedid, FreeSWITCH uuid); with event, the idempotency key",
+    minLength: 1,
+    maxLength: 128,
+    example: '1732269000.1234',
+  })
   @IsString()
   @Length(1, 128)
   @Matches(/^[^\p{C}]+$/u, { message: 'callId must be printable characters only' })
@@ -37,34 +46,63 @@ export class CallEventDto {
   @IsIn(['inbound', 'outbound'], {
     message: 'direction must be inbound or outbound (needed on call.started, and with phoneNumber)',
   })
+  @ApiPropertyOptional({
+    enum: ['inbound', 'outbound'],
+    description: 'Needed on call.started, and on call.ended when no start was sent',
+    example: 'inbound',
+  })
   direction?: Direction;
 
+  @ApiPropertyOptional({
+    description: 'The outside party; national numbers use DEFAULT_COUNTRY',
+    maxLength: 255,
+    example: '+49 151 1234-5678',
+  })
   @ValidateIf(needsParty)
   @IsString({ message: 'phoneNumber must be a string (needed on call.started, and with direction)' })
   @IsNotEmpty()
   @MaxLength(255)
   phoneNumber?: string;
 
+  @ApiPropertyOptional({
+    description: "The employee's internal number (portal USER_PHONE_INNER)",
+    maxLength: 255,
+    example: '101',
+  })
   @IsOptional()
   @IsString()
   @Length(1, 255)
   extension?: string;
 
+  @ApiPropertyOptional({
+    description: 'The portal user id, when the PBX knows it instead of an extension',
+    minimum: 1,
+    example: 7,
+  })
   @IsOptional()
   @Type(() => Number)
   @IsInt()
   @Min(1)
   userId?: number;
 
+  @ApiProperty({
+    description: 'When this event happened: ISO 8601 with a UTC offset',
+    example: '2026-11-22T10:00:00+01:00',
+  })
   @IsString()
   @Matches(ISO_WITH_OFFSET, { message: OFFSET_MESSAGE })
   at: string;
 
+  @ApiPropertyOptional({
+    description: 'On call.ended without an earlier call.started: when the call began',
+    example: '2026-11-22T10:00:00+01:00',
+  })
   @IsOptional()
   @IsString()
   @Matches(ISO_WITH_OFFSET, { message: OFFSET_MESSAGE })
   startedAt?: string;
 
+  @ApiPropertyOptional({ description: 'On call.ended: talk time in seconds', minimum: 0, example: 121 })
   @ValidateIf(isEnded)
   @IsInt({ message: 'durationSec must be a whole number of seconds (needed on call.ended)' })
   @Min(0)
@@ -75,13 +113,28 @@ export class CallEventDto {
     message:
       'status must be one of answered, missed, busy, declined, cancelled, failed (needed on call.ended)',
   })
+  @ApiPropertyOptional({
+    enum: ['answered', 'missed', 'busy', 'declined', 'cancelled', 'failed'],
+    description: 'On call.ended',
+    example: 'answered',
+  })
   status?: EndStatus;
 
+  @ApiPropertyOptional({
+    description: 'With status failed: why, sent as FAILED_REASON',
+    maxLength: 255,
+    example: 'Trunk unavailable',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)
   failedReason?: string;
 
+  @ApiPropertyOptional({
+    description: 'On call.ended: the recording, attached after finish',
+    maxLength: 255,
+    example: 'https://pbx.example.com/rec/1732269000.1234.mp3',
+  })
   @IsOptional()
   @IsString()
   @MaxLength(255)

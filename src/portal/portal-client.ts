@@ -2,7 +2,7 @@ import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { stringify } from 'qs';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { PortalCredentials } from '../auth/portal-credentials';
+import { PortalCredentials, PreparedCall } from '../auth/portal-credentials';
 import { classifyPortalError, PortalError } from './portal-error';
 import { BudgetPriority, RequestBudget } from './request-budget';
 
@@ -20,10 +20,15 @@ export interface BatchOutcome {
   errors: Record<string, PortalError>;
 }
 
-/** `budgetTaken`: the caller already holds one unit of the budget for the first request. */
+/**
+ * `budgetTaken`: the caller already holds one unit of the budget for the first request. `signal`: the
+ * caller gives up (a deadline): a request still waiting for the budget leaves the queue without taking a
+ * unit, one already sent is abandoned; either way the call rejects with a `timeout` PortalError.
+ */
 export interface SendOptions {
   priority?: BudgetPriority;
   budgetTaken?: boolean;
+  signal?: AbortSignal;
 }
 
 export interface PortalClientOptions {
@@ -45,8 +50,8 @@ interface Envelope {
 
 /**
  * The portal's REST client: every request waits for the shared request budget, goes out as JSON, and
- * comes back as a result or a classified PortalError. An expired token is renewed and the call retried
- * once; a portal that moved (HTTP 30x) is followed and remembered.
+ * comes back as a result or a classified PortalError. An expired or refused token is renewed when the
+ * credentials can, and the call retried once; a portal that moved (HTTP 30x) is followed and remembered.
  */
 export class PortalClient {
   private readonly http: AxiosInstance;
@@ -102,14 +107,21 @@ export class PortalClient {
     let redirects = 0;
     let budgetTaken = options.budgetTaken ?? false;
     for (;;) {
-      if (!budgetTaken) await this.budget.acquire(options.priority ?? 'background');
+      if (!budgetTaken) await this.acquireBudget(options);
       budgetTaken = false;
-      const prepared = await this.credentials.prepare(method);
+      const prepared = await this.prepareOrRefund(method);
+      if (options.signal?.aborted) {
+        this.budget.refund();
+        throw abandoned('before the request was sent');
+      }
       let response: AxiosResponse<Envelope | string>;
       try {
-        response = await this.http.post<Envelope | string>(prepared.url, body, { headers: prepared.headers });
+        response = await this.http.post<Envelope | string>(prepared.url, body, {
+          headers: prepared.headers,
+          signal: options.signal,
+        });
       } catch (error) {
-        const failure = transportError(error);
+        const failure = options.signal?.aborted ? abandoned('waiting for the answer') : transportError(error);
         this.observer?.onResponse(method, failure.kind, commands);
         throw failure;
       }
@@ -134,11 +146,32 @@ export class PortalClient {
       );
       this.observer?.onResponse(method, failure.kind, commands);
       if (failure.kind === 'budget') this.budget.onRejected();
-      if (failure.kind === 'token-expired' && !renewed && (await this.credentials.renew())) {
+      // A refused token is renewable too: another request or replica may have refreshed the pair meanwhile.
+      const renewable = failure.kind === 'token-expired' || failure.kind === 'credentials';
+      if (renewable && !renewed && (await this.credentials.renew(failure, prepared))) {
         renewed = true;
         continue;
       }
       throw failure;
+    }
+  }
+
+  private async acquireBudget(options: SendOptions): Promise<void> {
+    try {
+      await this.budget.acquire(options.priority ?? 'background', options.signal);
+    } catch (error) {
+      if (options.signal?.aborted) throw abandoned('waiting for the request budget');
+      throw error;
+    }
+  }
+
+  /** Credentials that cannot be used send nothing, so the budget unit taken for the request is given back. */
+  private async prepareOrRefund(method: string): Promise<PreparedCall> {
+    try {
+      return await this.credentials.prepare(method);
+    } catch (error) {
+      this.budget.refund();
+      throw error;
     }
   }
 }
@@ -161,6 +194,11 @@ function decodeBatch(raw: unknown, commands: BatchCommand[]): BatchOutcome {
     }
   }
   return { results, errors };
+}
+
+/** The caller's signal ended the call (its deadline passed): `stage` says where it was. */
+function abandoned(stage: string): PortalError {
+  return new PortalError('timeout', 'ABORTED', `the caller gave up ${stage}`);
 }
 
 /** A transport failure, described without the URL (a webhook URL holds its secret code). */

@@ -53,6 +53,56 @@ describe('RequestBudget', () => {
     expect(done()).toBe(1);
   });
 
+  describe('cancellation', () => {
+    it('a waiter whose signal aborts leaves the queue, rejects with the reason and takes no unit', async () => {
+      const budget = new RequestBudget(1, 1, clock);
+      await budget.acquire();
+      const deadline = new AbortController();
+      const cancelled = budget.acquire('background', deadline.signal);
+      expect(budget.snapshot().waiting).toBe(1);
+      deadline.abort(new Error('deadline passed'));
+      await expect(cancelled).rejects.toThrow('deadline passed');
+      expect(budget.snapshot().waiting).toBe(0);
+
+      // The unit the cancelled waiter would have taken goes to the next one, one drain period later.
+      const done = await granted(budget, 1);
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(done()).toBe(1);
+      expect(budget.snapshot().level).toBeCloseTo(1);
+    });
+
+    it('an already aborted signal rejects at once without queueing', async () => {
+      const budget = new RequestBudget(2, 50, clock);
+      const signal = AbortSignal.abort(new Error('too late'));
+      await expect(budget.acquire('interactive', signal)).rejects.toThrow('too late');
+      expect(budget.snapshot()).toMatchObject({ level: 0, waiting: 0 });
+    });
+
+    it('a cancelled interactive waiter does not hold back background ones', async () => {
+      const budget = new RequestBudget(1, 1, clock);
+      const order: string[] = [];
+      await budget.acquire();
+      const lookup = new AbortController();
+      const interactive = budget.acquire('interactive', lookup.signal).then(
+        () => order.push('interactive'),
+        () => order.push('interactive cancelled'),
+      );
+      void budget.acquire('background').then(() => order.push('background'));
+      lookup.abort();
+      await interactive;
+      await jest.advanceTimersByTimeAsync(1000);
+      expect(order).toEqual(['interactive cancelled', 'background']);
+    });
+
+    it('aborting after the unit was granted changes nothing', async () => {
+      const budget = new RequestBudget(2, 50, clock);
+      const controller = new AbortController();
+      await budget.acquire('interactive', controller.signal);
+      controller.abort();
+      expect(budget.snapshot()).toMatchObject({ level: 1, waiting: 0 });
+    });
+  });
+
   it('a refund gives a unit back', async () => {
     const budget = new RequestBudget(2, 1, clock);
     await budget.acquire();

@@ -40,10 +40,29 @@ export class RequestBudget {
     this.capacity = Math.max(1, burst - Math.max(1, Math.floor(burst * 0.04)));
   }
 
-  /** Resolves when one request may be sent now; the request is counted at that moment. */
-  acquire(priority: BudgetPriority = 'background'): Promise<void> {
-    return new Promise((resolve) => {
-      this.queues[priority].push({ resolve, enqueuedAt: this.now() });
+  /**
+   * Resolves when one request may be sent now; the request is counted at that moment. An aborted `signal`
+   * takes the waiter out of the queue without a unit and rejects with the signal's reason.
+   */
+  acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, enqueuedAt: this.now() };
+      if (signal) {
+        const cancel = () => {
+          const queue = this.queues[priority];
+          const index = queue.indexOf(waiter);
+          if (index < 0) return;
+          queue.splice(index, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', cancel, { once: true });
+        waiter.resolve = () => {
+          signal.removeEventListener('abort', cancel);
+          resolve();
+        };
+      }
+      this.queues[priority].push(waiter);
       this.pump();
     });
   }

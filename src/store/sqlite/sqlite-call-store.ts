@@ -1,9 +1,7 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
-import { dirname } from 'node:path';
 import { CallEvent, CallRecord, CallState } from '../../calls/call';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
-import { SQLITE_MIGRATIONS } from './sqlite-migrations';
+import { SqliteDatabase } from './sqlite-database';
 
 interface CallRow {
   data: string;
@@ -17,34 +15,11 @@ export class SqliteCallStore extends CallStore {
   private readonly db: Database.Database;
   private readonly statements: ReturnType<SqliteCallStore['prepare']>;
 
-  constructor(path: string) {
+  /** The connection is shared with the token store (`SqliteDatabase` opens and migrates it once). */
+  constructor(private readonly database: SqliteDatabase) {
     super();
-    if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-    this.db = new Database(path);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
-    this.migrate();
+    this.db = database.connection;
     this.statements = this.prepare();
-  }
-
-  private migrate(): void {
-    this.db.exec(
-      'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER)',
-    );
-    const row = this.db.prepare('SELECT MAX(version) AS version FROM schema_migrations').get() as {
-      version: number | null;
-    };
-    SQLITE_MIGRATIONS.forEach((sql, index) => {
-      const version = index + 1;
-      if (version <= (row.version ?? 0)) return;
-      this.db.transaction(() => {
-        this.db.exec(sql);
-        this.db
-          .prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)')
-          .run(version, Date.now());
-      })();
-    });
   }
 
   private prepare() {
@@ -156,7 +131,7 @@ export class SqliteCallStore extends CallStore {
   }
 
   async close(): Promise<void> {
-    if (this.db.open) this.db.close();
+    this.database.close();
   }
 
   private read(portalId: string, callId: string): CallRecord | undefined {

@@ -22,4 +22,24 @@ export const SQLITE_MIGRATIONS: string[] = [
    CREATE INDEX calls_due ON calls (portal_id, due_at) WHERE due_at IS NOT NULL;
    CREATE INDEX calls_state ON calls (portal_id, state, updated_at);
    CREATE TABLE probe (id INTEGER PRIMARY KEY, at INTEGER NOT NULL);`,
+  // OAuth application mode: one token pair per portal with its refresh lease, and /oauth/start states.
+  `CREATE TABLE portal_tokens (
+     portal_id              TEXT    NOT NULL PRIMARY KEY,
+     member_id              TEXT    NOT NULL,
+     domain                 TEXT    NOT NULL,
+     client_endpoint        TEXT,
+     access_token           TEXT    NOT NULL,
+     refresh_token          TEXT    NOT NULL,
+     access_expires_at      INTEGER NOT NULL,
+     obtained_at            INTEGER NOT NULL,
+     application_token      TEXT,
+     reauthorisation_reason TEXT,
+     refresh_owner          TEXT,
+     refresh_lock_until     INTEGER
+   ) WITHOUT ROWID;
+   CREATE TABLE oauth_states (
+     state      TEXT    NOT NULL PRIMARY KEY,
+     portal_id  TEXT    NOT NULL,
+     expires_at INTEGER NOT NULL
+   ) WITHOUT ROWID;`,
 ];

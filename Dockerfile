@@ -1,0 +1,49 @@
+# PBX → CRM telephony bridge. Build: docker build --build-arg NODE_IMAGE=node:20-bookworm-slim -t bridge .
+# The base is an argument so CI uses the official image while a machine without registry access passes a
+# local one (scripts/build-image.sh, docs/OPERATIONS.md). Both stages must use the same base: the native
+# better-sqlite3 addon built in the first runs in the second.
+ARG NODE_IMAGE=node:20-bookworm-slim
+
+FROM ${NODE_IMAGE} AS build
+# better-sqlite3 compiles from source wherever no prebuilt binary can be fetched; tini-static is copied out
+# below so the runtime stage needs no package manager run.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ tini \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /app
+COPY package.json package-lock.json .npmrc ./
+RUN npm ci --no-audit --no-fund
+COPY nest-cli.json tsconfig.json tsconfig.build.json ./
+COPY src ./src
+# Of better-sqlite3's build only the addon itself is loaded; its sources and objects are ~25 MB.
+RUN npm run build \
+ && npm prune --omit=dev --no-audit --no-fund \
+ && cd node_modules/better-sqlite3 \
+ && mv build/Release/better_sqlite3.node /tmp/ \
+ && rm -rf build deps src \
+ && mkdir -p build/Release \
+ && mv /tmp/better_sqlite3.node build/Release/
+
+FROM ${NODE_IMAGE} AS runtime
+ENV NODE_ENV=production
+WORKDIR /app
+# A named user for tools that look one up; the numeric USER below is what Kubernetes' runAsNonRoot checks.
+RUN groupadd --gid 10001 bridge \
+ && useradd --uid 10001 --gid 10001 --home-dir /app --no-create-home --shell /usr/sbin/nologin bridge \
+ && mkdir -p /app/data \
+ && chown 10001:10001 /app/data
+COPY --from=build /usr/bin/tini-static /usr/local/bin/tini
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+USER 10001:10001
+# The embedded SQLite store (DATABASE_URL unset) lives here; mount a persistent volume over it.
+VOLUME ["/app/data"]
+EXPOSE 3000
+# Slim images have no curl; Node 20 has fetch. Liveness only: readiness is the orchestrator's business.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# tini as PID 1 forwards SIGTERM to node (which then drains) and reaps zombies; node as PID 1 would ignore
+# signals it has no handler for yet.
+ENTRYPOINT ["/usr/local/bin/tini", "--"]
+CMD ["node", "dist/main.js"]

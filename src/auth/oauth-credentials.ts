@@ -1,0 +1,264 @@
+import { Logger } from '@nestjs/common';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { PortalError } from '../portal/portal-error';
+import { PortalTokens, TokenStore } from '../store/token-store';
+import { OAuthSettings, installUrlOf, startUrlOf } from './oauth-settings';
+import { OAuthRefusal, OAuthTokenEndpoint, TokenEndpointUnavailable } from './oauth-token-endpoint';
+import { PortalAddress } from './portal-address';
+import { AuthorisationStatus, PortalCredentials, PreparedCall } from './portal-credentials';
+
+/** Refresh this long before the known expiry, at most: a tenth of the token's lifetime. */
+const REFRESH_AHEAD_MAX_MS = 60_000;
+/** How often a request waiting for another replica's refresh looks at the store again. */
+const LEASE_POLL_MS = 100;
+
+/**
+ * OAuth application credentials for one portal: `Authorization: Bearer` on `{client_endpoint}/{method}`.
+ *
+ * The pair lives in the TokenStore, shared by every replica. A refresh (on `expired_token` /
+ * `INVALID_TOKEN`, or shortly before the known expiry) runs once per portal at a time: in this process
+ * concurrent callers share one promise; across replicas a lease row in the store decides who refreshes,
+ * and the others poll and take the new pair from the store. The refreshed pair is committed before it is
+ * used, and only while the lease is still ours, so a refresh token is never spent twice.
+ */
+export class OAuthCredentials extends PortalCredentials {
+  readonly portalId: string;
+  readonly displayName: string;
+  readonly address: PortalAddress;
+  readonly tokenEndpoint: OAuthTokenEndpoint;
+  private readonly logger: Logger;
+  /** Names this instance in the lease row. */
+  private readonly leaseOwner = randomBytes(8).toString('hex');
+  /** Longer than the refresh request's timeout, so a lease never expires under a live refresh. */
+  private readonly leaseMs: number;
+  private tokens?: PortalTokens;
+  /** Store reads and commits are numbered when they start, so an older read never replaces newer tokens. */
+  private reads = 0;
+  private adoptedRead = 0;
+  private refreshing?: Promise<void>;
+  private movedTo?: string;
+  private announced?: AuthorisationStatus['state'];
+
+  constructor(
+    readonly settings: OAuthSettings,
+    private readonly store: TokenStore,
+    private readonly now: () => number = Date.now,
+  ) {
+    super();
+    this.portalId = settings.portalId;
+    this.address = new PortalAddress(settings.portalUrl, settings.apiVersion);
+    this.tokenEndpoint = new OAuthTokenEndpoint(settings, now);
+    this.displayName = `${settings.portalUrl} (OAuth application ${settings.clientId})`;
+    this.logger = new Logger(`OAuth ${settings.portalId}`);
+    this.leaseMs = settings.timeoutMs + 5000;
+  }
+
+  /** Reads the stored pair at start-up, and tells the operator what to do when there is none. */
+  async open(): Promise<void> {
+    await this.reload();
+  }
+
+  async prepare(method: string): Promise<PreparedCall> {
+    const tokens = await this.usableTokens();
+    return {
+      url: this.address.restUrl(method, tokens.clientEndpoint, this.movedTo),
+      headers: { 'Content-Type': 'application/json', Authorization: bearer(tokens) },
+    };
+  }
+
+  async renew(refusal: PortalError, call: PreparedCall): Promise<boolean> {
+    const stored = usable(await this.reload());
+    if (!stored) return false;
+    if (bearer(stored) !== call.headers.Authorization) return true;
+    this.logger.debug(`the portal refused the access token (${refusal.code}); refreshing the pair`);
+    try {
+      await this.refresh(stored.accessToken);
+    } catch (error) {
+      if (!(error instanceof TokenEndpointUnavailable)) throw error;
+      this.logger.warn(`could not refresh the OAuth tokens, delivery retries later: ${error.message}`);
+      return false;
+    }
+    const renewed = usable(this.tokens);
+    return renewed !== undefined && bearer(renewed) !== call.headers.Authorization;
+  }
+
+  moveTo(origin: string): void {
+    this.movedTo = origin;
+  }
+
+  override authorisation(): AuthorisationStatus {
+    const start = startUrlOf(this.settings);
+    if (!this.tokens) {
+      return {
+        state: 'awaiting-installation',
+        action: `install the application on the portal (handler ${installUrlOf(this.settings)}) or open ${start} as a portal administrator`,
+      };
+    }
+    if (this.tokens.reauthorisationReason) {
+      return {
+        state: 'needs-reauthorisation',
+        action: `${this.tokens.reauthorisationReason}: open ${start} as a portal administrator, or reinstall the application`,
+      };
+    }
+    return { state: 'authorised' };
+  }
+
+  /** Stores a pair from an install or the code flow; it replaces whatever was held, even mid-refresh. */
+  async acceptGrant(tokens: PortalTokens, source: string): Promise<void> {
+    await this.store.saveGrant(tokens);
+    await this.reload();
+    this.logger.log(`stored new OAuth tokens for portal ${this.portalId} from ${source}`);
+  }
+
+  /** The portal took the application away (ONAPPUNINSTALL): delivery pauses until it is installed again. */
+  async requireReauthorisation(reason: string): Promise<void> {
+    await this.store.requireReauthorisation(this.portalId, reason);
+    await this.reload();
+  }
+
+  /** Whether a portal event carries the application token of the stored install (constant time). */
+  async isApplicationToken(candidate: string): Promise<boolean> {
+    const stored = (await this.store.findTokens(this.portalId))?.applicationToken;
+    if (!stored) return false;
+    return timingSafeEqual(digest(stored), digest(candidate));
+  }
+
+  private async usableTokens(): Promise<PortalTokens> {
+    // Without usable tokens here, another replica may have stored new ones since.
+    let tokens = usable(this.tokens) ?? usable(await this.reload());
+    if (tokens && this.now() >= refreshDueAt(tokens)) {
+      try {
+        await this.refresh(tokens.accessToken);
+      } catch (error) {
+        if (!(error instanceof TokenEndpointUnavailable)) throw error;
+        this.logger.warn(`could not refresh the OAuth tokens ahead of expiry: ${error.message}`);
+      }
+      tokens = usable(this.tokens);
+    }
+    if (!tokens) throw this.unauthorised();
+    return tokens;
+  }
+
+  /** One refresh at a time in this process: callers arriving meanwhile share it. */
+  private refresh(staleAccessToken: string): Promise<void> {
+    this.refreshing ??= this.refreshOnce(staleAccessToken).finally(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  /** Claims the lease and refreshes, or waits for whoever holds it and takes their pair from the store. */
+  private async refreshOnce(staleAccessToken: string): Promise<void> {
+    const giveUpAt = this.now() + 2 * this.leaseMs;
+    for (;;) {
+      const read = ++this.reads;
+      const claimed = await this.store.claimRefresh(
+        this.portalId,
+        staleAccessToken,
+        this.leaseOwner,
+        this.now(),
+        this.leaseMs,
+      );
+      if (claimed) {
+        this.adopt(claimed, read);
+        return this.refreshClaimed(claimed);
+      }
+      const stored = await this.reload();
+      if (!usable(stored) || stored?.accessToken !== staleAccessToken) return;
+      if (this.now() > giveUpAt) {
+        throw new TokenEndpointUnavailable('another replica holds the refresh lease and has not finished');
+      }
+      await delay(LEASE_POLL_MS);
+    }
+  }
+
+  private async refreshClaimed(claimed: PortalTokens): Promise<void> {
+    let pair;
+    try {
+      pair = await this.tokenEndpoint.refresh(claimed.refreshToken);
+    } catch (error) {
+      if (error instanceof OAuthRefusal) return this.refused(claimed, error);
+      await this.store.releaseRefresh(this.portalId, this.leaseOwner);
+      throw error;
+    }
+    // The new pair is durable before anything uses it: a crash from here on leaves it in the store.
+    const committed = await this.store.commitRefresh(this.portalId, this.leaseOwner, pair);
+    if (!committed) {
+      // An install or the code flow replaced the tokens meanwhile: theirs win, this pair is dropped.
+      await this.reload();
+      return;
+    }
+    this.adopt(
+      { ...claimed, ...pair, clientEndpoint: pair.clientEndpoint ?? claimed.clientEndpoint },
+      ++this.reads,
+    );
+    this.logger.debug(`refreshed the OAuth tokens of portal ${this.portalId}`);
+  }
+
+  private async refused(claimed: PortalTokens, refusal: OAuthRefusal): Promise<void> {
+    const advice = refusal.code === 'invalid_client' ? ' (check B24_CLIENT_ID and B24_CLIENT_SECRET)' : '';
+    await this.store.requireReauthorisation(
+      this.portalId,
+      `the portal refused to refresh the OAuth tokens (${refusal.message})${advice}`,
+      claimed.refreshToken,
+    );
+    await this.reload();
+  }
+
+  private async reload(): Promise<PortalTokens | undefined> {
+    const read = ++this.reads;
+    this.adopt(await this.store.findTokens(this.portalId), read);
+    return this.tokens;
+  }
+
+  private adopt(tokens: PortalTokens | undefined, read: number): void {
+    if (read < this.adoptedRead) return;
+    this.adoptedRead = read;
+    this.tokens = tokens;
+    this.announce();
+  }
+
+  /** One log line each time the state changes, saying what the operator must do. */
+  private announce(): void {
+    const status = this.authorisation();
+    if (status.state === this.announced) return;
+    this.announced = status.state;
+    if (status.state === 'authorised') {
+      this.logger.log(`OAuth tokens for portal ${this.portalId} are in place; delivery runs`);
+    } else if (status.state === 'awaiting-installation') {
+      this.logger.warn(
+        `no OAuth tokens for portal ${this.portalId} yet: delivery waits, nothing is dropped. To start, ${status.action}`,
+      );
+    } else {
+      this.logger.error(
+        `OAuth tokens of portal ${this.portalId} are no longer accepted: delivery is paused, nothing is dropped. ` +
+          `To resume, ${status.action}`,
+      );
+    }
+  }
+
+  private unauthorised(): PortalError {
+    const status = this.authorisation();
+    const code = status.state === 'awaiting-installation' ? 'AWAITING_INSTALLATION' : 'NEEDS_REAUTHORISATION';
+    return new PortalError('credentials', code, status.action ?? 'the OAuth tokens cannot be used');
+  }
+}
+
+function usable(tokens: PortalTokens | undefined): PortalTokens | undefined {
+  return tokens && !tokens.reauthorisationReason ? tokens : undefined;
+}
+
+function bearer(tokens: PortalTokens): string {
+  return `Bearer ${tokens.accessToken}`;
+}
+
+function refreshDueAt(tokens: PortalTokens): number {
+  const lifetime = Math.max(0, tokens.accessExpiresAt - tokens.obtainedAt);
+  return tokens.accessExpiresAt - Math.min(REFRESH_AHEAD_MAX_MS, lifetime / 10);
+}
+
+/** Equal-length inputs for timingSafeEqual, whatever the candidate's length. */
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}

@@ -1,0 +1,22 @@
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { DeliveryModule } from '../delivery/delivery.module';
+import { portalFormBody } from './form-body.middleware';
+import { OAuthController } from './oauth.controller';
+import { OAuthService } from './oauth.service';
+
+/** The OAuth endpoints; in webhook mode they answer 404. */
+@Module({
+  imports: [DeliveryModule],
+  controllers: [OAuthController],
+  providers: [OAuthService],
+})
+export class OAuthModule implements NestModule {
+  configure(consumer: MiddlewareConsumer): void {
+    consumer
+      .apply(portalFormBody())
+      .forRoutes(
+        { path: 'oauth/install', method: RequestMethod.POST },
+        { path: 'oauth/events', method: RequestMethod.POST },
+      );
+  }
+}

@@ -1,0 +1,177 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { PortalClient } from '../portal/portal-client';
+import { PortalError } from '../portal/portal-error';
+import { BackgroundSearches } from './background-searches';
+import { CrmBinding, CrmMatch, LookupAnswer } from './crm-match';
+import { CrmSearch } from './crm-search';
+import { EmployeeDirectory } from './employee-directory';
+import { LookupCache } from './lookup-cache';
+
+/** How long past its TTL a cached answer is still served while the portal cannot be asked. */
+export const STALE_SERVE_MS = 24 * 3600 * 1000;
+/** "No match" is cached at most this long: registering a call from an unknown number creates a lead. */
+const MISS_TTL_CAP_MS = 60_000;
+
+/**
+ * Who has a phone number: from the cache when fresh, else from the portal. A lookup for a ringing call
+ * (`lookup`) goes ahead of background delivery and gives up at LOOKUP_DEADLINE_MS, the wait for the
+ * budget included; a cached answer, even an expired one, is served when the portal fails. Binding calls
+ * for delivery (`bindingFor`) uses the same cache at background priority.
+ */
+@Injectable()
+export class CrmLookupService implements OnModuleInit {
+  private readonly logger = new Logger('CrmLookup');
+  private readonly cache: LookupCache;
+  private readonly background: BackgroundSearches;
+  private readonly deadlineMs: number;
+  private readonly bindingEnabled: boolean;
+  /** Portal requests under way by number, so concurrent lookups of one number share a request. */
+  private readonly interactive = new Map<string, Promise<CrmMatch | null>>();
+  private readonly backgroundRunning = new Map<string, Promise<CrmMatch | null>>();
+  private failing = false;
+
+  constructor(
+    private readonly search: CrmSearch,
+    private readonly directory: EmployeeDirectory,
+    client: PortalClient,
+    config: AppConfig,
+  ) {
+    const ttlMs = config.LOOKUP_CACHE_TTL_SEC * 1000;
+    this.cache = new LookupCache({
+      maxEntries: config.LOOKUP_CACHE_SIZE,
+      ttlMs,
+      missTtlMs: Math.min(ttlMs, MISS_TTL_CAP_MS),
+      staleMs: STALE_SERVE_MS,
+    });
+    this.background = new BackgroundSearches(search, client.budget);
+    this.deadlineMs = config.LOOKUP_DEADLINE_MS;
+    this.bindingEnabled = config.B24_BIND_CRM_ENTITY;
+  }
+
+  onModuleInit(): void {
+    const problem = this.search.capacityProblem(1);
+    if (problem) this.logger.warn(`lookups will answer without a match: ${problem.message}`);
+  }
+
+  /** For a ringing call: never slower than the deadline; `match: null` with a reason when the portal failed. */
+  async lookup(phone: string): Promise<LookupAnswer> {
+    const cached = this.cache.get(phone);
+    if (cached?.fresh) return this.answer(phone, cached.match);
+    const deadline = AbortSignal.timeout(this.deadlineMs);
+    try {
+      const match = await untilAborted(this.findInteractive(phone, deadline), deadline);
+      this.recovered();
+      // Right after start-up the directory may still be loading: its extension is worth the wait.
+      if (match && !this.directory.loaded) {
+        await untilAborted(this.directory.whenLoaded(), deadline).catch(() => undefined);
+      }
+      return this.answer(phone, match);
+    } catch (error) {
+      const reason = this.reasonFor(error, deadline);
+      this.failed(reason);
+      if (cached) return this.answer(phone, cached.match);
+      return { phone, match: null, reason };
+    }
+  }
+
+  /**
+   * With B24_BIND_CRM_ENTITY: the client a call from this number is bound to, at background priority.
+   * Undefined when the setting is off, nothing matches, or the portal refuses the lookup for good
+   * (rights, parameters: the call is then registered unbound); rejects with the PortalError when the
+   * portal may answer later (network, 5xx, budget) and nothing is cached.
+   */
+  async bindingFor(phoneE164: string): Promise<CrmBinding | undefined> {
+    if (!this.bindingEnabled) return undefined;
+    const cached = this.cache.get(phoneE164);
+    if (cached?.fresh) return toBinding(cached.match);
+    try {
+      return toBinding(await this.findInBackground(phoneE164));
+    } catch (error) {
+      if (cached) return toBinding(cached.match);
+      if (error instanceof PortalError && error.retryable) throw error;
+      this.logger.warn(`binding a call to its CRM client skipped: ${(error as Error).message}`);
+      return undefined;
+    }
+  }
+
+  private answer(phone: string, match: CrmMatch | null): LookupAnswer {
+    if (!match) return { phone, match: null };
+    const extension = this.directory.extensionOf(match.responsibleUserId);
+    return { phone, match: { ...match, responsibleExtension: extension ?? null } };
+  }
+
+  private findInteractive(phone: string, deadline: AbortSignal): Promise<CrmMatch | null> {
+    return this.shared(this.interactive, phone, async () => {
+      const results = await this.search.find([phone], { priority: 'interactive', signal: deadline });
+      return settle(results.get(phone));
+    });
+  }
+
+  /** Joins a request already under way for the number, whatever its priority. */
+  private findInBackground(phone: string): Promise<CrmMatch | null> {
+    const running = this.interactive.get(phone);
+    if (running) return running;
+    return this.shared(this.backgroundRunning, phone, () => this.background.find(phone));
+  }
+
+  private shared(
+    running: Map<string, Promise<CrmMatch | null>>,
+    phone: string,
+    find: () => Promise<CrmMatch | null>,
+  ): Promise<CrmMatch | null> {
+    const existing = running.get(phone);
+    if (existing) return existing;
+    const request = find().then((match) => {
+      this.cache.set(phone, match);
+      return match;
+    });
+    running.set(phone, request);
+    void request.catch(() => undefined).finally(() => running.delete(phone));
+    return request;
+  }
+
+  private reasonFor(error: unknown, deadline: AbortSignal): string {
+    if (deadline.aborted) {
+      const where = error instanceof PortalError && error.code === 'ABORTED' ? ` (${error.description})` : '';
+      return `the portal did not answer within ${this.deadlineMs} ms${where}`;
+    }
+    if (error instanceof PortalError) return `the portal could not be asked: ${error.message}`;
+    return `the lookup failed: ${(error as Error).message}`;
+  }
+
+  /** One warning when lookups start failing and one line when they recover, not one per ringing call. */
+  private failed(reason: string): void {
+    if (this.failing) return;
+    this.failing = true;
+    this.logger.warn(`lookups are failing (${reason}); answering from the cache or without a match`);
+  }
+
+  private recovered(): void {
+    if (!this.failing) return;
+    this.failing = false;
+    this.logger.log('lookups reach the portal again');
+  }
+}
+
+function settle(result: CrmMatch | null | PortalError | undefined): CrmMatch | null {
+  if (result instanceof PortalError) throw result;
+  return result ?? null;
+}
+
+function toBinding(match: CrmMatch | null): CrmBinding | undefined {
+  return match ? { CRM_ENTITY_TYPE: match.entityType, CRM_ENTITY_ID: match.entityId } : undefined;
+}
+
+/**
+ * `work`, or the signal's reason once it aborts, whichever comes first. The reason waits a tick, so work
+ * that honours the signal itself rejects first with its own error (which says where it was).
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const abort = () => setImmediate(() => reject(signal.reason));
+    signal.addEventListener('abort', abort, { once: true });
+    void work.then(resolve, reject).finally(() => signal.removeEventListener('abort', abort));
+  });
+}

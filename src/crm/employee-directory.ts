@@ -1,0 +1,129 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { PortalClient } from '../portal/portal-client';
+
+/** Rows per page of `user.get` (REAL-PORTAL.md "Success envelope"). */
+const PAGE_SIZE = 50;
+/** Until the first copy arrives, try again this often rather than only every EMPLOYEE_REFRESH_SEC. */
+const FIRST_LOAD_RETRY_MS = 30_000;
+
+interface PortalUser {
+  ID?: unknown;
+  ACTIVE?: unknown;
+  UF_PHONE_INNER?: unknown;
+}
+
+/**
+ * Internal numbers (extensions) ↔ portal users, for active employees: read from the portal with `user.get`
+ * (every page), held in memory and read again every EMPLOYEE_REFRESH_SEC at background priority. A
+ * refresh replaces the copy only when every page arrived, so a failed one keeps the last good copy.
+ */
+@Injectable()
+export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('EmployeeDirectory');
+  private readonly refreshMs: number;
+  private userByExtension = new Map<string, number>();
+  private extensionByUser = new Map<number, string>();
+  private loadedAt?: number;
+  private readonly firstLoad: Promise<void>;
+  private markLoaded: () => void = () => undefined;
+  private timer?: NodeJS.Timeout;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly client: PortalClient,
+    config: AppConfig,
+  ) {
+    this.refreshMs = config.EMPLOYEE_REFRESH_SEC * 1000;
+    this.firstLoad = new Promise((resolve) => (this.markLoaded = resolve));
+  }
+
+  onApplicationBootstrap(): void {
+    void this.refreshAndReschedule();
+  }
+
+  beforeApplicationShutdown(): void {
+    clearTimeout(this.timer);
+    this.stopping.abort();
+  }
+
+  /** Whether a copy has been read from the portal yet. */
+  get loaded(): boolean {
+    return this.loadedAt !== undefined;
+  }
+
+  /** Resolves once the first copy has been read. */
+  whenLoaded(): Promise<void> {
+    return this.firstLoad;
+  }
+
+  /** The active employee with this internal number (the lowest user id when several share it). */
+  userIdFor(extension: string): number | undefined {
+    return this.userByExtension.get(extension.trim());
+  }
+
+  /** The internal number of an active employee; undefined for inactive or unknown users. */
+  extensionOf(userId: number | null | undefined): string | undefined {
+    return userId === null || userId === undefined ? undefined : this.extensionByUser.get(userId);
+  }
+
+  /** Reads every page; the copy in memory changes only when all of them arrived. */
+  async refresh(): Promise<void> {
+    const users = await this.readActiveUsers();
+    const userByExtension = new Map<string, number>();
+    const extensionByUser = new Map<number, string>();
+    for (const user of users.sort((a, b) => a.id - b.id)) {
+      extensionByUser.set(user.id, user.extension);
+      if (!userByExtension.has(user.extension)) userByExtension.set(user.extension, user.id);
+    }
+    this.userByExtension = userByExtension;
+    this.extensionByUser = extensionByUser;
+    this.loadedAt = Date.now();
+    this.markLoaded();
+  }
+
+  private async refreshAndReschedule(): Promise<void> {
+    let nextInMs = this.refreshMs;
+    try {
+      await this.refresh();
+    } catch (error) {
+      if (this.stopping.signal.aborted) return;
+      const kept = this.loaded ? 'keeping the last copy' : 'no copy yet, so lookups name no extensions';
+      if (!this.loaded) nextInMs = Math.min(this.refreshMs, FIRST_LOAD_RETRY_MS);
+      this.logger.warn(
+        `reading employees from the portal failed (${(error as Error).message}); ${kept}; ` +
+          `trying again in ${Math.round(nextInMs / 1000)} s`,
+      );
+    }
+    if (this.stopping.signal.aborted) return;
+    this.timer = setTimeout(() => void this.refreshAndReschedule(), nextInMs);
+    this.timer.unref();
+  }
+
+  private async readActiveUsers(): Promise<{ id: number; extension: string }[]> {
+    const users = new Map<number, string>();
+    const seen = new Set<number>();
+    for (let start = 0; ; start += PAGE_SIZE) {
+      const page = await this.client.call<PortalUser[]>(
+        'user.get',
+        { FILTER: { ACTIVE: true }, sort: 'ID', order: 'ASC', start },
+        { priority: 'background', signal: this.stopping.signal },
+      );
+      const rows = Array.isArray(page) ? page : [];
+      let added = 0;
+      for (const row of rows) {
+        const id = Number(row.ID);
+        const inner = row.UF_PHONE_INNER;
+        const extension = typeof inner === 'string' || typeof inner === 'number' ? String(inner).trim() : '';
+        const active = row.ACTIVE === true || row.ACTIVE === 'Y';
+        if (!Number.isInteger(id) || seen.has(id)) continue;
+        seen.add(id);
+        added += 1;
+        if (active && extension !== '') users.set(id, extension);
+      }
+      // A short page is the last; a page with nothing new means the portal ignored `start`.
+      if (rows.length < PAGE_SIZE || added === 0) break;
+    }
+    return [...users].map(([id, extension]) => ({ id, extension }));
+  }
+}

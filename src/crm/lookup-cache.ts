@@ -1,0 +1,59 @@
+import { LRUCache } from 'lru-cache';
+import { CrmMatch } from './crm-match';
+
+export interface LookupCacheSettings {
+  /** Most numbers held; the least recently used go first. */
+  maxEntries: number;
+  /** How long a match is served without asking the portal. */
+  ttlMs: number;
+  /** How long "no match" is served: shorter, since registering a call from an unknown number creates a lead. */
+  missTtlMs: number;
+  /** How long past that an answer is still served when the portal cannot be asked. */
+  staleMs: number;
+}
+
+export interface CachedLookup {
+  match: CrmMatch | null;
+  /** False: expired, to be served only when the portal fails. */
+  fresh: boolean;
+}
+
+interface Entry {
+  match: CrmMatch | null;
+  freshUntil: number;
+}
+
+/**
+ * Lookup answers by E.164 number, bounded in size. An entry is fresh for its TTL, then kept for the stale
+ * window in case the portal fails, then dropped.
+ */
+export class LookupCache {
+  private readonly entries: LRUCache<string, Entry>;
+
+  constructor(
+    private readonly settings: LookupCacheSettings,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.entries = new LRUCache<string, Entry>({
+      max: settings.maxEntries,
+      ttl: Math.max(settings.ttlMs, settings.missTtlMs) + settings.staleMs,
+      perf: { now },
+      // Check the clock on every read: expiry then follows the injected clock exactly.
+      ttlResolution: 0,
+    });
+  }
+
+  get(phone: string): CachedLookup | undefined {
+    const entry = this.entries.get(phone);
+    return entry && { match: entry.match, fresh: this.now() < entry.freshUntil };
+  }
+
+  set(phone: string, match: CrmMatch | null): void {
+    const ttl = match ? this.settings.ttlMs : this.settings.missTtlMs;
+    this.entries.set(phone, { match, freshUntil: this.now() + ttl }, { ttl: ttl + this.settings.staleMs });
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+}

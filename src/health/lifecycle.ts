@@ -1,0 +1,37 @@
+import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import type { NextFunction, Request, Response } from 'express';
+import { AppConfig } from '../config/app-config';
+
+/**
+ * The shutdown sequence on SIGTERM (Nest runs beforeApplicationShutdown, then closes the HTTP server, then
+ * onApplicationShutdown): readiness turns false at once; for SHUTDOWN_DELAY_MS the bridge keeps serving
+ * while load balancers notice; every response from then on says `Connection: close`, so keep-alive PBX
+ * connections end after their request in flight instead of holding the server open.
+ */
+@Injectable()
+export class Lifecycle implements BeforeApplicationShutdown {
+  private closing = false;
+
+  constructor(private readonly config: AppConfig) {}
+
+  get shuttingDown(): boolean {
+    return this.closing;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.closing = true;
+    if (this.config.SHUTDOWN_DELAY_MS > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.config.SHUTDOWN_DELAY_MS));
+    }
+  }
+
+  /** Express middleware: no new keep-alive once the shutdown began. */
+  readonly closeConnectionsWhenStopping = (
+    _request: Request,
+    response: Response,
+    next: NextFunction,
+  ): void => {
+    if (this.closing) response.setHeader('Connection', 'close');
+    next();
+  };
+}

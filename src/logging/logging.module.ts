@@ -1,0 +1,74 @@
+import { Module } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { LoggerModule } from 'nestjs-pino';
+import { AppConfig } from '../config/app-config';
+
+const PINO_LEVEL: Record<AppConfig['LOG_LEVEL'], string> = {
+  fatal: 'fatal',
+  error: 'error',
+  warn: 'warn',
+  log: 'info',
+  debug: 'debug',
+  verbose: 'trace',
+};
+
+/** Query parameters whose values are secrets (OAuth codes, tokens) and are never written to a log. */
+const SECRET_QUERY = /([?&](?:code|state|auth|access_token|refresh_token|token|application_token)=)[^&]*/gi;
+
+export function redactUrl(url: string | undefined): string | undefined {
+  return url?.replace(SECRET_QUERY, '$1[Redacted]');
+}
+
+const REQUEST_ID = /^[\w.-]{1,64}$/;
+
+/**
+ * Structured JSON logs (pino): one line per request with a request id (the caller's `X-Request-Id` when
+ * sane, else a new one, echoed back), secrets redacted: PBX and admin tokens travel in Authorization, OAuth
+ * codes in the query string; webhook URLs are never logged by the bridge's own code.
+ */
+@Module({
+  imports: [
+    LoggerModule.forRootAsync({
+      inject: [AppConfig],
+      useFactory: (config: AppConfig) => ({
+        pinoHttp: {
+          level: PINO_LEVEL[config.LOG_LEVEL],
+          genReqId: (request: IncomingMessage, response: ServerResponse) => {
+            const given = request.headers['x-request-id'];
+            const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+            response.setHeader('X-Request-Id', id);
+            return id;
+          },
+          redact: {
+            paths: [
+              'req.headers.authorization',
+              'req.headers.cookie',
+              'req.headers["proxy-authorization"]',
+              'res.headers["set-cookie"]',
+            ],
+            censor: '[Redacted]',
+          },
+          serializers: {
+            req: (request: {
+              id: unknown;
+              method: string;
+              url: string;
+              headers: Record<string, unknown>;
+            }) => ({
+              id: request.id,
+              method: request.method,
+              url: redactUrl(request.url),
+              headers: request.headers,
+            }),
+          },
+          autoLogging: {
+            ignore: (request: IncomingMessage) =>
+              Boolean(request.url?.startsWith('/health') || request.url?.startsWith('/metrics')),
+          },
+        },
+      }),
+    }),
+  ],
+})
+export class LoggingModule {}

@@ -1,0 +1,112 @@
+import { Counter, Gauge, Histogram, collectDefaultMetrics, Registry } from 'prom-client';
+
+/**
+ * Every Prometheus metric of the bridge, in one registry per application instance (tests build several).
+ * Gauges that describe the store or the portal are filled on scrape by the collectors registered in
+ * MetricsModule, so nothing polls when nobody looks.
+ */
+export class BridgeMetrics {
+  readonly registry = new Registry();
+
+  readonly events = new Counter({
+    name: 'bridge_events_total',
+    help: 'PBX call events by outcome: accepted (newly stored), duplicate, rejected (in a 4xx body)',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly portalRequests = new Counter({
+    name: 'bridge_portal_requests_total',
+    help: 'Requests to the portal by method and outcome (ok, or the error kind: budget, server, network, …)',
+    labelNames: ['portal', 'method', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly batchCommands = new Histogram({
+    name: 'bridge_batch_commands',
+    help: 'Commands per batch request sent to the portal',
+    labelNames: ['portal'] as const,
+    buckets: [1, 5, 10, 20, 30, 40, 45, 50],
+    registers: [this.registry],
+  });
+
+  readonly commands = new Counter({
+    name: 'bridge_commands_total',
+    help: 'Telephony commands by step and outcome: delivered, failed (parked), retried',
+    labelNames: ['portal', 'step', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly retries = new Counter({
+    name: 'bridge_retries_total',
+    help: 'Calls scheduled for a retry, by the kind of portal answer',
+    labelNames: ['portal', 'reason'] as const,
+    registers: [this.registry],
+  });
+
+  readonly budgetWait = new Counter({
+    name: 'bridge_budget_wait_seconds_total',
+    help: 'Time requests spent waiting for the portal request budget',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly queueDepth = new Gauge({
+    name: 'bridge_queue_depth',
+    help: 'Calls with portal work left (held calls included)',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly queueOldestAge = new Gauge({
+    name: 'bridge_queue_oldest_age_seconds',
+    help: 'Age of the oldest call with portal work left',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly callsFailed = new Gauge({
+    name: 'bridge_calls_failed',
+    help: 'Calls parked as failed, waiting for an operator',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly portalPaused = new Gauge({
+    name: 'bridge_portal_paused',
+    help: '1 while delivery to the portal is paused (credentials or rights refused)',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly tokenRefreshes = new Counter({
+    name: 'bridge_token_refreshes_total',
+    help: 'OAuth token refreshes by outcome',
+    labelNames: ['portal', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly lookupDuration = new Histogram({
+    name: 'bridge_lookup_duration_seconds',
+    help: 'Time to answer GET /v1/lookup, by where the answer came from',
+    labelNames: ['source'] as const,
+    buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 1.5, 2, 5],
+    registers: [this.registry],
+  });
+
+  private readonly scrapeHooks: (() => Promise<void>)[] = [];
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Registers a refresh of gauges that run on every scrape. */
+  onScrape(hook: () => Promise<void>): void {
+    this.scrapeHooks.push(hook);
+  }
+
+  async render(): Promise<string> {
+    await Promise.all(this.scrapeHooks.map((hook) => hook()));
+    return this.registry.metrics();
+  }
+}
