@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { TokenStore } from '../store/token-store';
 import { OAuthCredentials } from './oauth-credentials';
 import { oauthSettings } from './oauth-settings';
@@ -7,9 +8,15 @@ import { PortalCredentials } from './portal-credentials';
 import { WebhookCredentials } from './webhook-credentials';
 
 /** The mode comes from configuration: `B24_AUTH_MODE`, inferred when only one kind is configured. */
-export async function createCredentials(config: AppConfig, tokens: TokenStore): Promise<PortalCredentials> {
+export async function createCredentials(
+  config: AppConfig,
+  tokens: TokenStore,
+  metrics?: BridgeMetrics,
+): Promise<PortalCredentials> {
   if (config.authMode === 'oauth') {
     const credentials = new OAuthCredentials(oauthSettings(config), tokens);
+    credentials.onRefresh = (outcome) =>
+      metrics?.tokenRefreshes.inc({ portal: credentials.portalId, outcome });
     await credentials.open();
     return credentials;
   }
@@ -19,7 +26,13 @@ export async function createCredentials(config: AppConfig, tokens: TokenStore): 
 
 @Global()
 @Module({
-  providers: [{ provide: PortalCredentials, useFactory: createCredentials, inject: [AppConfig, TokenStore] }],
+  providers: [
+    {
+      provide: PortalCredentials,
+      useFactory: createCredentials,
+      inject: [AppConfig, TokenStore, BridgeMetrics],
+    },
+  ],
   exports: [PortalCredentials],
 })
 export class AuthModule {}

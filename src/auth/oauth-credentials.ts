@@ -39,6 +39,8 @@ export class OAuthCredentials extends PortalCredentials {
   private refreshing?: Promise<void>;
   private movedTo?: string;
   private announced?: AuthorisationStatus['state'];
+  /** Told the outcome of every refresh this replica makes, for metrics. */
+  onRefresh?: (outcome: 'ok' | 'refused' | 'unavailable') => void;
 
   constructor(
     readonly settings: OAuthSettings,
@@ -178,10 +180,15 @@ export class OAuthCredentials extends PortalCredentials {
     try {
       pair = await this.tokenEndpoint.refresh(claimed.refreshToken);
     } catch (error) {
-      if (error instanceof OAuthRefusal) return this.refused(claimed, error);
+      if (error instanceof OAuthRefusal) {
+        this.onRefresh?.('refused');
+        return this.refused(claimed, error);
+      }
+      this.onRefresh?.('unavailable');
       await this.store.releaseRefresh(this.portalId, this.leaseOwner);
       throw error;
     }
+    this.onRefresh?.('ok');
     // The new pair is durable before anything uses it: a crash from here on leaves it in the store.
     const committed = await this.store.commitRefresh(this.portalId, this.leaseOwner, pair);
     if (!committed) {

@@ -112,12 +112,25 @@ function nextStep(call: CallRecord): CallRecord['nextStep'] {
   return undefined;
 }
 
-/** Which employee the call goes to: the PBX's extension, else its user id, else the default employee. */
+/**
+ * Which employee the call goes to: the PBX's extension, else its user id, else the default employee.
+ * `employeeFor` consults the employee directory: a user id, `null` when the loaded directory has no active
+ * employee with that extension, or undefined when there is no directory yet (the portal then resolves
+ * USER_PHONE_INNER itself, and an unknown one is re-routed on its answer).
+ */
 export function choosePortalUser(
   call: CallRecord,
   defaultUserId: number | undefined,
+  employeeFor: (extension: string) => number | null | undefined = () => undefined,
 ): { user: PortalUser; routedToDefaultUser: boolean } | undefined {
-  if (call.extension) return { user: { USER_PHONE_INNER: call.extension }, routedToDefaultUser: false };
+  if (call.extension) {
+    const userId = employeeFor(call.extension);
+    if (typeof userId === 'number') return { user: { USER_ID: userId }, routedToDefaultUser: false };
+    if (userId === null && defaultUserId !== undefined) {
+      return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
+    }
+    return { user: { USER_PHONE_INNER: call.extension }, routedToDefaultUser: false };
+  }
   if (call.userId !== undefined) return { user: { USER_ID: call.userId }, routedToDefaultUser: false };
   if (defaultUserId !== undefined) return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
   return undefined;

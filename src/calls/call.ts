@@ -30,6 +30,11 @@ export interface PortalUser {
   USER_PHONE_INNER?: string;
 }
 
+export interface CrmBinding {
+  CRM_ENTITY_TYPE: string;
+  CRM_ENTITY_ID: number;
+}
+
 export interface CallEnd {
   at: string;
   durationSec: number;
@@ -57,6 +62,8 @@ export interface CallRecord {
   holdUntil?: number;
 
   portalUser?: PortalUser;
+  /** With B24_BIND_CRM_ENTITY: the client the register binds the call to (null: none found), fixed once. */
+  crmBinding?: CrmBinding | null;
   routedToDefaultUser: boolean;
   portalCallId?: string;
   crmEntityType?: string;

@@ -9,7 +9,7 @@ import { EmployeeDirectory } from './employee-directory';
 import { LookupCache } from './lookup-cache';
 
 /** How long past its TTL a cached answer is still served while the portal cannot be asked. */
-export const STALE_SERVE_MS = 24 * 3600 * 1000;
+const STALE_SERVE_MS = 24 * 3600 * 1000;
 /** "No match" is cached at most this long: registering a call from an unknown number creates a lead. */
 const MISS_TTL_CAP_MS = 60_000;
 
@@ -131,9 +131,11 @@ export class CrmLookupService implements OnModuleInit {
     return request;
   }
 
+  /** A shared request cut short by an earlier caller's deadline reads as a deadline too. */
   private reasonFor(error: unknown, deadline: AbortSignal): string {
-    if (deadline.aborted) {
-      const where = error instanceof PortalError && error.code === 'ABORTED' ? ` (${error.description})` : '';
+    const abandoned = error instanceof PortalError && error.code === 'ABORTED';
+    if (deadline.aborted || abandoned) {
+      const where = abandoned ? ` (${error.description})` : '';
       return `the portal did not answer within ${this.deadlineMs} ms${where}`;
     }
     if (error instanceof PortalError) return `the portal could not be asked: ${error.message}`;

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CallRecord, PortalStep } from '../calls/call';
+import { CallRecord, CrmBinding, PortalStep } from '../calls/call';
 import { choosePortalUser, countSent, markFailed } from '../calls/call-lifecycle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
@@ -14,6 +14,14 @@ export interface SchedulerSettings {
   maxInFlight: number;
   /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
   pauseMs: number;
+}
+
+/** What the CRM module tells delivery about employees and clients (both optional). */
+export interface CallRouting {
+  /** A user id, null when the loaded directory knows no such active employee, undefined when unknown. */
+  employeeFor(extension: string): number | null | undefined;
+  /** The CRM client to bind a register to; undefined when binding is off or none is found. */
+  bindingFor(phoneE164: string): Promise<CrmBinding | undefined>;
 }
 
 /** Told what became of each command, for metrics; kept out of the scheduler's logic. */
@@ -51,6 +59,7 @@ export class DeliveryScheduler {
     private readonly client: PortalClient,
     private readonly settings: SchedulerSettings,
     private readonly observer?: DeliveryObserver,
+    private readonly routing?: CallRouting,
   ) {
     this.logger = new Logger(`Delivery ${client.portalId}`);
     this.status = { portalId: client.portalId, paused: false };
@@ -134,14 +143,40 @@ export class DeliveryScheduler {
     }
     for (const callId of plan.callIds) this.inFlight.add(callId);
     try {
-      await this.deliver(plan);
+      const bindings = await this.findBindings(due.filter((call) => plan.callIds.includes(call.callId)));
+      await this.deliver(plan, bindings);
     } finally {
       for (const callId of plan.callIds) this.inFlight.delete(callId);
     }
   }
 
-  private async deliver(plan: BatchPlan): Promise<void> {
-    const marked = await this.markSending(plan);
+  /**
+   * With B24_BIND_CRM_ENTITY: the client each first register binds to. A lookup the portal could not answer
+   * now is an error for that call (retried later), so a call is never registered unbound by accident.
+   */
+  private async findBindings(calls: CallRecord[]): Promise<Map<string, CrmBinding | null | PortalError>> {
+    const found = new Map<string, CrmBinding | null | PortalError>();
+    const routing = this.routing;
+    if (!routing) return found;
+    const unbound = calls.filter((call) => call.nextStep === 'register' && call.crmBinding === undefined);
+    await Promise.all(
+      unbound.map(async (call) => {
+        try {
+          found.set(call.callId, (await routing.bindingFor(call.phoneNumber!)) ?? null);
+        } catch (error) {
+          if (!(error instanceof PortalError)) throw error;
+          found.set(call.callId, error);
+        }
+      }),
+    );
+    return found;
+  }
+
+  private async deliver(
+    plan: BatchPlan,
+    bindings: Map<string, CrmBinding | null | PortalError>,
+  ): Promise<void> {
+    const marked = await this.markSending(plan, bindings);
     const sendable = new BatchPlan(this.client.maxBatchSize);
     for (const call of marked.values()) sendable.add(call);
     if (sendable.commandCount === 0) return this.client.budget.refund();
@@ -201,12 +236,25 @@ export class DeliveryScheduler {
    * Before sending: fixes the employee each register goes to (a retried register must carry the same one)
    * and counts the commands as sent, so a finish repeated after a lost answer is recognised.
    */
-  private async markSending(plan: BatchPlan): Promise<Map<string, CallRecord>> {
+  private async markSending(
+    plan: BatchPlan,
+    bindings: Map<string, CrmBinding | null | PortalError>,
+  ): Promise<Map<string, CallRecord>> {
     const steps = new Map(plan.entries.map((entry) => [entry.callId, entry.commands.map((c) => c.step)]));
     const now = Date.now();
+    const settings = this.outcomeSettings();
+    const retried = new Set<string>();
     const updated = await this.store.updateCalls(this.client.portalId, plan.callIds, (call) => {
+      const binding = bindings.get(call.callId);
+      if (binding instanceof PortalError) {
+        retried.add(call.callId);
+        return applyRequestFailure(call, binding, settings);
+      }
+      if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
       if (call.nextStep === 'register' && !call.portalUser) {
-        const choice = choosePortalUser(call, this.settings.defaultUserId);
+        const choice = choosePortalUser(call, this.settings.defaultUserId, (extension) =>
+          this.routing?.employeeFor(extension),
+        );
         if (!choice) {
           return markFailed(
             call,
@@ -218,7 +266,8 @@ export class DeliveryScheduler {
       }
       return countSent(call, steps.get(call.callId) ?? []);
     });
-    return new Map(updated.filter((call) => !call.failed).map((call) => [call.callId, call]));
+    const sendable = updated.filter((call) => !call.failed && !retried.has(call.callId));
+    return new Map(sendable.map((call) => [call.callId, call]));
   }
 
   private async expireHeld(callIds: string[], now: number): Promise<void> {
@@ -239,7 +288,7 @@ export class DeliveryScheduler {
     this.status.pausedReason = error.message;
     this.logger.error(
       `portal ${this.client.portalId} refused the bridge (${error.message}); delivery paused, nothing is dropped. ` +
-        `Check the webhook URL or the application's rights; retrying in ${Math.round(this.settings.pauseMs / 1000)} s`,
+        `Check the webhook URL and its rights, or re-authorise the application (/oauth/start or reinstall); retrying in ${Math.round(this.settings.pauseMs / 1000)} s`,
     );
   }
 

@@ -1,5 +1,7 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { CrmLookupService } from '../crm/crm-lookup.service';
+import { EmployeeDirectory } from '../crm/employee-directory';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { CallStore, QueueStats } from '../store/call-store';
@@ -17,6 +19,8 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
     private readonly client: PortalClient,
     config: AppConfig,
     private readonly metrics: BridgeMetrics,
+    directory: EmployeeDirectory,
+    lookups: CrmLookupService,
   ) {
     const portal = client.portalId;
     this.scheduler = new DeliveryScheduler(
@@ -31,6 +35,10 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
       {
         onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
         onRetry: (reason) => metrics.retries.inc({ portal, reason }),
+      },
+      {
+        employeeFor: (extension) => (directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined),
+        bindingFor: (phone) => lookups.bindingFor(phone),
       },
     );
     metrics.onScrape(() => this.refreshGauges());

@@ -23,6 +23,7 @@ export const PORTAL_METHOD: Record<PortalStep, string> = {
 export function registerParams(call: CallRecord, user: PortalUser): PortalParams {
   return {
     ...user,
+    ...(call.crmBinding ?? {}),
     PHONE_NUMBER: call.phoneNumber,
     CALL_START_DATE: call.startedAt,
     TYPE: CALL_TYPE[call.direction ?? 'inbound'],

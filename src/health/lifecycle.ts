@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppConfig } from '../config/app-config';
 
@@ -11,6 +11,7 @@ import { AppConfig } from '../config/app-config';
 @Injectable()
 export class Lifecycle implements BeforeApplicationShutdown {
   private closing = false;
+  private readonly logger = new Logger('Lifecycle');
 
   constructor(private readonly config: AppConfig) {}
 
@@ -18,8 +19,11 @@ export class Lifecycle implements BeforeApplicationShutdown {
     return this.closing;
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(signal?: string): Promise<void> {
     this.closing = true;
+    this.logger.log(
+      `shutting down (${signal ?? 'close'}): readiness is false; finishing requests and the batch in flight`,
+    );
     if (this.config.SHUTDOWN_DELAY_MS > 0) {
       await new Promise((resolve) => setTimeout(resolve, this.config.SHUTDOWN_DELAY_MS));
     }

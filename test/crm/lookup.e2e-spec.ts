@@ -1,3 +1,4 @@
+import axios from 'axios';
 import { defaultSeed } from '../../src/sandbox';
 import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { portalRequests, seedRecord } from './crm-support';
@@ -145,12 +146,10 @@ describe('GET /v1/lookup', () => {
   });
 
   it('finds a client added on the portal after start-up', async () => {
-    h.sandbox.state.crm.add(
-      'CONTACT',
-      { NAME: 'Fresh', LAST_NAME: 'Client', ASSIGNED_BY_ID: 4, PHONE: [{ VALUE: '+49 69 5550777' }] },
-      1,
-      Date.now(),
-    );
+    const added = await axios.post(`${h.sandbox.webhookUrl}crm.contact.add`, {
+      fields: { NAME: 'Fresh', LAST_NAME: 'Client', ASSIGNED_BY_ID: 4, PHONE: [{ VALUE: '+49 69 5550777' }] },
+    });
+    expect(added.data.result).toBeGreaterThan(0);
     const response = await lookup('069 5550777').expect(200);
     expect(response.body.match).toMatchObject({
       entityType: 'CONTACT',
