@@ -34,6 +34,8 @@ const REQUEST_ID = /^[\w.-]{1,64}$/;
       useFactory: (config: AppConfig) => ({
         pinoHttp: {
           level: PINO_LEVEL[config.LOG_LEVEL],
+          // Logs inside a request carry only its id; the request itself is serialised once, on completion.
+          quietReqLogger: true,
           genReqId: (request: IncomingMessage, response: ServerResponse) => {
             const given = request.headers['x-request-id'];
             const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
