@@ -136,12 +136,13 @@ export class DeliveryScheduler {
       if (call.nextStep === 'wait-start') expired.push(call.callId);
       else if (!plan.add(call)) break;
     }
+    // Claimed before the first await, so a concurrent batch never picks the same calls.
+    for (const callId of plan.callIds) this.inFlight.add(callId);
     if (expired.length) await this.expireHeld(expired, now);
     if (plan.commandCount === 0) {
       this.client.budget.refund();
       return;
     }
-    for (const callId of plan.callIds) this.inFlight.add(callId);
     try {
       const bindings = await this.findBindings(due.filter((call) => plan.callIds.includes(call.callId)));
       await this.deliver(plan, bindings);

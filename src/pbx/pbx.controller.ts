@@ -1,4 +1,15 @@
-import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Logger,
+  NotFoundException,
+  Param,
+  Post,
+  ServiceUnavailableException,
+  UseGuards,
+} from '@nestjs/common';
 import {
   ApiBasicAuth,
   ApiBearerAuth,
@@ -29,6 +40,8 @@ import { PbxTokenGuard } from './pbx-token.guard';
 @Controller('v1/calls')
 @UseGuards(PbxTokenGuard, PbxThrottlerGuard)
 export class PbxController {
+  private readonly logger = new Logger('PbxIntake');
+
   constructor(
     private readonly intake: CallIntake,
     private readonly store: CallStore,
@@ -88,6 +101,7 @@ export class PbxController {
   @ApiResponse({ status: 413, description: 'Body larger than PBX_BODY_LIMIT' })
   @ApiResponse({ status: 415, description: 'Body is not JSON' })
   @ApiResponse({ status: 429, description: 'This PBX token sends too many requests' })
+  @ApiResponse({ status: 503, description: 'The store could not commit: nothing stored, send again' })
   async postEvents(@Body() body: unknown): Promise<IngestResult> {
     let events;
     try {
@@ -96,7 +110,13 @@ export class PbxController {
       this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
       throw error;
     }
-    const result = await this.intake.submit(events);
+    const result = await this.intake.submit(events).catch((error: Error) => {
+      // Nothing was committed: the PBX must send the body again, which is safe (idempotent per event).
+      this.logger.error(`could not store ${events.length} call events: ${error.message}`);
+      throw new ServiceUnavailableException(
+        'the store could not commit the events; nothing was stored, retry',
+      );
+    });
     this.metrics.events.inc({ outcome: 'accepted' }, result.accepted);
     this.metrics.events.inc({ outcome: 'duplicate' }, result.duplicates);
     return result;
