@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../src/sandbox';
-import { eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
+import { callBodies, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
 import { startBridgeProcess } from './support/bridge-process';
 import { clearFaults, injectFault, sandboxCalls } from './support/sandbox-inspect';
 
@@ -24,27 +24,8 @@ describe('crash recovery (SIGKILL)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const calls = (prefix: string, count: number) =>
-    Array.from({ length: count }, (_, index) => {
-      const callId = `${prefix}-${index}`;
-      return [
-        {
-          event: 'call.started',
-          callId,
-          direction: 'inbound',
-          phoneNumber: `+49151${String(1000000 + index)}`,
-          extension: '101',
-          at: '2026-11-22T10:00:00+01:00',
-        },
-        { event: 'call.ended', callId, at: '2026-11-22T10:01:00+01:00', durationSec: 60, status: 'answered' },
-      ];
-    });
-
-  /** Ten calls (twenty events) a request, all requests at once. */
-  async function postAll(url: string, perCall: unknown[][]): Promise<number> {
-    const bodies = Array.from({ length: Math.ceil(perCall.length / 10) }, (_, i) =>
-      perCall.slice(i * 10, i * 10 + 10).flat(),
-    );
+  /** All requests at once; returns how many events were newly stored. */
+  async function postAll(url: string, bodies: unknown[][]): Promise<number> {
     const responses = await Promise.all(
       bodies.map((body) =>
         axios.post(`${url}/v1/calls/events`, body, { headers: { Authorization: `Bearer ${PBX_TOKEN}` } }),
@@ -70,7 +51,7 @@ describe('crash recovery (SIGKILL)', () => {
     const env = testEnv(sandbox, dir, { LOG_LEVEL: 'warn' });
     await injectFault(sandbox, { kind: 'outage' });
     const first = await startBridgeProcess(env);
-    const accepted = await postAll(first.url, calls('down', 200));
+    const accepted = await postAll(first.url, callBodies('down', 200));
     expect(accepted).toBe(400);
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
@@ -89,7 +70,7 @@ describe('crash recovery (SIGKILL)', () => {
     const env = testEnv(sandbox, dir, { LOG_LEVEL: 'warn' });
     await injectFault(sandbox, { kind: 'latency', ms: 150 });
     const first = await startBridgeProcess(env);
-    await postAll(first.url, calls('mid', 300));
+    await postAll(first.url, callBodies('mid', 300));
     await eventually(async () =>
       (await sandboxCalls(sandbox)).some((call) => call.EXTERNAL_CALL_ID?.startsWith('mid-'))
         ? true

@@ -1,12 +1,10 @@
 import axios from 'axios';
 import { stringify } from 'qs';
 import { defaultSeed, SandboxPortal } from '../../src/sandbox';
-import { startHarness } from '../support/bridge-harness';
+import { callBodies, startHarness } from '../support/bridge-harness';
 import {
-  callBodies,
   installApp,
   OAuthBridge,
-  oauthStats,
   PORTAL_ID,
   postCalls,
   sleep,
@@ -14,6 +12,7 @@ import {
   tempDir,
   untilAllFinished,
 } from './oauth-harness';
+import { sandboxStats } from '../support/sandbox-inspect';
 
 const OTHER_APP = {
   id: 2,
@@ -95,7 +94,7 @@ describe('OAuth application: install and code flows', () => {
       authorisation: 'authorised',
       credentialsAccepted: true,
     });
-    expect((await oauthStats(sandbox)).tokenRefreshes).toBe(0);
+    expect((await sandboxStats(sandbox)).tokenRefreshes).toBe(0);
   });
 
   it('runs the code flow end to end: /oauth/start → portal authorize → /oauth/callback', async () => {
@@ -117,7 +116,7 @@ describe('OAuth application: install and code flows', () => {
     expect(done.data).toMatchObject({ portalId: PORTAL_ID, domain: new URL(sandbox.url).host });
     expect(JSON.stringify(done.data)).not.toMatch(/token|[0-9a-f]{40}/i);
 
-    expect((await oauthStats(sandbox)).codeExchanges).toBe(1);
+    expect((await sandboxStats(sandbox)).codeExchanges).toBe(1);
     expect(await bridge.storedTokens()).toMatchObject({ memberId: defaultSeed().memberId });
     await postCalls(bridge, callBodies('code-flow', 2)[0]);
     await untilAllFinished(sandbox, 'code-flow', 2);
@@ -131,7 +130,7 @@ describe('OAuth application: install and code flows', () => {
     expect(answer.status).toBe(400);
     expect(JSON.stringify(answer.body)).toContain('state');
     expect(await bridge.storedTokens()).toBeUndefined();
-    expect((await oauthStats(sandbox)).codeExchanges).toBe(0);
+    expect((await sandboxStats(sandbox)).codeExchanges).toBe(0);
 
     const missing = await hop(`${bridge.url}/oauth/callback?code=abc`);
     expect(missing.status).toBe(400);
@@ -145,7 +144,7 @@ describe('OAuth application: install and code flows', () => {
     const again = await hop(callbackUrl);
     expect(again.status).toBe(400);
     expect(await bridge.storedTokens()).toEqual(first);
-    expect((await oauthStats(sandbox)).codeExchanges).toBe(1);
+    expect((await sandboxStats(sandbox)).codeExchanges).toBe(1);
   });
 
   it('refuses an expired state with 400 and stores nothing', async () => {
@@ -155,7 +154,7 @@ describe('OAuth application: install and code flows', () => {
     await sleep(1500);
     expect((await hop(callbackUrl)).status).toBe(400);
     expect(await bridge.storedTokens()).toBeUndefined();
-    expect((await oauthStats(sandbox)).codeExchanges).toBe(0);
+    expect((await sandboxStats(sandbox)).codeExchanges).toBe(0);
   });
 
   it('consumes the state when the administrator declines, and stores nothing', async () => {
@@ -257,7 +256,7 @@ describe('OAuth application: install and code flows', () => {
     expect(await bridge.portalHealth()).toMatchObject({ authorisation: 'authorised' });
     await postCalls(bridge, callBodies('restarted', 2)[0]);
     await untilAllFinished(sandbox, 'restarted', 2);
-    expect(await oauthStats(sandbox)).toMatchObject({ codeExchanges: 0, tokenRefreshes: 0 });
+    expect(await sandboxStats(sandbox)).toMatchObject({ codeExchanges: 0, tokenRefreshes: 0 });
   });
 });
 

@@ -78,34 +78,6 @@ export async function installApp(
   return data;
 }
 
-export async function oauthStats(sandbox: SandboxPortal): Promise<{
-  tokenRefreshes: number;
-  refreshTokenReuse: number;
-  codeExchanges: number;
-}> {
-  const { data } = await axios.get(`${sandbox.url}/_sandbox/stats`);
-  return data;
-}
-
-/** `count` calls (started + ended), ten to a PBX request. */
-export function callBodies(prefix: string, count: number): unknown[][] {
-  const events = Array.from({ length: count }, (_, index) => {
-    const callId = `${prefix}-${index}`;
-    return [
-      {
-        event: 'call.started',
-        callId,
-        direction: 'inbound',
-        phoneNumber: `+49151${String(2000000 + index)}`,
-        extension: '101',
-        at: '2026-11-22T10:00:00+01:00',
-      },
-      { event: 'call.ended', callId, at: '2026-11-22T10:01:00+01:00', durationSec: 60, status: 'answered' },
-    ];
-  });
-  return Array.from({ length: Math.ceil(count / 10) }, (_, i) => events.slice(i * 10, i * 10 + 10).flat());
-}
-
 export async function postCalls(bridge: OAuthBridge, body: unknown[]): Promise<void> {
   const response = await bridge.http
     .post('/v1/calls/events')

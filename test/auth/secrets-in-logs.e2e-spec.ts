@@ -5,7 +5,8 @@ import { stringify } from 'qs';
 import { SandboxPortal } from '../../src/sandbox';
 import { eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
-import { callBodies, oauthEnv, sleep, tempDir } from './oauth-harness';
+import { callBodies } from '../support/bridge-harness';
+import { oauthEnv, sleep, tempDir } from './oauth-harness';
 
 /**
  * Every OAuth secret the bridge handles during a run (client secret, application token, the code, every

@@ -1,14 +1,12 @@
 import { PortalClient } from '../../src/portal/portal-client';
 import { SandboxPortal } from '../../src/sandbox';
 import { TokenStore } from '../../src/store/token-store';
-import { eventually } from '../support/bridge-harness';
+import { callBodies, eventually } from '../support/bridge-harness';
 import { freePort } from '../support/bridge-process';
 import {
-  callBodies,
   callState,
   installApp,
   OAuthBridge,
-  oauthStats,
   PORTAL_ID,
   postCalls,
   sleep,
@@ -16,6 +14,7 @@ import {
   tempDir,
   untilAllFinished,
 } from './oauth-harness';
+import { sandboxStats } from '../support/sandbox-inspect';
 
 /** One portal call through the bridge's own client (budget, credentials, renewal), as delivery makes them. */
 const appInfo = (bridge: OAuthBridge) =>
@@ -49,7 +48,7 @@ describe('OAuth tokens: refresh', () => {
     }
     await untilAllFinished(sandbox, 'ttl', 200, 120_000);
 
-    const stats = await oauthStats(sandbox);
+    const stats = await sandboxStats(sandbox);
     expect(stats.refreshTokenReuse).toBe(0);
     expect(stats.tokenRefreshes).toBeGreaterThanOrEqual(2);
     expect(await bridge.portalHealth()).toMatchObject({
@@ -66,11 +65,11 @@ describe('OAuth tokens: refresh', () => {
     await installApp(sandbox, bridge);
     await sleep(2500);
 
-    const before = (await oauthStats(sandbox)).tokenRefreshes;
+    const before = (await sandboxStats(sandbox)).tokenRefreshes;
     const answers = await Promise.all(Array.from({ length: 10 }, () => appInfo(bridge)));
     expect(answers.every((answer) => answer.client_id === sandbox.oauthApp.clientId)).toBe(true);
-    expect((await oauthStats(sandbox)).tokenRefreshes - before).toBe(1);
-    expect((await oauthStats(sandbox)).refreshTokenReuse).toBe(0);
+    expect((await sandboxStats(sandbox)).tokenRefreshes - before).toBe(1);
+    expect((await sandboxStats(sandbox)).refreshTokenReuse).toBe(0);
   });
 
   it('refreshes once across two bridges sharing the store (the lease row, not process memory)', async () => {
@@ -81,13 +80,13 @@ describe('OAuth tokens: refresh', () => {
     await Promise.all([appInfo(first), appInfo(second)]);
     await sleep(2500);
 
-    const before = (await oauthStats(sandbox)).tokenRefreshes;
+    const before = (await sandboxStats(sandbox)).tokenRefreshes;
     const answers = await Promise.all(
       Array.from({ length: 12 }, (_, index) => appInfo(index % 2 ? first : second)),
     );
     expect(answers).toHaveLength(12);
-    expect((await oauthStats(sandbox)).tokenRefreshes - before).toBe(1);
-    expect((await oauthStats(sandbox)).refreshTokenReuse).toBe(0);
+    expect((await sandboxStats(sandbox)).tokenRefreshes - before).toBe(1);
+    expect((await sandboxStats(sandbox)).refreshTokenReuse).toBe(0);
     expect(await first.storedTokens()).toEqual(await second.storedTokens());
   });
 
@@ -104,7 +103,7 @@ describe('OAuth tokens: refresh', () => {
       await appInfo(bridge);
       const refused = sandbox.requests().filter((entry) => entry.error === expiredTokenError);
       expect(refused).toHaveLength(1);
-      expect(await oauthStats(sandbox)).toMatchObject({ tokenRefreshes: 1, refreshTokenReuse: 0 });
+      expect(await sandboxStats(sandbox)).toMatchObject({ tokenRefreshes: 1, refreshTokenReuse: 0 });
 
       await postCalls(bridge, callBodies(`renewed-${expiredTokenError}`, 1)[0]);
       await untilAllFinished(sandbox, `renewed-${expiredTokenError}`, 1);
@@ -125,7 +124,7 @@ describe('OAuth tokens: refresh', () => {
     const startedAt = Date.now();
     await appInfo(bridge);
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
-    expect(await oauthStats(sandbox)).toMatchObject({ tokenRefreshes: 1, refreshTokenReuse: 0 });
+    expect(await sandboxStats(sandbox)).toMatchObject({ tokenRefreshes: 1, refreshTokenReuse: 0 });
   });
 
   it('keeps calls queued, not failed, while the token endpoint cannot be reached', async () => {
@@ -157,7 +156,7 @@ describe('OAuth tokens: refresh', () => {
     for (let i = 0; i < 5; i += 1) await appInfo(bridge);
     await postCalls(bridge, callBodies('steady', 5)[0]);
     await untilAllFinished(sandbox, 'steady', 5);
-    expect((await oauthStats(sandbox)).tokenRefreshes).toBe(0);
+    expect((await sandboxStats(sandbox)).tokenRefreshes).toBe(0);
   });
 
   it('calls /rest/v1/<method> with B24_API_VERSION=v1', async () => {
@@ -197,6 +196,6 @@ describe('OAuth tokens: refresh', () => {
       failedCalls: 0,
       queueDepth: 0,
     });
-    expect((await oauthStats(sandbox)).refreshTokenReuse).toBe(0);
+    expect((await sandboxStats(sandbox)).refreshTokenReuse).toBe(0);
   });
 });

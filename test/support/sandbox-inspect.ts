@@ -35,6 +35,9 @@ export async function sandboxStats(sandbox: SandboxPortal): Promise<{
   queryLimitExceeded: number;
   maxRequestsInAnySecond: number;
   commands: number;
+  tokenRefreshes: number;
+  refreshTokenReuse: number;
+  codeExchanges: number;
 }> {
   const { data } = await axios.get(`${sandbox.url}/_sandbox/stats`);
   return data;
