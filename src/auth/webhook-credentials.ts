@@ -29,7 +29,6 @@ export class WebhookCredentials extends PortalCredentials {
   }
 
   moveTo(origin: string): void {
-    const moved = new URL(this.base.pathname, origin);
-    this.base = moved;
+    this.base = new URL(this.base.pathname, origin);
   }
 }
