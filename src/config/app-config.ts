@@ -11,7 +11,9 @@ import {
   Max,
   Min,
   validateSync,
+  ValidateBy,
 } from 'class-validator';
+import { IANAZone } from 'luxon';
 
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
@@ -149,6 +151,17 @@ export class AppConfig {
   @IsOptional()
   @Matches(/^[A-Z]{2}$/, { message: 'DEFAULT_COUNTRY must be an ISO 3166 alpha-2 code such as DE' })
   DEFAULT_COUNTRY?: string;
+
+  /** IANA zone of PBXs that post local times (Asterisk `start`, Yeastar `time_start`); `?tz=` overrides it. */
+  @Transform(({ value }) => (value === '' ? 'UTC' : value))
+  @ValidateBy({
+    name: 'isIanaZone',
+    validator: {
+      validate: (value: unknown) => typeof value === 'string' && IANAZone.isValidZone(value),
+      defaultMessage: () => 'PBX_TIME_ZONE must be an IANA time zone such as Europe/Berlin or UTC',
+    },
+  })
+  PBX_TIME_ZONE = 'UTC';
 
   @Transform(emptyAsUnset)
   @IsOptional()

@@ -37,24 +37,34 @@ export class LookupController {
   })
   @ApiResponse({ status: 400, description: '`phone` is missing or not a phone number' })
   lookup(@Req() request: Request): Promise<LookupAnswer> {
-    const raw = phoneParameter(request.originalUrl);
-    const phone = raw === undefined ? undefined : toE164(raw, this.config.DEFAULT_COUNTRY);
-    if (!phone)
-      throw badPhone(raw === undefined || raw.trim() === '' ? 'phone is required' : notANumber(this.config));
-    return this.lookups.lookup(phone);
+    return this.lookups.lookup(requiredPhone(request.originalUrl, this.config));
   }
 }
 
 /**
- * The `phone` query parameter as the PBX wrote it. Query parsers read `+` as a space, but PBXs send
- * `?phone=+4915…` unencoded: a leading `+` is kept as the plus sign, later ones are spaces.
+ * The phone number a lookup asks for, in E.164, from the query parameter `name` of `url`; a 400 naming
+ * the parameter when it is missing or not a phone number. The 3CX adapter asks with `number`.
  */
-export function phoneParameter(url: string): string | undefined {
+export function requiredPhone(url: string, config: AppConfig, name = 'phone'): string {
+  const raw = phoneParameter(url, name);
+  const phone = raw === undefined ? undefined : toE164(raw, config.DEFAULT_COUNTRY);
+  if (phone) return phone;
+  throw badPhone(
+    name,
+    raw === undefined || raw.trim() === '' ? `${name} is required` : notANumber(name, config),
+  );
+}
+
+/**
+ * The `phone` (or `name`) query parameter as the PBX wrote it. Query parsers read `+` as a space, but PBXs
+ * send `?phone=+4915…` unencoded: a leading `+` is kept as the plus sign, later ones are spaces.
+ */
+export function phoneParameter(url: string, name = 'phone'): string | undefined {
   const query = url.split('?', 2)[1] ?? '';
   for (const pair of query.split('&')) {
     const separator = pair.indexOf('=');
     const key = separator < 0 ? pair : pair.slice(0, separator);
-    if (safeDecode(key) !== 'phone') continue;
+    if (safeDecode(key) !== name) continue;
     const value = separator < 0 ? '' : pair.slice(separator + 1);
     const spaced = value.startsWith('+')
       ? `%2B${value.slice(1).replace(/\+/g, ' ')}`
@@ -72,16 +82,16 @@ function safeDecode(text: string): string | undefined {
   }
 }
 
-function notANumber(config: AppConfig): string {
+function notANumber(name: string, config: AppConfig): string {
   const hint = config.DEFAULT_COUNTRY ? '' : ' (a national number needs DEFAULT_COUNTRY on the bridge)';
-  return `phone is not a phone number${hint}`;
+  return `${name} is not a phone number${hint}`;
 }
 
-function badPhone(problem: string): BadRequestException {
+function badPhone(name: string, problem: string): BadRequestException {
   return new BadRequestException({
     statusCode: 400,
     error: 'Bad Request',
     message: problem,
-    errors: [{ field: 'phone', problems: [problem] }],
+    errors: [{ field: name, problems: [problem] }],
   });
 }

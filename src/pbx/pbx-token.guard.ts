@@ -3,9 +3,19 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
 
-/** The token a request carries: `Authorization: Bearer <token>`, or HTTP Basic with the token as password. */
+/** Adapter routes: a PBX that cannot set a header (Yeastar's webhook) may put the token in the query. */
+const QUERY_TOKEN_ROUTES = '/v1/pbx/';
+
+/**
+ * The token a request carries: `Authorization: Bearer <token>`, or HTTP Basic with the token as password;
+ * on the adapter routes also `?token=<token>` when no Authorization header is sent.
+ */
 export function presentedToken(request: Request): string | undefined {
-  const header = request.headers.authorization ?? '';
+  const header = request.headers.authorization;
+  return header ? headerToken(header) : queryToken(request);
+}
+
+function headerToken(header: string): string | undefined {
   const [scheme, value] = header.split(' ', 2);
   if (!value) return undefined;
   if (scheme.toLowerCase() === 'bearer') return value.trim();
@@ -15,6 +25,13 @@ export function presentedToken(request: Request): string | undefined {
     return colon >= 0 ? decoded.slice(colon + 1) : undefined;
   }
   return undefined;
+}
+
+function queryToken(request: Request): string | undefined {
+  const path = (request.originalUrl ?? request.url ?? '').split('?', 1)[0];
+  if (!path.startsWith(QUERY_TOKEN_ROUTES)) return undefined;
+  const token = request.query?.token;
+  return typeof token === 'string' && token !== '' ? token : undefined;
 }
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
@@ -40,7 +57,7 @@ export class PbxTokenGuard implements CanActivate {
     const token = presentedToken(request);
     if (!token || !matchesAny(token, this.accepted)) {
       throw new UnauthorizedException(
-        'a valid PBX token is required: Authorization: Bearer <token> or Basic',
+        'a valid PBX token is required: Authorization: Bearer <token> or Basic (adapter routes: ?token=)',
       );
     }
     return true;

@@ -1,15 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Logger,
-  NotFoundException,
-  Param,
-  Post,
-  ServiceUnavailableException,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBasicAuth,
   ApiBearerAuth,
@@ -20,14 +9,12 @@ import {
   ApiTags,
   getSchemaPath,
 } from '@nestjs/swagger';
-import { CallIntake } from '../calls/call-intake.service';
 import { CallStatusView, toStatusView } from '../calls/call-status';
-import { AppConfig } from '../config/app-config';
 import { DeliveryService } from '../delivery/delivery.service';
-import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore, IngestResult } from '../store/call-store';
 import { CallEventDto } from './call-event.dto';
-import { MAX_EVENTS_PER_REQUEST, parseCallEvents } from './call-event-validation';
+import { CallEventSubmission } from './call-event-submission';
+import { MAX_EVENTS_PER_REQUEST } from './call-event-validation';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxTokenGuard } from './pbx-token.guard';
 
@@ -40,14 +27,10 @@ import { PbxTokenGuard } from './pbx-token.guard';
 @Controller('v1/calls')
 @UseGuards(PbxTokenGuard, PbxThrottlerGuard)
 export class PbxController {
-  private readonly logger = new Logger('PbxIntake');
-
   constructor(
-    private readonly intake: CallIntake,
+    private readonly submission: CallEventSubmission,
     private readonly store: CallStore,
     private readonly delivery: DeliveryService,
-    private readonly config: AppConfig,
-    private readonly metrics: BridgeMetrics,
   ) {}
 
   /** 202 once every event of the body is committed to disk; the portal is the background's business. */
@@ -102,24 +85,8 @@ export class PbxController {
   @ApiResponse({ status: 415, description: 'Body is not JSON' })
   @ApiResponse({ status: 429, description: 'This PBX token sends too many requests' })
   @ApiResponse({ status: 503, description: 'The store could not commit: nothing stored, send again' })
-  async postEvents(@Body() body: unknown): Promise<IngestResult> {
-    let events;
-    try {
-      events = parseCallEvents(body, this.config.DEFAULT_COUNTRY);
-    } catch (error) {
-      this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
-      throw error;
-    }
-    const result = await this.intake.submit(events).catch((error: Error) => {
-      // Nothing was committed: the PBX must send the body again, which is safe (idempotent per event).
-      this.logger.error(`could not store ${events.length} call events: ${error.message}`);
-      throw new ServiceUnavailableException(
-        'the store could not commit the events; nothing was stored, retry',
-      );
-    });
-    this.metrics.events.inc({ outcome: 'accepted' }, result.accepted);
-    this.metrics.events.inc({ outcome: 'duplicate' }, result.duplicates);
-    return result;
+  postEvents(@Body() body: unknown): Promise<IngestResult> {
+    return this.submission.submit(body);
   }
 
   @Get(':callId')

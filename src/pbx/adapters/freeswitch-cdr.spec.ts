@@ -1,0 +1,135 @@
+import { freeSwitchCdrToEvents, statusOf } from './freeswitch-cdr';
+
+/** A minimal a-leg record: what FreeSWITCH always writes, plus `vars` and the first caller profile. */
+function cdr(vars: Record<string, string> = {}, profile: Record<string, unknown> = {}) {
+  return {
+    variables: {
+      uuid: 'a-leg-1',
+      start_epoch: '1795338000',
+      answer_epoch: '1795338009',
+      end_epoch: '1795338130',
+      billsec: '121',
+      hangup_cause: 'NORMAL_CLEARING',
+      ...vars,
+    },
+    callflow: [
+      {
+        profile_index: '1',
+        caller_profile: {
+          caller_id_number: '+4930555010101',
+          destination_number: '4930123456',
+          context: 'public',
+          originatee: { originatee_caller_profiles: [{ destination_number: '101' }] },
+          ...profile,
+        },
+      },
+    ],
+  };
+}
+
+const only = (body: unknown) => freeSwitchCdrToEvents(body, 'Europe/Berlin').events[0];
+
+describe('FreeSWITCH CDR mapping', () => {
+  it.each([
+    ['NORMAL_CLEARING', 30, 'inbound', 'answered'],
+    ['NORMAL_CLEARING', 0, 'inbound', 'missed'],
+    ['USER_BUSY', 0, 'inbound', 'busy'],
+    ['NO_ANSWER', 0, 'outbound', 'missed'],
+    ['NO_USER_RESPONSE', 0, 'inbound', 'missed'],
+    ['ORIGINATOR_CANCEL', 0, 'inbound', 'missed'],
+    ['ORIGINATOR_CANCEL', 0, 'outbound', 'cancelled'],
+    ['CALL_REJECTED', 0, 'inbound', 'declined'],
+    ['NORMAL_TEMPORARY_FAILURE', 0, 'outbound', 'failed'],
+  ] as const)('%s with billsec %d on an %s call is %s', (cause, billsec, direction, status) => {
+    expect(statusOf(cause, billsec, direction).status).toBe(status);
+  });
+
+  it('gives a failed call its hang-up cause as the reason', () => {
+    expect(statusOf('UNALLOCATED_NUMBER', 0, 'outbound')).toEqual({
+      status: 'failed',
+      failedReason: 'UNALLOCATED_NUMBER',
+    });
+  });
+
+  it('an inbound call: caller from the caller profile, extension from the dialled leg, times in the zone', () => {
+    expect(only(cdr())).toEqual({
+      event: 'call.ended',
+      callId: 'a-leg-1',
+      direction: 'inbound',
+      phoneNumber: '+4930555010101',
+      extension: '101',
+      startedAt: '2026-11-22T10:00:00+01:00',
+      at: '2026-11-22T10:02:10+01:00',
+      durationSec: 121,
+      status: 'answered',
+      failedReason: undefined,
+      recordingUrl: undefined,
+    });
+  });
+
+  it('reads the direction from call_direction, then the context, then a bridge to a directory user', () => {
+    const outboundProfile = { context: 'default', caller_id_number: '102' };
+    expect(only(cdr({ call_direction: 'Outbound' }, outboundProfile))).toMatchObject({
+      direction: 'outbound',
+      extension: '102',
+      phoneNumber: '101',
+    });
+    expect(only(cdr({}, { ...outboundProfile, originatee: undefined }))).toMatchObject({
+      direction: 'outbound',
+      phoneNumber: '4930123456',
+    });
+    const local = freeSwitchCdrToEvents(cdr({ dialed_user: '103' }, outboundProfile), 'UTC');
+    expect(local.events).toEqual([]);
+    expect(local.ignored).toContain('internal call a-leg-1');
+  });
+
+  it('takes the call from the oldest caller profile even when FreeSWITCH lists the newest first', () => {
+    const record = cdr();
+    record.callflow.unshift({
+      profile_index: '2',
+      caller_profile: {
+        caller_id_number: '+4930555010101',
+        destination_number: '101',
+        context: 'default',
+        originatee: { originatee_caller_profiles: [{ destination_number: '103' }] },
+      },
+    });
+    expect(only(record)).toMatchObject({ direction: 'inbound', extension: '103' });
+  });
+
+  it('accepts the single callflow object of FreeSWITCH before 1.6', () => {
+    const record = { ...cdr(), callflow: cdr().callflow[0] };
+    expect(only(record)).toMatchObject({ callId: 'a-leg-1', extension: '101' });
+  });
+
+  it('decodes variables URL-encoded by encode-values, recognised by start_stamp', () => {
+    const record = cdr({
+      start_stamp: '2026-11-22%2010%3A00%3A00',
+      record_url: 'https%3A//pbx.example.com/rec/a%20b.wav',
+    });
+    expect(only(record).recordingUrl).toBe('https://pbx.example.com/rec/a b.wav');
+    const plain = cdr({
+      start_stamp: '2026-11-22 10:00:00',
+      record_url: 'https://pbx.example.com/rec/a%20b.wav',
+    });
+    expect(only(plain).recordingUrl).toBe('https://pbx.example.com/rec/a%20b.wav');
+  });
+
+  it('counts talk time from answer_epoch when billsec is missing', () => {
+    const record = cdr();
+    delete (record.variables as Record<string, string | undefined>).billsec;
+    expect(only(record).durationSec).toBe(121);
+  });
+
+  it('recognises a b-leg by its originator profile or by originating_leg_uuid', () => {
+    const byProfile = cdr({}, { originator: { originator_caller_profiles: [{}] } });
+    expect(freeSwitchCdrToEvents(byProfile, 'UTC').ignored).toContain('b-leg a-leg-1');
+    const byVariable = freeSwitchCdrToEvents(cdr({ originating_leg_uuid: 'the-a-leg' }), 'UTC');
+    expect(byVariable.ignored).toBe("b-leg a-leg-1 of call the-a-leg: the a-leg's record reports the call");
+  });
+
+  it('reads {cdr: "<JSON>"} from an encode=true form and names cdr when it is not JSON', () => {
+    expect(only({ cdr: JSON.stringify(cdr()) })).toMatchObject({ callId: 'a-leg-1' });
+    expect(() => freeSwitchCdrToEvents({ cdr: '{' }, 'UTC')).toThrow('invalid FreeSWITCH CDR');
+  });
+});

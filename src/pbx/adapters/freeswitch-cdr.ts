@@ -1,0 +1,318 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  ArrayMinSize,
+  IsArray,
+  IsIn,
+  IsNotEmpty,
+  IsObject,
+  IsOptional,
+  IsString,
+  Length,
+  Matches,
+  ValidateNested,
+} from 'class-validator';
+import { Direction, EndStatus } from '../../calls/call';
+import {
+  AdapterOutcome,
+  badField,
+  ignoredPost,
+  isRecord,
+  lowerText,
+  optionalText,
+  text,
+  validateNative,
+} from './native-record';
+import { fromEpochSeconds } from './pbx-time';
+
+/**
+ * FreeSWITCH mod_json_cdr: one JSON record per channel (leg) at hang-up, as JSON, as the form field
+ * `cdr=` (`encode=true`) or base64 (`encode=base64`); with `encode-values` the values inside `variables`
+ * are URL-encoded. Only what the adapter reads is declared; FreeSWITCH sends hundreds of variables more.
+ */
+
+const DIGITS = /^\d+$/;
+const EPOCH = { message: '$property must be whole seconds since 1970' };
+const WHAT = 'FreeSWITCH CDR';
+const CALLER = 'callflow[].caller_profile.caller_id_number';
+const DIALLED = 'callflow[].caller_profile.originatee.originatee_caller_profiles[0].destination_number';
+
+export class FreeSwitchCallerProfileDto {
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  caller_id_number?: string;
+
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  destination_number?: string;
+
+  @IsOptional()
+  @IsString()
+  context?: string;
+
+  @IsOptional()
+  @IsString()
+  profile_index?: string;
+
+  /** On the a-leg: the legs it dialled (`bridge`), the first of which names the extension or number. */
+  @IsOptional()
+  @IsObject()
+  originatee?: { originatee_caller_profiles?: unknown };
+
+  /** Only on a b-leg: the a-leg that dialled it. */
+  @IsOptional()
+  @IsObject()
+  originator?: unknown;
+}
+
+export class FreeSwitchCallflowDto {
+  @Transform(text)
+  @IsOptional()
+  @IsString()
+  profile_index?: string;
+
+  @IsObject({ message: 'caller_profile must be an object' })
+  @ValidateNested()
+  @Type(() => FreeSwitchCallerProfileDto)
+  caller_profile: FreeSwitchCallerProfileDto;
+}
+
+export class FreeSwitchVariablesDto {
+  @Transform(text)
+  @IsString()
+  @Length(1, 128)
+  uuid: string;
+
+  @Transform(text)
+  @Matches(DIGITS, EPOCH)
+  start_epoch: string;
+
+  @Transform(optionalText)
+  @IsOptional()
+  @Matches(DIGITS, EPOCH)
+  answer_epoch?: string;
+
+  @Transform(text)
+  @Matches(DIGITS, EPOCH)
+  end_epoch: string;
+
+  /** Talk time: seconds from answer to hang-up. */
+  @Transform(optionalText)
+  @IsOptional()
+  @Matches(DIGITS, { message: 'billsec must be whole seconds' })
+  billsec?: string;
+
+  @Transform(text)
+  @IsString()
+  @IsNotEmpty()
+  hangup_cause: string;
+
+  /** The call's direction as the business sees it: set by FusionPBX, or by the dialplan (docs/PBX.md). */
+  @Transform(lowerText)
+  @IsOptional()
+  @IsIn(['inbound', 'outbound', 'local'], { message: 'call_direction must be inbound, outbound or local' })
+  call_direction?: string;
+
+  /** Set when the call was bridged to a directory user (`user/1002@…`). */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  dialed_user?: string;
+
+  /** The recording as a full URL the PBX serves, set by the dialplan (docs/PBX.md). */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  record_url?: string;
+}
+
+export class FreeSwitchCdrDto {
+  @IsObject({ message: 'variables must be an object' })
+  @ValidateNested()
+  @Type(() => FreeSwitchVariablesDto)
+  variables: FreeSwitchVariablesDto;
+
+  @IsArray({ message: 'callflow must be an object or an array of them' })
+  @ArrayMinSize(1, { message: 'callflow must name at least one caller profile' })
+  @ValidateNested({ each: true })
+  @Type(() => FreeSwitchCallflowDto)
+  callflow: FreeSwitchCallflowDto[];
+}
+
+/** A FreeSWITCH CDR as call events: one `call.ended` with what the bridge needs to register it too. */
+export function freeSwitchCdrToEvents(body: unknown, zone: string): AdapterOutcome {
+  const plain = normalise(cdrOf(body));
+  const bLeg = bLegOf(plain);
+  if (bLeg) return ignoredPost(bLeg);
+  const cdr = validateNative(FreeSwitchCdrDto, plain, WHAT);
+  const vars = cdr.variables;
+  const flows = oldestFirst(cdr.callflow);
+  const first = flows[0].caller_profile;
+  const latest = flows[flows.length - 1].caller_profile;
+  const dialled = originateeOf(flows);
+
+  const direction = directionOf(vars, first);
+  if (direction === 'local') return ignoredPost(`internal call ${vars.uuid}: no outside party for the CRM`);
+  const inbound = direction === 'inbound';
+  const { status, failedReason } = statusOf(vars.hangup_cause, Number(vars.billsec ?? 0), direction);
+  const event = {
+    event: 'call.ended',
+    callId: vars.uuid,
+    direction,
+    phoneNumber: inbound
+      ? first.caller_id_number
+      : (dialled?.destination_number ?? latest.destination_number),
+    extension: inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number,
+    startedAt: epoch(vars.start_epoch, zone, 'variables.start_epoch'),
+    at: epoch(vars.end_epoch, zone, 'variables.end_epoch'),
+    durationSec: talkSeconds(vars),
+    status,
+    failedReason,
+    recordingUrl: vars.record_url,
+  };
+  return {
+    events: [event],
+    sources: {
+      callId: 'variables.uuid',
+      phoneNumber: inbound ? CALLER : DIALLED,
+      extension: inbound ? DIALLED : CALLER,
+      startedAt: 'variables.start_epoch',
+      at: 'variables.end_epoch',
+      durationSec: 'variables.billsec',
+      status: 'variables.hangup_cause',
+      recordingUrl: 'variables.record_url',
+    },
+  };
+}
+
+/** The CDR whichever way mod_json_cdr encoded it: the JSON itself, or `{cdr: "<JSON>"}` from a form. */
+function cdrOf(body: unknown): unknown {
+  if (!isRecord(body) || 'variables' in body || typeof body.cdr !== 'string') return body;
+  try {
+    return JSON.parse(body.cdr);
+  } catch {
+    throw badField(WHAT, 'cdr', 'cdr must be the CDR as JSON (mod_json_cdr encode=true or base64)');
+  }
+}
+
+/**
+ * `callflow` as an array (FreeSWITCH before 1.6 wrote one object), and `variables` decoded when
+ * mod_json_cdr's `encode-values` URL-encoded them: `start_stamp` then reads `2026-11-22%2010%3A00%3A00`.
+ */
+function normalise(cdr: unknown): unknown {
+  if (!isRecord(cdr)) return cdr;
+  const callflow = isRecord(cdr.callflow) ? [cdr.callflow] : cdr.callflow;
+  const vars = cdr.variables;
+  if (!isRecord(vars) || !String(vars.start_stamp ?? '').includes('%')) return { ...cdr, callflow };
+  const decoded = Object.fromEntries(
+    Object.entries(vars).map(([name, value]) => [
+      name,
+      typeof value === 'string' ? urlDecoded(value) : value,
+    ]),
+  );
+  return { ...cdr, callflow, variables: decoded };
+}
+
+function urlDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}
+
+/**
+ * With `log-b-leg` FreeSWITCH posts the dialled leg too. The a-leg's record already names the extension
+ * (its originatee profile) and carries the caller, so the b-leg is acknowledged and nothing is stored:
+ * otherwise every bridged call would reach the CRM twice, once under each leg's uuid.
+ */
+function bLegOf(cdr: unknown): string | undefined {
+  if (!isRecord(cdr) || !isRecord(cdr.variables)) return undefined;
+  const vars = cdr.variables;
+  const originator = Array.isArray(cdr.callflow)
+    ? cdr.callflow.some(
+        (flow) => isRecord(flow) && isRecord(flow.caller_profile) && flow.caller_profile.originator,
+      )
+    : false;
+  const aLeg = vars.originating_leg_uuid ?? vars.originator;
+  if (!originator && !aLeg) return undefined;
+  const of = typeof aLeg === 'string' && aLeg ? ` of call ${aLeg}` : '';
+  return `b-leg ${String(vars.uuid ?? '')}${of}: the a-leg's record reports the call`;
+}
+
+/** FreeSWITCH lists the newest caller profile first; `profile_index` says for sure when present. */
+function oldestFirst(flows: FreeSwitchCallflowDto[]): FreeSwitchCallflowDto[] {
+  const indexed = flows.map((flow, position) => ({
+    flow,
+    order: Number(flow.profile_index ?? flow.caller_profile.profile_index ?? flows.length - position),
+  }));
+  return indexed.sort((a, b) => a.order - b.order).map((entry) => entry.flow);
+}
+
+/** The first leg the a-leg dialled (newest profile first): the extension, or the outside number. */
+function originateeOf(
+  flows: FreeSwitchCallflowDto[],
+): { destination_number?: string; caller_id_number?: string } | undefined {
+  for (const flow of [...flows].reverse()) {
+    const profiles = flow.caller_profile.originatee?.originatee_caller_profiles;
+    const profile = Array.isArray(profiles) ? profiles[0] : undefined;
+    if (
+      isRecord(profile) &&
+      typeof profile.destination_number === 'string' &&
+      profile.destination_number.trim()
+    ) {
+      return { destination_number: profile.destination_number.trim() };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The direction as the business sees it. `variables.direction` is the leg's direction as FreeSWITCH sees
+ * it (every a-leg is "inbound" to the switch), so it cannot tell. In order: `call_direction` (FusionPBX, or
+ * the dialplan); the context the call arrived in (`public`, where FreeSWITCH's example configuration
+ * puts calls from trunks: inbound); a call bridged to a directory user (`dialed_user`): internal;
+ * anything else: outbound.
+ */
+function directionOf(vars: FreeSwitchVariablesDto, first: FreeSwitchCallerProfileDto): Direction | 'local' {
+  if (vars.call_direction) return vars.call_direction as Direction | 'local';
+  if (first.context === 'public') return 'inbound';
+  return vars.dialed_user ? 'local' : 'outbound';
+}
+
+/** Hang-up cause and talk time as the portal's status (table in docs/PBX.md). */
+export function statusOf(
+  cause: string,
+  billsec: number,
+  direction: Direction,
+): { status: EndStatus; failedReason?: string } {
+  switch (cause.toUpperCase()) {
+    case 'NORMAL_CLEARING':
+      return { status: billsec > 0 ? 'answered' : 'missed' };
+    case 'USER_BUSY':
+      return { status: 'busy' };
+    case 'NO_ANSWER':
+    case 'NO_USER_RESPONSE':
+      return { status: 'missed' };
+    case 'ORIGINATOR_CANCEL':
+      // The caller hung up while it rang: a missed call for the employee, a cancelled one by the employee.
+      return { status: direction === 'inbound' ? 'missed' : 'cancelled' };
+    case 'CALL_REJECTED':
+      return { status: 'declined' };
+    default:
+      return { status: 'failed', failedReason: cause };
+  }
+}
+
+function talkSeconds(vars: FreeSwitchVariablesDto): number {
+  if (vars.billsec !== undefined) return Number(vars.billsec);
+  const answered = Number(vars.answer_epoch ?? 0);
+  return answered > 0 ? Math.max(0, Number(vars.end_epoch) - answered) : 0;
+}
+
+function epoch(seconds: string, zone: string, field: string): string {
+  const moment = fromEpochSeconds(Number(seconds), zone);
+  if (!moment) throw badField(WHAT, field, `${field} is not a real moment`);
+  return moment;
+}

@@ -1,0 +1,93 @@
+import { BadRequestException } from '@nestjs/common';
+import { ClassConstructor, plainToInstance } from 'class-transformer';
+import { validateSync, ValidationError } from 'class-validator';
+import { FieldSources } from '../call-event-submission';
+import { FieldProblem } from '../call-event-validation';
+
+/**
+ * What an adapter makes of one PBX post: call events shaped like the JSON API's body (the fields of
+ * `CallEventDto`, not yet validated: `CallEventSubmission` does that for every PBX alike), or the reason a
+ * well-formed post carries no call event at all.
+ */
+export interface AdapterOutcome {
+  events: Record<string, unknown>[];
+  /** The PBX's own name of each event field, so a 400 says which PBX field was wrong. */
+  sources: FieldSources;
+  /** Why nothing is stored: a b-leg, an internal call, an event type without a call. */
+  ignored?: string;
+}
+
+/** The answer to a PBX post: the JSON API's `{accepted, duplicates}`, the call it was about, or why not. */
+export interface AdapterAnswer {
+  accepted: number;
+  duplicates: number;
+  callId?: string;
+  ignored?: string;
+}
+
+export function ignoredPost(reason: string): AdapterOutcome {
+  return { events: [], sources: {}, ignored: reason };
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * A PBX record checked against its DTO; a 400 naming every bad field by its path in the PBX's format
+ * (`variables.uuid`, `callflow.0.caller_profile`; `at` says where a nested record sits: `msg`), in the
+ * same shape as the JSON API's 400s.
+ */
+export function validateNative<T extends object>(
+  type: ClassConstructor<T>,
+  plain: unknown,
+  what: string,
+  at?: string,
+): T {
+  if (!isRecord(plain)) {
+    throw nativeBadRequest(`the body is not a ${what}`, [
+      { field: at ?? '(body)', problems: [`expected a ${what}`] },
+    ]);
+  }
+  const record = plainToInstance(type, plain);
+  const errors = validateSync(record, { forbidUnknownValues: false });
+  if (errors.length) throw nativeBadRequest(`invalid ${what}: nothing was stored`, flatten(errors, at));
+  return record;
+}
+
+export function nativeBadRequest(message: string, errors: FieldProblem[]): BadRequestException {
+  return new BadRequestException({ statusCode: 400, error: 'Bad Request', message, errors });
+}
+
+/** One problem for one field, e.g. a value the DTO accepted but that means nothing (30 February). */
+export function badField(what: string, field: string, problem: string): BadRequestException {
+  return nativeBadRequest(`invalid ${what}: nothing was stored`, [{ field, problems: [problem] }]);
+}
+
+function flatten(errors: ValidationError[], parent?: string): FieldProblem[] {
+  return errors.flatMap((error) => {
+    const field = parent ? `${parent}.${error.property}` : error.property;
+    const own = error.constraints ? [{ field, problems: Object.values(error.constraints) }] : [];
+    return [...own, ...flatten(error.children ?? [], field)];
+  });
+}
+
+/** Form fields and JSON values alike: trimmed text, `''` (an unset dialplan variable) as absent. */
+export function optionalText({ value }: { value: unknown }): unknown {
+  if (typeof value === 'number') return String(value);
+  if (typeof value !== 'string') return value;
+  const trimmed = value.trim();
+  return trimmed === '' ? undefined : trimmed;
+}
+
+/** Optional text compared without case (`Inbound`, `INBOUND`). */
+export function lowerText({ value }: { value: unknown }): unknown {
+  const cleaned = optionalText({ value });
+  return typeof cleaned === 'string' ? cleaned.toLowerCase() : cleaned;
+}
+
+/** Required text: trimmed, numbers as their digits (PBXs are loose about JSON types). */
+export function text({ value }: { value: unknown }): unknown {
+  if (typeof value === 'number') return String(value);
+  return typeof value === 'string' ? value.trim() : value;
+}

@@ -1,0 +1,219 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Post,
+  Query,
+  Req,
+  UseGuards,
+} from '@nestjs/common';
+import {
+  ApiBasicAuth,
+  ApiBearerAuth,
+  ApiBody,
+  ApiConsumes,
+  ApiOperation,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
+import type { Request } from 'express';
+import { AppConfig } from '../../config/app-config';
+import { CrmLookupService } from '../../crm/crm-lookup.service';
+import { requiredPhone } from '../../crm/lookup.controller';
+import { BridgeMetrics } from '../../metrics/bridge-metrics';
+import { CallEventSubmission } from '../call-event-submission';
+import { PbxThrottlerGuard } from '../pbx-throttler.guard';
+import { PbxTokenGuard } from '../pbx-token.guard';
+import { asteriskCdrToEvents } from './asterisk-cdr';
+import { freeSwitchCdrToEvents } from './freeswitch-cdr';
+import { AdapterAnswer, AdapterOutcome } from './native-record';
+import { timeZoneOf } from './pbx-time';
+import { portalWebUrl, ThreeCxContact, toThreeCxContact } from './threecx-contact';
+import { threeCxJournalToEvents } from './threecx-journal';
+import { yeastarWebhookToEvents } from './yeastar-webhook';
+
+const ANSWERED = {
+  status: 202,
+  description:
+    'Every event of the record is stored on disk (`accepted`/`duplicates` as for POST /v1/calls/events, ' +
+    'with the `callId`), or the record carries no call event and nothing is stored (`ignored` says why)',
+  schema: { example: { accepted: 1, duplicates: 0, callId: '1732269000.1234' } },
+};
+const REJECTED = {
+  status: 400,
+  description: 'The record is malformed: each bad field named by its name in the PBX format; nothing stored',
+};
+const TZ_QUERY = {
+  name: 'tz',
+  required: false,
+  description: 'IANA zone of the local times this PBX posts; default PBX_TIME_ZONE',
+  example: 'Europe/Berlin',
+};
+
+/**
+ * PBXs that cannot be taught the JSON API post what they post: each route turns one PBX's own record into
+ * call events and hands them to the same intake as POST /v1/calls/events (docs/PBX.md).
+ */
+@ApiTags('PBX adapters')
+@ApiBearerAuth()
+@ApiBasicAuth()
+@ApiQuery({
+  name: 'token',
+  required: false,
+  description: 'The PBX token, for PBXs that cannot send an Authorization header (Yeastar webhooks)',
+})
+@ApiResponse({
+  status: 401,
+  description: 'No valid PBX token (Bearer, Basic with the token as password, ?token=)',
+})
+@ApiResponse({ status: 413, description: 'Body larger than PBX_BODY_LIMIT' })
+@ApiResponse({ status: 415, description: 'A content type this PBX does not post' })
+@ApiResponse({ status: 429, description: 'This PBX token sends too many requests' })
+@ApiResponse({ status: 503, description: 'The store could not commit: nothing stored, send again' })
+@Controller('v1/pbx')
+@UseGuards(PbxTokenGuard, PbxThrottlerGuard)
+export class PbxAdaptersController {
+  constructor(
+    private readonly submission: CallEventSubmission,
+    private readonly lookups: CrmLookupService,
+    private readonly config: AppConfig,
+    private readonly metrics: BridgeMetrics,
+  ) {}
+
+  @Post('freeswitch')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'FreeSWITCH mod_json_cdr: one record per leg; the a-leg is the call, a b-leg is ignored',
+  })
+  @ApiConsumes(
+    'application/json',
+    'application/x-www-form-urlencoded',
+    'application/x-www-form-base64-encoded',
+  )
+  @ApiBody({ description: 'The JSON CDR, or `cdr=<JSON>` (encode=true), or `cdr=<base64>` (encode=base64)' })
+  @ApiQuery(TZ_QUERY)
+  @ApiResponse(ANSWERED)
+  @ApiResponse(REJECTED)
+  freeSwitch(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
+    return this.accept(() => freeSwitchCdrToEvents(body, this.zone(query)));
+  }
+
+  @Post('asterisk')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Asterisk: the form a dialplan hang-up handler posts with CURL()' })
+  @ApiConsumes('application/x-www-form-urlencoded')
+  @ApiBody({
+    schema: {
+      example:
+        'uniqueid=1732269000.1234&linkedid=1732269000.1234&direction=inbound&src=015112345678' +
+        '&dst=4930123456' +
+        '&extension=101&disposition=ANSWERED&duration=127&billsec=121&start=2026-11-22%2010%3A00%3A00',
+    },
+  })
+  @ApiQuery(TZ_QUERY)
+  @ApiResponse(ANSWERED)
+  @ApiResponse(REJECTED)
+  asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
+    return this.accept(() => asteriskCdrToEvents(body, this.zone(query)));
+  }
+
+  @Post('yeastar')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Yeastar P-Series webhook: 30011 starts and answers a call, 30012 ends it; other events ignored',
+  })
+  @ApiConsumes('application/json')
+  @ApiBody({
+    schema: {
+      example: {
+        type: 30012,
+        sn: '3631A2124XXX',
+        msg:
+          '{"call_id":"1732269000.88","time_start":"2026-11-22 10:00:00","call_from":"015112345678",' +
+          '"call_to":"101","call_duration":127,"talk_duration":121,"status":"ANSWERED","type":"Inbound"}',
+      },
+    },
+  })
+  @ApiQuery(TZ_QUERY)
+  @ApiResponse(ANSWERED)
+  @ApiResponse(REJECTED)
+  yeastar(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
+    return this.accept(() => yeastarWebhookToEvents(body, this.zone(query)));
+  }
+
+  @Get('3cx/lookup')
+  @ApiOperation({ summary: "3CX CRM template, contact lookup: the CRM's contact for a number, flat" })
+  @ApiQuery({ name: 'number', example: '+4915112345678', description: 'any written form (3CX [Number])' })
+  @ApiResponse({
+    status: 200,
+    description:
+      'The contact (with `id`), or only `phone` when nobody has the number (and `reason` on failure)',
+    schema: {
+      example: {
+        phone: '+4915112345678',
+        id: 1,
+        entityType: 'CONTACT',
+        firstName: 'Max',
+        lastName: 'Mustermann',
+        companyName: '',
+        name: 'Max Mustermann',
+        contactUrl: 'https://portal.example.com/crm/contact/details/1/',
+        responsibleUserId: 2,
+        responsibleExtension: '101',
+      },
+    },
+  })
+  @ApiResponse({ status: 400, description: '`number` is missing or not a phone number' })
+  async threeCxLookup(@Req() request: Request): Promise<ThreeCxContact> {
+    const phone = requiredPhone(request.originalUrl, this.config, 'number');
+    return toThreeCxContact(await this.lookups.lookup(phone), portalWebUrl(this.config));
+  }
+
+  @Post('3cx/calls')
+  @HttpCode(202)
+  @ApiOperation({ summary: '3CX CRM template, call journaling (ReportCall); the call id is derived' })
+  @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
+  @ApiBody({
+    schema: {
+      example: {
+        CallType: 'Inbound',
+        Number: '+4915112345678',
+        Agent: '101',
+        Duration: '00:02:01',
+        CallStartTimeUTC: '2026-11-22T09:00:00Z',
+        CallEndTimeUTC: '2026-11-22T09:02:07Z',
+      },
+    },
+  })
+  @ApiQuery(TZ_QUERY)
+  @ApiResponse(ANSWERED)
+  @ApiResponse(REJECTED)
+  threeCxCall(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
+    return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.config.DEFAULT_COUNTRY));
+  }
+
+  private zone(query: unknown): string {
+    return timeZoneOf(query, this.config.PBX_TIME_ZONE);
+  }
+
+  /** Maps the record, then stores its events exactly as the JSON API does. */
+  private async accept(map: () => AdapterOutcome): Promise<AdapterAnswer> {
+    let outcome: AdapterOutcome;
+    try {
+      outcome = map();
+    } catch (error) {
+      if (error instanceof BadRequestException) this.metrics.events.inc({ outcome: 'rejected' });
+      throw error;
+    }
+    if (!outcome.events.length) return { accepted: 0, duplicates: 0, ignored: outcome.ignored };
+    const [first] = outcome.events;
+    const result = await this.submission.submit(
+      outcome.events.length === 1 ? first : outcome.events,
+      outcome.sources,
+    );
+    return { ...result, callId: String(first.callId) };
+  }
+}

@@ -1,0 +1,36 @@
+import type { Request } from 'express';
+import { redactUrl } from '../logging/logging.module';
+import { presentedToken } from './pbx-token.guard';
+
+const request = (url: string, authorization?: string, token?: unknown) =>
+  ({
+    originalUrl: url,
+    url,
+    headers: authorization ? { authorization } : {},
+    query: { token },
+  }) as unknown as Request;
+
+describe('presentedToken', () => {
+  it('reads Bearer, and Basic with the token as password', () => {
+    expect(presentedToken(request('/v1/calls/events', 'Bearer abc'))).toBe('abc');
+    const basic = `Basic ${Buffer.from('any-user:abc').toString('base64')}`;
+    expect(presentedToken(request('/v1/calls/events', basic))).toBe('abc');
+  });
+
+  it('reads ?token= on the adapter routes only, and never over an Authorization header', () => {
+    expect(presentedToken(request('/v1/pbx/yeastar?token=abc', undefined, 'abc'))).toBe('abc');
+    expect(presentedToken(request('/v1/calls/events?token=abc', undefined, 'abc'))).toBeUndefined();
+    expect(presentedToken(request('/v1/lookup?token=abc', undefined, 'abc'))).toBeUndefined();
+    expect(presentedToken(request('/v1/pbx/yeastar?token=abc', 'Bearer xyz', 'abc'))).toBe('xyz');
+    expect(presentedToken(request('/v1/pbx/yeastar?token=a&token=b', undefined, ['a', 'b']))).toBeUndefined();
+  });
+});
+
+describe('redactUrl', () => {
+  it('keeps a token in the query string out of the logs', () => {
+    expect(redactUrl('/v1/pbx/yeastar?token=s3cret&tz=Europe/Berlin')).toBe(
+      '/v1/pbx/yeastar?token=[Redacted]&tz=Europe/Berlin',
+    );
+    expect(redactUrl('/v1/pbx/yeastar?tz=UTC&token=s3cret')).toBe('/v1/pbx/yeastar?tz=UTC&token=[Redacted]');
+  });
+});

@@ -1,0 +1,58 @@
+import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { fixtureJson, fixtureText } from './adapter-support';
+
+const ROUTES = ['/v1/pbx/freeswitch', '/v1/pbx/asterisk', '/v1/pbx/yeastar', '/v1/pbx/3cx/calls'];
+
+/** What every adapter route shares with POST /v1/calls/events: credentials, body limits, rate limits. */
+describe('PBX adapter routes', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness({ PBX_BODY_LIMIT: '4096', PBX_RATE_LIMIT_RPS: '5' });
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it.each(ROUTES)('%s: 401 without a token, 413 past PBX_BODY_LIMIT, 415 for XML', async (route) => {
+    const form = route.endsWith('asterisk');
+    const type = form ? 'application/x-www-form-urlencoded' : 'application/json';
+    const body = (pad: number) =>
+      form ? `src=${'1'.repeat(pad)}` : JSON.stringify({ pad: 'x'.repeat(pad) });
+    expect((await h.http.post(route).set('Content-Type', type).send(body(10))).status).toBe(401);
+    const big = await h.http
+      .post(route)
+      .set('Authorization', `Bearer ${PBX_TOKEN}`)
+      .set('Content-Type', type)
+      .send(body(5000));
+    expect(big.status).toBe(413);
+    expect(big.body.message).toContain('4096');
+    const xml = await h.http
+      .post(route)
+      .set('Authorization', `Bearer ${PBX_TOKEN}`)
+      .set('Content-Type', 'application/xml')
+      .send('<cdr/>');
+    expect(xml.status).toBe(415);
+  });
+
+  it('counts the query token per token: one flooding webhook gets 429, another PBX is still served', async () => {
+    const event = fixtureJson('yeastar/extension-call-status.json');
+    const flood = await Promise.all(
+      Array.from({ length: 20 }, () => h.http.post(`/v1/pbx/yeastar?token=${PBX_TOKEN}`).send(event)),
+    );
+    const statuses = flood.map((response) => response.status);
+    expect(statuses).toContain(429);
+    expect(statuses).toContain(202);
+    const other = await h.http
+      .post('/v1/pbx/asterisk')
+      .auth('asterisk', 'second-pbx-token')
+      .type('form')
+      .send(fixtureText('asterisk/inbound-busy.txt'));
+    expect(other.status).toBe(202);
+  });
+
+  it('publishes the adapter routes in the OpenAPI document', async () => {
+    const { body } = await h.http.get('/docs-json').expect(200);
+    for (const route of [...ROUTES, '/v1/pbx/3cx/lookup']) expect(Object.keys(body.paths)).toContain(route);
+  });
+});
