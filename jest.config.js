@@ -18,4 +18,6 @@ module.exports = {
     },
   ],
   testTimeout: 60000,
+  // TEST_DATABASE=postgres: drops the test schemas earlier runs left (test/support/test-database.ts).
+  globalSetup: '<rootDir>/test/support/postgres-setup.ts',
 };

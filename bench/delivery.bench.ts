@@ -9,73 +9,22 @@
  */
 import axios from 'axios';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../src/sandbox';
 import { startBridgeProcess } from '../test/support/bridge-process';
+import { deliveryFigures, ended, percentile, postJson, started } from './bench-support';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const QUEUED_EVENTS = Number(process.env.BENCH_QUEUED_EVENTS ?? 100_000);
 const TOKEN = 'bench-token';
-const RPS = 2;
-const BATCH = 50;
 
-const agent = new Agent({ keepAlive: true, maxSockets: 64 });
-const http = axios.create({ httpAgent: agent, validateStatus: () => true });
-
-/** A bare keep-alive POST: the load generator shares the two cores, so it should spend as little as it can. */
-function postJson(url: string, body: unknown): Promise<number> {
-  const payload = JSON.stringify(body);
-  const target = new URL(url);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      {
-        host: target.hostname,
-        port: target.port,
-        path: target.pathname,
-        method: 'POST',
-        agent,
-        headers: {
-          'Content-Type': 'application/json',
-          'Content-Length': Buffer.byteLength(payload),
-          Authorization: `Bearer ${TOKEN}`,
-        },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () => resolve(response.statusCode ?? 0));
-      },
-    );
-    request.on('error', reject);
-    request.end(payload);
-  });
-}
-
-function started(callId: string, n: number) {
-  return {
-    event: 'call.started',
-    callId,
-    direction: n % 2 ? 'inbound' : 'outbound',
-    phoneNumber: `+4930${String(1000000 + n)}`,
-    extension: '101',
-    at: '2026-11-22T10:00:00+01:00',
-  };
-}
-function ended(callId: string) {
-  return {
-    event: 'call.ended',
-    callId,
-    at: '2026-11-22T10:01:00+01:00',
-    durationSec: 60,
-    status: 'answered',
-  };
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-}
+const http = axios.create({
+  httpAgent: new Agent({ keepAlive: true, maxSockets: 64 }),
+  validateStatus: () => true,
+});
 
 /** VmHWM: the most memory the process ever held; VmRSS: what it holds now. */
 function memoryMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
@@ -100,7 +49,7 @@ async function ingest(url: string, events: object[], perRequest = 1) {
         const body = perRequest === 1 ? events[next] : events.slice(next, next + perRequest);
         next += perRequest;
         const sent = performance.now();
-        const status = await postJson(`${url}/v1/calls/events`, body);
+        const status = await postJson(`${url}/v1/calls/events`, body, TOKEN);
         latencies.push(performance.now() - sent);
         if (status !== 202) rejected += 1;
       }
@@ -148,31 +97,10 @@ async function deliveryRun(dir: string) {
     const log: { at: number; commands: number }[] = await sandboxJson(sandbox, 'requests').then((d) =>
       Array.isArray(d) ? d : d.requests,
     );
-    // The sustained rate excludes the initial burst allowance: commands after the first `burst` requests.
-    const sorted = log.sort((a, b) => a.at - b.at);
-    const afterBurst = sorted.slice(50);
-    const sustainedSeconds =
-      afterBurst.length > 1 ? (afterBurst[afterBurst.length - 1].at - afterBurst[0].at) / 1000 : NaN;
-    const sustainedCommands = afterBurst.slice(1).reduce((sum, entry) => sum + entry.commands, 0);
-    const commands = sorted.reduce((sum, entry) => sum + entry.commands, 0);
-    const ceiling = RPS * BATCH;
     return {
       intake,
       intakeBatched,
-      delivery: {
-        calls: 2 * CALLS + 500,
-        commands,
-        requests: stats.requests,
-        commandsPerRequest: Number((commands / stats.requests).toFixed(1)),
-        seconds: Number(seconds.toFixed(1)),
-        commandsPerSec: Number((commands / seconds).toFixed(1)),
-        sustainedCommandsPerSec: Number((sustainedCommands / sustainedSeconds).toFixed(1)),
-        ceilingCommandsPerSec: ceiling,
-        sustainedRatioOfCeiling: Number((sustainedCommands / sustainedSeconds / ceiling).toFixed(3)),
-        overallRatioOfCeiling: Number((commands / seconds / ceiling).toFixed(3)),
-        portal503s: stats.byStatus?.['503'] ?? 0,
-        maxRequestsInAnySecond: stats.maxRequestsInAnySecond,
-      },
+      delivery: { calls: 2 * CALLS + 500, ...deliveryFigures(log, stats, seconds) },
       bridgePeakRssMb: memoryMb(bridge.child.pid!),
     };
   } finally {

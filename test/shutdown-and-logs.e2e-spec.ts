@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { SandboxPortal } from '../src/sandbox';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
 import { startBridgeProcess } from './support/bridge-process';
+import { testDatabaseUrl } from './support/test-database';
 import { callsByExternalId, clearFaults, injectFault } from './support/sandbox-inspect';
 
 /** The built bridge as a real child process: SIGTERM drains gracefully, and its logs keep secrets out. */
@@ -98,7 +99,7 @@ describe('graceful shutdown and logs', () => {
   it('writes JSON logs with request ids and never a PBX token, admin token, webhook code or OAuth code', async () => {
     const env = testEnv(sandbox, dir, {
       LOG_LEVEL: 'verbose',
-      DATABASE_URL: `sqlite:${join(dir, 'logs.sqlite')}`,
+      DATABASE_URL: testDatabaseUrl(dir, 'logs.sqlite'),
     });
     const bridge = await startBridgeProcess(env);
     try {

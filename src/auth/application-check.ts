@@ -1,5 +1,5 @@
 import axios, { AxiosInstance } from 'axios';
-import { RequestBudget } from '../portal/request-budget';
+import { PortalBudget } from '../portal/budget-waiters';
 import { OAuthSettings } from './oauth-settings';
 import { PortalAddress } from './portal-address';
 
@@ -24,7 +24,7 @@ export class ApplicationCheck {
   constructor(
     private readonly settings: OAuthSettings,
     private readonly address: PortalAddress,
-    private readonly budget: RequestBudget,
+    private readonly budget: PortalBudget,
   ) {
     this.http = axios.create({ timeout: settings.timeoutMs, maxRedirects: 0, validateStatus: () => true });
   }

@@ -203,6 +203,23 @@ export class AppConfig {
   @Min(1)
   DELIVERY_MAX_BACKOFF_SEC = 300;
 
+  /**
+   * How long a replica's right to deliver a portal's calls lasts without renewal (renewed every third of
+   * it): after a replica dies, another takes its portals over within this time.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(2)
+  @Max(300)
+  DELIVERY_LEASE_SEC = 10;
+
+  /** PostgreSQL connections per replica. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(2)
+  @Max(100)
+  DATABASE_POOL_SIZE = 10;
+
   /** On SIGTERM: how long readiness reports false before the HTTP server stops taking connections. */
   @Transform(toInt)
   @IsInt()

@@ -1,5 +1,5 @@
 import { PortalError } from '../portal/portal-error';
-import { RequestBudget } from '../portal/request-budget';
+import { PortalBudget } from '../portal/budget-waiters';
 import { CrmMatch } from './crm-match';
 import { CrmSearch } from './crm-search';
 
@@ -19,7 +19,7 @@ export class BackgroundSearches {
 
   constructor(
     private readonly search: CrmSearch,
-    private readonly budget: RequestBudget,
+    private readonly budget: PortalBudget,
   ) {}
 
   find(phone: string): Promise<CrmMatch | null> {

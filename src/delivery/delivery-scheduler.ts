@@ -4,8 +4,10 @@ import { choosePortalUser, countSent, markFailed } from '../calls/call-lifecycle
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
 import { CallStore } from '../store/call-store';
+import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
 import { BatchPlan } from './batch-plan';
 import { applyAnswers, applyRequestFailure, CommandAnswer, OutcomeSettings } from './delivery-outcome';
+import { LeaseKeeper } from './lease-keeper';
 
 export interface SchedulerSettings {
   defaultUserId?: number;
@@ -33,6 +35,8 @@ export interface DeliveryObserver {
 /** What the portal's state is, for health details and metrics. */
 export interface PortalStatus {
   portalId: string;
+  /** Whether this replica holds the portal's delivery lease (only one replica delivers a portal at a time). */
+  deliveringHere: boolean;
   paused: boolean;
   pausedReason?: string;
   lastRequestOk?: boolean;
@@ -43,6 +47,9 @@ export interface PortalStatus {
  * Delivers one portal's due calls: waits for the request budget, then fills a batch with whatever is due
  * at that moment, marks what it sends in the store, sends, and records each call's outcome. The store is
  * the queue: a crash at any point leaves every step due again, and each step is safe to repeat.
+ *
+ * Only the replica holding the portal's delivery lease sends; its writes are fenced with the lease, so
+ * after a takeover the old holder's late writes are refused (its sends were repeats the portal dedupes).
  */
 export class DeliveryScheduler {
   private readonly logger: Logger;
@@ -58,14 +65,16 @@ export class DeliveryScheduler {
     private readonly store: CallStore,
     private readonly client: PortalClient,
     private readonly settings: SchedulerSettings,
+    private readonly lease: LeaseKeeper,
     private readonly observer?: DeliveryObserver,
     private readonly routing?: CallRouting,
   ) {
     this.logger = new Logger(`Delivery ${client.portalId}`);
-    this.status = { portalId: client.portalId, paused: false };
+    this.status = { portalId: client.portalId, paused: false, deliveringHere: false };
   }
 
   start(): void {
+    this.lease.start();
     this.loop ??= this.run();
   }
 
@@ -83,15 +92,16 @@ export class DeliveryScheduler {
   }
 
   portalStatus(): PortalStatus {
-    return { ...this.status };
+    return { ...this.status, deliveringHere: this.lease.current() !== undefined };
   }
 
-  /** Stops taking new batches and waits for the ones in flight to settle. */
+  /** Stops taking new batches, waits for the ones in flight to settle, then gives the lease up. */
   async stop(): Promise<void> {
     this.stopped = true;
     this.notify();
     await this.loop;
     await Promise.allSettled([...this.running]);
+    await this.lease.stop();
   }
 
   private async run(): Promise<void> {
@@ -112,14 +122,20 @@ export class DeliveryScheduler {
       await Promise.race(this.running);
       return;
     }
+    // Another replica delivers this portal (or none yet): wait to be told the lease is ours.
+    if (!this.lease.current()) return this.sleep(1000);
     const [due] = await this.store.dueCalls(this.client.portalId, now, 1, this.inFlight);
     if (!due) {
       const dueAt = await this.store.nextDueAt(this.client.portalId);
       return this.sleep(dueAt === undefined || dueAt <= now ? 1000 : Math.min(1000, dueAt - now));
     }
     await this.client.budget.acquire('background');
-    if (this.stopped) return this.client.budget.refund();
-    const batch = this.sendNextBatch();
+    const lease = this.lease.current();
+    if (this.stopped || !lease) return this.client.budget.refund();
+    const batch = this.sendNextBatch(lease).catch((error: Error) => {
+      if (error instanceof LeaseLostError) return this.lease.lost(error.lease);
+      this.logger.error(`delivery batch error: ${error.message}`);
+    });
     this.running.add(batch);
     void batch.finally(() => {
       this.running.delete(batch);
@@ -127,7 +143,7 @@ export class DeliveryScheduler {
     });
   }
 
-  private async sendNextBatch(): Promise<void> {
+  private async sendNextBatch(lease: DeliveryLease): Promise<void> {
     const now = Date.now();
     const plan = new BatchPlan(this.client.maxBatchSize);
     const due = await this.store.dueCalls(this.client.portalId, now, this.client.maxBatchSize, this.inFlight);
@@ -138,14 +154,14 @@ export class DeliveryScheduler {
     }
     // Claimed before the first await, so a concurrent batch never picks the same calls.
     for (const callId of plan.callIds) this.inFlight.add(callId);
-    if (expired.length) await this.expireHeld(expired, now);
+    if (expired.length) await this.expireHeld(expired, now, lease);
     if (plan.commandCount === 0) {
       this.client.budget.refund();
       return;
     }
     try {
       const bindings = await this.findBindings(due.filter((call) => plan.callIds.includes(call.callId)));
-      await this.deliver(plan, bindings);
+      await this.deliver(plan, bindings, lease);
     } finally {
       for (const callId of plan.callIds) this.inFlight.delete(callId);
     }
@@ -176,8 +192,9 @@ export class DeliveryScheduler {
   private async deliver(
     plan: BatchPlan,
     bindings: Map<string, CrmBinding | null | PortalError>,
+    lease: DeliveryLease,
   ): Promise<void> {
-    const marked = await this.markSending(plan, bindings);
+    const marked = await this.markSending(plan, bindings, lease);
     const sendable = new BatchPlan(this.client.maxBatchSize);
     for (const call of marked.values()) sendable.add(call);
     if (sendable.commandCount === 0) return this.client.budget.refund();
@@ -196,8 +213,11 @@ export class DeliveryScheduler {
         ]),
       );
       const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
-      const updated = await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
-        applyAnswers(call, entries.get(call.callId)!, answers, settings),
+      const updated = await this.store.updateCalls(
+        this.client.portalId,
+        sendable.callIds,
+        (call) => applyAnswers(call, entries.get(call.callId)!, answers, settings),
+        lease,
       );
       this.report(sendable, answers, updated);
     } catch (error) {
@@ -212,8 +232,11 @@ export class DeliveryScheduler {
         this.observer?.onCommand(step, 'retried');
       }
       this.observer?.onRetry(error.kind);
-      await this.store.updateCalls(this.client.portalId, sendable.callIds, (call) =>
-        applyRequestFailure(call, error, settings),
+      await this.store.updateCalls(
+        this.client.portalId,
+        sendable.callIds,
+        (call) => applyRequestFailure(call, error, settings),
+        lease,
       );
     }
   }
@@ -240,46 +263,56 @@ export class DeliveryScheduler {
   private async markSending(
     plan: BatchPlan,
     bindings: Map<string, CrmBinding | null | PortalError>,
+    lease: DeliveryLease,
   ): Promise<Map<string, CallRecord>> {
     const steps = new Map(plan.entries.map((entry) => [entry.callId, entry.commands.map((c) => c.step)]));
     const now = Date.now();
     const settings = this.outcomeSettings();
     const retried = new Set<string>();
-    const updated = await this.store.updateCalls(this.client.portalId, plan.callIds, (call) => {
-      const binding = bindings.get(call.callId);
-      if (binding instanceof PortalError) {
-        retried.add(call.callId);
-        return applyRequestFailure(call, binding, settings);
-      }
-      if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
-      if (call.nextStep === 'register' && !call.portalUser) {
-        const choice = choosePortalUser(call, this.settings.defaultUserId, (extension) =>
-          this.routing?.employeeFor(extension),
-        );
-        if (!choice) {
-          return markFailed(
-            call,
-            'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
-            now,
-          );
+    const updated = await this.store.updateCalls(
+      this.client.portalId,
+      plan.callIds,
+      (call) => {
+        const binding = bindings.get(call.callId);
+        if (binding instanceof PortalError) {
+          retried.add(call.callId);
+          return applyRequestFailure(call, binding, settings);
         }
-        call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
-      }
-      return countSent(call, steps.get(call.callId) ?? []);
-    });
+        if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
+        if (call.nextStep === 'register' && !call.portalUser) {
+          const choice = choosePortalUser(call, this.settings.defaultUserId, (extension) =>
+            this.routing?.employeeFor(extension),
+          );
+          if (!choice) {
+            return markFailed(
+              call,
+              'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
+              now,
+            );
+          }
+          call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
+        }
+        return countSent(call, steps.get(call.callId) ?? []);
+      },
+      lease,
+    );
     const sendable = updated.filter((call) => !call.failed && !retried.has(call.callId));
     return new Map(sendable.map((call) => [call.callId, call]));
   }
 
-  private async expireHeld(callIds: string[], now: number): Promise<void> {
-    await this.store.updateCalls(this.client.portalId, callIds, (call) =>
-      call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
-        ? markFailed(
-            call,
-            'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
-            now,
-          )
-        : call,
+  private async expireHeld(callIds: string[], now: number, lease: DeliveryLease): Promise<void> {
+    await this.store.updateCalls(
+      this.client.portalId,
+      callIds,
+      (call) =>
+        call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
+          ? markFailed(
+              call,
+              'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
+              now,
+            )
+          : call,
+      lease,
     );
   }
 

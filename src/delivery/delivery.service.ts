@@ -4,8 +4,12 @@ import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { CallStore, QueueStats } from '../store/call-store';
+import { LeaseStore } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
+import { LeaseKeeper } from './lease-keeper';
 
 /** Owns the portal's delivery scheduler for the application's lifetime. */
 @Injectable()
@@ -21,8 +25,14 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
     private readonly metrics: BridgeMetrics,
     directory: EmployeeDirectory,
     lookups: CrmLookupService,
+    leases: LeaseStore,
   ) {
     const portal = client.portalId;
+    // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
+    const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const lease = new LeaseKeeper(leases, portal, owner, config.DELIVERY_LEASE_SEC * 1000, () =>
+      this.notify(),
+    );
     this.scheduler = new DeliveryScheduler(
       store,
       client,
@@ -32,6 +42,7 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
         maxInFlight: 2,
         pauseMs: 30_000,
       },
+      lease,
       {
         onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
         onRetry: (reason) => metrics.retries.inc({ portal, reason }),
@@ -84,7 +95,9 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
       stats.oldestCreatedAt ? Math.max(0, (Date.now() - stats.oldestCreatedAt) / 1000) : 0,
     );
     this.metrics.callsFailed.set({ portal }, stats.failed);
-    this.metrics.portalPaused.set({ portal }, this.portalStatus().paused ? 1 : 0);
+    const status = this.portalStatus();
+    this.metrics.portalPaused.set({ portal }, status.paused ? 1 : 0);
+    this.metrics.deliveryLeaseHeld.set({ portal }, status.deliveringHere ? 1 : 0);
     const waited = this.client.budget.snapshot().waitedMsTotal;
     this.metrics.budgetWait.inc({ portal }, (waited - this.budgetWaitReportedMs) / 1000);
     this.budgetWaitReportedMs = waited;

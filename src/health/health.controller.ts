@@ -55,6 +55,8 @@ export class HealthController {
           authorisation: authorisation.state,
           authorisationAction: authorisation.action ?? null,
           paused: status.paused,
+          // Several replicas: exactly one delivers a portal at a time (docs/ARCHITECTURE.md "Several replicas").
+          deliveringHere: status.deliveringHere,
           pausedReason: status.pausedReason ?? null,
           lastRequestOk: status.lastRequestOk ?? null,
           queueDepth: stats.depth,

@@ -79,6 +79,13 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly deliveryLeaseHeld = new Gauge({
+    name: 'bridge_delivery_lease_held',
+    help: '1 on the replica that delivers the portal now (holds its delivery lease); the sum over replicas is 1',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
   readonly tokenRefreshes = new Counter({
     name: 'bridge_token_refreshes_total',
     help: 'OAuth token refreshes by outcome',

@@ -4,7 +4,7 @@ import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
 import { PortalCredentials, PreparedCall } from '../auth/portal-credentials';
 import { classifyPortalError, PortalError } from './portal-error';
-import { BudgetPriority, RequestBudget } from './request-budget';
+import { BudgetPriority, PortalBudget } from './budget-waiters';
 
 export type PortalParams = Record<string, unknown>;
 
@@ -58,7 +58,7 @@ export class PortalClient {
 
   constructor(
     private readonly credentials: PortalCredentials,
-    readonly budget: RequestBudget,
+    readonly budget: PortalBudget,
     private readonly options: PortalClientOptions,
     private readonly observer?: PortalRequestObserver,
   ) {

@@ -8,28 +8,24 @@
  * A little headroom is kept under the portal's bucket size: requests granted in order can arrive out of
  * order or bunched (latency varies), and the portal counts them on arrival.
  */
-export type BudgetPriority = 'interactive' | 'background';
+import {
+  BudgetPriority,
+  BudgetSnapshot,
+  BudgetWaiters,
+  PortalBudget,
+  usableCapacity,
+} from './budget-waiters';
 
-interface Waiter {
-  resolve: () => void;
-  enqueuedAt: number;
-}
+export type { BudgetPriority, PortalBudget } from './budget-waiters';
 
-export interface BudgetSnapshot {
-  level: number;
-  ratePerSec: number;
-  waiting: number;
-  waitedMsTotal: number;
-}
-
-export class RequestBudget {
+/** The bucket of one process (SQLite: one replica). */
+export class RequestBudget implements PortalBudget {
   private level = 0;
   private updatedAt: number;
   private slowdown = 1;
-  private readonly queues: Record<BudgetPriority, Waiter[]> = { interactive: [], background: [] };
   private timer?: NodeJS.Timeout;
-  private waitedMsTotal = 0;
   private readonly capacity: number;
+  private readonly waiters: BudgetWaiters;
 
   constructor(
     private readonly ratePerSec: number,
@@ -37,34 +33,12 @@ export class RequestBudget {
     private readonly now: () => number = Date.now,
   ) {
     this.updatedAt = this.now();
-    this.capacity = Math.max(1, burst - Math.max(1, Math.floor(burst * 0.04)));
+    this.capacity = usableCapacity(burst);
+    this.waiters = new BudgetWaiters(this.now, () => this.pump());
   }
 
-  /**
-   * Resolves when one request may be sent now; the request is counted at that moment. An aborted `signal`
-   * takes the waiter out of the queue without a unit and rejects with the signal's reason.
-   */
   acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<void> {
-    if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = { resolve, enqueuedAt: this.now() };
-      if (signal) {
-        const cancel = () => {
-          const queue = this.queues[priority];
-          const index = queue.indexOf(waiter);
-          if (index < 0) return;
-          queue.splice(index, 1);
-          reject(signal.reason);
-        };
-        signal.addEventListener('abort', cancel, { once: true });
-        waiter.resolve = () => {
-          signal.removeEventListener('abort', cancel);
-          resolve();
-        };
-      }
-      this.queues[priority].push(waiter);
-      this.pump();
-    });
+    return this.waiters.enqueue(priority, signal);
   }
 
   /** Gives back a unit taken but not used for a request. */
@@ -89,17 +63,15 @@ export class RequestBudget {
     return {
       level: this.level,
       ratePerSec: this.effectiveRate(),
-      waiting: this.queues.interactive.length + this.queues.background.length,
-      waitedMsTotal: this.waitedMsTotal,
+      waiting: this.waiters.size,
+      waitedMsTotal: this.waiters.waitedMsTotal,
     };
   }
 
   /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
-    for (const waiter of [...this.queues.interactive, ...this.queues.background]) waiter.resolve();
-    this.queues.interactive = [];
-    this.queues.background = [];
+    this.waiters.releaseAll();
   }
 
   private effectiveRate(): number {
@@ -115,9 +87,7 @@ export class RequestBudget {
   private pump(): void {
     if (this.timer) return;
     this.drain();
-    for (;;) {
-      const waiter = this.queues.interactive[0] ?? this.queues.background[0];
-      if (!waiter) return;
+    while (this.waiters.next()) {
       if (this.level + 1 > this.capacity) {
         const waitMs = Math.ceil(((this.level + 1 - this.capacity) / this.effectiveRate()) * 1000);
         this.timer = setTimeout(() => {
@@ -126,10 +96,8 @@ export class RequestBudget {
         }, waitMs);
         return;
       }
-      (this.queues.interactive.length ? this.queues.interactive : this.queues.background).shift();
       this.level += 1;
-      this.waitedMsTotal += this.now() - waiter.enqueuedAt;
-      waiter.resolve();
+      this.waiters.grant();
     }
   }
 }

@@ -1,4 +1,5 @@
 import { CallEvent, CallRecord, CallState } from '../calls/call';
+import { DeliveryLease } from './coordination-store';
 
 /** What one intake transaction did with the events of one PBX request. */
 export interface IngestResult {
@@ -39,8 +40,17 @@ export abstract class CallStore {
     skip: ReadonlySet<string>,
   ): Promise<CallRecord[]>;
 
-  /** Read-modify-write of the named calls in one transaction (unknown ids are skipped). */
-  abstract updateCalls(portalId: string, callIds: string[], mutate: CallMutator): Promise<CallRecord[]>;
+  /**
+   * Read-modify-write of the named calls in one transaction (unknown ids are skipped). With `fence`, the
+   * transaction commits only while that lease is still the portal's: otherwise it throws LeaseLostError
+   * and stores nothing, so a replica that lost delivery to another cannot overwrite the newer state.
+   */
+  abstract updateCalls(
+    portalId: string,
+    callIds: string[],
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord[]>;
 
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;

@@ -2,8 +2,14 @@ import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { AppConfig } from '../config/app-config';
 import { CallStore } from './call-store';
+import { LeaseStore, SharedBucketStore } from './coordination-store';
+import { PostgresCallStore } from './postgres/postgres-call-store';
+import { PostgresBucketStore, PostgresLeaseStore } from './postgres/postgres-coordination';
+import { PostgresDatabase } from './postgres/postgres-database';
+import { PostgresTokenStore } from './postgres/postgres-token-store';
 import { SqliteCallStore } from './sqlite/sqlite-call-store';
 import { SqliteDatabase } from './sqlite/sqlite-database';
+import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
 import { SqliteTokenStore } from './sqlite/sqlite-token-store';
 import { TokenStore } from './token-store';
 
@@ -11,21 +17,42 @@ import { TokenStore } from './token-store';
 export interface Stores {
   calls: CallStore;
   tokens: TokenStore;
+  leases: LeaseStore;
+  /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
+  bucket?: SharedBucketStore;
 }
 
 const STORES = Symbol('Stores');
 
-/** `DATABASE_URL` unset: ./data/bridge.sqlite; `sqlite:PATH` relative to the working directory. */
-export function createStores(config: AppConfig): Stores {
+/**
+ * `DATABASE_URL` unset: ./data/bridge.sqlite; `sqlite:PATH` relative to the working directory;
+ * `postgres://…`: PostgreSQL, connected and migrated before the application starts.
+ */
+export async function createStores(config: AppConfig): Promise<Stores> {
   const url = config.DATABASE_URL ?? 'sqlite:./data/bridge.sqlite';
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     const database = new SqliteDatabase(path === ':memory:' ? path : resolve(process.cwd(), path));
-    return { calls: new SqliteCallStore(database), tokens: new SqliteTokenStore(database) };
+    return {
+      calls: new SqliteCallStore(database),
+      tokens: new SqliteTokenStore(database),
+      leases: new SqliteLeaseStore(database),
+    };
   }
-  throw new Error(
-    'DATABASE_URL: PostgreSQL is not supported by this build yet; use sqlite:PATH or leave it unset',
-  );
+  const database = new PostgresDatabase(url, config.DATABASE_POOL_SIZE);
+  try {
+    await database.open();
+  } catch (error) {
+    await database.close().catch(() => undefined);
+    // The URL carries the password: name the variable, never echo it.
+    throw new Error(`DATABASE_URL: cannot open the PostgreSQL database: ${(error as Error).message}`);
+  }
+  return {
+    calls: new PostgresCallStore(database),
+    tokens: new PostgresTokenStore(database),
+    leases: new PostgresLeaseStore(database),
+    bucket: new PostgresBucketStore(database),
+  };
 }
 
 @Global()
@@ -34,8 +61,10 @@ export function createStores(config: AppConfig): Stores {
     { provide: STORES, useFactory: createStores, inject: [AppConfig] },
     { provide: CallStore, useFactory: (stores: Stores) => stores.calls, inject: [STORES] },
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
+    { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
+    { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
   ],
-  exports: [CallStore, TokenStore],
+  exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(CallStore) private readonly store: CallStore) {}

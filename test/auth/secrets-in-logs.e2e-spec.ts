@@ -28,6 +28,8 @@ describe('OAuth secrets stay out of logs and answers', () => {
         workspace.dir,
         oauthEnv(sandbox, {
           PUBLIC_URL: 'http://bridge.example.test',
+          // This test reads the stored tokens from the SQLite file; the store itself is tested elsewhere.
+          DATABASE_URL: `sqlite:${join(workspace.dir, 'bridge.sqlite')}`,
           LOG_LEVEL: 'verbose',
           B24_BATCH_SIZE: '5',
         }),

@@ -6,6 +6,7 @@ import request from 'supertest';
 import { createBridge } from '../../src/app.setup';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { SandboxOptions, SandboxPortal } from '../../src/sandbox';
+import { testDatabaseUrl } from './test-database';
 
 export const PBX_TOKEN = 'pbx-test-token-7f3a';
 export const ADMIN_TOKEN = 'admin-test-token-91c2';
@@ -20,7 +21,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-/** The bridge on a real SQLite file in a temp folder, delivering over real HTTP to a sandbox portal. */
+/** The bridge on a real store (a SQLite file in a temp folder, or its own PostgreSQL schema), delivering over real HTTP to a sandbox portal. */
 export async function startHarness(
   env: Record<string, string> = {},
   sandboxOptions: SandboxOptions = {},
@@ -58,7 +59,7 @@ export function testEnv(
     ADMIN_TOKEN,
     B24_WEBHOOK_URL: sandbox.webhookUrl,
     PORTAL_ID: 'sandbox',
-    DATABASE_URL: `sqlite:${join(dir, 'bridge.sqlite')}`,
+    DATABASE_URL: testDatabaseUrl(dir),
     DEFAULT_COUNTRY: 'DE',
     B24_DEFAULT_USER_ID: '1',
     B24_TIMEOUT_MS: '2000',

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { CallEvent, CallRecord, CallState } from '../../calls/call';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { SqliteDatabase } from './sqlite-database';
 
 interface CallRow {
@@ -50,32 +51,35 @@ export class SqliteCallStore extends CallStore {
         `SELECT COUNT(*) AS failed FROM calls WHERE portal_id = ? AND state = 'failed'`,
       ),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
+      leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
     };
   }
 
   async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
     const now = Date.now();
-    return this.db.transaction(() =>
-      submissions.map((events) => {
-        const result: IngestResult = { accepted: 0, duplicates: 0 };
-        for (const event of events) {
-          const inserted = this.statements.insertEvent.run(
-            portalId,
-            event.callId,
-            event.event,
-            JSON.stringify(event),
-            now,
-          );
-          if (inserted.changes === 0) {
-            result.duplicates += 1;
-            continue;
+    return this.db
+      .transaction(() =>
+        submissions.map((events) => {
+          const result: IngestResult = { accepted: 0, duplicates: 0 };
+          for (const event of events) {
+            const inserted = this.statements.insertEvent.run(
+              portalId,
+              event.callId,
+              event.event,
+              JSON.stringify(event),
+              now,
+            );
+            if (inserted.changes === 0) {
+              result.duplicates += 1;
+              continue;
+            }
+            result.accepted += 1;
+            this.save(apply(this.read(portalId, event.callId), event));
           }
-          result.accepted += 1;
-          this.save(apply(this.read(portalId, event.callId), event));
-        }
-        return result;
-      }),
-    )();
+          return result;
+        }),
+      )
+      .immediate();
   }
 
   async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
@@ -97,16 +101,28 @@ export class SqliteCallStore extends CallStore {
       .map((row) => JSON.parse(row.data) as CallRecord);
   }
 
-  async updateCalls(portalId: string, callIds: string[], mutate: CallMutator): Promise<CallRecord[]> {
-    return this.db.transaction(() =>
-      callIds.flatMap((callId) => {
-        const call = this.read(portalId, callId);
-        if (!call) return [];
-        const next = mutate(call);
-        this.save(next);
-        return [next];
-      }),
-    )();
+  async updateCalls(
+    portalId: string,
+    callIds: string[],
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord[]> {
+    return this.db
+      .transaction(() => {
+        if (fence) {
+          const holder = this.statements.leaseHolder.get(portalId) as
+            { owner: string; epoch: number } | undefined;
+          if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
+        }
+        return callIds.flatMap((callId) => {
+          const call = this.read(portalId, callId);
+          if (!call) return [];
+          const next = mutate(call);
+          this.save(next);
+          return [next];
+        });
+      })
+      .immediate();
   }
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {

@@ -1,19 +1,7 @@
 import Database from 'better-sqlite3';
+import { tokensOf, TokenRow } from '../token-row';
 import { PortalTokens, RefreshedPair, TokenStore } from '../token-store';
 import { SqliteDatabase } from './sqlite-database';
-
-interface TokenRow {
-  portal_id: string;
-  member_id: string;
-  domain: string;
-  client_endpoint: string | null;
-  access_token: string;
-  refresh_token: string;
-  access_expires_at: number;
-  obtained_at: number;
-  application_token: string | null;
-  reauthorisation_reason: string | null;
-}
 
 /**
  * Tokens in the bridge's SQLite file. Every statement is one short synchronous transaction: nothing is
@@ -147,19 +135,4 @@ export class SqliteTokenStore extends TokenStore {
     const row = this.statements.takeState.get(state, portalId) as { expiresAt: number } | undefined;
     return row !== undefined && row.expiresAt > now;
   }
-}
-
-function tokensOf(row: TokenRow): PortalTokens {
-  return {
-    portalId: row.portal_id,
-    memberId: row.member_id,
-    domain: row.domain,
-    clientEndpoint: row.client_endpoint ?? undefined,
-    accessToken: row.access_token,
-    refreshToken: row.refresh_token,
-    accessExpiresAt: row.access_expires_at,
-    obtainedAt: row.obtained_at,
-    applicationToken: row.application_token ?? undefined,
-    reauthorisationReason: row.reauthorisation_reason ?? undefined,
-  };
 }

@@ -1,0 +1,96 @@
+import { Logger } from '@nestjs/common';
+import { DeliveryLease, LeaseStore } from '../store/coordination-store';
+
+/**
+ * Holds, renews and gives up one portal's delivery lease (docs/ARCHITECTURE.md "Several replicas").
+ * Every replica runs one: the holder renews every third of the lease time; the others try as often, and
+ * one of them takes the portal over once the holder's lease has expired (it died or lost the database).
+ * The holder stops sending a little before its lease could expire, and every write of delivery is fenced
+ * with the lease's epoch, so a replica that was merely slow cannot overwrite its successor's work.
+ */
+export class LeaseKeeper {
+  private readonly logger: Logger;
+  private lease?: DeliveryLease;
+  private validUntil = 0;
+  private timer?: NodeJS.Timeout;
+  private ticking?: Promise<void>;
+  private lastErrorLoggedAt = 0;
+
+  constructor(
+    private readonly store: LeaseStore,
+    private readonly portalId: string,
+    private readonly owner: string,
+    private readonly ttlMs: number,
+    /** Told when this replica starts delivering (it took or renewed the lease after holding none). */
+    private readonly onAcquired: () => void,
+  ) {
+    this.logger = new Logger(`Delivery ${portalId}`);
+  }
+
+  start(): void {
+    if (this.timer) return;
+    void this.tick();
+    this.timer = setInterval(() => void this.tick(), Math.max(500, Math.floor(this.ttlMs / 3)));
+  }
+
+  /** The lease while this replica may send: valid and with time to spare before it could expire. */
+  current(): DeliveryLease | undefined {
+    return this.lease && Date.now() < this.validUntil ? this.lease : undefined;
+  }
+
+  /** A fenced write found the lease taken over: stop delivering until the lease is ours again. */
+  lost(lease: DeliveryLease): void {
+    if (this.lease?.epoch !== lease.epoch) return;
+    this.logger.warn(`another replica took over delivery (our epoch ${lease.epoch} is stale)`);
+    this.lease = undefined;
+  }
+
+  /** Gives the lease up (shutdown), so another replica takes over now rather than after it expires. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    await this.ticking;
+    const lease = this.lease;
+    this.lease = undefined;
+    if (lease) await this.store.releaseLease(lease).catch(() => undefined);
+  }
+
+  private tick(): Promise<void> {
+    this.ticking ??= this.renew().finally(() => (this.ticking = undefined));
+    return this.ticking;
+  }
+
+  private async renew(): Promise<void> {
+    const askedAt = Date.now();
+    try {
+      const lease = await this.store.acquireLease(this.portalId, this.owner, this.ttlMs);
+      if (!this.timer) {
+        // Stopped while asking: give back what was just taken.
+        if (lease) await this.store.releaseLease(lease);
+        return;
+      }
+      if (!lease) {
+        if (this.lease)
+          this.logger.warn(`delivery lease lost to another replica (epoch ${this.lease.epoch})`);
+        this.lease = undefined;
+        return;
+      }
+      const fresh = this.lease?.epoch !== lease.epoch;
+      this.lease = lease;
+      // Stop a little early: our clock and the database's may differ, and a batch takes time to write back.
+      this.validUntil = askedAt + this.ttlMs - Math.max(1000, Math.floor(this.ttlMs / 5));
+      if (fresh) {
+        this.logger.log(
+          `delivering for portal ${this.portalId} (lease epoch ${lease.epoch}, owner ${this.owner})`,
+        );
+        this.onAcquired();
+      }
+    } catch (error) {
+      // The lease stays usable until validUntil; fenced writes protect the rest.
+      if (Date.now() - this.lastErrorLoggedAt > 10_000) {
+        this.lastErrorLoggedAt = Date.now();
+        this.logger.warn(`cannot renew the delivery lease: ${(error as Error).message}`);
+      }
+    }
+  }
+}

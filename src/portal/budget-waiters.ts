@@ -1,0 +1,99 @@
+/** Requests waiting for a unit of the portal's request budget, interactive ones ahead of background ones. */
+export type BudgetPriority = 'interactive' | 'background';
+
+export interface BudgetSnapshot {
+  level: number;
+  ratePerSec: number;
+  waiting: number;
+  waitedMsTotal: number;
+}
+
+/** What every request to the portal waits on: a local bucket (one process) or the shared one (replicas). */
+export interface PortalBudget {
+  /**
+   * Resolves when one request may be sent now; the request is counted at that moment. An aborted `signal`
+   * takes the waiter out of the queue without a unit and rejects with the signal's reason.
+   */
+  acquire(priority?: BudgetPriority, signal?: AbortSignal): Promise<void>;
+  /** Gives back a unit taken but not used for a request. */
+  refund(): void;
+  /** The portal said 503 QUERY_LIMIT_EXCEEDED: its bucket is full, and someone else is draining it too. */
+  onRejected(): void;
+  onAccepted(): void;
+  snapshot(): BudgetSnapshot;
+  /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
+  stop(): void;
+}
+
+interface Waiter {
+  resolve: () => void;
+  enqueuedAt: number;
+}
+
+/**
+ * The queue part both budgets share: waiters in two priority lanes, cancellation by AbortSignal, and the
+ * total time waited (a metric).
+ */
+export class BudgetWaiters {
+  private readonly lanes: Record<BudgetPriority, Waiter[]> = { interactive: [], background: [] };
+  waitedMsTotal = 0;
+
+  constructor(
+    private readonly now: () => number,
+    private readonly onEnqueue: (priority: BudgetPriority) => void,
+  ) {}
+
+  enqueue(priority: BudgetPriority, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = { resolve, enqueuedAt: this.now() };
+      if (signal) {
+        const cancel = () => {
+          const lane = this.lanes[priority];
+          const index = lane.indexOf(waiter);
+          if (index < 0) return;
+          lane.splice(index, 1);
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', cancel, { once: true });
+        waiter.resolve = () => {
+          signal.removeEventListener('abort', cancel);
+          resolve();
+        };
+      }
+      this.lanes[priority].push(waiter);
+      this.onEnqueue(priority);
+    });
+  }
+
+  /** The priority of the first waiter to serve, or undefined when nobody waits. */
+  next(): BudgetPriority | undefined {
+    if (this.lanes.interactive.length) return 'interactive';
+    return this.lanes.background.length ? 'background' : undefined;
+  }
+
+  /** Hands a unit to the first waiter; false when nobody waits any more. */
+  grant(): boolean {
+    const priority = this.next();
+    if (!priority) return false;
+    const waiter = this.lanes[priority].shift()!;
+    this.waitedMsTotal += this.now() - waiter.enqueuedAt;
+    waiter.resolve();
+    return true;
+  }
+
+  get size(): number {
+    return this.lanes.interactive.length + this.lanes.background.length;
+  }
+
+  releaseAll(): void {
+    for (const waiter of [...this.lanes.interactive, ...this.lanes.background]) waiter.resolve();
+    this.lanes.interactive = [];
+    this.lanes.background = [];
+  }
+}
+
+/** Kept under the portal's bucket size: requests granted in order can arrive bunched (latency varies). */
+export function usableCapacity(burst: number): number {
+  return Math.max(1, burst - Math.max(1, Math.floor(burst * 0.04)));
+}

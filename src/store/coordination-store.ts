@@ -1,0 +1,65 @@
+/**
+ * What replicas sharing one database agree on (docs/ARCHITECTURE.md "Several replicas"): who delivers a
+ * portal's calls (a lease with a fencing epoch), and how much of the portal's request budget is left (one
+ * shared leaky bucket). Both live in the database, so they survive any replica.
+ */
+
+/** The right to deliver one portal's calls, until another replica takes it over with a higher epoch. */
+export interface DeliveryLease {
+  portalId: string;
+  owner: string;
+  /** Rises by one at every change of owner: a write fenced with an older epoch is refused. */
+  epoch: number;
+}
+
+/** A write fenced with a lease that another replica has since taken over. Nothing of it was stored. */
+export class LeaseLostError extends Error {
+  constructor(readonly lease: DeliveryLease) {
+    super(`the delivery lease of portal ${lease.portalId} (epoch ${lease.epoch}) was taken over`);
+  }
+}
+
+export abstract class LeaseStore {
+  /**
+   * Takes the portal's lease for `ttlMs` when it is free, expired or already `owner`'s (then it is
+   * renewed, same epoch). Returns the lease held, or undefined while another owner's lease runs.
+   */
+  abstract acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined>;
+
+  /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
+  abstract releaseLease(lease: DeliveryLease): Promise<void>;
+}
+
+/** The shared bucket after a change: its fill level and the drain factor (1, or less after 503s). */
+export interface BucketState {
+  level: number;
+  factor: number;
+}
+
+/** How one replica asks the shared bucket for a unit. */
+export interface BucketRequest {
+  ratePerSec: number;
+  /** The fill level a unit may bring the bucket to: background work stops short of the interactive reserve. */
+  limit: number;
+}
+
+/**
+ * The portal's leaky bucket, shared by every replica (PostgreSQL). A unit is taken in one atomic
+ * statement; the level drains by the database's clock, so replicas' clocks do not matter.
+ */
+export abstract class SharedBucketStore {
+  /** Takes one unit when it fits under `limit` (`waitMs` 0), or says how many ms to wait before asking again. */
+  abstract take(portalId: string, request: BucketRequest): Promise<BucketState & { waitMs: number }>;
+
+  /** Gives back a unit taken but not used. */
+  abstract refund(portalId: string, ratePerSec: number): Promise<void>;
+
+  /**
+   * The portal answered 503: fill the bucket to `capacity` for every replica and halve the shared drain
+   * factor (never below `minFactor`).
+   */
+  abstract rejected(portalId: string, ratePerSec: number, capacity: number, minFactor: number): Promise<void>;
+
+  /** A request went through: the drain factor recovers by `step` up to 1. */
+  abstract accepted(portalId: string, step: number): Promise<void>;
+}

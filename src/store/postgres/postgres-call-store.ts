@@ -1,0 +1,205 @@
+import { PoolClient } from 'pg';
+import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { DeliveryLease, LeaseLostError } from '../coordination-store';
+import { PostgresDatabase } from './postgres-database';
+
+interface CallRow {
+  call_id: string;
+  data: string;
+}
+
+/**
+ * The store for several replicas: PostgreSQL, one transaction per intake batch or delivery update, each
+ * committed (and so on disk, synchronous_commit on) before its promise resolves. Replicas write the same
+ * calls concurrently, so every read-modify-write locks what it changes: a call not yet stored is locked
+ * by an advisory lock on its key, a stored one by its row; locks are always taken in call id order.
+ */
+export class PostgresCallStore extends CallStore {
+  constructor(private readonly db: PostgresDatabase) {
+    super();
+  }
+
+  async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
+    const now = Date.now();
+    const firstOfKey = new Map<string, CallEvent>();
+    for (const event of submissions.flat()) {
+      const key = eventKey(event.callId, event.event);
+      if (!firstOfKey.has(key)) firstOfKey.set(key, event);
+    }
+    const events = [...firstOfKey.values()];
+    const callIds = [...new Set(events.map((event) => event.callId))].sort();
+    return this.db.transaction(async (client) => {
+      await client.query(
+        `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || id, 0)) FROM unnest($2::text[]) AS id`,
+        [portalId, callIds],
+      );
+      const inserted = await client.query<{ call_id: string; event: string }>(
+        `INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
+         SELECT $1, e.call_id, e.event, e.payload, $5
+         FROM unnest($2::text[], $3::text[], $4::text[]) AS e(call_id, event, payload)
+         ON CONFLICT DO NOTHING RETURNING call_id, event`,
+        [
+          portalId,
+          events.map((event) => event.callId),
+          events.map((event) => event.event),
+          events.map((event) => JSON.stringify(event)),
+          now,
+        ],
+      );
+      const fresh = new Set(inserted.rows.map((row) => eventKey(row.call_id, row.event)));
+      const calls = await this.lockCalls(client, portalId, callIds);
+      const changed = new Map<string, CallRecord>();
+      const results = submissions.map((list) => {
+        const result: IngestResult = { accepted: 0, duplicates: 0 };
+        for (const event of list) {
+          const key = eventKey(event.callId, event.event);
+          // Only the first occurrence of a new key is applied; any repeat, here or stored before, is a duplicate.
+          if (!fresh.delete(key)) {
+            result.duplicates += 1;
+            continue;
+          }
+          result.accepted += 1;
+          const call = apply(calls.get(event.callId), event);
+          calls.set(event.callId, call);
+          changed.set(event.callId, call);
+        }
+        return result;
+      });
+      await this.saveCalls(client, [...changed.values()]);
+      return results;
+    });
+  }
+
+  async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
+    const rows = await this.db.query<CallRow>(
+      'SELECT call_id, data FROM calls WHERE portal_id = $1 AND call_id = $2',
+      [portalId, callId],
+    );
+    return rows[0] && parse(rows[0]);
+  }
+
+  async dueCalls(
+    portalId: string,
+    now: number,
+    limit: number,
+    skip: ReadonlySet<string>,
+  ): Promise<CallRecord[]> {
+    const rows = await this.db.query<CallRow>(
+      `SELECT call_id, data FROM calls
+       WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
+       ORDER BY due_at LIMIT $3`,
+      [portalId, now, limit, [...skip]],
+    );
+    return rows.map(parse);
+  }
+
+  async updateCalls(
+    portalId: string,
+    callIds: string[],
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord[]> {
+    return this.db.transaction(async (client) => {
+      if (fence) {
+        // FOR SHARE: a takeover (an UPDATE of this row) waits for this transaction, or this one sees it.
+        const holder = await client.query<{ owner: string; epoch: number }>(
+          'SELECT owner, epoch FROM portal_leases WHERE portal_id = $1 FOR SHARE',
+          [portalId],
+        );
+        const row = holder.rows[0];
+        if (row?.owner !== fence.owner || row.epoch !== fence.epoch) throw new LeaseLostError(fence);
+      }
+      const calls = await this.lockCalls(client, portalId, [...new Set(callIds)].sort());
+      const updated = callIds.flatMap((callId) => {
+        const call = calls.get(callId);
+        if (!call) return [];
+        const next = mutate(call);
+        calls.set(callId, next);
+        return [next];
+      });
+      await this.saveCalls(client, updated);
+      return updated;
+    });
+  }
+
+  async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
+    const rows = await this.db.query<CallRow>(
+      'SELECT call_id, data FROM calls WHERE portal_id = $1 AND state = $2 ORDER BY updated_at DESC LIMIT $3',
+      [portalId, state, limit],
+    );
+    return rows.map(parse);
+  }
+
+  async nextDueAt(portalId: string): Promise<number | undefined> {
+    const rows = await this.db.query<{ due: number | null }>(
+      'SELECT MIN(due_at) AS due FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL',
+      [portalId],
+    );
+    return rows[0].due ?? undefined;
+  }
+
+  async queueStats(portalId: string): Promise<QueueStats> {
+    const rows = await this.db.query<{ depth: number; oldest: number | null; failed: number }>(
+      `SELECT (SELECT COUNT(*)::int FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL) AS depth,
+              (SELECT MIN(created_at) FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL) AS oldest,
+              (SELECT COUNT(*)::int FROM calls WHERE portal_id = $1 AND state = 'failed') AS failed`,
+      [portalId],
+    );
+    const row = rows[0];
+    return { depth: row.depth, oldestCreatedAt: row.oldest ?? undefined, failed: row.failed };
+  }
+
+  async checkWritable(): Promise<void> {
+    await this.db.query(
+      'INSERT INTO probe (id, at) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET at = excluded.at',
+      [Date.now()],
+    );
+  }
+
+  async close(): Promise<void> {
+    await this.db.close();
+  }
+
+  /** The stored calls among `sortedIds`, row-locked in id order until the transaction ends. */
+  private async lockCalls(
+    client: PoolClient,
+    portalId: string,
+    sortedIds: string[],
+  ): Promise<Map<string, CallRecord>> {
+    const rows = await client.query<CallRow>(
+      'SELECT call_id, data FROM calls WHERE portal_id = $1 AND call_id = ANY($2::text[]) ORDER BY call_id FOR UPDATE',
+      [portalId, sortedIds],
+    );
+    return new Map(rows.rows.map((row) => [row.call_id, parse(row)]));
+  }
+
+  private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
+    if (!calls.length) return;
+    await client.query(
+      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
+         $7::bigint[], $8::text[])
+       ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
+         due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data`,
+      [
+        calls.map((call) => call.portalId),
+        calls.map((call) => call.callId),
+        calls.map((call) => call.state),
+        calls.map((call) => call.nextStep ?? null),
+        calls.map((call) => call.dueAt ?? null),
+        calls.map((call) => call.createdAt),
+        calls.map((call) => call.updatedAt),
+        calls.map((call) => JSON.stringify(call)),
+      ],
+    );
+  }
+}
+
+function eventKey(callId: string, event: string): string {
+  return `${event}\u001f${callId}`;
+}
+
+function parse(row: CallRow): CallRecord {
+  return JSON.parse(row.data) as CallRecord;
+}

@@ -1,0 +1,113 @@
+import {
+  BucketRequest,
+  BucketState,
+  DeliveryLease,
+  LeaseStore,
+  SharedBucketStore,
+} from '../coordination-store';
+import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+
+/** Delivery leases in PostgreSQL, timed by the database's clock. */
+export class PostgresLeaseStore extends LeaseStore {
+  constructor(private readonly db: PostgresDatabase) {
+    super();
+  }
+
+  async acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined> {
+    // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher.
+    const rows = await this.db.query<{ owner: string; epoch: number }>(
+      `INSERT INTO portal_leases AS l (portal_id, owner, epoch, expires_at)
+       VALUES ($1, $2, 1, ${DB_NOW_MS} + $3)
+       ON CONFLICT (portal_id) DO UPDATE SET
+         epoch = CASE WHEN l.owner = excluded.owner THEN l.epoch ELSE l.epoch + 1 END,
+         owner = excluded.owner, expires_at = excluded.expires_at
+       WHERE l.owner = excluded.owner OR l.expires_at <= ${DB_NOW_MS}
+       RETURNING owner, epoch`,
+      [portalId, owner, ttlMs],
+    );
+    return rows[0] && { portalId, owner: rows[0].owner, epoch: rows[0].epoch };
+  }
+
+  async releaseLease(lease: DeliveryLease): Promise<void> {
+    await this.db.query(
+      'UPDATE portal_leases SET expires_at = 0 WHERE portal_id = $1 AND owner = $2 AND epoch = $3',
+      [lease.portalId, lease.owner, lease.epoch],
+    );
+  }
+}
+
+/**
+ * The portal's leaky bucket in one row per portal. Each statement drains the level by the time passed on
+ * the database clock, at the shared rate factor, then changes it; the row lock makes replicas take turns.
+ */
+export class PostgresBucketStore extends SharedBucketStore {
+  constructor(private readonly db: PostgresDatabase) {
+    super();
+  }
+
+  async take(portalId: string, request: BucketRequest): Promise<BucketState & { waitMs: number }> {
+    const drained = await this.change(
+      portalId,
+      request.ratePerSec,
+      `CASE WHEN d.level + 1 <= ${Number(request.limit)} THEN d.level + 1 ELSE d.level END`,
+      'd.factor',
+    );
+    if (drained.level + 1 <= request.limit)
+      return { level: drained.level + 1, factor: drained.factor, waitMs: 0 };
+    const waitMs = Math.ceil(
+      ((drained.level + 1 - request.limit) / (request.ratePerSec * drained.factor)) * 1000,
+    );
+    return { ...drained, waitMs: Math.max(1, waitMs) };
+  }
+
+  async refund(portalId: string, ratePerSec: number): Promise<void> {
+    await this.change(portalId, ratePerSec, 'GREATEST(0, d.level - 1)', 'd.factor');
+  }
+
+  async rejected(portalId: string, ratePerSec: number, capacity: number, minFactor: number): Promise<void> {
+    await this.change(
+      portalId,
+      ratePerSec,
+      `GREATEST(d.level, ${Number(capacity)})`,
+      `GREATEST(${Number(minFactor)}, d.factor / 2)`,
+    );
+  }
+
+  async accepted(portalId: string, step: number): Promise<void> {
+    await this.db.query(
+      'UPDATE portal_budget SET rate_factor = LEAST(1, rate_factor + $2) WHERE portal_id = $1 AND rate_factor < 1',
+      [portalId, step],
+    );
+  }
+
+  /**
+   * Drains the portal's row to now, then sets its level and factor from the drained values (`d.level`,
+   * `d.factor`), in one statement holding the row lock. Returns the drained values (before the change).
+   */
+  private async change(
+    portalId: string,
+    ratePerSec: number,
+    level: string,
+    factor: string,
+  ): Promise<BucketState> {
+    for (;;) {
+      const rows = await this.db.query<BucketState>(
+        `WITH d AS (
+           SELECT GREATEST(0, level - GREATEST(0, ${DB_NOW_MS} - updated_at) / 1000 * $2 * rate_factor) AS level,
+                  rate_factor AS factor, GREATEST(updated_at, ${DB_NOW_MS}) AS ms
+           FROM portal_budget WHERE portal_id = $1 FOR UPDATE
+         )
+         UPDATE portal_budget SET level = ${level}, rate_factor = ${factor}, updated_at = d.ms
+         FROM d WHERE portal_budget.portal_id = $1
+         RETURNING d.level, d.factor`,
+        [portalId, ratePerSec],
+      );
+      if (rows[0]) return rows[0];
+      await this.db.query(
+        `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor) VALUES ($1, 0, ${DB_NOW_MS}, 1)
+         ON CONFLICT (portal_id) DO NOTHING`,
+        [portalId],
+      );
+    }
+  }
+}

@@ -1,0 +1,119 @@
+import { Pool, PoolClient, QueryResultRow, types } from 'pg';
+import { POSTGRES_MIGRATIONS } from './postgres-migrations';
+
+/** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
+const typeParsers = {
+  getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+    oid === types.builtins.INT8
+      ? (value: string) => Number(value)
+      : types.getTypeParser(oid, format as 'text')) as typeof types.getTypeParser,
+};
+
+/** Key of the advisory lock that serialises migrations across replicas starting together. */
+const MIGRATION_LOCK = 7_240_531_001;
+
+/** The database clock in ms epoch: leases and the shared bucket use it, so replicas' clocks do not matter. */
+export const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+
+/**
+ * One connection pool shared by the call, token, lease and budget stores: created once and migrated
+ * once. `DATABASE_URL` is a libpq-style URL; its `options=-c search_path=NAME` selects a schema, which is
+ * created when it does not exist yet.
+ */
+export class PostgresDatabase {
+  readonly pool: Pool;
+  private ready?: Promise<void>;
+
+  constructor(url: string, maxConnections = 10) {
+    this.pool = new Pool({
+      connectionString: url,
+      max: maxConnections,
+      types: typeParsers,
+      connectionTimeoutMillis: 5000,
+      // A query stuck behind a lock longer than this fails (503 at intake, a retry in delivery).
+      statement_timeout: 15000,
+    });
+    // An idle client losing its connection (database restart) must not take the process down.
+    this.pool.on('error', () => undefined);
+  }
+
+  /** Connects and applies pending migrations; every store call waits for it. */
+  async open(): Promise<void> {
+    this.ready ??= this.migrate();
+    return this.ready;
+  }
+
+  async query<R extends QueryResultRow>(sql: string, params: unknown[] = []): Promise<R[]> {
+    await this.open();
+    return (await this.pool.query<R>(sql, params)).rows;
+  }
+
+  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
+  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+    await this.open();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+
+  /** Under a session advisory lock, so replicas starting together take turns and the later ones skip. */
+  private async migrate(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
+      try {
+        await this.ensureSchema(client);
+        await client.query(
+          'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint)',
+        );
+        const applied = await client.query<{ version: number }>('SELECT version FROM schema_migrations');
+        const done = new Set(applied.rows.map((row) => row.version));
+        for (const [index, sql] of POSTGRES_MIGRATIONS.entries()) {
+          if (done.has(index + 1)) continue;
+          await client.query('BEGIN');
+          try {
+            await client.query(sql);
+            await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)', [
+              index + 1,
+              Date.now(),
+            ]);
+            await client.query('COMMIT');
+          } catch (error) {
+            await client.query('ROLLBACK').catch(() => undefined);
+            throw error;
+          }
+        }
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [MIGRATION_LOCK]).catch(() => undefined);
+      }
+    } catch (error) {
+      this.ready = undefined;
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** A search_path naming a schema that does not exist yet: create it. */
+  private async ensureSchema(client: PoolClient): Promise<void> {
+    const current = await client.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+    if (current.rows[0].schema) return;
+    const path = await client.query<{ path: string }>("SELECT current_setting('search_path') AS path");
+    const first = path.rows[0].path.split(',')[0].trim().replace(/^"|"$/g, '');
+    if (!first || first === '$user') throw new Error('DATABASE_URL: search_path names no schema to use');
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${client.escapeIdentifier(first)}`);
+  }
+}

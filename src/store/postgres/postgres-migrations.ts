@@ -1,0 +1,60 @@
+/**
+ * Schema history of the PostgreSQL store; append only, each entry runs once, in its own transaction,
+ * under an advisory lock so replicas starting together take turns. Times are ms epochs (bigint), JSON
+ * documents are text, as in the SQLite schema, so both stores share their row mapping.
+ */
+export const POSTGRES_MIGRATIONS: string[] = [
+  `CREATE TABLE call_events (
+     portal_id   text   NOT NULL,
+     call_id     text   NOT NULL,
+     event       text   NOT NULL,
+     payload     text   NOT NULL,
+     received_at bigint NOT NULL,
+     PRIMARY KEY (portal_id, call_id, event)
+   );
+   CREATE TABLE calls (
+     portal_id  text   NOT NULL,
+     call_id    text   NOT NULL,
+     state      text   NOT NULL,
+     next_step  text,
+     due_at     bigint,
+     created_at bigint NOT NULL,
+     updated_at bigint NOT NULL,
+     data       text   NOT NULL,
+     PRIMARY KEY (portal_id, call_id)
+   );
+   CREATE INDEX calls_due ON calls (portal_id, due_at) WHERE due_at IS NOT NULL;
+   CREATE INDEX calls_state ON calls (portal_id, state, updated_at);
+   CREATE TABLE probe (id integer PRIMARY KEY, at bigint NOT NULL);
+   CREATE TABLE portal_tokens (
+     portal_id              text   NOT NULL PRIMARY KEY,
+     member_id              text   NOT NULL,
+     domain                 text   NOT NULL,
+     client_endpoint        text,
+     access_token           text   NOT NULL,
+     refresh_token          text   NOT NULL,
+     access_expires_at      bigint NOT NULL,
+     obtained_at            bigint NOT NULL,
+     application_token      text,
+     reauthorisation_reason text,
+     refresh_owner          text,
+     refresh_lock_until     bigint
+   );
+   CREATE TABLE oauth_states (
+     state      text   NOT NULL PRIMARY KEY,
+     portal_id  text   NOT NULL,
+     expires_at bigint NOT NULL
+   );
+   CREATE TABLE portal_leases (
+     portal_id  text   NOT NULL PRIMARY KEY,
+     owner      text   NOT NULL,
+     epoch      bigint NOT NULL,
+     expires_at bigint NOT NULL
+   );
+   CREATE TABLE portal_budget (
+     portal_id   text             NOT NULL PRIMARY KEY,
+     level       double precision NOT NULL,
+     updated_at  double precision NOT NULL,
+     rate_factor double precision NOT NULL
+   );`,
+];

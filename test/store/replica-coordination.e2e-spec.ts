@@ -1,0 +1,144 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CallEvent } from '../../src/calls/call';
+import { applyEvent, newCall } from '../../src/calls/call-lifecycle';
+import { loadConfig } from '../../src/config/app-config';
+import { SharedRequestBudget } from '../../src/portal/shared-request-budget';
+import { LeaseLostError } from '../../src/store/coordination-store';
+import { createStores, Stores } from '../../src/store/store.module';
+import { onPostgres, testDatabaseUrl } from '../support/test-database';
+
+const PORTAL = 'coordination';
+const settings = { now: Date.now(), holdEndedWithoutStartMs: 3_600_000 };
+const apply = (call: Parameters<typeof applyEvent>[0] | undefined, event: CallEvent) =>
+  applyEvent(call ?? newCall(PORTAL, event.callId, Date.now()), event, settings);
+
+function started(callId: string): CallEvent {
+  return {
+    event: 'call.started',
+    callId,
+    direction: 'inbound',
+    phoneNumber: '+4915112345678',
+    extension: '101',
+    at: '2026-11-22T10:00:00+01:00',
+  };
+}
+
+function ended(callId: string): CallEvent {
+  return {
+    event: 'call.ended',
+    callId,
+    at: '2026-11-22T10:01:00+01:00',
+    durationSec: 60,
+    status: 'answered',
+  };
+}
+
+/**
+ * What replicas sharing one database rely on, through two independent store instances (two connection
+ * pools, or two SQLite connections) on the same database, as two processes would have: the same call
+ * written by both at once, the delivery lease with its fencing, and (PostgreSQL) the shared bucket.
+ */
+describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {
+  let dir: string;
+  let first: Stores;
+  let second: Stores;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'bridge-coord-'));
+    const config = loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: testDatabaseUrl(dir) });
+    first = await createStores(config);
+    second = await createStores(config);
+  });
+  afterAll(async () => {
+    await first.calls.close();
+    await second.calls.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('events of one call taken in by two replicas at once all land on the call', async () => {
+    const ids = Array.from({ length: 200 }, (_, i) => `both-${i}`);
+    // Each call's start goes to one replica and its end to the other, in small concurrent batches.
+    await Promise.all(
+      ids.flatMap((id, i) => [
+        first.calls.ingest(PORTAL, [[started(id)]], apply),
+        second.calls.ingest(PORTAL, [[ended(id)]], apply),
+        i % 3 === 0 ? second.calls.ingest(PORTAL, [[started(id)], [ended(id)]], apply) : Promise.resolve([]),
+      ]),
+    );
+    for (const id of ids) {
+      const call = await first.calls.findCall(PORTAL, id);
+      expect(call).toMatchObject({ heardStart: true, direction: 'inbound', ended: { durationSec: 60 } });
+      expect(call!.nextStep).toBe('register');
+    }
+  });
+
+  it('a repeat within one intake batch and across replicas counts as a duplicate once stored', async () => {
+    const [result] = await first.calls.ingest(
+      PORTAL,
+      [[started('dup-1'), started('dup-1'), ended('dup-1')]],
+      apply,
+    );
+    expect(result).toEqual({ accepted: 2, duplicates: 1 });
+    const [again] = await second.calls.ingest(PORTAL, [[ended('dup-1')]], apply);
+    expect(again).toEqual({ accepted: 0, duplicates: 1 });
+  });
+
+  it('one replica holds the delivery lease; a takeover fences the old holder out', async () => {
+    const portal = `lease-${Date.now()}`;
+    const held = await first.leases.acquireLease(portal, 'replica-a', 400);
+    expect(held).toMatchObject({ owner: 'replica-a', epoch: 1 });
+    expect(await second.leases.acquireLease(portal, 'replica-b', 400)).toBeUndefined();
+    // Renewal by the holder keeps its epoch.
+    expect(await first.leases.acquireLease(portal, 'replica-a', 400)).toMatchObject({ epoch: 1 });
+
+    await first.calls.ingest(portal, [[started('fenced')]], (call, event) =>
+      applyEvent(call ?? newCall(portal, event.callId, Date.now()), event, settings),
+    );
+    const mark = (reason: string) => (call: Parameters<typeof applyEvent>[0]) => ({
+      ...call,
+      lastError: reason,
+    });
+    await first.calls.updateCalls(portal, ['fenced'], mark('written by a'), held);
+
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const takeover = await second.leases.acquireLease(portal, 'replica-b', 10_000);
+    expect(takeover).toMatchObject({ owner: 'replica-b', epoch: 2 });
+
+    // The old holder's late write is refused and changes nothing; the new holder's lands.
+    await expect(
+      first.calls.updateCalls(portal, ['fenced'], mark('late write by a'), held),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by a');
+    await second.calls.updateCalls(portal, ['fenced'], mark('written by b'), takeover);
+    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by b');
+
+    // A lease given up is free at once, for the next epoch.
+    await second.leases.releaseLease(takeover!);
+    expect(await first.leases.acquireLease(portal, 'replica-a', 10_000)).toMatchObject({ epoch: 3 });
+  });
+
+  (onPostgres ? it : it.skip)(
+    'the shared bucket grants the burst once across replicas and keeps a reserve for lookups',
+    async () => {
+      const portal = `bucket-${Date.now()}`;
+      // Two replicas' budgets, 2/s with a burst of 50: 48 usable (4 % headroom), 4 of them reserved for lookups.
+      const budgets = [first, second].map((stores) => new SharedRequestBudget(stores.bucket!, portal, 2, 50));
+      let granted = 0;
+      const waiting = Array.from({ length: 60 }, (_, i) =>
+        budgets[i % 2].acquire('background').then(() => (granted += 1)),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // 44 at once, plus at most the drain of 2/s over the wait.
+      expect(granted).toBeGreaterThanOrEqual(44);
+      expect(granted).toBeLessThanOrEqual(44 + 4);
+      // A lookup on either replica still gets a unit at once from the reserve.
+      const lookupStarted = Date.now();
+      await budgets[1].acquire('interactive');
+      expect(Date.now() - lookupStarted).toBeLessThan(1000);
+      for (const budget of budgets) budget.stop();
+      await Promise.all(waiting);
+    },
+  );
+});
