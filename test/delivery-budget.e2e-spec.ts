@@ -12,7 +12,7 @@ describe('delivery within the portal budget', () => {
     await h.close();
   });
 
-  it('drains 1000 calls with recordings without a single QUERY_LIMIT_EXCEEDED', async () => {
+  it('drains 1000 calls with recordings without a single QUERY_LIMIT_EXCEEDED, each command sent once', async () => {
     const bodies = Array.from({ length: 20 }, (_, chunk) =>
       Array.from({ length: 50 }, (_, index) => {
         const n = chunk * 50 + index;
@@ -51,6 +51,9 @@ describe('delivery within the portal budget', () => {
       return done.length === 1000 ? calls : undefined;
     }, 120000);
     expect(delivered).toHaveLength(1000);
+    // No command went twice (two batches in flight never share a call): one register, one recording each.
+    expect(delivered.filter((call) => call.registerRequests !== 1)).toEqual([]);
+    expect(delivered.filter((call) => call.records.length !== 1)).toEqual([]);
     const stats = await sandboxStats(h.sandbox);
     expect(stats.queryLimitExceeded).toBe(0);
     expect(stats.byStatus['503'] ?? 0).toBe(0);

@@ -146,13 +146,20 @@ export class DeliveryScheduler {
   private async sendNextBatch(lease: DeliveryLease): Promise<void> {
     const now = Date.now();
     const plan = new BatchPlan(this.client.maxBatchSize);
-    const due = await this.store.dueCalls(this.client.portalId, now, this.client.maxBatchSize, this.inFlight);
+    const found = await this.store.dueCalls(
+      this.client.portalId,
+      now,
+      this.client.maxBatchSize,
+      this.inFlight,
+    );
+    // Another batch may have claimed some of these while the store answered (PostgreSQL answers
+    // asynchronously): drop them and claim the rest before the next await, so no call is in two batches.
+    const due = found.filter((call) => !this.inFlight.has(call.callId));
     const expired: string[] = [];
     for (const call of due) {
       if (call.nextStep === 'wait-start') expired.push(call.callId);
       else if (!plan.add(call)) break;
     }
-    // Claimed before the first await, so a concurrent batch never picks the same calls.
     for (const callId of plan.callIds) this.inFlight.add(callId);
     if (expired.length) await this.expireHeld(expired, now, lease);
     if (plan.commandCount === 0) {

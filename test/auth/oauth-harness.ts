@@ -111,3 +111,14 @@ export async function untilAllFinished(
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The portal's health details once the bridge's queue is empty: the portal holds a call a moment before
+ * the bridge has written its answer back, so the bridge's own view is read when it has settled.
+ */
+export function settledPortalHealth(bridge: OAuthBridge): Promise<Record<string, unknown>> {
+  return eventually(async () => {
+    const details = await bridge.portalHealth();
+    return details.queueDepth === 0 ? details : undefined;
+  });
+}

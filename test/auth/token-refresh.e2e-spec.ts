@@ -9,6 +9,7 @@ import {
   OAuthBridge,
   PORTAL_ID,
   postCalls,
+  settledPortalHealth,
   sleep,
   startOAuthBridge,
   tempDir,
@@ -51,7 +52,7 @@ describe('OAuth tokens: refresh', () => {
     const stats = await sandboxStats(sandbox);
     expect(stats.refreshTokenReuse).toBe(0);
     expect(stats.tokenRefreshes).toBeGreaterThanOrEqual(2);
-    expect(await bridge.portalHealth()).toMatchObject({
+    expect(await settledPortalHealth(bridge)).toMatchObject({
       failedCalls: 0,
       queueDepth: 0,
       authorisation: 'authorised',
@@ -190,7 +191,7 @@ describe('OAuth tokens: refresh', () => {
 
     expect((await installApp(sandbox, bridge)).status).toBe(200);
     await untilAllFinished(sandbox, 'revoked', 20);
-    expect(await bridge.portalHealth()).toMatchObject({
+    expect(await settledPortalHealth(bridge)).toMatchObject({
       paused: false,
       authorisation: 'authorised',
       failedCalls: 0,
