@@ -1,5 +1,5 @@
 import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
-import { fixtureJson, fixtureText } from './adapter-support';
+import { callStatus, fixtureForm, fixtureJson, fixtureText } from './adapter-support';
 
 const ROUTES = ['/v1/pbx/freeswitch', '/v1/pbx/asterisk', '/v1/pbx/yeastar', '/v1/pbx/3cx/calls'];
 
@@ -54,5 +54,49 @@ describe('PBX adapter routes', () => {
   it('publishes the adapter routes in the OpenAPI document', async () => {
     const { body } = await h.http.get('/docs-json').expect(200);
     for (const route of [...ROUTES, '/v1/pbx/3cx/lookup']) expect(Object.keys(body.paths)).toContain(route);
+  });
+});
+
+/** Calls every PBX makes that the portal cannot take: acknowledged, so the PBX does not retry them. */
+describe('PBX adapter routes: calls without an outside number', () => {
+  let quiet: Harness;
+
+  beforeAll(async () => {
+    quiet = await startHarness();
+  });
+  afterAll(async () => {
+    await quiet.close();
+  });
+
+  it('acknowledges an inbound call whose caller withheld the number and stores nothing, on every PBX', async () => {
+    const freeSwitch = fixtureText('freeswitch/inbound-answered.a-leg.json')
+      .replaceAll('+4930555010101', 'anonymous')
+      .replaceAll('0f7c4b9e-2d6a-4c1b-9a53-6f1e8d2c4a10', 'withheld-fs');
+    const asterisk = fixtureForm('asterisk/inbound-answered.txt');
+    asterisk.set('linkedid', 'withheld-ast');
+    asterisk.set('src', '');
+    const yeastar = fixtureJson<{ msg: string }>('yeastar/cdr-inbound-answered.json');
+    yeastar.msg = yeastar.msg.replace('1795338000.612', 'withheld-ys').replace('015112345679', 'Anonymous');
+    const threeCx = { ...fixtureJson('3cx/report-call-missed.json'), Number: 'unknown' };
+    const posts: [string, string, string | object, string][] = [
+      ['/v1/pbx/freeswitch', 'application/json', freeSwitch, 'withheld-fs'],
+      ['/v1/pbx/asterisk', 'application/x-www-form-urlencoded', asterisk.toString(), 'withheld-ast'],
+      ['/v1/pbx/yeastar', 'application/json', yeastar, 'withheld-ys'],
+      ['/v1/pbx/3cx/calls', 'application/json', threeCx, ''],
+    ];
+    for (const [route, type, body, callId] of posts) {
+      const response = await quiet.http
+        .post(route)
+        .set('Authorization', `Bearer ${PBX_TOKEN}`)
+        .set('Content-Type', type)
+        .send(body);
+      expect(response.status).toBe(202);
+      expect(response.body).toMatchObject({
+        accepted: 0,
+        duplicates: 0,
+        ignored: expect.stringContaining('withheld the number'),
+      });
+      if (callId) expect((await callStatus(quiet, callId)).status).toBe(404);
+    }
   });
 });

@@ -147,7 +147,7 @@ describe('Asterisk CURL() hang-up handler adapter', () => {
       expect(second.status).toBe(400);
       expect(namedFields(second.body)).toEqual(['src']);
 
-      const none = variant('asterisk/inbound-answered.txt', '1795338000.bad4', { src: 'Unknown' });
+      const none = variant('asterisk/inbound-answered.txt', '1795338000.bad4', { src: 'Ext. 12' });
       const third = await post(none);
       expect(third.status).toBe(400);
       expect(third.body.errors).toEqual([expect.objectContaining({ field: 'phoneNumber', pbxField: 'src' })]);

@@ -148,7 +148,7 @@ describe('FreeSWITCH mod_json_cdr adapter', () => {
     it('names a caller that is no phone number by the FreeSWITCH field it came from', async () => {
       const cdr = outbound('4a1b2c3d-5e6f-4a7b-8c9d-00000000bad2', 'NORMAL_CLEARING');
       cdr.variables.call_direction = 'inbound';
-      cdr.callflow[0].caller_profile.caller_id_number = 'anonymous';
+      cdr.callflow[0].caller_profile.caller_id_number = 'door-phone';
       const response = await post(cdr);
       expect(response.status).toBe(400);
       expect(response.body.errors).toEqual([

@@ -158,14 +158,14 @@ describe('3CX CRM template adapter', () => {
       expect(response.status).toBe(400);
       expect(namedFields(response.body).sort()).toEqual(['CallStartTimeUTC', 'CallType', 'Duration']);
 
-      const noNumber = await journal({ ...fixtureJson('3cx/report-call-inbound.json'), Number: 'Anonymous' });
+      const noNumber = await journal({ ...fixtureJson('3cx/report-call-inbound.json'), Number: 'Reception' });
       expect(noNumber.status).toBe(400);
       expect(noNumber.body.errors).toEqual([
         expect.objectContaining({ field: 'phoneNumber', pbxField: 'Number' }),
       ]);
       const wouldBe = threeCxCallId({
         direction: 'inbound',
-        number: 'Anonymous',
+        number: 'Reception',
         agent: '101',
         startedAt: '2026-11-22T09:00:00Z',
       });

@@ -42,11 +42,14 @@ export class AsteriskCdrDto {
   @IsIn(['inbound', 'outbound'], { message: 'direction must be inbound or outbound (set by the dialplan)' })
   direction: Direction;
 
-  /** The caller: the outside number of an inbound call, the extension of an outbound one. */
-  @Transform(text)
+  /**
+   * The caller: the outside number of an inbound call (empty when the caller withheld it), the extension
+   * of an outbound one.
+   */
+  @Transform(optionalText)
+  @IsOptional()
   @IsString()
-  @IsNotEmpty()
-  src: string;
+  src?: string;
 
   /** The number dialled: the outside number of an outbound call. */
   @Transform(text)

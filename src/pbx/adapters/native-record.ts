@@ -29,6 +29,28 @@ export function ignoredPost(reason: string): AdapterOutcome {
   return { events: [], sources: {}, ignored: reason };
 }
 
+/** What PBXs write for a caller who withheld the number (CLIR), or whose network did not pass it on. */
+const WITHHELD = /^(anonymous|unknown|unavailable|private|restricted|withheld|blocked|0*)$/i;
+
+/**
+ * An inbound call whose caller withheld the number: a real call, but the portal registers none without a
+ * number. Acknowledged (a 400 would make the PBX retry and file the record as failed) and not stored.
+ */
+export function withheldCaller(outcome: AdapterOutcome): AdapterOutcome {
+  const withheld = outcome.events.find(
+    (event) =>
+      event.direction === 'inbound' &&
+      (event.phoneNumber === undefined ||
+        (typeof event.phoneNumber === 'string' && WITHHELD.test(event.phoneNumber.trim()))),
+  );
+  if (!withheld) return outcome;
+  const shown =
+    typeof withheld.phoneNumber === 'string' ? ` (${withheld.phoneNumber.trim() || 'empty'})` : '';
+  return ignoredPost(
+    `call ${String(withheld.callId)}: the caller withheld the number${shown}; the portal registers no call without one`,
+  );
+}
+
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

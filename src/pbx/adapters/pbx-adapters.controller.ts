@@ -29,7 +29,7 @@ import { PbxThrottlerGuard } from '../pbx-throttler.guard';
 import { PbxTokenGuard } from '../pbx-token.guard';
 import { asteriskCdrToEvents } from './asterisk-cdr';
 import { freeSwitchCdrToEvents } from './freeswitch-cdr';
-import { AdapterAnswer, AdapterOutcome } from './native-record';
+import { AdapterAnswer, AdapterOutcome, withheldCaller } from './native-record';
 import { timeZoneOf } from './pbx-time';
 import { portalWebUrl, ThreeCxContact, toThreeCxContact } from './threecx-contact';
 import { threeCxJournalToEvents } from './threecx-journal';
@@ -203,7 +203,7 @@ export class PbxAdaptersController {
   private async accept(map: () => AdapterOutcome): Promise<AdapterAnswer> {
     let outcome: AdapterOutcome;
     try {
-      outcome = map();
+      outcome = withheldCaller(map());
     } catch (error) {
       if (error instanceof BadRequestException) this.metrics.events.inc({ outcome: 'rejected' });
       throw error;
