@@ -13,11 +13,55 @@ import { Client } from 'pg';
 import { SandboxPortal } from '../src/sandbox';
 import { BridgeProcess, startBridgeProcess } from '../test/support/bridge-process';
 import { postgresUrlForSchema, TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
-import { deliveryFigures, ended, postJson, started } from './bench-support';
+import { deliveryFigures, ended, percentile, postJson, started } from './bench-support';
 
 const CALLS = Number(process.env.BENCH_REPLICA_CALLS ?? 2500);
+/** Ringing calls posted one at a time to each replica, before the load, to time the call card. */
+const RINGS = Number(process.env.BENCH_RINGS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const TOKEN = 'bench-token';
+
+async function deliveringHere(replica: BridgeProcess): Promise<boolean> {
+  const { data } = await axios.get(`${replica.url}/health/ready`, { validateStatus: () => true });
+  return data.details?.portal?.deliveringHere === true;
+}
+
+/**
+ * The call card: ms from a ringing call's `call.started` answered 202 until its register reaches the
+ * portal, with the portal idle, for calls posted to the replica holding the delivery lease and to the others.
+ */
+async function ringToCard(sandbox: SandboxPortal, replicas: BridgeProcess[]) {
+  for (;;) {
+    if ((await Promise.all(replicas.map(deliveringHere))).some(Boolean)) break;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  const holding = await Promise.all(replicas.map(deliveringHere));
+  const times: { holder: number[]; others: number[] } = { holder: [], others: [] };
+  for (let n = 0; n < RINGS * replicas.length; n++) {
+    const index = n % replicas.length;
+    const callId = `ring-${n}`;
+    if ((await postJson(`${replicas[index].url}/v1/calls/events`, started(callId, n), TOKEN)) !== 202) {
+      throw new Error(`ringing call ${callId} was refused`);
+    }
+    const posted = performance.now();
+    while (sandbox.calls({ EXTERNAL_CALL_ID: callId }).length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }
+    times[holding[index] ? 'holder' : 'others'].push(performance.now() - posted);
+    // Idle between rings, as calls arrive in an office; also lets the holder go back to sleep.
+    await new Promise((resolve) => setTimeout(resolve, 300 + Math.random() * 700));
+  }
+  const figures = (values: number[]) => {
+    const sorted = [...values].sort((a, b) => a - b);
+    return {
+      calls: sorted.length,
+      p50Ms: Number(percentile(sorted, 50).toFixed(1)),
+      p95Ms: Number(percentile(sorted, 95).toFixed(1)),
+      maxMs: Number(sorted[sorted.length - 1].toFixed(1)),
+    };
+  };
+  return { viaDeliveringReplica: figures(times.holder), viaOtherReplicas: figures(times.others) };
+}
 
 async function round(replicaCount: number) {
   const schema = `${TEST_SCHEMA_PREFIX}bench_${randomBytes(4).toString('hex')}`;
@@ -37,6 +81,7 @@ async function round(replicaCount: number) {
         }),
       );
     }
+    const card = replicaCount > 1 && RINGS > 0 ? await ringToCard(sandbox, replicas) : undefined;
     const bodies = Array.from({ length: CALLS / 5 }, (_, b) =>
       Array.from({ length: 5 }, (_, i) => {
         const n = b * 5 + i;
@@ -68,6 +113,8 @@ async function round(replicaCount: number) {
     const log: { at: number; commands: number; method: string }[] = Array.isArray(data)
       ? data
       : data.requests;
+    // The delivery of the load only: the ringing calls before it are timed on their own.
+    const batches = log.filter((entry) => entry.method === 'batch' && entry.at >= begin);
     return {
       replicas: replicaCount,
       calls: CALLS,
@@ -77,11 +124,8 @@ async function round(replicaCount: number) {
         eventsPerSec: Math.round((2 * CALLS) / intakeSeconds),
         rejected,
       },
-      delivery: deliveryFigures(
-        log.filter((entry) => entry.method === 'batch'),
-        stats,
-        seconds,
-      ),
+      delivery: deliveryFigures(batches, { ...stats, requests: batches.length }, seconds),
+      ringToCard: card,
     };
   } finally {
     for (const replica of replicas) {

@@ -15,6 +15,7 @@ import { LeaseKeeper } from './lease-keeper';
 @Injectable()
 export class DeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly scheduler: DeliveryScheduler;
+  private stopWatching?: () => void;
 
   private budgetWaitReportedMs = 0;
 
@@ -60,6 +61,8 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
   }
 
   onApplicationBootstrap(): void {
+    // Calls another replica took in: the replica delivering them hears of it at once.
+    this.stopWatching = this.store.watchNewWork(this.client.portalId, () => this.notify());
     this.scheduler.start();
   }
 
@@ -74,6 +77,7 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
 
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
   async beforeApplicationShutdown(): Promise<void> {
+    this.stopWatching?.();
     await this.scheduler.stop();
     this.client.budget.stop();
   }

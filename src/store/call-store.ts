@@ -60,6 +60,13 @@ export abstract class CallStore {
 
   abstract queueStats(portalId: string): Promise<QueueStats>;
 
+  /**
+   * Calls `listener` when another process on the same database (a replica) stores work for the portal, so
+   * the replica delivering it starts at once instead of at its next look at the queue. Returns a function
+   * that stops listening. What is stored through this instance wakes its own process through intake.
+   */
+  abstract watchNewWork(portalId: string, listener: () => void): () => void;
+
   /** Proves the store takes writes (readiness). */
   abstract checkWritable(): Promise<void>;
 

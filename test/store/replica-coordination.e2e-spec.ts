@@ -7,12 +7,14 @@ import { loadConfig } from '../../src/config/app-config';
 import { SharedRequestBudget } from '../../src/portal/shared-request-budget';
 import { LeaseLostError } from '../../src/store/coordination-store';
 import { createStores, Stores } from '../../src/store/store.module';
+import { eventually } from '../support/bridge-harness';
 import { onPostgres, testDatabaseUrl } from '../support/test-database';
 
 const PORTAL = 'coordination';
 const settings = { now: Date.now(), holdEndedWithoutStartMs: 3_600_000 };
-const apply = (call: Parameters<typeof applyEvent>[0] | undefined, event: CallEvent) =>
-  applyEvent(call ?? newCall(PORTAL, event.callId, Date.now()), event, settings);
+const applyFor = (portal: string) => (call: Parameters<typeof applyEvent>[0] | undefined, event: CallEvent) =>
+  applyEvent(call ?? newCall(portal, event.callId, Date.now()), event, settings);
+const apply = applyFor(PORTAL);
 
 function started(callId: string): CallEvent {
   return {
@@ -118,6 +120,40 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     await second.leases.releaseLease(takeover!);
     expect(await first.leases.acquireLease(portal, 'replica-a', 10_000)).toMatchObject({ epoch: 3 });
   });
+
+  (onPostgres ? it : it.skip)(
+    "wakes another replica's delivery when a call is taken in or re-queued, for its own portal only",
+    async () => {
+      const heard: string[] = [];
+      const stops = ['heard-portal', 'other-portal'].map((portal) =>
+        second.calls.watchNewWork(portal, () => heard.push(portal)),
+      );
+      // The listening connection may still be opening: take calls in until the first wake-up is heard.
+      await eventually(async () => {
+        await first.calls.ingest(
+          'heard-portal',
+          [[started(`wake-${heard.length}-${Date.now()}`)]],
+          applyFor('heard-portal'),
+        );
+        return heard.length > 0 ? true : undefined;
+      });
+      expect(heard.every((portal) => portal === 'heard-portal')).toBe(true);
+
+      // A delivery write (fenced) wakes nobody; an operator's re-queue (unfenced) does. Notifications arrive
+      // in commit order, so once a marker on the other portal is heard, everything before it has been.
+      const lease = await first.leases.acquireLease('heard-portal', 'replica-a', 10_000);
+      await first.calls.ingest('heard-portal', [[started('wake-requeue')]], applyFor('heard-portal'));
+      await first.calls.ingest('other-portal', [[started('wake-marker')]], applyFor('other-portal'));
+      await eventually(async () => (heard.includes('other-portal') ? true : undefined));
+      heard.length = 0;
+      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 1 }), lease);
+      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 2 }));
+      await first.calls.updateCalls('other-portal', ['wake-marker'], (c) => ({ ...c, attempts: 1 }));
+      await eventually(async () => (heard.includes('other-portal') ? true : undefined));
+      expect(heard).toEqual(['heard-portal', 'other-portal']);
+      for (const stop of stops) stop();
+    },
+  );
 
   (onPostgres ? it : it.skip)(
     'the shared bucket grants the burst once across replicas and keeps a reserve for lookups',

@@ -4,6 +4,9 @@ import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
 
+/** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
+const NEW_WORK_CHANNEL = 'bridge_new_work';
+
 interface CallRow {
   call_id: string;
   data: string;
@@ -67,6 +70,7 @@ export class PostgresCallStore extends CallStore {
         return result;
       });
       await this.saveCalls(client, [...changed.values()]);
+      await this.announceWork(client, portalId, [...changed.values()]);
       return results;
     });
   }
@@ -119,7 +123,15 @@ export class PostgresCallStore extends CallStore {
         return [next];
       });
       await this.saveCalls(client, updated);
+      // Delivery's own writes (fenced) concern only the deliverer; an operator's re-queue wakes it.
+      if (!fence) await this.announceWork(client, portalId, updated);
       return updated;
+    });
+  }
+
+  watchNewWork(portalId: string, listener: () => void): () => void {
+    return this.db.listen(NEW_WORK_CHANNEL, (payload) => {
+      if (payload === workPayload(this.db.schema, portalId)) listener();
     });
   }
 
@@ -174,6 +186,18 @@ export class PostgresCallStore extends CallStore {
     return new Map(rows.rows.map((row) => [row.call_id, parse(row)]));
   }
 
+  /**
+   * Tells every replica's listener, once this transaction commits (PostgreSQL delivers a NOTIFY only then,
+   * and one per payload however often it is sent), that calls of the portal are due.
+   */
+  private async announceWork(client: PoolClient, portalId: string, calls: CallRecord[]): Promise<void> {
+    if (!calls.some((call) => call.dueAt !== undefined)) return;
+    await client.query('SELECT pg_notify($1, current_schema() || chr(31) || $2)', [
+      NEW_WORK_CHANNEL,
+      portalId,
+    ]);
+  }
+
   private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
     if (!calls.length) return;
     await client.query(
@@ -194,6 +218,10 @@ export class PostgresCallStore extends CallStore {
       ],
     );
   }
+}
+
+function workPayload(schema: string, portalId: string): string {
+  return `${schema}\u001f${portalId}`;
 }
 
 function eventKey(callId: string, event: string): string {

@@ -1,4 +1,4 @@
-import { Pool, PoolClient, QueryResultRow, types } from 'pg';
+import { Client, Pool, PoolClient, QueryResultRow, types } from 'pg';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 
 /** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
@@ -23,8 +23,17 @@ export const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
 export class PostgresDatabase {
   readonly pool: Pool;
   private ready?: Promise<void>;
+  /** The schema this database's tables live in (set once migrated): replicas share it, tests each have one. */
+  private schemaName = '';
+  private readonly subscribers = new Map<string, Set<(payload: string) => void>>();
+  private listening?: Promise<void>;
+  private listenClient?: Client;
+  private closing = false;
 
-  constructor(url: string, maxConnections = 10) {
+  constructor(
+    private readonly url: string,
+    maxConnections = 10,
+  ) {
     this.pool = new Pool({
       connectionString: url,
       max: maxConnections,
@@ -65,8 +74,62 @@ export class PostgresDatabase {
     }
   }
 
+  get schema(): string {
+    return this.schemaName;
+  }
+
+  /**
+   * Calls `handler` with the payload of every NOTIFY on `channel`, through one dedicated connection (a
+   * pooled one cannot stay listening). A dropped connection is opened again a second later; what was
+   * notified meanwhile is missed, which costs only latency, since delivery also looks at the queue itself.
+   * Returns a function that stops the handler.
+   */
+  listen(channel: string, handler: (payload: string) => void): () => void {
+    let handlers = this.subscribers.get(channel);
+    if (!handlers) {
+      handlers = new Set();
+      this.subscribers.set(channel, handlers);
+      // Already connected: listen on the new channel now (a reconnect listens on every channel).
+      this.listenClient
+        ?.query(`LISTEN ${this.listenClient.escapeIdentifier(channel)}`)
+        .catch(() => undefined);
+    }
+    handlers.add(handler);
+    this.listening ??= this.keepListening();
+    return () => handlers.delete(handler);
+  }
+
   async close(): Promise<void> {
+    this.closing = true;
+    await this.listenClient?.end().catch(() => undefined);
+    await this.listening;
     await this.pool.end();
+  }
+
+  private async keepListening(): Promise<void> {
+    while (!this.closing) {
+      const client = new Client({ connectionString: this.url, connectionTimeoutMillis: 5000 });
+      const lost = new Promise<void>((resolve) => {
+        client.on('error', () => resolve());
+        client.on('end', () => resolve());
+      });
+      client.on('notification', ({ channel, payload }) => {
+        for (const handler of this.subscribers.get(channel) ?? []) handler(payload ?? '');
+      });
+      try {
+        await client.connect();
+        this.listenClient = client;
+        for (const channel of this.subscribers.keys()) {
+          await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
+        }
+        if (!this.closing) await lost;
+      } catch {
+        // Unreachable database: try again below; the pool's own queries report the outage.
+      }
+      this.listenClient = undefined;
+      await client.end().catch(() => undefined);
+      if (!this.closing) await new Promise((resolve) => setTimeout(resolve, 1000).unref());
+    }
   }
 
   /** Under a session advisory lock, so replicas starting together take turns and the later ones skip. */
@@ -76,6 +139,8 @@ export class PostgresDatabase {
       await client.query('SELECT pg_advisory_lock($1)', [MIGRATION_LOCK]);
       try {
         await this.ensureSchema(client);
+        const current = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+        this.schemaName = current.rows[0].schema;
         await client.query(
           'CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, applied_at bigint)',
         );

@@ -146,6 +146,11 @@ export class SqliteCallStore extends CallStore {
     this.statements.probe.run(Date.now());
   }
 
+  /** One process owns a SQLite file: nobody else stores work it must hear of. */
+  watchNewWork(): () => void {
+    return () => undefined;
+  }
+
   async close(): Promise<void> {
     this.database.close();
   }
