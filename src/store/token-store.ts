@@ -29,8 +29,8 @@ export type RefreshedPair = Pick<
   Pick<PortalTokens, 'clientEndpoint'>;
 
 /**
- * Durable OAuth state, the injection token for one implementation per database engine (SQLite now,
- * PostgreSQL later). Several replicas share one store, so the refresh of a pair is guarded here by a
+ * Durable OAuth state, the injection token for one implementation per database engine (SQLite,
+ * PostgreSQL). Several replicas share one store, so the refresh of a pair is guarded here by a
  * lease with fencing rather than by a transaction held across the HTTP refresh: `claimRefresh` is one
  * atomic conditional update, and `commitRefresh` only lands while its caller still owns the lease.
  */
@@ -46,7 +46,8 @@ export abstract class TokenStore {
 
   /**
    * Takes the refresh lease until `now + leaseMs` when the pair is still the one with `staleAccessToken`,
-   * usable, and nobody holds an unexpired lease. Returns the pair to refresh, or undefined.
+   * usable, and nobody holds an unexpired lease. Returns the pair to refresh, or undefined. A store that
+   * replicas on several machines share times the lease by its own clock instead of the caller's `now`.
    */
   abstract claimRefresh(
     portalId: string,

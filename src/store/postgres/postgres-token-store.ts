@@ -1,6 +1,6 @@
 import { tokensOf, TokenRow } from '../token-row';
 import { PortalTokens, RefreshedPair, TokenStore } from '../token-store';
-import { PostgresDatabase } from './postgres-database';
+import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
 
 /**
  * Tokens in PostgreSQL, shared by every replica. Each method is one statement (its own transaction), and
@@ -48,15 +48,16 @@ export class PostgresTokenStore extends TokenStore {
     portalId: string,
     staleAccessToken: string,
     owner: string,
-    now: number,
+    _now: number,
     leaseMs: number,
   ): Promise<PortalTokens | undefined> {
+    // The database's clock, as for the delivery lease: replicas on different machines may disagree.
     const rows = await this.db.query<TokenRow>(
-      `UPDATE portal_tokens SET refresh_owner = $1, refresh_lock_until = $2
+      `UPDATE portal_tokens SET refresh_owner = $1, refresh_lock_until = ${DB_NOW_MS} + $2
        WHERE portal_id = $3 AND access_token = $4 AND reauthorisation_reason IS NULL
-         AND (refresh_lock_until IS NULL OR refresh_lock_until <= $5)
+         AND (refresh_lock_until IS NULL OR refresh_lock_until <= ${DB_NOW_MS})
        RETURNING *`,
-      [owner, now + leaseMs, portalId, staleAccessToken, now],
+      [owner, leaseMs, portalId, staleAccessToken],
     );
     return rows[0] && tokensOf(rows[0]);
   }
