@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { Client } from 'pg';
 import { SandboxPortal } from '../src/sandbox';
-import { BridgeProcess, startBridgeProcess } from '../test/support/bridge-process';
+import { BridgeProcess, deliveringHere, startBridgeProcess } from '../test/support/bridge-process';
 import { postgresUrlForSchema, TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { deliveryFigures, ended, percentile, postJson, started } from './bench-support';
 
@@ -20,11 +20,6 @@ const CALLS = Number(process.env.BENCH_REPLICA_CALLS ?? 2500);
 const RINGS = Number(process.env.BENCH_RINGS ?? 20);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 8);
 const TOKEN = 'bench-token';
-
-async function deliveringHere(replica: BridgeProcess): Promise<boolean> {
-  const { data } = await axios.get(`${replica.url}/health/ready`, { validateStatus: () => true });
-  return data.details?.portal?.deliveringHere === true;
-}
 
 /**
  * The call card: ms from a ringing call's `call.started` answered 202 until its register reaches the

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { SandboxPortal } from '../../src/sandbox';
 import { callBodies, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
-import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
+import { BridgeProcess, deliveringHere, startBridgeProcess } from '../support/bridge-process';
 import { sandboxCalls, sandboxStats } from '../support/sandbox-inspect';
 import { postgresUrlForSchema, TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../support/test-database';
 
@@ -14,12 +14,6 @@ const CALLS = 1000;
 const LEASE_SEC = 3;
 /** A small bucket, so the drain (40 batches of 50) lasts well past the burst and the kill lands mid-drain. */
 const BURST = 10;
-
-/** Whether this replica holds the portal's delivery lease, from its readiness details. */
-async function deliveringHere(replica: BridgeProcess): Promise<boolean> {
-  const { data } = await axios.get(`${replica.url}/health/ready`, { validateStatus: () => true });
-  return data.details?.portal?.deliveringHere === true;
-}
 
 /**
  * Issue 7's acceptance test: three bridge replicas (real child processes of dist/main.js) on one

@@ -1,3 +1,4 @@
+import axios from 'axios';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -50,4 +51,10 @@ export async function startBridgeProcess(env: Record<string, string>): Promise<B
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return { url, child, output: () => log, exited };
+}
+
+/** Whether this replica holds the portal's delivery lease, from its readiness details. */
+export async function deliveringHere(replica: BridgeProcess): Promise<boolean> {
+  const { data } = await axios.get(`${replica.url}/health/ready`, { validateStatus: () => true });
+  return data.details?.portal?.deliveringHere === true;
 }

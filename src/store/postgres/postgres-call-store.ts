@@ -69,8 +69,9 @@ export class PostgresCallStore extends CallStore {
         }
         return result;
       });
-      await this.saveCalls(client, [...changed.values()]);
-      await this.announceWork(client, portalId, [...changed.values()]);
+      const saved = [...changed.values()];
+      await this.saveCalls(client, saved);
+      await this.announceWork(client, portalId, saved);
       return results;
     });
   }
@@ -192,10 +193,7 @@ export class PostgresCallStore extends CallStore {
    */
   private async announceWork(client: PoolClient, portalId: string, calls: CallRecord[]): Promise<void> {
     if (!calls.some((call) => call.dueAt !== undefined)) return;
-    await client.query('SELECT pg_notify($1, current_schema() || chr(31) || $2)', [
-      NEW_WORK_CHANNEL,
-      portalId,
-    ]);
+    await client.query('SELECT pg_notify($1, $2)', [NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId)]);
   }
 
   private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
