@@ -257,6 +257,41 @@ export class AppConfig {
   @IsBoolean()
   B24_BIND_CRM_ENTITY = false;
 
+  // --- Hardening (issue 13) ---
+
+  /**
+   * Domains the portal may move to (a 3xx) besides its own registrable domain: patterns such as
+   * `*.example.com` or `portal.example.org`. Redirects are followed only over https and only to these.
+   */
+  @Transform(toList)
+  @IsString({ each: true })
+  B24_ALLOWED_DOMAINS: string[] = [];
+
+  /** Without `direction` from the PBX: a number of at most this many digits is an internal extension. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(15)
+  PBX_INTERNAL_MAX_DIGITS = 6;
+
+  /** Finished and failed calls (and their events) older than this many days are deleted in the background. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RETENTION_DAYS = 30;
+
+  /** Attempts per step (register, finish, attachRecord) before a call the portal keeps refusing is parked as failed. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  DELIVERY_MAX_ATTEMPTS = 20;
+
+  /** Optional Bearer token `GET /metrics` requires; unset: /metrics is open (scraped inside the cluster). */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  METRICS_TOKEN?: string;
+
   @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
   LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
 
