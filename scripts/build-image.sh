@@ -13,7 +13,12 @@ set -euo pipefail
 BASE_IMAGE=${BASE_IMAGE:-localhost/node:20-bookworm-local}
 IMAGE=${IMAGE:-localhost/pbx-crm-bridge:dev}
 WORK=${WORK:-/tmp/pbx-crm-bridge-image}
-DEBIAN_MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror this machine's own apt uses (deb822 or one-line sources), unless DEBIAN_MIRROR says otherwise.
+apt_mirror() {
+  cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list 2>/dev/null |
+    awk '/^URIs:/ { print $2; exit } /^deb / { print ($2 ~ /^\[/ ? $3 : $2); exit }' | grep -E '/debian/?$'
+}
+DEBIAN_MIRROR=${DEBIAN_MIRROR:-$(apt_mirror || true)}
 # Not 3000/8099, so the check does not collide with a bridge started from the work tree.
 RUN_PORT=${RUN_PORT:-13000}
 PROJECT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,6 +32,7 @@ make_base() {
   node=$(readlink -f "$(command -v node)")
   log "base: debootstrap bookworm into $rootfs"
   rm -rf "$rootfs" && mkdir -p "$rootfs"
+  [ -n "$DEBIAN_MIRROR" ] || { echo "no Debian mirror in this machine's apt sources: set DEBIAN_MIRROR" >&2; exit 1; }
   debootstrap --variant=minbase bookworm "$rootfs" "$DEBIAN_MIRROR" >"$WORK/debootstrap.log"
   log "base: Node $("$node" --version) and npm $(npm --version 2>/dev/null) from this machine"
   mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/node_modules" "$rootfs/usr/local/include" \
