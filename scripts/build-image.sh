@@ -94,7 +94,7 @@ run_image() {
   mapfile -d '' healthcheck < <(image_field Healthcheck.Test)
   user=$(image_field User | tr -d '\0')
   workdir=$(image_field WorkingDir | tr -d '\0')
-  env+=(SANDBOX=1 SANDBOX_PORT=0 PBX_TOKENS=x PORT="$RUN_PORT")
+  env+=(NODE_ENV=development SANDBOX=1 SANDBOX_PORT=0 PBX_TOKENS=x PORT="$RUN_PORT")
 
   ctr=$(buildah from "$IMAGE")
   mnt=$(buildah mount "$ctr")

@@ -1,22 +1,47 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, UnauthorizedException } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { NestFactory } from '@nestjs/core';
+import { AdminTokenGuard } from './admin/admin-token.guard';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
+
+/** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
+const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
 
 /**
  * Builds the bridge for a validated configuration; main.ts and the end-to-end tests share it. Nest's global
  * body parser is off: each route parses its own body with the limits and answers the SPEC asks for.
  */
 export async function createBridge(config: AppConfig): Promise<INestApplication> {
-  const app = await NestFactory.create(AppModule.forRoot(config), { bodyParser: false, bufferLogs: true });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
+    bodyParser: false,
+    bufferLogs: true,
+  });
   app.useLogger(app.get(Logger));
+  // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
+  app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
   app.enableShutdownHooks();
+  if (config.NODE_ENV === 'production') app.use(DOCS_PATHS, docsForAdminsOnly(app.get(AdminTokenGuard)));
   publishApiDocs(app);
   return app;
+}
+
+/**
+ * In production the API documentation maps the whole surface for an attacker: it takes ADMIN_TOKEN, as
+ * /v1/admin does. Browsers are asked for Basic credentials (any user name, the token as password).
+ */
+function docsForAdminsOnly(adminToken: AdminTokenGuard) {
+  return (request: Request, response: Response, next: NextFunction): void => {
+    if (adminToken.admits(request)) return next();
+    const refusal = new UnauthorizedException('the API documentation needs the admin token (ADMIN_TOKEN)');
+    response.setHeader('WWW-Authenticate', 'Basic realm="bridge API documentation"');
+    response.status(refusal.getStatus()).json(refusal.getResponse());
+  };
 }
 
 /** OpenAPI from the DTOs: the UI at /docs, the document at /docs-json. */

@@ -13,9 +13,14 @@ export class AdminTokenGuard implements CanActivate {
     this.accepted = config.ADMIN_TOKEN ? [createHash('sha256').update(config.ADMIN_TOKEN).digest()] : [];
   }
 
+  /** Whether the request carries the admin token; the API documentation in production asks the same. */
+  admits(request: Request): boolean {
+    const token = presentedToken(request);
+    return Boolean(token && matchesAny(token, this.accepted));
+  }
+
   canActivate(context: ExecutionContext): boolean {
-    const token = presentedToken(context.switchToHttp().getRequest<Request>());
-    if (!token || !matchesAny(token, this.accepted)) {
+    if (!this.admits(context.switchToHttp().getRequest<Request>())) {
       throw new UnauthorizedException(
         'the admin token is required (set ADMIN_TOKEN on the bridge to enable /v1/admin)',
       );

@@ -5,12 +5,17 @@ import type { NextFunction, Request, Response } from 'express';
 /** Portal posts are small: a few dozen `auth[…]`/`data[…]` fields. */
 const FORM_LIMIT_BYTES = 64 * 1024;
 
+/** Portal posts nest fields two deep (`data[FIELDS][ID]`); one more level is room to spare. */
+const FORM_DEPTH = 3;
+
 /**
  * Form-encoded bodies of the portal's posts to the application (`auth[access_token]=…` becomes
  * `body.auth.access_token`). The app parses no body globally, so these routes parse their own.
  */
 export function portalFormBody() {
-  const parse = express.urlencoded({ extended: true, limit: FORM_LIMIT_BYTES, type: () => true });
+  // body-parser hands `depth` to qs; its type definitions predate the option.
+  const options = { extended: true, limit: FORM_LIMIT_BYTES, depth: FORM_DEPTH, type: () => true };
+  const parse = express.urlencoded(options);
   return (request: Request, response: Response, next: NextFunction) => {
     if (request.method !== 'POST') return next();
     if (!request.is('application/x-www-form-urlencoded')) {
@@ -27,6 +32,13 @@ export function portalFormBody() {
           response,
           HttpStatus.PAYLOAD_TOO_LARGE,
           `the body is larger than ${FORM_LIMIT_BYTES} bytes`,
+        );
+      }
+      if (error.type === 'querystring.parse.rangeError') {
+        return reply(
+          response,
+          HttpStatus.BAD_REQUEST,
+          `the body nests fields more than ${FORM_DEPTH} deep, deeper than a portal post (data[FIELDS][ID])`,
         );
       }
       reply(response, HttpStatus.BAD_REQUEST, 'the body is not a valid form');

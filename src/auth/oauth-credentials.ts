@@ -37,6 +37,11 @@ export class OAuthCredentials extends PortalCredentials {
   private reads = 0;
   private adoptedRead = 0;
   private refreshing?: Promise<void>;
+  /**
+   * The access token a refused call was retried with (a refresh's, or a newer one from the store). When
+   * the portal refuses it too, refreshing again cannot help: the pair needs re-authorisation.
+   */
+  private renewedAccessToken?: string;
   private movedTo?: string;
   private announced?: AuthorisationStatus['state'];
   /** Told the outcome of every refresh this replica makes, for metrics. */
@@ -72,7 +77,13 @@ export class OAuthCredentials extends PortalCredentials {
   async renew(refusal: PortalError, call: PreparedCall): Promise<boolean> {
     const stored = usable(await this.reload());
     if (!stored) return false;
-    if (bearer(stored) !== call.headers.Authorization) return true;
+    if (bearer(stored) !== call.headers.Authorization) {
+      this.renewedAccessToken = stored.accessToken;
+      return true;
+    }
+    if (refusal.kind === 'credentials' && stored.accessToken === this.renewedAccessToken) {
+      if (await this.giveUpOn(stored, refusal)) return false;
+    }
     this.logger.debug(`the portal refused the access token (${refusal.code}); refreshing the pair`);
     try {
       await this.refresh(stored.accessToken);
@@ -82,7 +93,32 @@ export class OAuthCredentials extends PortalCredentials {
       return false;
     }
     const renewed = usable(this.tokens);
-    return renewed !== undefined && bearer(renewed) !== call.headers.Authorization;
+    if (renewed === undefined || bearer(renewed) === call.headers.Authorization) return false;
+    this.renewedAccessToken = renewed.accessToken;
+    return true;
+  }
+
+  /**
+   * Marks the pair for re-authorisation, unless a refresh is under way here or on another replica (its
+   * lease): the refusal may then only mean that refresh already spent this token.
+   */
+  private async giveUpOn(stored: PortalTokens, refusal: PortalError): Promise<boolean> {
+    const claimed = await this.store.claimRefresh(
+      this.portalId,
+      stored.accessToken,
+      this.leaseOwner,
+      this.now(),
+      this.leaseMs,
+    );
+    if (!claimed) return false;
+    const code = refusal.code || `HTTP ${refusal.status ?? '?'}`;
+    await this.store.requireReauthorisation(
+      this.portalId,
+      `the portal refused the renewed OAuth access token too (${code})`,
+      claimed.refreshToken,
+    );
+    await this.reload();
+    return true;
   }
 
   moveTo(origin: string): void {

@@ -2,6 +2,9 @@ import axios, { AxiosInstance } from 'axios';
 import { stringify } from 'qs';
 import { OAuthSettings } from './oauth-settings';
 
+/** A token answer is a few hundred bytes; anything near this is not one. */
+const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
+
 /** A token answer of `/oauth/token/` (REAL-PORTAL.md "OAuth"), times on the bridge's clock. */
 export interface TokenGrant {
   accessToken: string;
@@ -62,6 +65,7 @@ export class OAuthTokenEndpoint {
     this.http = axios.create({
       timeout: settings.timeoutMs,
       maxRedirects: 0,
+      maxContentLength: MAX_TOKEN_ANSWER_BYTES,
       validateStatus: () => true,
       transitional: { clarifyTimeoutError: true },
     });

@@ -1,38 +1,115 @@
-import { Body, Controller, Get, Header, HttpCode, Post, Query, Redirect } from '@nestjs/common';
-import { Authorised, OAuthService } from './oauth.service';
+import { Body, Controller, Get, Header, HttpCode, Post, Query, Req, Res, UseGuards } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { OAuthService, Authorised } from './oauth.service';
+import { OAuthStartGuard } from './oauth-start.guard';
+import { RetryLater, SourceRateLimit } from './portal-post-limits';
+
+/** The cookie binding a `state` to the browser that opened /oauth/start. */
+const STATE_COOKIE = 'bridge_oauth_state';
 
 /**
- * OAuth application mode (SPEC.md §2): `/oauth/start` and `/oauth/callback` for the code flow,
- * `/oauth/install` for the portal's ONAPPINSTALL post, `/oauth/events` for later portal events.
+ * OAuth application mode (SPEC.md §2): `/oauth/start` (behind ADMIN_TOKEN) and `/oauth/callback` for the
+ * code flow, `/oauth/install` for the portal's ONAPPINSTALL post, `/oauth/events` for later portal events.
+ * Anyone can post to the last two, so each source address gets a small budget of posts.
  */
 @Controller('oauth')
 export class OAuthController {
+  /** A portal installs rarely: a few posts at once, then one every 12 s per address. */
+  private readonly installPosts = new SourceRateLimit('install', 5, 12_000);
+  /** Events cost no portal request; the limit only keeps a flood from one address cheap. */
+  private readonly eventPosts = new SourceRateLimit('event', 60, 100);
+
   constructor(private readonly oauth: OAuthService) {}
 
   @Get('start')
-  @Redirect()
+  @UseGuards(OAuthStartGuard)
   @Header('Cache-Control', 'no-store')
-  async start(): Promise<{ url: string; statusCode: number }> {
-    return { url: await this.oauth.startUrl(), statusCode: 302 };
+  @Header('Referrer-Policy', 'no-referrer')
+  async start(@Res() response: Response): Promise<void> {
+    const { url, state, ttlMs } = await this.oauth.start();
+    response.cookie(STATE_COOKIE, state, {
+      ...this.cookieScope(),
+      httpOnly: true,
+      sameSite: 'lax',
+      maxAge: ttlMs,
+    });
+    response.redirect(302, url);
   }
 
   @Get('callback')
   @Header('Cache-Control', 'no-store')
-  async callback(@Query() query: Record<string, unknown>): Promise<Authorised & { message: string }> {
-    const authorised = await this.oauth.completeAuthorisation(query);
+  async callback(
+    @Query() query: Record<string, unknown>,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<Authorised & { message: string }> {
+    const browserState = cookieOf(request, STATE_COOKIE);
+    const authorised = await this.oauth.completeAuthorisation(query, browserState);
+    response.clearCookie(STATE_COOKIE, this.cookieScope());
     return { ...authorised, message: 'The bridge is authorised on the portal; delivery resumes.' };
   }
 
   @Post('install')
   @HttpCode(200)
-  async install(@Body() body: unknown): Promise<Authorised & { message: string }> {
-    const installed = await this.oauth.install(body);
-    return { ...installed, message: 'The application is installed; delivery resumes.' };
+  async install(
+    @Body() body: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<Authorised & { message: string }> {
+    const installed = await withRetryAfter(response, async () => {
+      if (this.oauth.enabled) this.installPosts.admit(sourceOf(request));
+      return this.oauth.install(body);
+    });
+    const message = installed.unchanged
+      ? 'The application is installed with these tokens already.'
+      : 'The application is installed; delivery resumes.';
+    return { portalId: installed.portalId, domain: installed.domain, message };
   }
 
   @Post('events')
   @HttpCode(200)
-  events(@Body() body: unknown): Promise<{ event: string; handled: boolean }> {
-    return this.oauth.portalEvent(body);
+  events(
+    @Body() body: unknown,
+    @Req() request: Request,
+    @Res({ passthrough: true }) response: Response,
+  ): Promise<{ event: string; handled: boolean }> {
+    return withRetryAfter(response, async () => {
+      if (this.oauth.enabled) this.eventPosts.admit(sourceOf(request));
+      return this.oauth.portalEvent(body);
+    });
   }
+
+  /** Sent back only to /oauth/callback, and only over https when the bridge is reached by https. */
+  private cookieScope(): { path: string; secure: boolean } {
+    const publicUrl = new URL(this.oauth.publicUrl);
+    return {
+      path: `${publicUrl.pathname.replace(/\/+$/, '')}/oauth/callback`,
+      secure: publicUrl.protocol === 'https:',
+    };
+  }
+}
+
+async function withRetryAfter<T>(response: Response, handle: () => Promise<T>): Promise<T> {
+  try {
+    return await handle();
+  } catch (error) {
+    if (error instanceof RetryLater) response.setHeader('Retry-After', String(error.retryAfterSec));
+    throw error;
+  }
+}
+
+/** The peer address (a proxy in front of the bridge counts as one source). */
+function sourceOf(request: Request): string {
+  return request.ip ?? request.socket.remoteAddress ?? 'unknown';
+}
+
+/** The state is base64url, so the cookie value needs no decoding. */
+function cookieOf(request: Request, name: string): string | undefined {
+  for (const pair of (request.headers.cookie ?? '').split(';')) {
+    const separator = pair.indexOf('=');
+    if (separator > 0 && pair.slice(0, separator).trim() === name) {
+      return pair.slice(separator + 1).trim();
+    }
+  }
+  return undefined;
 }

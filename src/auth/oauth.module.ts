@@ -1,6 +1,7 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DeliveryModule } from '../delivery/delivery.module';
 import { portalFormBody } from './form-body.middleware';
+import { OAuthStartGuard } from './oauth-start.guard';
 import { OAuthController } from './oauth.controller';
 import { OAuthService } from './oauth.service';
 
@@ -8,7 +9,7 @@ import { OAuthService } from './oauth.service';
 @Module({
   imports: [DeliveryModule],
   controllers: [OAuthController],
-  providers: [OAuthService],
+  providers: [OAuthService, OAuthStartGuard],
 })
 export class OAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

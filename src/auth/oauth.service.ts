@@ -8,22 +8,36 @@ import {
   ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { DeliveryService } from '../delivery/delivery.service';
 import { PortalClient } from '../portal/portal-client';
 import { TokenStore } from '../store/token-store';
-import { ApplicationCheck } from './application-check';
+import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
 import { DEFAULT_TOKEN_LIFETIME_SEC, OAuthRefusal, TokenGrant } from './oauth-token-endpoint';
 import { PortalCredentials } from './portal-credentials';
-import { formOf, formText, PortalForm, readInstallPost } from './portal-post';
+import { InstallChecks } from './portal-post-limits';
+import { formOf, formText, InstallPost, PortalForm, readInstallPost } from './portal-post';
 
 /** What the application asks the portal for. */
 const SCOPE = 'crm,telephony,user';
 
+/** At most this many install checks at once, across all sources; the portal's budget pays for them. */
+const MAX_PENDING_CHECKS = 3;
+/** Install checks across all sources: a burst of this many, then one more every CHECK_REFILL_MS. */
+const CHECK_BURST = 4;
+const CHECK_REFILL_MS = 15_000;
+
 export interface Authorised {
   portalId: string;
   domain: string;
+}
+
+/** What /oauth/start hands the browser: where to go, and the state to bind to it (an HttpOnly cookie). */
+export interface AuthorisationStart {
+  url: string;
+  state: string;
+  ttlMs: number;
 }
 
 /**
@@ -36,6 +50,7 @@ export class OAuthService {
   private readonly logger = new Logger('OAuth');
   /** Unset in webhook mode, where every OAuth endpoint answers 404. */
   private readonly mode?: { credentials: OAuthCredentials; check: ApplicationCheck };
+  private readonly installChecks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
 
   constructor(
     credentials: PortalCredentials,
@@ -49,8 +64,16 @@ export class OAuthService {
     }
   }
 
-  /** The portal's authorize URL with a fresh single-use `state`, remembered in the store for any replica. */
-  async startUrl(): Promise<string> {
+  /** In webhook mode every OAuth endpoint answers 404, whatever else is wrong with the request. */
+  get enabled(): boolean {
+    return this.mode !== undefined;
+  }
+
+  /**
+   * The portal's authorize URL with a fresh single-use `state`, remembered in the store for any replica;
+   * the caller binds the state to the browser, and the callback accepts it only from that browser.
+   */
+  async start(): Promise<AuthorisationStart> {
     const { settings } = this.oauth().credentials;
     const state = randomBytes(24).toString('base64url');
     const now = Date.now();
@@ -62,14 +85,24 @@ export class OAuthService {
       scope: SCOPE,
       state,
     });
-    return `${settings.portalUrl}/oauth/authorize/?${query}`;
+    return { url: `${settings.portalUrl}/oauth/authorize/?${query}`, state, ttlMs: settings.stateTtlMs };
   }
 
-  /** The portal sent the administrator back: check `state`, exchange the code, store the pair. */
-  async completeAuthorisation(query: PortalForm): Promise<Authorised> {
-    const { credentials } = this.oauth();
+  /**
+   * The portal sent the administrator back: check `state` against the one bound to the browser
+   * (`browserState`, from its cookie), exchange the code, and store the pair; a working pair is replaced
+   * only by one whose user is a portal administrator.
+   */
+  async completeAuthorisation(query: PortalForm, browserState: string | undefined): Promise<Authorised> {
+    const { credentials, check } = this.oauth();
     const { settings, address } = credentials;
     const state = formText(query.state);
+    if (state && !sameSecret(state, browserState)) {
+      this.logger.warn('an OAuth callback came from a browser that did not start it; nothing stored');
+      throw new BadRequestException(
+        'the state was not started in this browser: open /oauth/start in the browser that completes it',
+      );
+    }
     if (!state || !(await this.tokens.takeAuthorisationState(state, settings.portalId, Date.now()))) {
       this.logger.warn('an OAuth callback came with an unknown, expired or used state; nothing stored');
       throw new BadRequestException('unknown, expired or already used state: start again at /oauth/start');
@@ -99,6 +132,10 @@ export class OAuthService {
       );
       throw new ForbiddenException('the authorization is for a portal other than B24_PORTAL_URL');
     }
+    if (await this.holdsWorkingPair()) {
+      const admin = await check.confirmAdministrator(grant.accessToken);
+      if (!admin.confirmed) this.refuse('an authorization', admin, 'the working tokens were kept');
+    }
     await credentials.acceptGrant(
       { ...grant, portalId: settings.portalId, domain, memberId, applicationToken: undefined },
       'the authorization code flow',
@@ -108,10 +145,12 @@ export class OAuthService {
   }
 
   /**
-   * The portal's ONAPPINSTALL post. Stored only once the configured portal confirms, with the posted
-   * access token, that the token is this application's on this portal.
+   * The portal's ONAPPINSTALL post. Cheap checks first (fields, portal, member_id of the stored install),
+   * then, within InstallChecks' limits, the configured portal must confirm with the posted access token
+   * that it is this application's on this portal, and, before a working pair is replaced, that its user
+   * is an administrator. A post repeating the stored pair changes nothing and costs nothing.
    */
-  async install(body: unknown): Promise<Authorised> {
+  async install(body: unknown): Promise<Authorised & { unchanged?: boolean }> {
     const { credentials, check } = this.oauth();
     const { address, settings } = credentials;
     const post = readInstallPost(body);
@@ -125,26 +164,27 @@ export class OAuthService {
       );
       throw new ForbiddenException('the install post names a portal other than B24_PORTAL_URL');
     }
-    const outcome = await check.confirm(post.accessToken, post.memberId);
-    if (!outcome.confirmed) {
-      this.logger.warn(`an install post was refused, nothing stored: ${outcome.reason}`);
-      if (outcome.unreachable) {
-        throw new ServiceUnavailableException(`could not confirm the install: ${outcome.reason}`);
-      }
-      throw new ForbiddenException(`the portal did not confirm the install: ${outcome.reason}`);
+    const stored = await this.tokens.findTokens(settings.portalId);
+    if (stored && stored.memberId !== post.memberId) {
+      this.logger.warn('an install post naming another member_id than the installed portal was refused');
+      throw new ForbiddenException('auth[member_id] is not the member_id of the installed portal');
     }
-    const obtainedAt = Date.now();
-    const { lifetimeSec, ...tokens } = post;
-    await credentials.acceptGrant(
-      {
-        ...tokens,
-        portalId: settings.portalId,
-        accessExpiresAt: obtainedAt + (lifetimeSec ?? DEFAULT_TOKEN_LIFETIME_SEC) * 1000,
-        obtainedAt,
-      },
-      'the install post (ONAPPINSTALL)',
-    );
-    this.delivery.resume();
+    const working = stored && !stored.reauthorisationReason ? stored : undefined;
+    if (
+      working &&
+      sameSecret(working.accessToken, post.accessToken) &&
+      sameSecret(working.refreshToken, post.refreshToken)
+    ) {
+      return { portalId: settings.portalId, domain: post.domain, unchanged: true };
+    }
+    await this.installChecks.run(async () => {
+      const outcome = await check.confirm(post.accessToken, post.memberId);
+      if (!outcome.confirmed) this.refuse('an install post', outcome, 'nothing stored');
+      if (!working) return;
+      const admin = await check.confirmAdministrator(post.accessToken);
+      if (!admin.confirmed) this.refuse('an install post', admin, 'the working tokens were kept');
+    });
+    await this.keepInstall(post);
     return { portalId: settings.portalId, domain: post.domain };
   }
 
@@ -167,19 +207,67 @@ export class OAuthService {
     return { event, handled: false };
   }
 
+  private async keepInstall(post: InstallPost): Promise<void> {
+    const { credentials } = this.oauth();
+    const { settings } = credentials;
+    const obtainedAt = Date.now();
+    const { lifetimeSec, ...tokens } = post;
+    await credentials.acceptGrant(
+      {
+        ...tokens,
+        portalId: settings.portalId,
+        accessExpiresAt: obtainedAt + (lifetimeSec ?? DEFAULT_TOKEN_LIFETIME_SEC) * 1000,
+        obtainedAt,
+      },
+      'the install post (ONAPPINSTALL)',
+    );
+    this.delivery.resume();
+  }
+
+  /** Whether the stored pair is one the portal still accepts: replacing it needs an administrator. */
+  private async holdsWorkingPair(): Promise<boolean> {
+    const stored = await this.tokens.findTokens(this.oauth().credentials.settings.portalId);
+    return stored !== undefined && !stored.reauthorisationReason;
+  }
+
+  /** 503 when the portal could not be asked (try again), else 403; logged without any secret. */
+  private refuse(
+    what: string,
+    outcome: Extract<ApplicationCheckOutcome, { confirmed: false }>,
+    kept: string,
+  ): never {
+    this.logger.warn(`${what} was refused, ${kept}: ${outcome.reason}`);
+    if (outcome.unreachable) {
+      throw new ServiceUnavailableException(`could not confirm with the portal: ${outcome.reason}`);
+    }
+    throw new ForbiddenException(`the portal did not confirm: ${outcome.reason}; ${kept}`);
+  }
+
   private oauth(): { credentials: OAuthCredentials; check: ApplicationCheck } {
     if (!this.mode)
       throw new NotFoundException('OAuth application mode is off: the bridge uses an inbound webhook');
     return this.mode;
   }
 
-  private redirectUri(): string {
+  /** `PUBLIC_URL`: the bridge as browsers and the portal reach it. */
+  get publicUrl(): string {
     const { publicUrl } = this.oauth().credentials.settings;
     if (!publicUrl) {
       throw new ServiceUnavailableException(
         'PUBLIC_URL is not set: the bridge cannot name its /oauth/callback',
       );
     }
-    return `${publicUrl}/oauth/callback`;
+    return publicUrl;
   }
+
+  private redirectUri(): string {
+    return `${this.publicUrl}/oauth/callback`;
+  }
+}
+
+/** Compares two secrets in constant time (digests, so the length leaks nothing either). */
+function sameSecret(expected: string, candidate: string | undefined): boolean {
+  if (candidate === undefined) return false;
+  const digest = (value: string) => createHash('sha256').update(value).digest();
+  return timingSafeEqual(digest(expected), digest(candidate));
 }

@@ -1,5 +1,16 @@
 import { CallEvent } from './call';
-import { applyEvent, markFinished, markRegistered, newCall, secondsBefore } from './call-lifecycle';
+import {
+  applyEvent,
+  countSent,
+  markCardHidden,
+  markFinished,
+  markFinishFailed,
+  markHoldExpired,
+  markRegistered,
+  newCall,
+  requeue,
+  secondsBefore,
+} from './call-lifecycle';
 
 const settings = { now: 1000, holdEndedWithoutStartMs: 60_000 };
 const started: CallEvent = {
@@ -48,6 +59,61 @@ describe('call lifecycle', () => {
       settings,
     );
     expect(call).toMatchObject({ nextStep: 'register', show: false, startedAt: '2026-11-22T10:00:06+01:00' });
+  });
+
+  it('a call.started after the hold expired brings the parked call back to register', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), ended, settings);
+    call = markHoldExpired(call, 'no call.started within the hold', 61_000);
+    expect(call).toMatchObject({ state: 'failed', nextStep: undefined });
+    call = applyEvent(call, started, { ...settings, now: 70_000 });
+    expect(call).toMatchObject({ state: 'queued', nextStep: 'register', failed: false, show: false });
+    expect(call.lastError).toBeUndefined();
+  });
+
+  it('a call failed for another reason stays failed when a start arrives', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), ended, settings);
+    call = { ...call, failed: true, lastError: 'register: refused' };
+    call = applyEvent(call, started, settings);
+    expect(call).toMatchObject({ state: 'failed', nextStep: undefined });
+  });
+
+  it('a finish refused for good parks the call and then hides the card that popped', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), started, settings);
+    call = applyEvent(call, ended, settings);
+    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markFinishFailed(call, 'finish: refused', 3000);
+    expect(call).toMatchObject({
+      state: 'failed',
+      nextStep: 'hide',
+      dueAt: 3000,
+      lastError: 'finish: refused',
+    });
+    call = markCardHidden(call, 4000);
+    expect(call).toMatchObject({ state: 'failed', nextStep: undefined, lastError: 'finish: refused' });
+  });
+
+  it('a CDR-only call (no card popped) parks without a hide', () => {
+    let call = applyEvent(
+      newCall('p', 'c1', 0),
+      { ...ended, direction: 'inbound', phoneNumber: '+4930123' },
+      settings,
+    );
+    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markFinishFailed(call, 'finish: refused', 3000);
+    expect(call).toMatchObject({ state: 'failed', nextStep: undefined });
+  });
+
+  it('a re-queue counts steps from zero and forgets refusals and suspicion', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), started, settings);
+    call = applyEvent(call, ended, settings);
+    call = markRegistered(countSent(call, ['register']), { portalCallId: 'externalCall.1' }, 2000);
+    call = countSent(call, ['finish']);
+    call = markFinishFailed({ ...call, refused: { finish: 3 }, batchLimit: 1 }, 'finish: refused', 3000);
+    call = requeue(call, 5000, 60_000);
+    expect(call).toMatchObject({ state: 'registered', nextStep: 'finish', stepsSent: {}, dueAt: 5000 });
+    expect(call.refused).toBeUndefined();
+    expect(call.batchLimit).toBeUndefined();
+    expect(call.cardToHide).toBeUndefined();
   });
 
   it('secondsBefore keeps offsets and Z', () => {

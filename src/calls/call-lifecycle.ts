@@ -51,6 +51,12 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
   // Still ringing when we hear of it: pop the card. A start arriving after the end pops nothing.
   call.show = !call.ended;
   call.holdUntil = undefined;
+  // Parked only because this start came after the hold: the call goes on to the portal now.
+  if (call.holdExpired) {
+    call.failed = false;
+    call.holdExpired = undefined;
+    call.lastError = undefined;
+  }
 }
 
 function applyAnswered(call: CallRecord, event: CallEvent): void {
@@ -71,6 +77,7 @@ function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSetti
   if (hasStartDetails(call)) return;
   if (event.direction && event.phoneNumber) {
     call.direction = event.direction;
+    call.directionInferred = event.directionInferred;
     call.phoneNumber = event.phoneNumber;
     call.startedAt = event.startedAt ?? secondsBefore(event.at, event.durationSec ?? 0);
     call.show = false;
@@ -104,7 +111,7 @@ export function plan(call: CallRecord, now: number): CallRecord {
 }
 
 function nextStep(call: CallRecord): CallRecord['nextStep'] {
-  if (call.failed) return undefined;
+  if (call.failed) return call.cardToHide ? 'hide' : undefined;
   if (!hasStartDetails(call)) return call.ended ? 'wait-start' : undefined;
   if (!call.portalCallId) return 'register';
   if (call.ended && !call.finishedOnPortal) return 'finish';
@@ -195,11 +202,60 @@ export function markFailed(call: CallRecord, reason: string, now: number): CallR
   return plan({ ...call, failed: true, lastError: reason, retryAt: undefined, updatedAt: now }, now);
 }
 
-/** An operator's re-queue: the call starts its remaining steps afresh. */
+/** No call.started came within the hold: parked, but a start arriving later still brings the call back. */
+export function markHoldExpired(call: CallRecord, reason: string, now: number): CallRecord {
+  return markFailed({ ...call, holdExpired: true }, reason, now);
+}
+
+/**
+ * A finish refused for good: the call is parked, and a card that popped when it rang would stay open on the
+ * portal (only finish closes it), so a `hide` follows.
+ */
+export function markFinishFailed(call: CallRecord, reason: string, now: number): CallRecord {
+  return markFailed(
+    { ...call, cardToHide: call.show, consecutiveFailures: 0, batchLimit: undefined },
+    reason,
+    now,
+  );
+}
+
+/** The card is closed, or cannot be (`note` says why): the parked call keeps the finish's reason. */
+export function markCardHidden(call: CallRecord, now: number, note?: string): CallRecord {
+  const lastError = note ? `${call.lastError ?? ''}; ${note}` : call.lastError;
+  return plan(
+    {
+      ...call,
+      cardToHide: undefined,
+      consecutiveFailures: 0,
+      retryAt: undefined,
+      batchLimit: undefined,
+      lastError,
+      updatedAt: now,
+    },
+    now,
+  );
+}
+
+/**
+ * An operator's re-queue: the call starts its remaining steps afresh. Steps count from zero again, so a
+ * re-sent finish answered "Call is not found" is not taken for a repeat of one that went through.
+ */
 export function requeue(call: CallRecord, now: number, holdEndedWithoutStartMs: number): CallRecord {
   const holdUntil = hasStartDetails(call) ? undefined : now + holdEndedWithoutStartMs;
   return plan(
-    { ...call, failed: false, consecutiveFailures: 0, retryAt: undefined, holdUntil, updatedAt: now },
+    {
+      ...call,
+      failed: false,
+      holdExpired: undefined,
+      cardToHide: undefined,
+      consecutiveFailures: 0,
+      retryAt: undefined,
+      stepsSent: {},
+      refused: undefined,
+      batchLimit: undefined,
+      holdUntil,
+      updatedAt: now,
+    },
     now,
   );
 }
@@ -211,5 +267,12 @@ export function countSent(call: CallRecord, steps: PortalStep[]): CallRecord {
 }
 
 function succeeded(call: CallRecord, now: number): CallRecord {
-  return { ...call, consecutiveFailures: 0, retryAt: undefined, lastError: undefined, updatedAt: now };
+  return {
+    ...call,
+    consecutiveFailures: 0,
+    retryAt: undefined,
+    batchLimit: undefined,
+    lastError: undefined,
+    updatedAt: now,
+  };
 }

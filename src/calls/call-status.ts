@@ -15,6 +15,8 @@ export interface CallStatusView {
   nextStep: string | null;
   waitingForStart: boolean;
   routedToDefaultUser: boolean;
+  /** Only when the PBX named no direction: the rule that inferred it. */
+  directionInferred?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
   updatedAt: string;
 }
@@ -34,6 +36,7 @@ export function toStatusView(call: CallRecord): CallStatusView {
     nextStep: call.nextStep ?? null,
     waitingForStart: call.nextStep === 'wait-start',
     routedToDefaultUser: call.routedToDefaultUser,
+    directionInferred: call.directionInferred,
     recording: !call.ended?.recordingUrl
       ? 'none'
       : call.recordAttached

@@ -4,8 +4,11 @@ export type CallEventName = 'call.started' | 'call.answered' | 'call.ended';
 export type Direction = 'inbound' | 'outbound';
 export type EndStatus = 'answered' | 'missed' | 'busy' | 'declined' | 'cancelled' | 'failed';
 export type CallState = 'queued' | 'registered' | 'finished' | 'failed';
-/** What delivery must do next; `wait-start` is a call.ended held until its call.started arrives. */
-export type DeliveryStep = 'register' | 'finish' | 'attachRecord' | 'wait-start';
+/**
+ * What delivery must do next; `wait-start` is a call.ended held until its call.started arrives, `hide` closes
+ * the call card a finish refused for good left open.
+ */
+export type DeliveryStep = 'register' | 'finish' | 'attachRecord' | 'hide' | 'wait-start';
 export type PortalStep = Exclude<DeliveryStep, 'wait-start'>;
 
 /** One PBX event after validation and normalisation (phone in E.164). */
@@ -22,6 +25,8 @@ export interface CallEvent {
   status?: EndStatus;
   failedReason?: string;
   recordingUrl?: string;
+  /** Set by an adapter that inferred `direction` (the PBX sent none): which rule decided. */
+  directionInferred?: string;
 }
 
 /** The employee a call is registered to on the portal, exactly as sent (a retried register must match). */
@@ -47,6 +52,8 @@ export interface CallRecord {
   portalId: string;
   callId: string;
   direction?: Direction;
+  /** The PBX named no direction: which rule inferred it (shown in the call's status). */
+  directionInferred?: string;
   phoneNumber?: string;
   extension?: string;
   userId?: number;
@@ -60,6 +67,8 @@ export interface CallRecord {
   ended?: CallEnd;
   /** call.ended without start details waits until then for its call.started (ms epoch). */
   holdUntil?: number;
+  /** Failed only because no call.started came within the hold: a late start brings it back. */
+  holdExpired?: boolean;
 
   portalUser?: PortalUser;
   /** With B24_BIND_CRM_ENTITY: the client the register binds the call to (null: none found), fixed once. */
@@ -83,6 +92,17 @@ export interface CallRecord {
   attempts: number;
   /** Commands sent per step, counted before sending: tells a repeat from a first try after a lost answer. */
   stepsSent: Partial<Record<PortalStep, number>>;
+  /**
+   * Times the portal refused a step of this call itself (the request refused with only that command in it,
+   * or the command failing on its own); the step is given up at DELIVERY_MAX_ATTEMPTS. Outages do not count.
+   */
+  refused?: Partial<Record<PortalStep, number>>;
+  /** Suspected of getting a whole request refused: its next request holds at most this many commands. */
+  batchLimit?: number;
+  /** A finish refused for good left the card open (it popped when the call rang): `hide` closes it. */
+  cardToHide?: boolean;
+  /** Whom `hide` closes the card for: the register's employee, fixed before the hide is sent. */
+  cardUserIds?: number[];
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;

@@ -32,6 +32,23 @@ const toFlag = ({ value }: { value: unknown }) =>
     : ['1', 'true', 'yes'].includes(String(value).toLowerCase());
 const emptyAsUnset = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
+/** pino's level names and Nest's, which operators type as often. */
+export const LOG_LEVELS = [
+  'silent',
+  'fatal',
+  'error',
+  'warn',
+  'info',
+  'log',
+  'debug',
+  'verbose',
+  'trace',
+] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** Shorter PBX tokens are refused in production: they can be guessed. */
+const MIN_PRODUCTION_TOKEN_LENGTH = 16;
+
 /**
  * The whole environment of the bridge (SPEC.md §3), validated once at start-up and injected as a provider,
  * so tests hand in their own instance. Property names are the variable names; a bad value stops start-up
@@ -292,8 +309,9 @@ export class AppConfig {
   @IsString()
   METRICS_TOKEN?: string;
 
-  @IsIn(['fatal', 'error', 'warn', 'log', 'debug', 'verbose'])
-  LOG_LEVEL: 'fatal' | 'error' | 'warn' | 'log' | 'debug' | 'verbose' = 'log';
+  /** pino's level names, or Nest's (`log` is pino's `info`, `verbose` its `trace`). */
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'log';
 
   get sandboxMode(): boolean {
     return this.SANDBOX || (this.NODE_ENV !== 'production' && !this.B24_WEBHOOK_URL && !this.B24_PORTAL_URL);
@@ -322,15 +340,23 @@ export function loadConfig(env: Record<string, string | undefined>): AppConfig {
 
 function crossFieldProblems(config: AppConfig): string[] {
   const problems: string[] = [];
+  const production = config.NODE_ENV === 'production';
   const hasPortal = Boolean(config.B24_WEBHOOK_URL || config.B24_PORTAL_URL);
-  if (config.NODE_ENV === 'production' && !hasPortal && !config.SANDBOX) {
+  // The sandbox is a fake portal: calls delivered to it never reach the CRM, so it must never run by mistake.
+  if (config.SANDBOX && production) {
+    problems.push('SANDBOX: the sandbox portal is a fake and cannot run with NODE_ENV=production');
+  }
+  if (config.SANDBOX && hasPortal) {
+    problems.push(
+      'SANDBOX: set either SANDBOX or a portal (B24_WEBHOOK_URL, B24_PORTAL_URL), not both: the sandbox would take the calls',
+    );
+  }
+  if (production && !hasPortal && !config.SANDBOX) {
     problems.push(
       'B24_WEBHOOK_URL: no portal configured (set B24_WEBHOOK_URL or B24_PORTAL_URL) in production',
     );
   }
-  if (config.NODE_ENV === 'production' && config.PBX_TOKENS.length === 0) {
-    problems.push('PBX_TOKENS: at least one PBX token is required in production');
-  }
+  if (production) problems.push(...productionProblems(config));
   if (config.B24_AUTH_MODE === 'webhook' && !config.B24_WEBHOOK_URL && !config.SANDBOX) {
     problems.push('B24_WEBHOOK_URL: required when B24_AUTH_MODE=webhook');
   }
@@ -338,6 +364,29 @@ function crossFieldProblems(config: AppConfig): string[] {
     for (const name of ['B24_PORTAL_URL', 'B24_CLIENT_ID', 'B24_CLIENT_SECRET'] as const) {
       if (!config[name]) problems.push(`${name}: required when B24_AUTH_MODE=oauth`);
     }
+  }
+  return problems;
+}
+
+/** Secrets cross the network in production: portal URLs only over TLS, PBX tokens too long to guess. */
+function productionProblems(config: AppConfig): string[] {
+  const problems: string[] = [];
+  for (const name of ['B24_WEBHOOK_URL', 'B24_PORTAL_URL', 'B24_OAUTH_URL'] as const) {
+    const url = config[name];
+    if (url && !/^https:\/\//i.test(url)) problems.push(`${name}: must be an https:// URL in production`);
+  }
+  if (config.PBX_TOKENS.length === 0) {
+    problems.push('PBX_TOKENS: at least one PBX token is required in production');
+  }
+  // Positions only: the message never shows a token.
+  const short = config.PBX_TOKENS.flatMap((token, index) =>
+    token.length < MIN_PRODUCTION_TOKEN_LENGTH ? [index + 1] : [],
+  );
+  if (short.length) {
+    problems.push(
+      `PBX_TOKENS: every token must be at least ${MIN_PRODUCTION_TOKEN_LENGTH} characters in production ` +
+        `(too short: token ${short.join(', ')} of ${config.PBX_TOKENS.length})`,
+    );
   }
   return problems;
 }

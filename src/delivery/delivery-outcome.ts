@@ -1,14 +1,16 @@
-import { CallRecord } from '../calls/call';
+import { CallRecord, PortalStep } from '../calls/call';
 import {
+  markCardHidden,
   markFailed,
   markFinished,
+  markFinishFailed,
   markRecordAttached,
   markRecordFailed,
   markRegistered,
   markRetry,
   routeToDefaultUser,
 } from '../calls/call-lifecycle';
-import { PortalError } from '../portal/portal-error';
+import { PortalError, PortalErrorKind } from '../portal/portal-error';
 import { PlannedCommand } from './batch-plan';
 import { backoffMs } from './backoff';
 
@@ -16,11 +18,19 @@ export interface OutcomeSettings {
   now: number;
   defaultUserId?: number;
   maxBackoffMs: number;
+  /** Refusals of one call's step before it is given up (DELIVERY_MAX_ATTEMPTS). */
+  maxAttempts: number;
 }
 
 export interface CommandAnswer {
   result?: unknown;
   error?: PortalError;
+}
+
+/** The request a whole-request failure refused: its command count, and this call's commands in it. */
+export interface RefusedRequest {
+  commandCount: number;
+  commands: PlannedCommand[];
 }
 
 interface RegisterResult {
@@ -32,6 +42,21 @@ interface RegisterResult {
 
 const UNKNOWN_EMPLOYEE = /USER_ID or USER_PHONE_INNER should be set/i;
 const ALREADY_FINISHED = /Call is not found \(call should be registered prior to finishing/i;
+
+/**
+ * A command failing on its own with these (while the rest of its batch was answered) is the call's own
+ * trouble, so it counts towards giving the step up; budget, operation-time and token errors are the portal's.
+ */
+const COMMAND_FAULTS: ReadonlySet<PortalErrorKind> = new Set(['server', 'network', 'timeout']);
+
+/**
+ * Whether a request was refused for what it carries: a 4xx that is not about credentials, rights or limits
+ * (a bad body, or a proxy or firewall in front of the portal objecting to one call's text). The portal
+ * names its rights errors (insufficient_scope, ACCESS_DENIED); a 403 without a code is not the portal's.
+ */
+export function refusedForContent(error: PortalError): boolean {
+  return error.kind === 'invalid' || (error.kind === 'rights' && error.code === '');
+}
 
 /** Applies the portal's answers to one call's commands of a batch, in their order. */
 export function applyAnswers(
@@ -45,6 +70,7 @@ export function applyAnswers(
     const answer = answers.get(label) ?? {};
     if (step === 'register') next = afterRegister(next, answer, settings);
     else if (step === 'finish') next = afterFinish(next, answer, settings);
+    else if (step === 'hide') next = afterHide(next, answer, settings);
     // attachRecord rides with finish; it only counts once the finish is through.
     else if (next.finishedOnPortal) next = afterAttach(next, answer, settings);
     if (answer.error && step !== 'attachRecord') break;
@@ -52,13 +78,22 @@ export function applyAnswers(
   return next;
 }
 
-/** The whole request failed: every call in it is retried later (or at the portal's reset time). */
+/**
+ * The whole request failed: every call in it is retried later (or at the portal's reset time). A request
+ * refused for its content is split: its calls go in requests of half its size next time, down to one
+ * command alone, whose refusals count towards giving that step up; the other calls go on.
+ */
 export function applyRequestFailure(
   call: CallRecord,
   error: PortalError,
   settings: OutcomeSettings,
+  request?: RefusedRequest,
 ): CallRecord {
-  return retry(call, error, settings);
+  if (!request || !refusedForContent(error)) return retry(call, error, settings);
+  if (request.commandCount > 1) {
+    return retry({ ...call, batchLimit: Math.ceil(request.commandCount / 2) }, error, settings);
+  }
+  return refuse(call, request.commands[0].step, error, settings);
 }
 
 function afterRegister(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
@@ -78,7 +113,7 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
       settings.now,
     );
   }
-  if (error.retryable) return retry(call, error, settings);
+  if (error.retryable) return retryCommand(call, 'register', error, settings);
   const unknownEmployee = UNKNOWN_EMPLOYEE.test(error.description) && call.portalUser?.USER_PHONE_INNER;
   if (unknownEmployee && settings.defaultUserId !== undefined) {
     const reason = `the portal knows no active employee with internal number ${call.portalUser?.USER_PHONE_INNER}; routed to B24_DEFAULT_USER_ID ${settings.defaultUserId}`;
@@ -90,25 +125,61 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
 function afterFinish(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
   const { error } = answer;
   if (!error) return markFinished(call, settings.now);
-  if (error.retryable) return retry(call, error, settings);
+  if (error.retryable) return retryCommand(call, 'finish', error, settings);
   // A finish sent before whose answer was lost: the portal already finished the call.
   if (ALREADY_FINISHED.test(error.description) && (call.stepsSent.finish ?? 0) > 1) {
     return markFinished(call, settings.now);
   }
-  return markFailed(call, `finish: ${error.message}`, settings.now);
+  return markFinishFailed(call, `finish: ${error.message}`, settings.now);
 }
 
 function afterAttach(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
   const { error } = answer;
   if (!error) return markRecordAttached(call, settings.now);
-  if (error.retryable) return retry(call, error, settings);
+  if (error.retryable) return retryCommand(call, 'attachRecord', error, settings);
   return markRecordFailed(call, `attachRecord: ${error.message}`, settings.now);
+}
+
+function afterHide(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
+  const { error } = answer;
+  if (!error) return markCardHidden(call, settings.now);
+  if (error.retryable) return retryCommand(call, 'hide', error, settings);
+  return markCardHidden(call, settings.now, `hide: ${error.message}`);
+}
+
+/** One command failed on its own with a retryable error: retried, and counted unless the portal was at fault. */
+function retryCommand(
+  call: CallRecord,
+  step: PortalStep,
+  error: PortalError,
+  settings: OutcomeSettings,
+): CallRecord {
+  return COMMAND_FAULTS.has(error.kind) ? refuse(call, step, error, settings) : retry(call, error, settings);
+}
+
+/** The portal refused this call's step itself: retried with backoff until DELIVERY_MAX_ATTEMPTS, then given up. */
+function refuse(
+  call: CallRecord,
+  step: PortalStep,
+  error: PortalError,
+  settings: OutcomeSettings,
+): CallRecord {
+  const times = (call.refused?.[step] ?? 0) + 1;
+  const counted = { ...call, refused: { ...call.refused, [step]: times } };
+  if (times < settings.maxAttempts) return retry(counted, error, settings);
+  const reason = `${step}: ${error.message} (refused ${times} times)`;
+  if (step === 'finish') return markFinishFailed(counted, reason, settings.now);
+  if (step === 'attachRecord') return markRecordFailed(counted, reason, settings.now);
+  if (step === 'hide') return markCardHidden(counted, settings.now, reason);
+  return markFailed(counted, reason, settings.now);
 }
 
 function retry(call: CallRecord, error: PortalError, settings: OutcomeSettings): CallRecord {
   const retryAt =
     error.resumeAt ?? settings.now + backoffMs(call.consecutiveFailures + 1, settings.maxBackoffMs);
-  return markRetry(call, `${error.message} (retrying)`, retryAt, settings.now);
+  // A parked call closing its card keeps the reason it was parked for.
+  const reason = call.failed && call.lastError ? call.lastError : `${error.message} (retrying)`;
+  return markRetry(call, reason, retryAt, settings.now);
 }
 
 function toId(value: number | string | null | undefined): number | undefined {

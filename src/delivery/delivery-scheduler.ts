@@ -1,17 +1,31 @@
 import { Logger } from '@nestjs/common';
 import { CallRecord, CrmBinding, PortalStep } from '../calls/call';
-import { choosePortalUser, countSent, markFailed } from '../calls/call-lifecycle';
+import {
+  choosePortalUser,
+  countSent,
+  markCardHidden,
+  markFailed,
+  markHoldExpired,
+} from '../calls/call-lifecycle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
 import { CallStore } from '../store/call-store';
 import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
-import { BatchPlan } from './batch-plan';
-import { applyAnswers, applyRequestFailure, CommandAnswer, OutcomeSettings } from './delivery-outcome';
+import { BatchPlan, dueSteps } from './batch-plan';
+import {
+  applyAnswers,
+  applyRequestFailure,
+  CommandAnswer,
+  OutcomeSettings,
+  refusedForContent,
+} from './delivery-outcome';
 import { LeaseKeeper } from './lease-keeper';
 
 export interface SchedulerSettings {
   defaultUserId?: number;
   maxBackoffMs: number;
+  /** Refusals of one call's step before it is given up (DELIVERY_MAX_ATTEMPTS). */
+  maxAttempts: number;
   /** Batches allowed in flight at once, so a slow portal does not cap the request rate. */
   maxInFlight: number;
   /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
@@ -56,6 +70,10 @@ export class DeliveryScheduler {
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
+  /** Aborted by stop(): the loop's wait for the request budget ends instead of holding shutdown up. */
+  private readonly stopping = new AbortController();
+  /** The last batch found nothing to send: the loop sleeps instead of asking again at once. */
+  private idle = false;
   private loop?: Promise<void>;
   private wake?: () => void;
   private pausedUntil = 0;
@@ -98,6 +116,7 @@ export class DeliveryScheduler {
   /** Stops taking new batches, waits for the ones in flight to settle, then gives the lease up. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort(new Error('delivery is stopping'));
     this.notify();
     await this.loop;
     await Promise.allSettled([...this.running]);
@@ -122,6 +141,11 @@ export class DeliveryScheduler {
       await Promise.race(this.running);
       return;
     }
+    // Without this the loop would take a unit, plan nothing and give it back without ever yielding.
+    if (this.idle) {
+      this.idle = false;
+      return this.sleep(1000);
+    }
     // Another replica delivers this portal (or none yet): wait to be told the lease is ours.
     if (!this.lease.current()) return this.sleep(1000);
     const [due] = await this.store.dueCalls(this.client.portalId, now, 1, this.inFlight);
@@ -129,48 +153,91 @@ export class DeliveryScheduler {
       const dueAt = await this.store.nextDueAt(this.client.portalId);
       return this.sleep(dueAt === undefined || dueAt <= now ? 1000 : Math.min(1000, dueAt - now));
     }
-    await this.client.budget.acquire('background');
+    try {
+      await this.client.budget.acquire('background', this.stopping.signal);
+    } catch (error) {
+      if (this.stopped) return;
+      throw error;
+    }
     const lease = this.lease.current();
     if (this.stopped || !lease) return this.client.budget.refund();
-    const batch = this.sendNextBatch(lease).catch((error: Error) => {
-      if (error instanceof LeaseLostError) return this.lease.lost(error.lease);
-      this.logger.error(`delivery batch error: ${error.message}`);
-    });
+    const batch = this.sendNextBatch(lease).then(
+      // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
+      (worked) => {
+        if (worked) this.notify();
+        else this.idle = true;
+      },
+      (error: Error) => {
+        if (error instanceof LeaseLostError) this.lease.lost(error.lease);
+        else this.logger.error(`delivery batch error: ${error.message}`);
+        this.notify();
+      },
+    );
     this.running.add(batch);
-    void batch.finally(() => {
-      this.running.delete(batch);
-      this.notify();
-    });
+    void batch.finally(() => this.running.delete(batch));
   }
 
-  private async sendNextBatch(lease: DeliveryLease): Promise<void> {
+  /**
+   * Plans, marks and sends one batch on the budget unit the loop took; the unit goes back if nothing is
+   * sent. Resolves false when it found nothing to send and nothing to park.
+   */
+  private async sendNextBatch(lease: DeliveryLease): Promise<boolean> {
     const now = Date.now();
     const plan = new BatchPlan(this.client.maxBatchSize);
-    const found = await this.store.dueCalls(
-      this.client.portalId,
-      now,
-      this.client.maxBatchSize,
-      this.inFlight,
-    );
-    // Another batch may have claimed some of these while the store answered (PostgreSQL answers
-    // asynchronously): drop them and claim the rest before the next await, so no call is in two batches.
-    const due = found.filter((call) => !this.inFlight.has(call.callId));
-    const expired: string[] = [];
-    for (const call of due) {
-      if (call.nextStep === 'wait-start') expired.push(call.callId);
-      else if (!plan.add(call)) break;
-    }
-    for (const callId of plan.callIds) this.inFlight.add(callId);
-    if (expired.length) await this.expireHeld(expired, now, lease);
-    if (plan.commandCount === 0) {
-      this.client.budget.refund();
-      return;
-    }
+    // Once the request is handed to the client the unit is spent, whatever the answer.
+    const unit = { spent: false };
     try {
+      const found = await this.store.dueCalls(
+        this.client.portalId,
+        now,
+        this.client.maxBatchSize,
+        this.inFlight,
+      );
+      // Another batch may have claimed some of these while the store answered (PostgreSQL answers
+      // asynchronously): drop them and claim the rest before the next await, so no call is in two batches.
+      const due = found.filter((call) => !this.inFlight.has(call.callId));
+      const expired: string[] = [];
+      // A call that does not fit (a suspect's smaller request) leaves room for later calls that do.
+      for (const call of due) {
+        if (call.nextStep === 'wait-start') expired.push(call.callId);
+        else plan.add(call);
+      }
+      for (const callId of plan.callIds) this.inFlight.add(callId);
+      const parked = expired.length > 0 && (await this.expireHeld(expired, now, lease));
+      if (plan.commandCount === 0) return parked;
       const bindings = await this.findBindings(due.filter((call) => plan.callIds.includes(call.callId)));
-      await this.deliver(plan, bindings, lease);
+      await this.deliver(plan, bindings, lease, unit);
+      return true;
     } finally {
       for (const callId of plan.callIds) this.inFlight.delete(callId);
+      if (!unit.spent) this.client.budget.refund();
+    }
+  }
+
+  /**
+   * Held calls whose start never came are parked. A failure here (other than a lost lease) is logged and
+   * the batch goes on: the held calls are tried again with the next batch. Returns whether they were parked.
+   */
+  private async expireHeld(callIds: string[], now: number, lease: DeliveryLease): Promise<boolean> {
+    try {
+      await this.store.updateCalls(
+        this.client.portalId,
+        callIds,
+        (call) =>
+          call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
+            ? markHoldExpired(
+                call,
+                'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
+                now,
+              )
+            : call,
+        lease,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof LeaseLostError) throw error;
+      this.logger.error(`could not park ${callIds.length} held calls: ${(error as Error).message}`);
+      return false;
     }
   }
 
@@ -200,14 +267,15 @@ export class DeliveryScheduler {
     plan: BatchPlan,
     bindings: Map<string, CrmBinding | null | PortalError>,
     lease: DeliveryLease,
+    unit: { spent: boolean },
   ): Promise<void> {
     const marked = await this.markSending(plan, bindings, lease);
-    const sendable = new BatchPlan(this.client.maxBatchSize);
-    for (const call of marked.values()) sendable.add(call);
-    if (sendable.commandCount === 0) return this.client.budget.refund();
+    const sendable = plan.only(new Set(marked.keys()));
+    if (sendable.commandCount === 0) return;
     const commands = sendable.commands(marked);
     const settings = this.outcomeSettings();
     try {
+      unit.spent = true;
       const outcome = await this.client.batch(commands, { budgetTaken: true });
       this.status.lastRequestOk = true;
       this.status.lastError = undefined;
@@ -231,18 +299,26 @@ export class DeliveryScheduler {
       if (!(error instanceof PortalError)) throw error;
       this.status.lastRequestOk = false;
       this.status.lastError = error.message;
-      if (error.kind === 'credentials' || error.kind === 'rights' || error.kind === 'method-not-found') {
+      const refused = refusedForContent(error);
+      if (!refused && ['credentials', 'rights', 'method-not-found'].includes(error.kind)) {
         return this.pause(error);
       }
-      this.logger.warn(`batch of ${commands.length} commands failed, retrying later: ${error.message}`);
+      this.logger.warn(
+        refused
+          ? `batch of ${commands.length} commands refused, trying its calls in smaller batches: ${error.message}`
+          : `batch of ${commands.length} commands failed, retrying later: ${error.message}`,
+      );
       for (const { step } of sendable.entries.flatMap((entry) => entry.commands)) {
         this.observer?.onCommand(step, 'retried');
       }
       this.observer?.onRetry(error.kind);
+      const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
+      const commandCount = sendable.commandCount;
       await this.store.updateCalls(
         this.client.portalId,
         sendable.callIds,
-        (call) => applyRequestFailure(call, error, settings),
+        (call) =>
+          applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
         lease,
       );
     }
@@ -265,7 +341,9 @@ export class DeliveryScheduler {
 
   /**
    * Before sending: fixes the employee each register goes to (a retried register must carry the same one)
-   * and counts the commands as sent, so a finish repeated after a lost answer is recognised.
+   * and counts the commands as sent, so a finish repeated after a lost answer is recognised. The plan was
+   * made from a read that may predate another batch's answer: a call whose stored next step is no longer
+   * the planned one, or not due yet, is left alone and dropped from this batch.
    */
   private async markSending(
     plan: BatchPlan,
@@ -276,10 +354,13 @@ export class DeliveryScheduler {
     const now = Date.now();
     const settings = this.outcomeSettings();
     const retried = new Set<string>();
+    const sending = new Set<string>();
     const updated = await this.store.updateCalls(
       this.client.portalId,
       plan.callIds,
       (call) => {
+        const planned = steps.get(call.callId) ?? [];
+        if (dueSteps(call)[0] !== planned[0] || (call.dueAt ?? Infinity) > now) return call;
         const binding = bindings.get(call.callId);
         if (binding instanceof PortalError) {
           retried.add(call.callId);
@@ -299,28 +380,32 @@ export class DeliveryScheduler {
           }
           call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
         }
-        return countSent(call, steps.get(call.callId) ?? []);
+        if (call.nextStep === 'hide' && !call.cardUserIds) {
+          const userId = this.cardUserOf(call);
+          if (userId === undefined) {
+            return markCardHidden(
+              call,
+              now,
+              `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
+            );
+          }
+          call = { ...call, cardUserIds: [userId] };
+        }
+        sending.add(call.callId);
+        return countSent(call, planned);
       },
       lease,
     );
-    const sendable = updated.filter((call) => !call.failed && !retried.has(call.callId));
+    const sendable = updated.filter((call) => sending.has(call.callId));
     return new Map(sendable.map((call) => [call.callId, call]));
   }
 
-  private async expireHeld(callIds: string[], now: number, lease: DeliveryLease): Promise<void> {
-    await this.store.updateCalls(
-      this.client.portalId,
-      callIds,
-      (call) =>
-        call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
-          ? markFailed(
-              call,
-              'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
-              now,
-            )
-          : call,
-      lease,
-    );
+  /** The employee the register popped the card for: its USER_ID, or the one with its internal number. */
+  private cardUserOf(call: CallRecord): number | undefined {
+    const user = call.portalUser;
+    if (user?.USER_ID !== undefined) return user.USER_ID;
+    const extension = user?.USER_PHONE_INNER;
+    return extension === undefined ? undefined : (this.routing?.employeeFor(extension) ?? undefined);
   }
 
   private pause(error: PortalError): void {
@@ -338,6 +423,7 @@ export class DeliveryScheduler {
       now: Date.now(),
       defaultUserId: this.settings.defaultUserId,
       maxBackoffMs: this.settings.maxBackoffMs,
+      maxAttempts: this.settings.maxAttempts,
     };
   }
 

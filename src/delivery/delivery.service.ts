@@ -40,6 +40,7 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
       {
         defaultUserId: config.B24_DEFAULT_USER_ID,
         maxBackoffMs: config.DELIVERY_MAX_BACKOFF_SEC * 1000,
+        maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
         maxInFlight: 2,
         pauseMs: 30_000,
       },

@@ -18,6 +18,7 @@ export const PORTAL_METHOD: Record<PortalStep, string> = {
   register: 'telephony.externalcall.register',
   finish: 'telephony.externalcall.finish',
   attachRecord: 'telephony.externalcall.attachRecord',
+  hide: 'telephony.externalcall.hide',
 };
 
 export function registerParams(call: CallRecord, user: PortalUser): PortalParams {
@@ -47,4 +48,8 @@ export function finishParams(call: CallRecord): PortalParams {
 
 export function attachRecordParams(call: CallRecord): PortalParams {
   return { CALL_ID: call.portalCallId, RECORD_URL: call.ended?.recordingUrl };
+}
+
+export function hideParams(call: CallRecord): PortalParams {
+  return { CALL_ID: call.portalCallId, USER_ID: call.cardUserIds };
 }

@@ -2,16 +2,29 @@ import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { PortalCredentials } from '../auth/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
-import { CallStore } from '../store/call-store';
+import { CallStore, QueueStats } from '../store/call-store';
 import { Lifecycle } from './lifecycle';
+
+/** How long one look at the store answers readiness probes: a burst of probes costs one write and one scan. */
+const STORE_CHECK_REUSE_MS = 1000;
+
+/** What readiness asks the store, shared by the probes of one STORE_CHECK_REUSE_MS. */
+interface StoreCheck {
+  startedAt: number;
+  writable: Promise<void>;
+  stats: Promise<QueueStats>;
+}
 
 /**
  * Liveness says only that the process answers. Readiness says the store takes writes and the bridge is not
  * shutting down; the portal's state is reported in the details but never fails readiness, because intake
- * is durable whatever the portal does.
+ * is durable whatever the portal does. The store's answers (a synced write, a queue scan) are reused for
+ * STORE_CHECK_REUSE_MS, so probes cannot load the store; the shutdown is read on every probe.
  */
 @Controller('health')
 export class HealthController {
+  private storeCheck?: StoreCheck;
+
   constructor(
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
@@ -30,11 +43,12 @@ export class HealthController {
   @Get('ready')
   @HealthCheck()
   ready() {
+    const store = this.recentStoreCheck();
     return this.health.check([
       async () => {
         const check = this.indicators.check('store');
         try {
-          await this.store.checkWritable();
+          await store.writable;
           return check.up();
         } catch (error) {
           return check.down({ message: (error as Error).message });
@@ -45,7 +59,7 @@ export class HealthController {
         return this.lifecycle.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
       },
       async () => {
-        const stats = await this.delivery.queueStats();
+        const stats = await store.stats;
         const status = this.delivery.portalStatus();
         const authorisation = this.credentials.authorisation();
         return this.indicators.check('portal').up({
@@ -67,5 +81,17 @@ export class HealthController {
         });
       },
     ]);
+  }
+
+  private recentStoreCheck(): StoreCheck {
+    const now = Date.now();
+    if (!this.storeCheck || now - this.storeCheck.startedAt >= STORE_CHECK_REUSE_MS) {
+      this.storeCheck = {
+        startedAt: now,
+        writable: this.store.checkWritable(),
+        stats: this.delivery.queueStats(),
+      };
+    }
+    return this.storeCheck;
   }
 }

@@ -2,15 +2,19 @@ import { Module } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, LogLevel } from '../config/app-config';
 
-const PINO_LEVEL: Record<AppConfig['LOG_LEVEL'], string> = {
+/** LOG_LEVEL takes pino's names and Nest's; Nest's `log` and `verbose` are pino's `info` and `trace`. */
+const PINO_LEVEL: Record<LogLevel, string> = {
+  silent: 'silent',
   fatal: 'fatal',
   error: 'error',
   warn: 'warn',
+  info: 'info',
   log: 'info',
   debug: 'debug',
   verbose: 'trace',
+  trace: 'trace',
 };
 
 /** Query parameters whose values are secrets (OAuth codes, tokens) and are never written to a log. */

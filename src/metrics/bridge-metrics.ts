@@ -72,6 +72,12 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly callsDeleted = new Counter({
+    name: 'bridge_calls_deleted_total',
+    help: 'Settled (finished or failed) calls deleted with their events once older than RETENTION_DAYS',
+    registers: [this.registry],
+  });
+
   readonly portalPaused = new Gauge({
     name: 'bridge_portal_paused',
     help: '1 while delivery to the portal is paused (credentials or rights refused)',

@@ -1,9 +1,11 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiExcludeController } from '@nestjs/swagger';
 import { BridgeMetrics } from './bridge-metrics';
+import { MetricsTokenGuard } from './metrics-token.guard';
 
 @ApiExcludeController()
 @Controller('metrics')
+@UseGuards(MetricsTokenGuard)
 export class MetricsController {
   constructor(private readonly metrics: BridgeMetrics) {}
 

@@ -1,4 +1,5 @@
 import { BadRequestException, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
+import { CallEvent } from '../calls/call';
 import { CallIntake } from '../calls/call-intake.service';
 import { AppConfig } from '../config/app-config';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
@@ -23,10 +24,15 @@ export class CallEventSubmission {
     private readonly metrics: BridgeMetrics,
   ) {}
 
-  async submit(body: unknown, sources: FieldSources = {}): Promise<IngestResult> {
-    let events;
+  /** `notes` are what an adapter adds to every event beyond the PBX's fields (how it chose the direction). */
+  async submit(
+    body: unknown,
+    sources: FieldSources = {},
+    notes: Pick<CallEvent, 'directionInferred'> = {},
+  ): Promise<IngestResult> {
+    let events: CallEvent[];
     try {
-      events = parseCallEvents(body, this.config.DEFAULT_COUNTRY);
+      events = parseCallEvents(body, this.config.DEFAULT_COUNTRY).map((event) => ({ ...event, ...notes }));
     } catch (error) {
       this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
       throw withSources(error, sources);

@@ -5,6 +5,7 @@ import { DateTime } from 'luxon';
 import { CallEvent } from '../calls/call';
 import { toE164 } from '../common/phone-number';
 import { CallEventDto } from './call-event.dto';
+import { dropConstructorFields } from './constructor-fields';
 
 export const MAX_EVENTS_PER_REQUEST = 500;
 
@@ -33,7 +34,7 @@ export function parseCallEvents(body: unknown, defaultCountry?: string): CallEve
       problems.push({ index: at, field: '(event)', problems: ['each event must be a JSON object'] });
       return;
     }
-    const dto = plainToInstance(CallEventDto, item);
+    const dto = plainToInstance(CallEventDto, dropConstructorFields(item));
     const errors = validateSync(dto, { whitelist: true, forbidUnknownValues: true });
     if (errors.length) {
       problems.push(...errors.map((error) => toProblem(error, at)));

@@ -1,15 +1,27 @@
 import { HttpStatus } from '@nestjs/common';
 import express from 'express';
 import type { NextFunction, Request, Response } from 'express';
+import { verifyNesting } from './body-nesting';
+import { PbxTokenGuard } from './pbx-token.guard';
+
+/** `[{…}]`: a list of events, each a flat object. Anything deeper is no event body. */
+const EVENT_BODY_DEPTH = 2;
 
 /**
- * JSON bodies for the PBX API with the answers SPEC.md asks for: 415 unless the Content-Type is JSON,
- * 413 past the size limit, 400 for JSON that does not parse. Express's own handler would answer HTML.
+ * JSON bodies for the PBX API with the answers SPEC.md asks for: 401 before anything of the body is read,
+ * 415 unless the Content-Type is JSON, 413 past the size limit, 400 for JSON that does not parse or nests
+ * deeper than events do. Express's own handler would answer HTML.
  */
-export function pbxJsonBody(limitBytes: number) {
-  const parse = express.json({ limit: limitBytes, strict: false, type: () => true });
+export function pbxJsonBody(limitBytes: number, tokens: PbxTokenGuard) {
+  const parse = express.json({
+    limit: limitBytes,
+    strict: false,
+    type: () => true,
+    verify: verifyNesting(EVENT_BODY_DEPTH),
+  });
   return (request: Request, response: Response, next: NextFunction) => {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return next();
+    tokens.admit(request);
     if (!request.is(['application/json', 'application/*+json'])) {
       return reply(response, HttpStatus.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
     }
@@ -20,6 +32,14 @@ export function pbxJsonBody(limitBytes: number) {
       }
       if (error.type === 'encoding.unsupported' || error.type === 'charset.unsupported') {
         return reply(response, HttpStatus.UNSUPPORTED_MEDIA_TYPE, 'the body must be UTF-8 JSON');
+      }
+      if (error.type === 'entity.too.deep') {
+        return reply(
+          response,
+          HttpStatus.BAD_REQUEST,
+          `the body nests arrays and objects more than ${EVENT_BODY_DEPTH} deep: ` +
+            'send one event (a flat JSON object) or a list of them; nothing was stored',
+        );
       }
       reply(response, HttpStatus.BAD_REQUEST, 'the body is not valid JSON');
     });

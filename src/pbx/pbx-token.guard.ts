@@ -44,6 +44,10 @@ export function matchesAny(candidate: string, accepted: readonly Buffer[]): bool
   return found;
 }
 
+/**
+ * Guards the PBX routes. Guards run after middleware, so the body parsers call `admit` first themselves:
+ * nobody without a token gets a body read, parsed or measured.
+ */
 @Injectable()
 export class PbxTokenGuard implements CanActivate {
   private readonly accepted: Buffer[];
@@ -52,14 +56,18 @@ export class PbxTokenGuard implements CanActivate {
     this.accepted = config.PBX_TOKENS.map(digest);
   }
 
-  canActivate(context: ExecutionContext): boolean {
-    const request = context.switchToHttp().getRequest<Request>();
+  /** Throws the 401 unless the request carries one of PBX_TOKENS. */
+  admit(request: Request): void {
     const token = presentedToken(request);
     if (!token || !matchesAny(token, this.accepted)) {
       throw new UnauthorizedException(
         'a valid PBX token is required: Authorization: Bearer <token> or Basic (adapter routes: ?token=)',
       );
     }
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    this.admit(context.switchToHttp().getRequest<Request>());
     return true;
   }
 }

@@ -31,11 +31,19 @@ interface Waiter {
 }
 
 /**
+ * While both lanes wait, background gets at least one unit in this many: lookups go first, but a wave of
+ * them (random numbers missing the cache faster than the portal's rate) cannot stop delivery.
+ */
+export const BACKGROUND_SHARE_EVERY = 4;
+
+/**
  * The queue part both budgets share: waiters in two priority lanes, cancellation by AbortSignal, and the
  * total time waited (a metric).
  */
 export class BudgetWaiters {
   private readonly lanes: Record<BudgetPriority, Waiter[]> = { interactive: [], background: [] };
+  /** Interactive units granted since background last got one. */
+  private interactiveRun = 0;
   waitedMsTotal = 0;
 
   constructor(
@@ -68,8 +76,10 @@ export class BudgetWaiters {
 
   /** The priority of the first waiter to serve, or undefined when nobody waits. */
   next(): BudgetPriority | undefined {
+    const background = this.lanes.background.length > 0;
+    if (background && this.interactiveRun >= BACKGROUND_SHARE_EVERY - 1) return 'background';
     if (this.lanes.interactive.length) return 'interactive';
-    return this.lanes.background.length ? 'background' : undefined;
+    return background ? 'background' : undefined;
   }
 
   /** Hands a unit to the first waiter; false when nobody waits any more. */
@@ -77,6 +87,7 @@ export class BudgetWaiters {
     const priority = this.next();
     if (!priority) return false;
     const waiter = this.lanes[priority].shift()!;
+    this.interactiveRun = priority === 'interactive' ? this.interactiveRun + 1 : 0;
     this.waitedMsTotal += this.now() - waiter.enqueuedAt;
     waiter.resolve();
     return true;

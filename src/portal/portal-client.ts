@@ -1,3 +1,4 @@
+import { Logger } from '@nestjs/common';
 import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { stringify } from 'qs';
 import { Agent as HttpAgent } from 'node:http';
@@ -5,6 +6,10 @@ import { Agent as HttpsAgent } from 'node:https';
 import { PortalCredentials, PreparedCall } from '../auth/portal-credentials';
 import { classifyPortalError, PortalError } from './portal-error';
 import { BudgetPriority, PortalBudget } from './budget-waiters';
+import { RedirectPolicy } from './portal-redirects';
+
+/** The largest answer read from the portal: far above any page or batch answer, far below the heap. */
+export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
 export type PortalParams = Record<string, unknown>;
 
@@ -34,6 +39,8 @@ export interface SendOptions {
 export interface PortalClientOptions {
   timeoutMs: number;
   batchSize: number;
+  /** `B24_ALLOWED_DOMAINS`: where the portal may move besides its own registrable domain. */
+  allowedDomains?: readonly string[];
 }
 
 /** Observes every request the client makes (metrics, logs); kept out of the client's logic. */
@@ -51,10 +58,13 @@ interface Envelope {
 /**
  * The portal's REST client: every request waits for the shared request budget, goes out as JSON, and
  * comes back as a result or a classified PortalError. An expired or refused token is renewed when the
- * credentials can, and the call retried once; a portal that moved (HTTP 30x) is followed and remembered.
+ * credentials can, and the call retried once; a portal that moved (HTTP 30x) is followed and remembered
+ * when `RedirectPolicy` allows the move.
  */
 export class PortalClient {
   private readonly http: AxiosInstance;
+  private readonly redirects: RedirectPolicy;
+  private readonly logger = new Logger('PortalClient');
 
   constructor(
     private readonly credentials: PortalCredentials,
@@ -65,11 +75,13 @@ export class PortalClient {
     this.http = axios.create({
       timeout: options.timeoutMs,
       maxRedirects: 0,
+      maxContentLength: MAX_ANSWER_BYTES,
       validateStatus: () => true,
       httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 8 }),
       httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 8 }),
       transitional: { clarifyTimeoutError: true },
     });
+    this.redirects = new RedirectPolicy(options.allowedDomains);
   }
 
   get portalId(): string {
@@ -128,7 +140,7 @@ export class PortalClient {
       const location = response.headers['location'] as string | undefined;
       if (response.status >= 300 && response.status < 400 && location && redirects < 3) {
         redirects += 1;
-        this.credentials.moveTo(new URL(location, prepared.url).origin);
+        this.follow(prepared.url, location, response.status, method, commands);
         continue;
       }
       const envelope: Envelope =
@@ -154,6 +166,39 @@ export class PortalClient {
       }
       throw failure;
     }
+  }
+
+  /**
+   * Remembers the portal's new origin, or refuses the move with a `credentials` PortalError: delivery
+   * pauses with the reason until an operator acts. Log lines name hosts only (a path holds the webhook code).
+   */
+  private follow(current: string, location: string, status: number, method: string, commands: number): void {
+    const from = new URL(current);
+    let to: URL;
+    try {
+      to = new URL(location, from);
+    } catch {
+      this.observer?.onResponse(method, 'credentials', commands);
+      throw new PortalError(
+        'credentials',
+        'REDIRECT_REFUSED',
+        `the portal answered HTTP ${status} to an invalid address`,
+        status,
+      );
+    }
+    const verdict = this.redirects.judge(from, to);
+    if (!verdict.follow) {
+      const refusal = `the portal answered HTTP ${status} from ${from.host} to ${to.protocol}//${to.host}, not followed: ${verdict.reason}`;
+      this.logger.warn(refusal);
+      this.observer?.onResponse(method, 'credentials', commands);
+      throw new PortalError('credentials', 'REDIRECT_REFUSED', refusal, status);
+    }
+    if (to.origin !== from.origin) {
+      this.logger.warn(
+        `the portal moved (HTTP ${status}) from ${from.protocol}//${from.host} to ${to.protocol}//${to.host}; later requests go there`,
+      );
+    }
+    this.credentials.moveTo(to.origin);
   }
 
   private async acquireBudget(options: SendOptions): Promise<void> {
@@ -204,6 +249,13 @@ function abandoned(stage: string): PortalError {
 /** A transport failure, described without the URL (a webhook URL holds its secret code). */
 function transportError(error: unknown): PortalError {
   if (axios.isAxiosError(error)) {
+    if (error.message.startsWith('maxContentLength')) {
+      return new PortalError(
+        'server',
+        'ANSWER_TOO_LARGE',
+        `the portal's answer exceeded ${MAX_ANSWER_BYTES} bytes`,
+      );
+    }
     if (error.code === 'ETIMEDOUT' || error.code === 'ECONNABORTED') {
       return new PortalError('timeout', error.code, 'the portal did not answer in time');
     }

@@ -30,7 +30,11 @@ function budgetFor(config: AppConfig, portalId: string, shared: SharedBucketStor
         new PortalClient(
           credentials,
           budgetFor(config, credentials.portalId, shared),
-          { timeoutMs: config.B24_TIMEOUT_MS, batchSize: config.B24_BATCH_SIZE },
+          {
+            timeoutMs: config.B24_TIMEOUT_MS,
+            batchSize: config.B24_BATCH_SIZE,
+            allowedDomains: config.B24_ALLOWED_DOMAINS,
+          },
           {
             onResponse(method, outcome, commands) {
               const portal = credentials.portalId;

@@ -41,6 +41,29 @@ describe('RequestBudget', () => {
     expect(order).toEqual(['interactive', 'background']);
   });
 
+  it('while lookups keep waiting, background still gets one unit in every four', async () => {
+    const budget = new RequestBudget(1, 1, clock);
+    await budget.acquire();
+    const order: string[] = [];
+    for (let i = 0; i < 3; i++) void budget.acquire('background').then(() => order.push('background'));
+    // A wave of lookups: always more interactive waiters than units.
+    for (let i = 0; i < 12; i++) void budget.acquire('interactive').then(() => order.push('interactive'));
+    await jest.advanceTimersByTimeAsync(12_000);
+    expect(order).toEqual([
+      ...['interactive', 'interactive', 'interactive', 'background'],
+      ...['interactive', 'interactive', 'interactive', 'background'],
+      ...['interactive', 'interactive', 'interactive', 'background'],
+    ]);
+  });
+
+  it('with no background waiting, interactive units are not held back', async () => {
+    const budget = new RequestBudget(1, 1, clock);
+    await budget.acquire();
+    const done = await granted(budget, 5, 'interactive');
+    await jest.advanceTimersByTimeAsync(5000);
+    expect(done()).toBe(5);
+  });
+
   it('after a 503 takes the bucket as full and halves its rate', async () => {
     const budget = new RequestBudget(2, 50, clock);
     budget.onRejected();

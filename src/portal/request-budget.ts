@@ -1,7 +1,8 @@
 /**
  * The bridge's copy of the portal's leaky bucket (REAL-PORTAL.md "Rate limit"): the counter rises by one
  * per request and drains `ratePerSec`; a request is sent only when it fits under `burst`. Every request
- * to the portal passes here; interactive ones (lookups for a ringing call) go ahead of background delivery.
+ * to the portal passes here; interactive ones (lookups for a ringing call) go ahead of background delivery,
+ * which still gets one unit in every four while both wait (`BudgetWaiters`).
  * When the portal answers 503 anyway (another application shares its budget), the bucket is taken as
  * full and the drain rate is halved, then recovers as requests succeed.
  *

@@ -14,7 +14,7 @@ import {
  * requests stays within the portal's rate and burst. Across replicas, interactive requests keep a
  * reserve: background work may fill the bucket only up to `capacity - reserve`, so a lookup on any
  * replica finds room even while another replica drains a backlog. Within a replica, waiters are served
- * in priority order as in the local budget.
+ * in priority order as in the local budget, background keeping one unit in every four.
  *
  * When the database cannot be reached no unit is granted (requests wait; lookups reach their deadline
  * and serve their cache): sending without the shared count could overspend the portal.

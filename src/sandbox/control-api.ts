@@ -165,7 +165,7 @@ const ENDPOINTS = [
   'GET /_sandbox/stats',
   'GET /_sandbox/budget',
   'GET /_sandbox/credentials',
-  'GET|POST|DELETE /_sandbox/faults',
+  'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|redirect|decline|refuse, …}',
   'POST /_sandbox/reset',
   'POST /_sandbox/clock {advanceSec|advanceMs}',
   'POST /_sandbox/webhooks {userId, scopes?, code?}',

@@ -1,3 +1,4 @@
+import { ServerResponse } from 'node:http';
 import { portalTime } from './envelope';
 import { PortalError } from './portal-error';
 import { isRecord } from './params';
@@ -22,7 +23,12 @@ export type FaultSpec =
   /** The portal moved: /rest requests are redirected to the same path under `location`. */
   | { kind: 'redirect'; location: string; status?: 301 | 302 | 307 | 308; times?: number }
   /** The user declines the application on /oauth/authorize/ (`error=access_denied`). */
-  | { kind: 'decline'; times?: number };
+  | { kind: 'decline'; times?: number }
+  /**
+   * A proxy or firewall in front of the portal: a /rest request whose body contains `text` is refused with
+   * `status` and an HTML page, before the portal sees it (nothing in it runs, no budget is spent).
+   */
+  | { kind: 'refuse'; text: string; status: number; times?: number };
 
 export type ActiveFault = FaultSpec & { id: number; remaining: number | null };
 
@@ -67,6 +73,17 @@ export class FaultInjector {
     return this.take((fault) => fault.kind === 'decline') !== undefined;
   }
 
+  /** The proxy's refusal of a request body holding a refused text, as an HTML page. */
+  refusal(body: Buffer): { status: number; body: string } | undefined {
+    const text = body.toString('utf8');
+    const fault = this.take((candidate) => candidate.kind === 'refuse' && text.includes(candidate.text));
+    if (fault?.kind !== 'refuse') return undefined;
+    return {
+      status: fault.status,
+      body: `<html><head><title>${fault.status} Forbidden</title></head><body><h1>Request blocked</h1><p>The request was rejected by the web application firewall.</p></body></html>`,
+    };
+  }
+
   latencyMs(): number {
     const fault = this.take((candidate) => candidate.kind === 'latency');
     return fault?.kind === 'latency' ? fault.ms : 0;
@@ -107,6 +124,16 @@ export class FaultInjector {
   }
 }
 
+/** Answers with a page that is not the portal's JSON (a proxy's refusal). */
+export function sendPage(res: ServerResponse, status: number, page: string): void {
+  if (res.writableEnded || res.destroyed) return;
+  res.writeHead(status, {
+    'Content-Type': 'text/html; charset=utf-8',
+    'Content-Length': String(Buffer.byteLength(page)),
+  });
+  res.end(page);
+}
+
 /** Checks a fault posted to the control API; the message names what is wrong. */
 export function parseFaultSpec(body: unknown): FaultSpec | string {
   if (!isRecord(body)) return 'the body must be a JSON object';
@@ -132,6 +159,16 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         status: body.status as 302 | undefined,
         times: times as number | undefined,
       };
+    case 'refuse':
+      if (typeof body.text !== 'string' || body.text === '') return 'refuse needs text, a non-empty string';
+      if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599)
+        return 'refuse needs status, 400-599';
+      return {
+        kind: 'refuse',
+        text: body.text,
+        status: body.status as number,
+        times: times as number | undefined,
+      };
     case 'http':
       if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599)
         return 'http needs status, 400-599';
@@ -151,6 +188,6 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         resetAfterSec: body.resetAfterSec as number | undefined,
       };
     default:
-      return 'kind must be one of outage, http, latency, redirect, decline';
+      return 'kind must be one of outage, http, latency, redirect, decline, refuse';
   }
 }

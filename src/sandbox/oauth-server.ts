@@ -39,8 +39,13 @@ export function tokenAnswer(state: PortalState, pair: TokenPair): TokenAnswer {
   };
 }
 
-/** The user an authorization runs as: the portal administrator, who approves at once. */
+/** The user an authorization runs as unless the browser says otherwise: the portal administrator. */
 const AUTHORIZING_USER_ID = 1;
+/**
+ * Stands in for the portal's login session: a browser sending `Cookie: sandbox_user_id=2` authorizes as
+ * employee 2, and the code and tokens it gets are that user's.
+ */
+export const SANDBOX_USER_COOKIE = 'sandbox_user_id';
 
 /** `/oauth/authorize/` (auto-approving, no login page) and `/oauth/token/` of the portal. */
 export class OAuthServer {
@@ -49,7 +54,9 @@ export class OAuthServer {
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '');
     try {
-      if (path === '/oauth/authorize') return this.authorize(res, parseFormParams(url.search));
+      if (path === '/oauth/authorize') {
+        return this.authorize(res, parseFormParams(url.search), loggedInUser(req));
+      }
       if (path === '/oauth/token') {
         const body = await readBody(req);
         const params = {
@@ -65,7 +72,7 @@ export class OAuthServer {
     }
   }
 
-  private authorize(res: ServerResponse, params: Params): void {
+  private authorize(res: ServerResponse, params: Params, userId: number): void {
     const app = this.state.credentials.app(stringParam(params, 'client_id') ?? '');
     if (!app) throw oauthErrors.invalidClient();
     if (stringParam(params, 'response_type') !== 'code')
@@ -82,7 +89,7 @@ export class OAuthServer {
       const { domain, memberId } = this.state.identity;
       target.searchParams.set(
         'code',
-        this.state.credentials.issueCode(app.clientId, redirectUri, AUTHORIZING_USER_ID, this.state.now()),
+        this.state.credentials.issueCode(app.clientId, redirectUri, userId, this.state.now()),
       );
       target.searchParams.set('domain', domain);
       target.searchParams.set('member_id', memberId);
@@ -123,4 +130,9 @@ export class OAuthServer {
     if (!app || app.clientSecret !== stringParam(params, 'client_secret')) throw oauthErrors.invalidClient();
     return app;
   }
+}
+
+function loggedInUser(req: IncomingMessage): number {
+  const match = new RegExp(`(?:^|;\\s*)${SANDBOX_USER_COOKIE}=(\\d+)`).exec(req.headers.cookie ?? '');
+  return match ? Number(match[1]) : AUTHORIZING_USER_ID;
 }

@@ -10,6 +10,7 @@ import {
   sendJson,
   sendRedirect,
 } from './http-io';
+import { sendPage } from './faults';
 import { MethodContext, MethodRegistry } from './method-registry';
 import { param, Params } from './params';
 import { isPortalError, PortalError, portalErrors } from './portal-error';
@@ -97,7 +98,8 @@ export class RestRouter {
     if (delay > 0) await this.sleep(delay);
     entry.commands = answer.commands;
     const error = (answer.body as { error?: unknown }).error;
-    sendJson(res, answer.status, answer.body);
+    if (typeof answer.body === 'string') sendPage(res, answer.status, answer.body);
+    else sendJson(res, answer.status, answer.body);
     this.record(entry, answer.status, typeof error === 'string' ? error : null, answer.executed);
   }
 
@@ -117,6 +119,8 @@ export class RestRouter {
         ...parseBodyParams(req.headers['content-type'], body),
       };
       if (address?.method === 'batch') commands = Math.max(1, countCommands(params));
+      const refusal = this.state.faults.refusal(body);
+      if (refusal) return { ...refusal, executed: 0, commands };
       const injected = this.state.faults.requestError();
       if (injected) throw injected;
       if (!this.state.budget.tryTake()) throw portalErrors.queryLimitExceeded();

@@ -61,6 +61,13 @@ export abstract class CallStore {
   abstract queueStats(portalId: string): Promise<QueueStats>;
 
   /**
+   * Retention: deletes up to `limit` settled calls (finished or failed, nothing due) of every portal whose
+   * last change was before `before` (ms epoch), oldest first, with their events, in one transaction.
+   * Returns how many calls it deleted. Their `(callId, event)` keys are then unknown: a late repeat is new.
+   */
+  abstract deleteSettledCalls(before: number, limit: number): Promise<number>;
+
+  /**
    * Calls `listener` when another process on the same database (a replica) stores work for the portal, so
    * the replica delivering it starts at once instead of at its next look at the queue. Returns a function
    * that stops listening. What is stored through this instance wakes its own process through intake.

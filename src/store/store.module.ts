@@ -1,6 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { CallRetention } from './call-retention';
 import { CallStore } from './call-store';
 import { LeaseStore, SharedBucketStore } from './coordination-store';
 import { PostgresCallStore } from './postgres/postgres-call-store';
@@ -63,6 +64,7 @@ export async function createStores(config: AppConfig): Promise<Stores> {
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
+    CallRetention,
   ],
   exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore],
 })

@@ -1,8 +1,10 @@
-import axios from 'axios';
 import { stringify } from 'qs';
 import { defaultSeed, SandboxPortal } from '../../src/sandbox';
-import { callBodies, startHarness } from '../support/bridge-harness';
+import { ADMIN_TOKEN, callBodies, startHarness } from '../support/bridge-harness';
 import {
+  authorizeInBrowser,
+  browserGet,
+  completeInBrowser,
   installApp,
   OAuthBridge,
   PORTAL_ID,
@@ -22,22 +24,6 @@ const OTHER_APP = {
   scopes: ['crm', 'telephony', 'user'],
   applicationToken: 'other0application0token000000002',
 };
-
-/** One GET without following redirects: status and Location. */
-async function hop(url: string): Promise<{ status: number; location: string; body: unknown }> {
-  const response = await axios.get(url, { maxRedirects: 0, validateStatus: () => true });
-  return { status: response.status, location: String(response.headers.location ?? ''), body: response.data };
-}
-
-/** The code flow as a browser runs it: bridge /oauth/start → portal authorize → bridge /oauth/callback. */
-async function authorizeInBrowser(bridge: OAuthBridge): Promise<{ callbackUrl: string; state: string }> {
-  const start = await hop(`${bridge.url}/oauth/start`);
-  expect(start.status).toBe(302);
-  const authorize = await hop(start.location);
-  expect(authorize.status).toBe(302);
-  const callbackUrl = authorize.location;
-  return { callbackUrl, state: new URL(callbackUrl).searchParams.get('state') ?? '' };
-}
 
 describe('OAuth application: install and code flows', () => {
   let sandbox: SandboxPortal;
@@ -98,7 +84,9 @@ describe('OAuth application: install and code flows', () => {
   });
 
   it('runs the code flow end to end: /oauth/start → portal authorize → /oauth/callback', async () => {
-    const start = await hop(`${bridge.url}/oauth/start`);
+    const start = await browserGet(`${bridge.url}/oauth/start`, {
+      Authorization: `Bearer ${ADMIN_TOKEN}`,
+    });
     expect(start.status).toBe(302);
     const authorizeUrl = new URL(start.location);
     expect(`${authorizeUrl.origin}${authorizeUrl.pathname}`).toBe(`${sandbox.url}/oauth/authorize/`);
@@ -110,11 +98,12 @@ describe('OAuth application: install and code flows', () => {
       state: expect.stringMatching(/^[\w-]{20,}$/),
     });
 
-    // A real HTTP client follows the portal's redirect back to the bridge.
-    const done = await axios.get(start.location, { maxRedirects: 5 });
+    // The browser follows the portal's redirect back to the bridge, with the state cookie /oauth/start set.
+    const authorize = await browserGet(start.location);
+    const done = await browserGet(authorize.location, { Cookie: start.cookies });
     expect(done.status).toBe(200);
-    expect(done.data).toMatchObject({ portalId: PORTAL_ID, domain: new URL(sandbox.url).host });
-    expect(JSON.stringify(done.data)).not.toMatch(/token|[0-9a-f]{40}/i);
+    expect(done.body).toMatchObject({ portalId: PORTAL_ID, domain: new URL(sandbox.url).host });
+    expect(JSON.stringify(done.body)).not.toMatch(/token|[0-9a-f]{40}/i);
 
     expect((await sandboxStats(sandbox)).codeExchanges).toBe(1);
     expect(await bridge.storedTokens()).toMatchObject({ memberId: defaultSeed().memberId });
@@ -126,22 +115,25 @@ describe('OAuth application: install and code flows', () => {
     const { callbackUrl } = await authorizeInBrowser(bridge);
     const forged = new URL(callbackUrl);
     forged.searchParams.set('state', 'made-up-state-0123456789');
-    const answer = await hop(forged.toString());
+    const answer = await completeInBrowser({
+      callbackUrl: forged.toString(),
+      cookie: 'bridge_oauth_state=made-up-state-0123456789',
+    });
     expect(answer.status).toBe(400);
     expect(JSON.stringify(answer.body)).toContain('state');
     expect(await bridge.storedTokens()).toBeUndefined();
     expect((await sandboxStats(sandbox)).codeExchanges).toBe(0);
 
-    const missing = await hop(`${bridge.url}/oauth/callback?code=abc`);
+    const missing = await browserGet(`${bridge.url}/oauth/callback?code=abc`);
     expect(missing.status).toBe(400);
   });
 
   it('refuses a reused state with 400 and keeps the tokens of the first use', async () => {
-    const { callbackUrl } = await authorizeInBrowser(bridge);
-    expect((await hop(callbackUrl)).status).toBe(200);
+    const flow = await authorizeInBrowser(bridge);
+    expect((await completeInBrowser(flow)).status).toBe(200);
     const first = await bridge.storedTokens();
 
-    const again = await hop(callbackUrl);
+    const again = await completeInBrowser(flow);
     expect(again.status).toBe(400);
     expect(await bridge.storedTokens()).toEqual(first);
     expect((await sandboxStats(sandbox)).codeExchanges).toBe(1);
@@ -150,17 +142,17 @@ describe('OAuth application: install and code flows', () => {
   it('refuses an expired state with 400 and stores nothing', async () => {
     await bridge.close();
     bridge = await startOAuthBridge(sandbox, workspace.dir, { OAUTH_STATE_TTL_SEC: '1' });
-    const { callbackUrl } = await authorizeInBrowser(bridge);
+    const flow = await authorizeInBrowser(bridge);
     await sleep(1500);
-    expect((await hop(callbackUrl)).status).toBe(400);
+    expect((await completeInBrowser(flow)).status).toBe(400);
     expect(await bridge.storedTokens()).toBeUndefined();
     expect((await sandboxStats(sandbox)).codeExchanges).toBe(0);
   });
 
   it('consumes the state when the administrator declines, and stores nothing', async () => {
     sandbox.injectFault({ kind: 'decline', times: 1 });
-    const { callbackUrl } = await authorizeInBrowser(bridge);
-    expect((await hop(callbackUrl)).status).toBe(400);
+    const flow = await authorizeInBrowser(bridge);
+    expect((await completeInBrowser(flow)).status).toBe(400);
     expect(await bridge.storedTokens()).toBeUndefined();
   });
 

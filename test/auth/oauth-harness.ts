@@ -8,7 +8,7 @@ import { createBridge } from '../../src/app.setup';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { SandboxPortal } from '../../src/sandbox';
 import { PortalTokens, TokenStore } from '../../src/store/token-store';
-import { eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
+import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { freePort } from '../support/bridge-process';
 
 export const PORTAL_ID = 'sandbox-oauth';
@@ -121,4 +121,46 @@ export function settledPortalHealth(bridge: OAuthBridge): Promise<Record<string,
     const details = await bridge.portalHealth();
     return details.queueDepth === 0 ? details : undefined;
   });
+}
+
+/** One GET as a browser sends it, without following redirects: status, Location, cookies set, body. */
+export async function browserGet(
+  url: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; location: string; cookies: string; body: unknown }> {
+  const response = await axios.get(url, { headers, maxRedirects: 0, validateStatus: () => true });
+  const setCookie = response.headers['set-cookie'] ?? [];
+  return {
+    status: response.status,
+    location: String(response.headers.location ?? ''),
+    // What the browser sends back: each cookie's name=value, without its attributes.
+    cookies: setCookie.map((cookie) => cookie.split(';', 1)[0]).join('; '),
+    body: response.data,
+  };
+}
+
+/**
+ * The code flow as an administrator's browser runs it: /oauth/start with the admin token (a bookmark's
+ * `?token=`), the portal's authorize page (as `portalUser`, the sandbox's login session), and back to
+ * the bridge's /oauth/callback, which is returned unvisited with the bridge's state cookie.
+ */
+export async function authorizeInBrowser(
+  bridge: OAuthBridge,
+  portalUser = 1,
+): Promise<{ callbackUrl: string; state: string; cookie: string }> {
+  const start = await browserGet(`${bridge.url}/oauth/start?token=${ADMIN_TOKEN}`);
+  if (start.status !== 302) throw new Error(`/oauth/start answered ${start.status}`);
+  const authorize = await browserGet(start.location, { Cookie: `sandbox_user_id=${portalUser}` });
+  if (authorize.status !== 302) throw new Error(`the portal's authorize answered ${authorize.status}`);
+  const callbackUrl = authorize.location;
+  return {
+    callbackUrl,
+    state: new URL(callbackUrl).searchParams.get('state') ?? '',
+    cookie: start.cookies,
+  };
+}
+
+/** Completes an authorization in the browser that started it. */
+export function completeInBrowser(flow: { callbackUrl: string; cookie: string }) {
+  return browserGet(flow.callbackUrl, { Cookie: flow.cookie });
 }

@@ -3,7 +3,7 @@ import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { stringify } from 'qs';
 import { SandboxPortal } from '../../src/sandbox';
-import { eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
+import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
 import { callBodies } from '../support/bridge-harness';
 import { oauthEnv, sleep, tempDir } from './oauth-harness';
@@ -97,10 +97,11 @@ describe('OAuth secrets stay out of logs and answers', () => {
     }, 60_000);
 
     // The code flow, its redirect_uri pointing at the public URL the browser would reach.
-    const start = await axios.get(`${bridge.url}/oauth/start`, {
+    const start = await axios.get(`${bridge.url}/oauth/start?token=${ADMIN_TOKEN}`, {
       maxRedirects: 0,
       validateStatus: () => true,
     });
+    const cookie = (start.headers['set-cookie'] ?? []).map((set) => set.split(';', 1)[0]).join('; ');
     const authorize = await axios.get(start.headers.location, {
       maxRedirects: 0,
       validateStatus: () => true,
@@ -108,14 +109,19 @@ describe('OAuth secrets stay out of logs and answers', () => {
     const callback = new URL(authorize.headers.location);
     secrets.add(callback.searchParams.get('code') ?? '');
     const done = await axios.get(`${bridge.url}/oauth/callback${callback.search}`, {
+      headers: { Cookie: cookie },
       validateStatus: () => true,
     });
     expect(done.status).toBe(200);
     answers.push(done.data);
     // Reused state and code, a forged install and a forged event: refused, and said so in the log.
     answers.push(
-      (await axios.get(`${bridge.url}/oauth/callback${callback.search}`, { validateStatus: () => true }))
-        .data,
+      (
+        await axios.get(`${bridge.url}/oauth/callback${callback.search}`, {
+          headers: { Cookie: cookie },
+          validateStatus: () => true,
+        })
+      ).data,
     );
     const forged = sandbox.issueTokens()!;
     secrets.add(forged.access_token);

@@ -119,7 +119,7 @@ describe('Asterisk CURL() hang-up handler adapter', () => {
         start: '22.11.2026 10:00',
         billsec: '-1',
       });
-      form.delete('direction');
+      form.set('direction', 'sideways');
       const response = await post(form);
       expect(response.status).toBe(400);
       expect(namedFields(response.body).sort()).toEqual(['billsec', 'direction', 'disposition', 'start']);

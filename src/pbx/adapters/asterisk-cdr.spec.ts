@@ -1,4 +1,11 @@
-import { asteriskCdrToEvents, statusOf } from './asterisk-cdr';
+import { BadRequestException } from '@nestjs/common';
+import { asteriskCdrToEvents, InternalNumbers, statusOf } from './asterisk-cdr';
+
+/** A directory that knows the employees with internal numbers 101 and 7001234, and the default 6 digits. */
+const numbers: InternalNumbers = {
+  isEmployee: (number) => ['101', '7001234'].includes(number),
+  maxDigits: 6,
+};
 
 const form = (fields: Record<string, string> = {}) => ({
   uniqueid: '1795338000.101',
@@ -30,7 +37,7 @@ describe('Asterisk CDR mapping', () => {
   });
 
   it('keys the call on linkedid, reads the local start in the zone, ends it duration seconds later', () => {
-    expect(asteriskCdrToEvents(form(), 'Europe/Berlin').events).toEqual([
+    expect(asteriskCdrToEvents(form(), 'Europe/Berlin', numbers).events).toEqual([
       {
         event: 'call.ended',
         callId: '1795338000.100',
@@ -48,17 +55,107 @@ describe('Asterisk CDR mapping', () => {
   });
 
   it('takes the extension the dialplan names over src/dst; an empty recording is no recording', () => {
-    const [inbound] = asteriskCdrToEvents(form({ extension: '101', recording: '' }), 'UTC').events;
+    const [inbound] = asteriskCdrToEvents(form({ extension: '101', recording: '' }), 'UTC', numbers).events;
     expect(inbound).toMatchObject({ extension: '101', recordingUrl: undefined });
     const [outbound] = asteriskCdrToEvents(
       form({ direction: 'OUTBOUND', src: '102', dst: '0301234567' }),
       'UTC',
+      numbers,
     ).events;
     expect(outbound).toMatchObject({ direction: 'outbound', phoneNumber: '0301234567', extension: '102' });
   });
 
   it('reads a summer start with the summer offset', () => {
-    const [event] = asteriskCdrToEvents(form({ start: '2026-07-01 10:00:00' }), 'Europe/Berlin').events;
+    const [event] = asteriskCdrToEvents(
+      form({ start: '2026-07-01 10:00:00' }),
+      'Europe/Berlin',
+      numbers,
+    ).events;
     expect(event.startedAt).toBe('2026-07-01T10:00:00+02:00');
+  });
+
+  describe('without direction', () => {
+    const infer = (src: string | undefined, dst: string, internal: InternalNumbers = numbers) => {
+      const fields = form({ dst });
+      delete (fields as Partial<typeof fields>).direction;
+      if (src === undefined) delete (fields as Partial<typeof fields>).src;
+      else fields.src = src;
+      const outcome = asteriskCdrToEvents(fields, 'UTC', internal);
+      const event: Record<string, unknown> = { ...outcome.events[0] };
+      event.directionInferred = outcome.directionInferred;
+      return event;
+    };
+    const refusal = (src: string, dst: string, internal: InternalNumbers = numbers) => {
+      try {
+        infer(src, dst, internal);
+      } catch (error) {
+        return (error as BadRequestException).getResponse() as {
+          errors: { field: string; problems: string[] }[];
+        };
+      }
+      throw new Error('expected a 400');
+    };
+
+    it.each([
+      [
+        '101',
+        '030555060606',
+        'outbound',
+        "src 101 is an employee's internal number, dst is outside: outbound",
+      ],
+      [
+        '7001234',
+        '+4930555060606',
+        'outbound',
+        "src 7001234 is an employee's internal number, dst is outside: outbound",
+      ],
+      [
+        '104',
+        '030555060606',
+        'outbound',
+        'src 104 is a short number (at most 6 digits), dst is outside: outbound',
+      ],
+      ['015112345678', '101', 'inbound', "dst 101 is an employee's internal number, src is outside: inbound"],
+      [
+        '+4915112345678',
+        '2000',
+        'inbound',
+        'dst 2000 is a short number (at most 6 digits), src is outside: inbound',
+      ],
+      [undefined, '101', 'inbound', "dst 101 is an employee's internal number, src is outside: inbound"],
+    ] as const)('src %s, dst %s: %s', (src, dst, direction, because) => {
+      const event = infer(src, dst);
+      expect(event).toMatchObject({ direction, directionInferred: because });
+      expect(event.phoneNumber).toBe(direction === 'outbound' ? dst : src);
+      expect(event.extension).toBe(direction === 'outbound' ? src : dst);
+    });
+
+    it('an E.164 number written without + or with 00 is outside, however many digits are internal', () => {
+      const wide = { ...numbers, maxDigits: 15 };
+      expect(infer('102', '4930555060606', wide)).toMatchObject({ direction: 'outbound' });
+      expect(infer('102', '004930555060606', wide)).toMatchObject({ direction: 'outbound' });
+      expect(infer('4915112345678', '102', wide)).toMatchObject({ direction: 'inbound' });
+    });
+
+    it('both sides internal, or neither: a 400 naming src and dst', () => {
+      const both = refusal('101', '102');
+      expect(both.errors.map((error) => error.field)).toEqual(['src', 'dst']);
+      expect(both.errors[0].problems[0]).toContain(
+        'both src and dst are internal numbers (src 101, dst 102)',
+      );
+      const neither = refusal('030555060606', '4930123456');
+      expect(neither.errors.map((error) => error.field)).toEqual(['src', 'dst']);
+      expect(neither.errors[0].problems[0]).toContain("neither src nor dst is an employee's internal number");
+    });
+
+    it('a direction the dialplan sets is used as it is, with nothing inferred', () => {
+      const outcome = asteriskCdrToEvents(
+        form({ direction: 'outbound', src: '101', dst: '102' }),
+        'UTC',
+        numbers,
+      );
+      expect(outcome.events[0].direction).toBe('outbound');
+      expect(outcome.directionInferred).toBeUndefined();
+    });
   });
 });

@@ -134,6 +134,7 @@ export class FreeSwitchCdrDto {
   variables: FreeSwitchVariablesDto;
 
   @IsArray({ message: 'callflow must be an object or an array of them' })
+  @IsObject({ each: true, message: 'callflow must be an object or an array of them' })
   @ArrayMinSize(1, { message: 'callflow must name at least one caller profile' })
   @ValidateNested({ each: true })
   @Type(() => FreeSwitchCallflowDto)

@@ -3,6 +3,7 @@ import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { FieldSources } from '../call-event-submission';
 import { FieldProblem } from '../call-event-validation';
+import { dropConstructorFields } from '../constructor-fields';
 
 /**
  * What an adapter makes of one PBX post: call events shaped like the JSON API's body (the fields of
@@ -15,6 +16,8 @@ export interface AdapterOutcome {
   sources: FieldSources;
   /** Why nothing is stored: a b-leg, an internal call, an event type without a call. */
   ignored?: string;
+  /** The PBX named no direction and the adapter inferred it: which rule decided, kept on the call. */
+  directionInferred?: string;
 }
 
 /** The answer to a PBX post: the JSON API's `{accepted, duplicates}`, the call it was about, or why not. */
@@ -71,7 +74,7 @@ export function validateNative<T extends object>(
       { field: at ?? '(body)', problems: [`expected a ${what}`] },
     ]);
   }
-  const record = plainToInstance(type, plain);
+  const record = plainToInstance(type, dropConstructorFields(plain));
   const errors = validateSync(record, { forbidUnknownValues: false });
   if (errors.length) throw nativeBadRequest(`invalid ${what}: nothing was stored`, flatten(errors, at));
   return record;

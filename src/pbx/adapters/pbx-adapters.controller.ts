@@ -22,6 +22,7 @@ import {
 import type { Request } from 'express';
 import { AppConfig } from '../../config/app-config';
 import { CrmLookupService } from '../../crm/crm-lookup.service';
+import { EmployeeDirectory } from '../../crm/employee-directory';
 import { requiredPhone } from '../../crm/lookup.controller';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallEventSubmission } from '../call-event-submission';
@@ -81,6 +82,7 @@ export class PbxAdaptersController {
     private readonly lookups: CrmLookupService,
     private readonly config: AppConfig,
     private readonly metrics: BridgeMetrics,
+    private readonly employees: EmployeeDirectory,
   ) {}
 
   @Post('freeswitch')
@@ -117,7 +119,12 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => asteriskCdrToEvents(body, this.zone(query)));
+    return this.accept(() =>
+      asteriskCdrToEvents(body, this.zone(query), {
+        isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
+        maxDigits: this.config.PBX_INTERNAL_MAX_DIGITS,
+      }),
+    );
   }
 
   @Post('yeastar')
@@ -213,6 +220,7 @@ export class PbxAdaptersController {
     const result = await this.submission.submit(
       outcome.events.length === 1 ? first : outcome.events,
       outcome.sources,
+      { directionInferred: outcome.directionInferred },
     );
     return { ...result, callId: String(first.callId) };
   }

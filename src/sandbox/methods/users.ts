@@ -84,8 +84,17 @@ function profile(_params: Params, context: MethodContext): MethodResult {
   };
 }
 
+/**
+ * user.admin: whether the caller (the webhook's user, or the user an OAuth token was issued to) is a
+ * portal administrator; the seed's `ADMIN` says who is.
+ */
+function userAdmin(_params: Params, context: MethodContext): MethodResult {
+  return { result: context.state.employees.get(context.caller.userId)?.ADMIN === true };
+}
+
 export const userMethods: MethodDefinition[] = [
   { name: 'user.get', scope: 'user', handler: userGet },
   { name: 'user.current', scope: null, handler: userCurrent },
   { name: 'profile', scope: null, handler: profile },
+  { name: 'user.admin', scope: null, handler: userAdmin },
 ];

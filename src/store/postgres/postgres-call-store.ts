@@ -33,6 +33,8 @@ export class PostgresCallStore extends CallStore {
     const events = [...firstOfKey.values()];
     const callIds = [...new Set(events.map((event) => event.callId))].sort();
     return this.db.transaction(async (client) => {
+      // Whatever the server's or role's default: the 202 promises the events survive a database crash.
+      await client.query('SET LOCAL synchronous_commit = on');
       await client.query(
         `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || id, 0)) FROM unnest($2::text[]) AS id`,
         [portalId, callIds],
@@ -161,6 +163,28 @@ export class PostgresCallStore extends CallStore {
     );
     const row = rows[0];
     return { depth: row.depth, oldestCreatedAt: row.oldest ?? undefined, failed: row.failed };
+  }
+
+  /**
+   * One statement: the calls are row-locked before they go, so a call intake or an operator is changing
+   * right now is skipped (and re-checked: a call re-queued meanwhile no longer qualifies). Replicas running
+   * this at once skip each other's rows, so every replica may run it.
+   */
+  async deleteSettledCalls(before: number, limit: number): Promise<number> {
+    const deleted = await this.db.query<{ call_id: string }>(
+      `WITH settled AS (
+         SELECT portal_id, call_id FROM calls
+         WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < $1
+         ORDER BY updated_at LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ), events AS (
+         DELETE FROM call_events e USING settled s WHERE e.portal_id = s.portal_id AND e.call_id = s.call_id
+       )
+       DELETE FROM calls c USING settled s WHERE c.portal_id = s.portal_id AND c.call_id = s.call_id
+       RETURNING c.call_id`,
+      [before, limit],
+    );
+    return deleted.length;
   }
 
   async checkWritable(): Promise<void> {

@@ -57,4 +57,6 @@ export const POSTGRES_MIGRATIONS: string[] = [
      updated_at  double precision NOT NULL,
      rate_factor double precision NOT NULL
    );`,
+  // Retention: settled calls (finished or failed, nothing due) by their last change.
+  `CREATE INDEX calls_settled ON calls (updated_at) WHERE due_at IS NULL AND state IN ('finished', 'failed');`,
 ];

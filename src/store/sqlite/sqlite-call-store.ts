@@ -50,6 +50,12 @@ export class SqliteCallStore extends CallStore {
       failedCount: this.db.prepare(
         `SELECT COUNT(*) AS failed FROM calls WHERE portal_id = ? AND state = 'failed'`,
       ),
+      settledCalls: this.db.prepare(
+        `SELECT portal_id, call_id FROM calls
+         WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < ? ORDER BY updated_at LIMIT ?`,
+      ),
+      deleteEvents: this.db.prepare('DELETE FROM call_events WHERE portal_id = ? AND call_id = ?'),
+      deleteCall: this.db.prepare('DELETE FROM calls WHERE portal_id = ? AND call_id = ?'),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
       leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
     };
@@ -140,6 +146,22 @@ export class SqliteCallStore extends CallStore {
     const row = this.statements.queueStats.get(portalId) as { depth: number; oldest: number | null };
     const failed = this.statements.failedCount.get(portalId) as { failed: number };
     return { depth: row.depth, oldestCreatedAt: row.oldest ?? undefined, failed: failed.failed };
+  }
+
+  async deleteSettledCalls(before: number, limit: number): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const settled = this.statements.settledCalls.all(before, limit) as {
+          portal_id: string;
+          call_id: string;
+        }[];
+        for (const { portal_id: portalId, call_id: callId } of settled) {
+          this.statements.deleteEvents.run(portalId, callId);
+          this.statements.deleteCall.run(portalId, callId);
+        }
+        return settled.length;
+      })
+      .immediate();
   }
 
   async checkWritable(): Promise<void> {

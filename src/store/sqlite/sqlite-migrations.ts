@@ -49,4 +49,6 @@ export const SQLITE_MIGRATIONS: string[] = [
      epoch      INTEGER NOT NULL,
      expires_at INTEGER NOT NULL
    ) WITHOUT ROWID;`,
+  // Retention: settled calls (finished or failed, nothing due) by their last change.
+  `CREATE INDEX calls_settled ON calls (updated_at) WHERE due_at IS NULL AND state IN ('finished', 'failed');`,
 ];

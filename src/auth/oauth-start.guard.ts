@@ -1,0 +1,51 @@
+import {
+  CanActivate,
+  ExecutionContext,
+  ForbiddenException,
+  Injectable,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import { AppConfig } from '../config/app-config';
+import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+import { OAuthService } from './oauth.service';
+
+/**
+ * `/oauth/start` hands out the right to replace the bridge's tokens, so it needs `ADMIN_TOKEN`: as Bearer,
+ * as the password of HTTP Basic (a browser asks for it), or as `?token=` (a bookmark). Without ADMIN_TOKEN
+ * set it is closed. In webhook mode the route answers 404 as the other OAuth routes do.
+ */
+@Injectable()
+export class OAuthStartGuard implements CanActivate {
+  private readonly accepted: Buffer[];
+
+  constructor(
+    config: AppConfig,
+    private readonly oauth: OAuthService,
+  ) {
+    this.accepted = config.ADMIN_TOKEN ? [createHash('sha256').update(config.ADMIN_TOKEN).digest()] : [];
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (!this.oauth.enabled) return true;
+    if (!this.accepted.length) {
+      throw new ForbiddenException(
+        '/oauth/start is closed: set ADMIN_TOKEN on the bridge, then open /oauth/start with it',
+      );
+    }
+    const request = context.switchToHttp().getRequest<Request>();
+    const query = request.query?.token;
+    const token = presentedToken(request) ?? (typeof query === 'string' && query !== '' ? query : undefined);
+    if (!token || !matchesAny(token, this.accepted)) {
+      context
+        .switchToHttp()
+        .getResponse<Response>()
+        .setHeader('WWW-Authenticate', 'Basic realm="bridge /oauth/start", charset="UTF-8"');
+      throw new UnauthorizedException(
+        'the admin token is required: ADMIN_TOKEN as Bearer, as the Basic password, or as ?token=',
+      );
+    }
+    return true;
+  }
+}

@@ -1,0 +1,27 @@
+import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { AppConfig } from '../config/app-config';
+import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+
+/**
+ * `GET /metrics` takes `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; unset, it stays
+ * open for scrapers inside the cluster. The metrics show call volumes and portal state, not secrets.
+ */
+@Injectable()
+export class MetricsTokenGuard implements CanActivate {
+  private readonly accepted?: Buffer[];
+
+  constructor(config: AppConfig) {
+    if (config.METRICS_TOKEN) this.accepted = [createHash('sha256').update(config.METRICS_TOKEN).digest()];
+  }
+
+  canActivate(context: ExecutionContext): boolean {
+    if (!this.accepted) return true;
+    const token = presentedToken(context.switchToHttp().getRequest<Request>());
+    if (!token || !matchesAny(token, this.accepted)) {
+      throw new UnauthorizedException('the metrics token is required: Authorization: Bearer <METRICS_TOKEN>');
+    }
+    return true;
+  }
+}

@@ -1,0 +1,91 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { CallStore } from './call-store';
+
+/** Calls deleted per transaction: small, so intake never waits long behind one. */
+export const RETENTION_BATCH = 500;
+/** Between two batches: intake and delivery get the database (and, with SQLite, the event loop) back. */
+const PAUSE_MS = 100;
+/** One run at start-up, then one an hour. */
+const EVERY_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * RETENTION_DAYS: settled calls (finished or failed, nothing left to send) unchanged for that long are
+ * deleted with their events, a batch at a time, at start-up and every hour, on every replica (on
+ * PostgreSQL concurrent runs skip each other's rows, so two replicas at once only share the work). A
+ * call still due, or re-queued since, is never deleted; a repeat of a deleted call's event is new again.
+ */
+@Injectable()
+export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('CallRetention');
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = false;
+  private endPause?: () => void;
+
+  constructor(
+    @Inject(CallStore) private readonly store: CallStore,
+    private readonly config: AppConfig,
+    private readonly metrics: BridgeMetrics,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    this.scheduleRun(0);
+  }
+
+  /** Runs before the store closes: the batch in flight completes, no further one starts. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.endPause?.();
+    await this.running;
+  }
+
+  /**
+   * Deletes, a batch at a time, every settled call last changed more than RETENTION_DAYS before `now`, and
+   * returns how many went. Once the application is stopping it ends after the batch in flight.
+   */
+  async deleteExpired(now = Date.now()): Promise<number> {
+    const before = now - this.config.RETENTION_DAYS * DAY_MS;
+    let deleted = 0;
+    while (!this.stopped) {
+      const batch = await this.store.deleteSettledCalls(before, RETENTION_BATCH);
+      deleted += batch;
+      this.metrics.callsDeleted.inc(batch);
+      if (batch < RETENTION_BATCH || this.stopped) break;
+      await this.pause();
+    }
+    return deleted;
+  }
+
+  private scheduleRun(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.deleteExpired().then(
+        (deleted) => {
+          if (deleted) {
+            this.logger.log(
+              `deleted ${deleted} finished or failed calls unchanged for ${this.config.RETENTION_DAYS} days, with their events`,
+            );
+          }
+        },
+        (error: Error) =>
+          this.logger.warn(`deleting old calls failed (${error.message}); trying again in an hour`),
+      );
+      void this.running.then(() => this.scheduleRun(EVERY_MS));
+    }, delayMs);
+    this.timer.unref();
+  }
+
+  private pause(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, PAUSE_MS);
+      this.endPause = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+}
