@@ -143,7 +143,7 @@ async function memoryRun(dir: string) {
 
 function env(sandbox: SandboxPortal, file: string): Record<string, string> {
   return {
-    NODE_ENV: 'production',
+    NODE_ENV: 'development', // production refuses the sandbox's http URL and short tokens
     PBX_TOKENS: TOKEN,
     B24_WEBHOOK_URL: sandbox.webhookUrl,
     DATABASE_URL: `sqlite:${file}`,

@@ -174,7 +174,7 @@ async function main() {
     seed: { contacts: [...seed.contacts, ...knownContacts()] },
   });
   const bridge = await startBridgeProcess({
-    NODE_ENV: 'production',
+    NODE_ENV: 'development', // production refuses the sandbox's http URL and short tokens
     PBX_TOKENS: TOKEN,
     B24_WEBHOOK_URL: sandbox.webhookUrl,
     DATABASE_URL: `sqlite:${join(dir, 'lookup.sqlite')}`,

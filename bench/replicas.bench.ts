@@ -66,7 +66,7 @@ async function round(replicaCount: number) {
     for (let i = 0; i < replicaCount; i++) {
       replicas.push(
         await startBridgeProcess({
-          NODE_ENV: 'production',
+          NODE_ENV: 'development', // production refuses the sandbox's http URL and short tokens
           PBX_TOKENS: TOKEN,
           B24_WEBHOOK_URL: sandbox.webhookUrl,
           DATABASE_URL: postgresUrlForSchema(schema),

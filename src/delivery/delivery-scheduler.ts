@@ -98,6 +98,8 @@ export class DeliveryScheduler {
 
   /** New work may be due: stop sleeping. */
   notify(): void {
+    // New work or a freed call: what an empty batch did not find may be there now, so no idle sleep.
+    this.idle = false;
     this.wake?.();
   }
 
