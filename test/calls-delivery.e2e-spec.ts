@@ -1,5 +1,13 @@
 import { callsByExternalId, clearFaults, injectFault, sandboxLeads } from './support/sandbox-inspect';
-import { ADMIN_TOKEN, eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
+import {
+  ADMIN_TOKEN,
+  ended,
+  eventually,
+  Harness,
+  PBX_TOKEN,
+  started,
+  startHarness,
+} from './support/bridge-harness';
 
 /** Calls go in over HTTP, land in the real SQLite file, and reach the sandbox portal over real HTTP. */
 describe('call delivery to the portal', () => {
@@ -32,24 +40,6 @@ describe('call delivery to the portal', () => {
       const body = await status(callId);
       return body.state === state ? body : undefined;
     }, timeoutMs);
-
-  const started = (callId: string, extra: Record<string, unknown> = {}) => ({
-    event: 'call.started',
-    callId,
-    direction: 'inbound',
-    phoneNumber: '+49 151 1234-5678',
-    extension: '101',
-    at: '2026-11-22T10:00:00+01:00',
-    ...extra,
-  });
-  const ended = (callId: string, extra: Record<string, unknown> = {}) => ({
-    event: 'call.ended',
-    callId,
-    at: '2026-11-22T10:02:07+01:00',
-    durationSec: 121,
-    status: 'answered',
-    ...extra,
-  });
 
   it('delivers an inbound answered call with its recording: register, finish, attachRecord', async () => {
     const callId = newId('in');

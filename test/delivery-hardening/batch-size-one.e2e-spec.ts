@@ -2,9 +2,9 @@ import axios from 'axios';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
+import { ended, eventually, PBX_TOKEN, started, testEnv } from '../support/bridge-harness';
 import { SandboxPortal } from '../../src/sandbox';
-import { ended, SourceBridge, startSourceBridge, started } from './hardening-support';
+import { SourceBridge, startSourceBridge } from './hardening-support';
 
 /**
  * Item 1: with B24_BATCH_SIZE=1 a finish and its attachRecord cannot share a request. The finish goes alone

@@ -1,6 +1,6 @@
 import { PortalClient } from '../../src/portal/portal-client';
-import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
-import { ended, postEvents, started } from './hardening-support';
+import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
+import { postEvents } from './hardening-support';
 
 /**
  * Item 6: lookups go ahead of delivery, but a wave of cache misses faster than the portal's rate must not

@@ -5,25 +5,6 @@ import { Harness, PBX_TOKEN } from '../support/bridge-harness';
 
 /** What the delivery-hardening specs share: PBX posts, call status, and the bridge as a child from source. */
 
-export const started = (callId: string, extra: Record<string, unknown> = {}) => ({
-  event: 'call.started',
-  callId,
-  direction: 'inbound',
-  phoneNumber: '+49 151 1234-5678',
-  extension: '101',
-  at: '2026-11-22T10:00:00+01:00',
-  ...extra,
-});
-
-export const ended = (callId: string, extra: Record<string, unknown> = {}) => ({
-  event: 'call.ended',
-  callId,
-  at: '2026-11-22T10:02:07+01:00',
-  durationSec: 121,
-  status: 'answered',
-  ...extra,
-});
-
 export async function postEvents(h: Harness, body: unknown): Promise<void> {
   const response = await h.http
     .post('/v1/calls/events')

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { eventually, Harness, startHarness } from '../support/bridge-harness';
+import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
 import { onPostgres, testDatabaseUrl } from '../support/test-database';
-import { callStatus, ended, postEvents, started } from './hardening-support';
+import { callStatus, postEvents } from './hardening-support';
 
 /** Makes the store refuse to park held calls (ids starting `held-`), as a failing write would. */
 interface StoreFault {

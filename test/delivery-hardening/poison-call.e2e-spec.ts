@@ -1,6 +1,6 @@
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
-import { eventually, Harness, startHarness } from '../support/bridge-harness';
-import { callStatus, ended, postEvents, started } from './hardening-support';
+import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
+import { callStatus, postEvents } from './hardening-support';
 
 /**
  * Item 11: a request refused as a whole for one call's text (a firewall's 403 page) is split until that

@@ -1,8 +1,8 @@
 import { CallRecord } from '../../src/calls/call';
 import { markRegistered, markRetry } from '../../src/calls/call-lifecycle';
 import { CallStore } from '../../src/store/call-store';
-import { eventually, Harness, startHarness } from '../support/bridge-harness';
-import { callStatus, ended, postEvents, started } from './hardening-support';
+import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
+import { callStatus, postEvents } from './hardening-support';
 
 /**
  * Item 13b: a batch plans from a read that may predate another batch's answer (PostgreSQL answers

@@ -81,6 +81,27 @@ export async function eventually<T>(check: () => Promise<T | undefined>, timeout
   }
 }
 
+/** A ringing inbound call's `call.started`, as a PBX posts it; `extra` overrides fields. */
+export const started = (callId: string, extra: Record<string, unknown> = {}) => ({
+  event: 'call.started',
+  callId,
+  direction: 'inbound',
+  phoneNumber: '+49 151 1234-5678',
+  extension: '101',
+  at: '2026-11-22T10:00:00+01:00',
+  ...extra,
+});
+
+/** Its `call.ended`: answered after two minutes; `extra` overrides fields. */
+export const ended = (callId: string, extra: Record<string, unknown> = {}) => ({
+  event: 'call.ended',
+  callId,
+  at: '2026-11-22T10:02:07+01:00',
+  durationSec: 121,
+  status: 'answered',
+  ...extra,
+});
+
 /** `count` calls (started + ended), ten to a PBX request. */
 export function callBodies(prefix: string, count: number): unknown[][] {
   const events = Array.from({ length: count }, (_, index) => {
