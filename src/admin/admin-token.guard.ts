@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
-import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+import { digestsOf, matchesAny } from '../common/secrets';
+import { presentedToken } from '../pbx/pbx-token.guard';
 
 /** `/v1/admin` needs `ADMIN_TOKEN` (Bearer or Basic); with no ADMIN_TOKEN set the admin API is closed. */
 @Injectable()
@@ -10,7 +10,7 @@ export class AdminTokenGuard implements CanActivate {
   private readonly accepted: Buffer[];
 
   constructor(config: AppConfig) {
-    this.accepted = config.ADMIN_TOKEN ? [createHash('sha256').update(config.ADMIN_TOKEN).digest()] : [];
+    this.accepted = digestsOf(config.ADMIN_TOKEN);
   }
 
   /** Whether the request carries the admin token; the API documentation in production asks the same. */

@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sameSecret } from '../common/secrets';
 import { setTimeout as delay } from 'node:timers/promises';
 import { PortalError } from '../portal/portal-error';
 import { PortalTokens, TokenStore } from '../store/token-store';
@@ -159,7 +160,7 @@ export class OAuthCredentials extends PortalCredentials {
   async isApplicationToken(candidate: string): Promise<boolean> {
     const stored = (await this.store.findTokens(this.portalId))?.applicationToken;
     if (!stored) return false;
-    return timingSafeEqual(digest(stored), digest(candidate));
+    return sameSecret(stored, candidate);
   }
 
   private async usableTokens(): Promise<PortalTokens> {
@@ -299,9 +300,4 @@ function bearer(tokens: PortalTokens): string {
 function refreshDueAt(tokens: PortalTokens): number {
   const lifetime = Math.max(0, tokens.accessExpiresAt - tokens.obtainedAt);
   return tokens.accessExpiresAt - Math.min(REFRESH_AHEAD_MAX_MS, lifetime / 10);
-}
-
-/** Equal-length inputs for timingSafeEqual, whatever the candidate's length. */
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
 }

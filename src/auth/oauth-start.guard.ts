@@ -5,10 +5,10 @@ import {
   Injectable,
   UnauthorizedException,
 } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { AppConfig } from '../config/app-config';
-import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+import { digestsOf, matchesAny } from '../common/secrets';
+import { presentedToken } from '../pbx/pbx-token.guard';
 import { OAuthService } from './oauth.service';
 
 /**
@@ -24,7 +24,7 @@ export class OAuthStartGuard implements CanActivate {
     config: AppConfig,
     private readonly oauth: OAuthService,
   ) {
-    this.accepted = config.ADMIN_TOKEN ? [createHash('sha256').update(config.ADMIN_TOKEN).digest()] : [];
+    this.accepted = digestsOf(config.ADMIN_TOKEN);
   }
 
   canActivate(context: ExecutionContext): boolean {

@@ -8,7 +8,8 @@ import {
   ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { sameSecret } from '../common/secrets';
 import { DeliveryService } from '../delivery/delivery.service';
 import { PortalClient } from '../portal/portal-client';
 import { TokenStore } from '../store/token-store';
@@ -263,11 +264,4 @@ export class OAuthService {
   private redirectUri(): string {
     return `${this.publicUrl}/oauth/callback`;
   }
-}
-
-/** Compares two secrets in constant time (digests, so the length leaks nothing either). */
-function sameSecret(expected: string, candidate: string | undefined): boolean {
-  if (candidate === undefined) return false;
-  const digest = (value: string) => createHash('sha256').update(value).digest();
-  return timingSafeEqual(digest(expected), digest(candidate));
 }

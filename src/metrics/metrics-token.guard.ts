@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
-import { createHash } from 'node:crypto';
 import type { Request } from 'express';
 import { AppConfig } from '../config/app-config';
-import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
+import { digestsOf, matchesAny } from '../common/secrets';
+import { presentedToken } from '../pbx/pbx-token.guard';
 
 /**
  * `GET /metrics` takes `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; unset, it stays
@@ -10,14 +10,14 @@ import { matchesAny, presentedToken } from '../pbx/pbx-token.guard';
  */
 @Injectable()
 export class MetricsTokenGuard implements CanActivate {
-  private readonly accepted?: Buffer[];
+  private readonly accepted: Buffer[];
 
   constructor(config: AppConfig) {
-    if (config.METRICS_TOKEN) this.accepted = [createHash('sha256').update(config.METRICS_TOKEN).digest()];
+    this.accepted = digestsOf(config.METRICS_TOKEN);
   }
 
   canActivate(context: ExecutionContext): boolean {
-    if (!this.accepted) return true;
+    if (!this.accepted.length) return true;
     const token = presentedToken(context.switchToHttp().getRequest<Request>());
     if (!token || !matchesAny(token, this.accepted)) {
       throw new UnauthorizedException('the metrics token is required: Authorization: Bearer <METRICS_TOKEN>');

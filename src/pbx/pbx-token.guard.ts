@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
+import { digest, matchesAny } from '../common/secrets';
 import { AppConfig } from '../config/app-config';
 
 /** Adapter routes: a PBX that cannot set a header (Yeastar's webhook) may put the token in the query. */
@@ -32,16 +32,6 @@ function queryToken(request: Request): string | undefined {
   if (!path.startsWith(QUERY_TOKEN_ROUTES)) return undefined;
   const token = request.query?.token;
   return typeof token === 'string' && token !== '' ? token : undefined;
-}
-
-const digest = (value: string) => createHash('sha256').update(value).digest();
-
-/** Compares digests so neither the length nor the content of a token leaks through timing. */
-export function matchesAny(candidate: string, accepted: readonly Buffer[]): boolean {
-  const presented = digest(candidate);
-  let found = false;
-  for (const token of accepted) found = timingSafeEqual(presented, token) || found;
-  return found;
 }
 
 /**
