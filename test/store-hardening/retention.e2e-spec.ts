@@ -10,6 +10,7 @@ import { CallStore } from '../../src/store/call-store';
 import { createStores } from '../../src/store/store.module';
 import { eventually, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { onPostgres, testDatabaseUrl } from '../support/test-database';
+import { endedEvent, startedEvent } from '../support/call-events';
 
 const PORTAL = 'sandbox';
 const DAY = 86_400_000;
@@ -19,28 +20,6 @@ const OLD = NOW - 31 * DAY;
 const RECENT = NOW - 29 * DAY;
 
 type Outcome = 'finished' | 'failed' | 'queued' | 'recording-pending';
-
-function started(callId: string): CallEvent {
-  return {
-    event: 'call.started',
-    callId,
-    direction: 'inbound',
-    phoneNumber: '+4915112345678',
-    extension: '101',
-    at: '2026-11-22T10:00:00+01:00',
-  };
-}
-
-function ended(callId: string, recordingUrl?: string): CallEvent {
-  return {
-    event: 'call.ended',
-    callId,
-    at: '2026-11-22T10:01:00+01:00',
-    durationSec: 60,
-    status: 'answered',
-    recordingUrl,
-  };
-}
 
 /** The lifecycle's own rules, run at a moment of the test's choosing: that is the clock of these rows. */
 const applyAt = (at: number) => (call: CallRecord | undefined, event: CallEvent) =>
@@ -52,7 +31,11 @@ const applyAt = (at: number) => (call: CallRecord | undefined, event: CallEvent)
 /** Calls taken in at `at` and, unless left queued, brought to `outcome` by delivery at that same moment. */
 async function seed(store: CallStore, callIds: string[], at: number, outcome: Outcome): Promise<void> {
   const recording = outcome === 'recording-pending' ? 'https://pbx.example.com/rec/1.wav' : undefined;
-  await store.ingest(PORTAL, [callIds.flatMap((id) => [started(id), ended(id, recording)])], applyAt(at));
+  await store.ingest(
+    PORTAL,
+    [callIds.flatMap((id) => [startedEvent(id), endedEvent(id, recording)])],
+    applyAt(at),
+  );
   if (outcome === 'queued') return;
   await store.updateCalls(PORTAL, callIds, (call) =>
     plan(
@@ -128,7 +111,12 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     // The documented consequence: a deleted call's (callId, event) is unknown again, so a late repeat is new.
     const again = await store.ingest(
       PORTAL,
-      [[ended('old-finished')], [started('old-failed')], [ended('recent-finished')], [ended('old-queued')]],
+      [
+        [endedEvent('old-finished')],
+        [startedEvent('old-failed')],
+        [endedEvent('recent-finished')],
+        [endedEvent('old-queued')],
+      ],
       applyAt(NOW),
     );
     expect(again).toEqual([

@@ -9,33 +9,13 @@ import { LeaseLostError } from '../../src/store/coordination-store';
 import { createStores, Stores } from '../../src/store/store.module';
 import { eventually } from '../support/bridge-harness';
 import { onPostgres, testDatabaseUrl } from '../support/test-database';
+import { endedEvent, startedEvent } from '../support/call-events';
 
 const PORTAL = 'coordination';
 const settings = { now: Date.now(), holdEndedWithoutStartMs: 3_600_000 };
 const applyFor = (portal: string) => (call: Parameters<typeof applyEvent>[0] | undefined, event: CallEvent) =>
   applyEvent(call ?? newCall(portal, event.callId, Date.now()), event, settings);
 const apply = applyFor(PORTAL);
-
-function started(callId: string): CallEvent {
-  return {
-    event: 'call.started',
-    callId,
-    direction: 'inbound',
-    phoneNumber: '+4915112345678',
-    extension: '101',
-    at: '2026-11-22T10:00:00+01:00',
-  };
-}
-
-function ended(callId: string): CallEvent {
-  return {
-    event: 'call.ended',
-    callId,
-    at: '2026-11-22T10:01:00+01:00',
-    durationSec: 60,
-    status: 'answered',
-  };
-}
 
 /**
  * What replicas sharing one database rely on, through two independent store instances (two connection
@@ -64,9 +44,11 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     // Each call's start goes to one replica and its end to the other, in small concurrent batches.
     await Promise.all(
       ids.flatMap((id, i) => [
-        first.calls.ingest(PORTAL, [[started(id)]], apply),
-        second.calls.ingest(PORTAL, [[ended(id)]], apply),
-        i % 3 === 0 ? second.calls.ingest(PORTAL, [[started(id)], [ended(id)]], apply) : Promise.resolve([]),
+        first.calls.ingest(PORTAL, [[startedEvent(id)]], apply),
+        second.calls.ingest(PORTAL, [[endedEvent(id)]], apply),
+        i % 3 === 0
+          ? second.calls.ingest(PORTAL, [[startedEvent(id)], [endedEvent(id)]], apply)
+          : Promise.resolve([]),
       ]),
     );
     for (const id of ids) {
@@ -79,11 +61,11 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
   it('a repeat within one intake batch and across replicas counts as a duplicate once stored', async () => {
     const [result] = await first.calls.ingest(
       PORTAL,
-      [[started('dup-1'), started('dup-1'), ended('dup-1')]],
+      [[startedEvent('dup-1'), startedEvent('dup-1'), endedEvent('dup-1')]],
       apply,
     );
     expect(result).toEqual({ accepted: 2, duplicates: 1 });
-    const [again] = await second.calls.ingest(PORTAL, [[ended('dup-1')]], apply);
+    const [again] = await second.calls.ingest(PORTAL, [[endedEvent('dup-1')]], apply);
     expect(again).toEqual({ accepted: 0, duplicates: 1 });
   });
 
@@ -95,7 +77,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     // Renewal by the holder keeps its epoch.
     expect(await first.leases.acquireLease(portal, 'replica-a', 400)).toMatchObject({ epoch: 1 });
 
-    await first.calls.ingest(portal, [[started('fenced')]], (call, event) =>
+    await first.calls.ingest(portal, [[startedEvent('fenced')]], (call, event) =>
       applyEvent(call ?? newCall(portal, event.callId, Date.now()), event, settings),
     );
     const mark = (reason: string) => (call: Parameters<typeof applyEvent>[0]) => ({
@@ -132,7 +114,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       await eventually(async () => {
         await first.calls.ingest(
           'heard-portal',
-          [[started(`wake-${heard.length}-${Date.now()}`)]],
+          [[startedEvent(`wake-${heard.length}-${Date.now()}`)]],
           applyFor('heard-portal'),
         );
         return heard.length > 0 ? true : undefined;
@@ -142,8 +124,8 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       // A delivery write (fenced) wakes nobody; an operator's re-queue (unfenced) does. Notifications arrive
       // in commit order, so once a marker on the other portal is heard, everything before it has been.
       const lease = await first.leases.acquireLease('heard-portal', 'replica-a', 10_000);
-      await first.calls.ingest('heard-portal', [[started('wake-requeue')]], applyFor('heard-portal'));
-      await first.calls.ingest('other-portal', [[started('wake-marker')]], applyFor('other-portal'));
+      await first.calls.ingest('heard-portal', [[startedEvent('wake-requeue')]], applyFor('heard-portal'));
+      await first.calls.ingest('other-portal', [[startedEvent('wake-marker')]], applyFor('other-portal'));
       await eventually(async () => (heard.includes('other-portal') ? true : undefined));
       heard.length = 0;
       await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 1 }), lease);
