@@ -3,6 +3,7 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { OAuthModule } from './auth/oauth.module';
 import { AppConfig } from './config/app-config';
+import { PORTAL_ID, portalIdOf } from './config/portal-id';
 import { CrmModule } from './crm/crm.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
@@ -30,8 +31,11 @@ export class AppModule {
         AdminModule,
         HealthModule,
       ],
-      providers: [{ provide: AppConfig, useValue: config }],
-      exports: [AppConfig],
+      providers: [
+        { provide: AppConfig, useValue: config },
+        { provide: PORTAL_ID, useValue: portalIdOf(config) },
+      ],
+      exports: [AppConfig, PORTAL_ID],
     };
   }
 }

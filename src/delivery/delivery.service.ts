@@ -10,10 +10,14 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
+import { WorkSignal } from '../common/work-signal';
 
 /** Owns the portal's delivery scheduler for the application's lifetime. */
 @Injectable()
-export class DeliveryService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DeliveryService
+  extends WorkSignal
+  implements OnApplicationBootstrap, BeforeApplicationShutdown
+{
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
 
@@ -28,6 +32,7 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
     lookups: CrmLookupService,
     leases: LeaseStore,
   ) {
+    super();
     const portal = client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -74,6 +79,14 @@ export class DeliveryService implements OnApplicationBootstrap, BeforeApplicatio
   /** New credentials were stored: delivery paused for the old ones starts again at once. */
   resume(): void {
     this.scheduler.resume();
+  }
+
+  workAdded(): void {
+    this.notify();
+  }
+
+  credentialsRenewed(): void {
+    this.resume();
   }
 
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */

@@ -1,0 +1,11 @@
+/**
+ * A port: whoever stores new work, frees a call or stores new portal credentials tells delivery through it,
+ * without importing delivery (intake, the admin API and the OAuth handlers would otherwise depend on the
+ * module that depends on them). The delivery module provides it.
+ */
+export abstract class WorkSignal {
+  /** New or freed work may be due: delivery stops sleeping and looks. */
+  abstract workAdded(): void;
+  /** New portal credentials were stored: delivery paused for the old ones starts again now. */
+  abstract credentialsRenewed(): void;
+}
