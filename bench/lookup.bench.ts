@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CrmSeedRecord, defaultSeed, SandboxPortal } from '../src/sandbox';
+import { CrmSeedRecord, defaultSeed, SandboxPortal } from '../sandbox';
 import { startBridgeProcess } from '../test/support/bridge-process';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 1000);

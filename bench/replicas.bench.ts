@@ -10,7 +10,7 @@ import axios from 'axios';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { Client } from 'pg';
-import { SandboxPortal } from '../src/sandbox';
+import { SandboxPortal } from '../sandbox';
 import { BridgeProcess, deliveringHere, startBridgeProcess } from '../test/support/bridge-process';
 import { postgresUrlForSchema, TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { deliveryFigures, ended, percentile, postJson, started } from './bench-support';

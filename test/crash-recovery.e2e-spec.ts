@@ -2,7 +2,7 @@ import axios from 'axios';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPortal } from '../src/sandbox';
+import { SandboxPortal } from '../sandbox';
 import { callBodies, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
 import { startBridgeProcess } from './support/bridge-process';
 import { clearFaults, injectFault, sandboxCalls } from './support/sandbox-inspect';

@@ -1,4 +1,4 @@
-import { defaultSeed } from '../src/sandbox';
+import { defaultSeed } from '../sandbox';
 import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
 import { callsByExternalId } from './support/sandbox-inspect';
 

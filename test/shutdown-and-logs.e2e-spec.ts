@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPortal } from '../src/sandbox';
+import { SandboxPortal } from '../sandbox';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
 import { startBridgeProcess } from './support/bridge-process';
 import { testDatabaseUrl } from './support/test-database';

@@ -1,16 +1,16 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { Request } from 'express';
-import { AppConfig } from '../config/app-config';
 import { digestsOf, matchesAny } from '../common/secrets';
-import { presentedToken } from '../pbx/pbx-token.guard';
+import { SecuritySettings } from '../config/settings';
+import { presentedToken } from '../common/presented-token';
 
 /** `/v1/admin` needs `ADMIN_TOKEN` (Bearer or Basic); with no ADMIN_TOKEN set the admin API is closed. */
 @Injectable()
 export class AdminTokenGuard implements CanActivate {
   private readonly accepted: Buffer[];
 
-  constructor(config: AppConfig) {
-    this.accepted = digestsOf(config.ADMIN_TOKEN);
+  constructor(security: SecuritySettings) {
+    this.accepted = digestsOf(security.adminToken);
   }
 
   /** Whether the request carries the admin token; the API documentation in production asks the same. */

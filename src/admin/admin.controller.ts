@@ -4,6 +4,7 @@ import {
   Controller,
   Get,
   HttpCode,
+  Inject,
   NotFoundException,
   Param,
   Post,
@@ -13,21 +14,26 @@ import {
 import { CallState } from '../calls/call';
 import { requeue } from '../calls/call-lifecycle';
 import { CallStatusView, toStatusView } from '../calls/call-status';
-import { AppConfig } from '../config/app-config';
-import { DeliveryService } from '../delivery/delivery.service';
+import { WorkSignal } from '../common/work-signal';
+import { PORTAL_ID } from '../config/portal-id';
+import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
 import { AdminTokenGuard } from './admin-token.guard';
 
 const STATES: CallState[] = ['queued', 'registered', 'finished', 'failed'];
 
-/** Operators list calls (failed ones above all) and send failed ones back to delivery. */
+/**
+ * Operators list calls (failed ones above all) and send failed ones back to delivery, which hears of them
+ * through WorkSignal.
+ */
 @Controller('v1/admin')
 @UseGuards(AdminTokenGuard)
 export class AdminController {
   constructor(
     private readonly store: CallStore,
-    private readonly delivery: DeliveryService,
-    private readonly config: AppConfig,
+    private readonly signal: WorkSignal,
+    private readonly delivery: DeliverySettings,
+    @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
   @Get('calls')
@@ -41,39 +47,39 @@ export class AdminController {
     const size = Number(limit);
     if (!Number.isInteger(size) || size < 1 || size > 1000)
       throw new BadRequestException('limit must be 1 to 1000');
-    const calls = await this.store.listCalls(this.delivery.portalId, state as CallState, size);
+    const calls = await this.store.listCalls(this.portalId, state as CallState, size);
     return { calls: calls.map(toStatusView) };
   }
 
   @Post('calls/:callId/requeue')
   @HttpCode(200)
   async requeueCall(@Param('callId') callId: string): Promise<CallStatusView> {
-    const existing = await this.store.findCall(this.delivery.portalId, callId);
+    const existing = await this.store.findCall(this.portalId, callId);
     if (!existing)
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     if (existing.state !== 'failed')
       throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
-    const [call] = await this.store.updateCalls(this.delivery.portalId, [callId], (current) =>
+    const [call] = await this.store.updateCalls(this.portalId, [callId], (current) =>
       current.failed ? requeue(current, Date.now(), this.holdMs()) : current,
     );
-    this.delivery.notify();
+    this.signal.workAdded();
     return toStatusView(call);
   }
 
   @Post('calls/requeue-failed')
   @HttpCode(200)
   async requeueFailed(): Promise<{ requeued: number }> {
-    const failed = await this.store.listCalls(this.delivery.portalId, 'failed', 10_000);
+    const failed = await this.store.listCalls(this.portalId, 'failed', 10_000);
     const updated = await this.store.updateCalls(
-      this.delivery.portalId,
+      this.portalId,
       failed.map((call) => call.callId),
       (current) => (current.failed ? requeue(current, Date.now(), this.holdMs()) : current),
     );
-    this.delivery.notify();
+    this.signal.workAdded();
     return { requeued: updated.filter((call) => !call.failed).length };
   }
 
   private holdMs(): number {
-    return this.config.HOLD_ENDED_WITHOUT_START_SEC * 1000;
+    return this.delivery.holdEndedWithoutStartMs;
   }
 }

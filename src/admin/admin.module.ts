@@ -1,10 +1,9 @@
 import { Module } from '@nestjs/common';
-import { DeliveryModule } from '../delivery/delivery.module';
 import { AdminController } from './admin.controller';
 import { AdminTokenGuard } from './admin-token.guard';
 
+/** `/v1/admin`; re-queued calls wake delivery through the global WorkSignal, not through DeliveryModule. */
 @Module({
-  imports: [DeliveryModule],
   controllers: [AdminController],
   providers: [AdminTokenGuard],
 })

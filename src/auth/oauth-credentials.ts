@@ -2,12 +2,12 @@ import { Logger } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { sameSecret } from '../common/secrets';
 import { setTimeout as delay } from 'node:timers/promises';
+import { AuthorisationStatus, PortalCredentials, PreparedCall } from '../portal/portal-credentials';
 import { PortalError } from '../portal/portal-error';
 import { PortalTokens, TokenStore } from '../store/token-store';
 import { OAuthSettings, installUrlOf, startUrlOf } from './oauth-settings';
 import { OAuthRefusal, OAuthTokenEndpoint, TokenEndpointUnavailable } from './oauth-token-endpoint';
 import { PortalAddress } from './portal-address';
-import { AuthorisationStatus, PortalCredentials, PreparedCall } from './portal-credentials';
 
 /** Refresh this long before the known expiry, at most: a tenth of the token's lifetime. */
 const REFRESH_AHEAD_MAX_MS = 60_000;

@@ -1,8 +1,8 @@
-import { AppConfig } from '../config/app-config';
+import { AuthSettings, PortalSettings } from '../config/settings';
 
 /** What OAuth application mode needs from the configuration (SPEC.md §3); holds the client secret. */
 export interface OAuthSettings {
-  /** `PORTAL_ID`, else the host name of `B24_PORTAL_URL`. */
+  /** `PORTAL_ID`, else the host name of `B24_PORTAL_URL` (`portalIdOf`, as the PORTAL_ID provider). */
   portalId: string;
   /** Origin of `B24_PORTAL_URL`: the only portal the bridge calls or accepts posts from. */
   portalUrl: string;
@@ -18,22 +18,22 @@ export interface OAuthSettings {
   timeoutMs: number;
 }
 
-export function oauthSettings(config: AppConfig): OAuthSettings {
-  const { B24_PORTAL_URL: portalUrl, B24_CLIENT_ID: clientId, B24_CLIENT_SECRET: clientSecret } = config;
+/** `portalId` is the PORTAL_ID provider's value (`portalIdOf`), so OAuth keys its tokens as the rest does. */
+export function oauthSettings(auth: AuthSettings, portal: PortalSettings, portalId: string): OAuthSettings {
+  const { portalUrl, clientId, clientSecret } = auth;
   if (!portalUrl) throw new Error('B24_PORTAL_URL: required when B24_AUTH_MODE=oauth');
   if (!clientId) throw new Error('B24_CLIENT_ID: required when B24_AUTH_MODE=oauth');
   if (!clientSecret) throw new Error('B24_CLIENT_SECRET: required when B24_AUTH_MODE=oauth');
-  const portal = new URL(portalUrl);
   return {
-    portalId: config.PORTAL_ID ?? portal.hostname,
-    portalUrl: portal.origin,
-    oauthUrl: new URL(config.B24_OAUTH_URL ?? portalUrl).origin,
+    portalId,
+    portalUrl: new URL(portalUrl).origin,
+    oauthUrl: new URL(auth.oauthUrl ?? portalUrl).origin,
     clientId,
     clientSecret,
-    publicUrl: config.PUBLIC_URL?.replace(/\/+$/, ''),
-    apiVersion: config.B24_API_VERSION,
-    stateTtlMs: config.OAUTH_STATE_TTL_SEC * 1000,
-    timeoutMs: config.B24_TIMEOUT_MS,
+    publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
+    apiVersion: portal.apiVersion,
+    stateTtlMs: auth.stateTtlMs,
+    timeoutMs: portal.timeoutMs,
   };
 }
 

@@ -6,9 +6,9 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { AppConfig } from '../config/app-config';
 import { digestsOf, matchesAny } from '../common/secrets';
-import { presentedToken } from '../pbx/pbx-token.guard';
+import { SecuritySettings } from '../config/settings';
+import { presentedToken } from '../common/presented-token';
 import { OAuthService } from './oauth.service';
 
 /**
@@ -21,10 +21,10 @@ export class OAuthStartGuard implements CanActivate {
   private readonly accepted: Buffer[];
 
   constructor(
-    config: AppConfig,
+    security: SecuritySettings,
     private readonly oauth: OAuthService,
   ) {
-    this.accepted = digestsOf(config.ADMIN_TOKEN);
+    this.accepted = digestsOf(security.adminToken);
   }
 
   canActivate(context: ExecutionContext): boolean {

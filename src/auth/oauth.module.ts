@@ -1,13 +1,14 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { DeliveryModule } from '../delivery/delivery.module';
 import { portalFormBody } from './form-body.middleware';
 import { OAuthStartGuard } from './oauth-start.guard';
 import { OAuthController } from './oauth.controller';
 import { OAuthService } from './oauth.service';
 
-/** The OAuth endpoints; in webhook mode they answer 404. */
+/**
+ * The OAuth endpoints; in webhook mode they answer 404. New tokens wake delivery through the global
+ * WorkSignal, so this module imports nothing from delivery.
+ */
 @Module({
-  imports: [DeliveryModule],
   controllers: [OAuthController],
   providers: [OAuthService, OAuthStartGuard],
 })

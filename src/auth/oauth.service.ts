@@ -10,13 +10,13 @@ import {
 } from '@nestjs/common';
 import { randomBytes } from 'node:crypto';
 import { sameSecret } from '../common/secrets';
-import { DeliveryService } from '../delivery/delivery.service';
+import { WorkSignal } from '../common/work-signal';
 import { PortalClient } from '../portal/portal-client';
+import { PortalCredentials } from '../portal/portal-credentials';
 import { TokenStore } from '../store/token-store';
 import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
 import { DEFAULT_TOKEN_LIFETIME_SEC, OAuthRefusal, TokenGrant } from './oauth-token-endpoint';
-import { PortalCredentials } from './portal-credentials';
 import { InstallChecks } from './portal-post-limits';
 import { formOf, formText, InstallPost, PortalForm, readInstallPost } from './portal-post';
 
@@ -57,7 +57,7 @@ export class OAuthService {
     credentials: PortalCredentials,
     client: PortalClient,
     private readonly tokens: TokenStore,
-    private readonly delivery: DeliveryService,
+    private readonly signal: WorkSignal,
   ) {
     if (credentials instanceof OAuthCredentials) {
       const check = new ApplicationCheck(credentials.settings, credentials.address, client.budget);
@@ -141,7 +141,7 @@ export class OAuthService {
       { ...grant, portalId: settings.portalId, domain, memberId, applicationToken: undefined },
       'the authorization code flow',
     );
-    this.delivery.resume();
+    this.signal.credentialsRenewed();
     return { portalId: settings.portalId, domain };
   }
 
@@ -222,7 +222,7 @@ export class OAuthService {
       },
       'the install post (ONAPPINSTALL)',
     );
-    this.delivery.resume();
+    this.signal.credentialsRenewed();
   }
 
   /** Whether the stored pair is one the portal still accepts: replacing it needs an administrator. */

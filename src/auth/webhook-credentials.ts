@@ -1,4 +1,4 @@
-import { PortalCredentials, PreparedCall } from './portal-credentials';
+import { PortalCredentials, PreparedCall } from '../portal/portal-credentials';
 
 /** Inbound webhook: `{base}/rest/<user_id>/<code>/<method>`; possession of the URL is the credential. */
 export class WebhookCredentials extends PortalCredentials {

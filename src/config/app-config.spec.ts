@@ -1,4 +1,5 @@
-import { ConfigError, loadConfig } from './app-config';
+import { AppConfig, ConfigError, loadConfig, sandboxModeOf, withSandboxPortal } from './app-config';
+import { portalIdOf } from './portal-id';
 
 describe('loadConfig', () => {
   it('uses the documented defaults', () => {
@@ -24,12 +25,86 @@ describe('loadConfig', () => {
   });
 
   it('never puts a secret value in its message', () => {
-    try {
-      loadConfig({ B24_WEBHOOK_URL: 'https://portal.example.com/hook/s3cr3tcode', PBX_TOKENS: 'tok' });
-      throw new Error('expected a ConfigError');
-    } catch (error) {
-      expect((error as Error).message).not.toContain('s3cr3tcode');
+    const error = thrownBy(() =>
+      loadConfig({ B24_WEBHOOK_URL: 'https://portal.example.com/hook/s3cr3tcode', PBX_TOKENS: 'tok' }),
+    );
+    expect(error).toBeInstanceOf(ConfigError);
+    expect(error.message).toMatch(/B24_WEBHOOK_URL/);
+    expect(error.message).not.toContain('s3cr3tcode');
+  });
+
+  it('is frozen, its lists too: nothing changes it after validation', () => {
+    const config = loadConfig({ PBX_TOKENS: 'a,b', B24_ALLOWED_DOMAINS: '*.example.com' });
+    expect(Object.isFrozen(config)).toBe(true);
+    expect(() => Object.assign(config, { PORT: 1 })).toThrow(TypeError);
+    expect(() => (config.PBX_TOKENS as string[]).push('c')).toThrow(TypeError);
+    expect(() => (config.B24_ALLOWED_DOMAINS as string[]).pop()).toThrow(TypeError);
+    expect(config).toMatchObject({
+      PORT: 3000,
+      PBX_TOKENS: ['a', 'b'],
+      B24_ALLOWED_DOMAINS: ['*.example.com'],
+    });
+  });
+});
+
+/** The error `load` throws; fails the test when it throws none. */
+function thrownBy(load: () => unknown): Error {
+  let thrown: unknown;
+  try {
+    load();
+  } catch (error) {
+    thrown = error;
+  }
+  if (!(thrown instanceof Error)) throw new Error('expected an error, none was thrown');
+  return thrown;
+}
+
+describe('sandbox mode', () => {
+  const webhookUrl = 'http://127.0.0.1:8099/rest/1/sandbox-code/';
+  const portal = 'https://portal.example.com/rest/1/webhookcode/';
+
+  it('is asked for, or the lack of a portal outside production', () => {
+    const of = (env: Record<string, string>) => sandboxModeOf(loadConfig(env));
+    expect(of({})).toBe(true);
+    expect(of({ SANDBOX: '1' })).toBe(true);
+    expect(of({ B24_WEBHOOK_URL: portal })).toBe(false);
+    expect(
+      of({ B24_PORTAL_URL: 'https://portal.example.com', B24_CLIENT_ID: 'a', B24_CLIENT_SECRET: 's' }),
+    ).toBe(false);
+    expect(
+      of({ NODE_ENV: 'production', B24_WEBHOOK_URL: portal, PBX_TOKENS: 'a-pbx-token-of-24-chars!' }),
+    ).toBe(false);
+  });
+
+  it("delivers to the sandbox portal by webhook, on a new configuration: the operator's is unchanged", () => {
+    for (const env of [{ SANDBOX: '1' }, {}, { B24_AUTH_MODE: 'oauth' }]) {
+      const operator = loadConfig(env);
+      const config = withSandboxPortal(operator, webhookUrl);
+      expect(config).toBeInstanceOf(AppConfig);
+      expect(config).toMatchObject({ B24_WEBHOOK_URL: webhookUrl, PORTAL_ID: 'sandbox', SANDBOX: true });
+      expect(config.authMode).toBe('webhook');
+      expect(config.sandboxMode).toBe(true);
+      expect(portalIdOf(config)).toBe('sandbox');
+      expect(Object.isFrozen(config)).toBe(true);
+      expect(operator.B24_WEBHOOK_URL).toBeUndefined();
+      expect(operator.PORTAL_ID).toBeUndefined();
     }
+  });
+
+  it("keeps the operator's settings and PORTAL_ID", () => {
+    const operator = loadConfig({ SANDBOX: 'yes', PORTAL_ID: 'demo', PORT: '4000', PBX_TOKENS: 'tok' });
+    expect(withSandboxPortal(operator, webhookUrl)).toMatchObject({
+      PORTAL_ID: 'demo',
+      PORT: 4000,
+      PBX_TOKENS: ['tok'],
+    });
+  });
+
+  it('refuses to replace a configured portal, and a malformed sandbox address', () => {
+    expect(() => withSandboxPortal(loadConfig({ B24_WEBHOOK_URL: portal }), webhookUrl)).toThrow(
+      /SANDBOX: a portal is configured/,
+    );
+    expect(() => withSandboxPortal(loadConfig({}), 'http://127.0.0.1:8099/hook')).toThrow(/B24_WEBHOOK_URL/);
   });
 });
 

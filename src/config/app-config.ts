@@ -314,7 +314,7 @@ export class AppConfig {
   LOG_LEVEL: LogLevel = 'log';
 
   get sandboxMode(): boolean {
-    return this.SANDBOX || (this.NODE_ENV !== 'production' && !this.B24_WEBHOOK_URL && !this.B24_PORTAL_URL);
+    return sandboxModeOf(this);
   }
 
   get authMode(): 'webhook' | 'oauth' {
@@ -325,17 +325,59 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
-/** Builds the validated configuration from an environment; throws one ConfigError naming every bad variable. */
-export function loadConfig(env: Record<string, string | undefined>): AppConfig {
+/** Environment variables as the process (or a test) has them: names to strings. */
+export type Environment = Record<string, string | undefined>;
+
+/**
+ * Sandbox mode: asked for (SANDBOX), or outside production with no portal configured. `main.ts` decides
+ * with it whether to start the sandbox portal before the bridge.
+ */
+export function sandboxModeOf(
+  config: Pick<AppConfig, 'SANDBOX' | 'NODE_ENV' | 'B24_WEBHOOK_URL' | 'B24_PORTAL_URL'>,
+): boolean {
+  return (
+    config.SANDBOX || (config.NODE_ENV !== 'production' && !config.B24_WEBHOOK_URL && !config.B24_PORTAL_URL)
+  );
+}
+
+/**
+ * Builds the validated configuration from an environment; throws one ConfigError naming every bad variable.
+ * The result is frozen (its lists too): nothing changes it after validation.
+ */
+export function loadConfig(env: Environment): AppConfig {
   const known = Object.keys(new AppConfig());
   const given = Object.fromEntries(Object.entries(env).filter(([key]) => known.includes(key)));
-  const config = plainToInstance(AppConfig, given, { exposeDefaultValues: true });
+  return settled(plainToInstance(AppConfig, given, { exposeDefaultValues: true }), crossFieldProblems);
+}
+
+/**
+ * Sandbox mode's effective configuration: the operator's (already validated by `loadConfig`), delivering by
+ * webhook to the sandbox portal started for it, under PORTAL_ID "sandbox" unless one was set. The
+ * cross-checks concern what the operator set and ran there (SANDBOX beside a portal is refused there, not
+ * here, where the sandbox is the portal); the values added are checked field by field again.
+ */
+export function withSandboxPortal(operator: AppConfig, webhookUrl: string): AppConfig {
+  if (!operator.sandboxMode) {
+    throw new ConfigError('SANDBOX: a portal is configured, the sandbox cannot take its place');
+  }
+  const config = Object.assign(new AppConfig(), operator, {
+    SANDBOX: true,
+    B24_WEBHOOK_URL: webhookUrl,
+    B24_AUTH_MODE: 'webhook',
+    PORTAL_ID: operator.PORTAL_ID ?? 'sandbox',
+  } satisfies Partial<AppConfig>);
+  return settled(config, () => []);
+}
+
+/** Field checks, then `crossChecks`; one ConfigError naming every problem, else the configuration frozen. */
+function settled(config: AppConfig, crossChecks: (config: AppConfig) => string[]): AppConfig {
   const problems = validateSync(config, { forbidUnknownValues: false }).map(
     (error) => `${error.property}: ${Object.values(error.constraints ?? {}).join('; ')}`,
   );
-  problems.push(...crossFieldProblems(config));
+  problems.push(...crossChecks(config));
   if (problems.length) throw new ConfigError(`Invalid configuration: ${problems.join(' | ')}`);
-  return config;
+  for (const value of Object.values(config)) if (Array.isArray(value)) Object.freeze(value);
+  return Object.freeze(config);
 }
 
 function crossFieldProblems(config: AppConfig): string[] {

@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { LookupSettings } from '../config/settings';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
 import { BackgroundSearches } from './background-searches';
@@ -12,6 +13,13 @@ import { LookupCache } from './lookup-cache';
 const STALE_SERVE_MS = 24 * 3600 * 1000;
 /** "No match" is cached at most this long: registering a call from an unknown number creates a lead. */
 const MISS_TTL_CAP_MS = 60_000;
+
+/**
+ * Where a lookup's answer came from, the `source` of `bridge_lookup_duration_seconds`: the cache (fresh,
+ * or kept past its TTL while the portal fails), the portal (its answer, or its refusal at once), or the
+ * deadline (nothing cached and the portal did not answer in time: match null).
+ */
+type LookupSource = 'cache' | 'portal' | 'deadline';
 
 /**
  * Who has a phone number: from the cache when fresh, else from the portal. A lookup for a ringing call
@@ -35,18 +43,19 @@ export class CrmLookupService implements OnModuleInit {
     private readonly search: CrmSearch,
     private readonly directory: EmployeeDirectory,
     client: PortalClient,
-    config: AppConfig,
+    settings: LookupSettings,
+    private readonly metrics: BridgeMetrics,
   ) {
-    const ttlMs = config.LOOKUP_CACHE_TTL_SEC * 1000;
+    const ttlMs = settings.cacheTtlMs;
     this.cache = new LookupCache({
-      maxEntries: config.LOOKUP_CACHE_SIZE,
+      maxEntries: settings.cacheSize,
       ttlMs,
       missTtlMs: Math.min(ttlMs, MISS_TTL_CAP_MS),
       staleMs: STALE_SERVE_MS,
     });
     this.background = new BackgroundSearches(search, client.budget);
-    this.deadlineMs = config.LOOKUP_DEADLINE_MS;
-    this.bindingEnabled = config.B24_BIND_CRM_ENTITY;
+    this.deadlineMs = settings.deadlineMs;
+    this.bindingEnabled = settings.bindCrmEntity;
   }
 
   onModuleInit(): void {
@@ -54,10 +63,20 @@ export class CrmLookupService implements OnModuleInit {
     if (problem) this.logger.warn(`lookups will answer without a match: ${problem.message}`);
   }
 
-  /** For a ringing call: never slower than the deadline; `match: null` with a reason when the portal failed. */
+  /**
+   * For a ringing call: never slower than the deadline; `match: null` with a reason when the portal failed.
+   * Its whole duration is observed in `bridge_lookup_duration_seconds` by where the answer came from.
+   */
   async lookup(phone: string): Promise<LookupAnswer> {
+    const observe = this.metrics.lookupDuration.startTimer();
+    const { answer, source } = await this.resolve(phone);
+    observe({ source });
+    return answer;
+  }
+
+  private async resolve(phone: string): Promise<{ answer: LookupAnswer; source: LookupSource }> {
     const cached = this.cache.get(phone);
-    if (cached?.fresh) return this.answer(phone, cached.match);
+    if (cached?.fresh) return { answer: this.answer(phone, cached.match), source: 'cache' };
     const deadline = AbortSignal.timeout(this.deadlineMs);
     try {
       const match = await untilAborted(this.findInteractive(phone, deadline), deadline);
@@ -66,12 +85,13 @@ export class CrmLookupService implements OnModuleInit {
       if (match && !this.directory.loaded) {
         await untilAborted(this.directory.whenLoaded(), deadline).catch(() => undefined);
       }
-      return this.answer(phone, match);
+      return { answer: this.answer(phone, match), source: 'portal' };
     } catch (error) {
       const reason = this.reasonFor(error, deadline);
       this.failed(reason);
-      if (cached) return this.answer(phone, cached.match);
-      return { phone, match: null, reason };
+      if (cached) return { answer: this.answer(phone, cached.match), source: 'cache' };
+      const source = this.missedDeadline(error, deadline) ? 'deadline' : 'portal';
+      return { answer: { phone, match: null, reason }, source };
     }
   }
 
@@ -132,10 +152,13 @@ export class CrmLookupService implements OnModuleInit {
   }
 
   /** A shared request cut short by an earlier caller's deadline reads as a deadline too. */
+  private missedDeadline(error: unknown, deadline: AbortSignal): boolean {
+    return deadline.aborted || (error instanceof PortalError && error.code === 'ABORTED');
+  }
+
   private reasonFor(error: unknown, deadline: AbortSignal): string {
-    const abandoned = error instanceof PortalError && error.code === 'ABORTED';
-    if (deadline.aborted || abandoned) {
-      const where = abandoned ? ` (${error.description})` : '';
+    if (this.missedDeadline(error, deadline)) {
+      const where = error instanceof PortalError && error.code === 'ABORTED' ? ` (${error.description})` : '';
       return `the portal did not answer within ${this.deadlineMs} ms${where}`;
     }
     if (error instanceof PortalError) return `the portal could not be asked: ${error.message}`;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { LookupSettings } from '../config/settings';
 import { BatchCommand, BatchOutcome, PortalClient, SendOptions } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
 import { CRM_ENTITY_ORDER, CrmEntityType, CrmMatch } from './crm-match';
@@ -44,9 +44,9 @@ export class CrmSearch {
 
   constructor(
     private readonly client: PortalClient,
-    config: AppConfig,
+    settings: LookupSettings,
   ) {
-    this.defaultCountry = config.DEFAULT_COUNTRY;
+    this.defaultCountry = settings.defaultCountry;
   }
 
   /** How many numbers one batch request can look up (0 when B24_BATCH_SIZE is too small for one). */

@@ -1,5 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { LookupSettings } from '../config/settings';
 import { PortalClient } from '../portal/portal-client';
 
 /** Rows per page of `user.get` (REAL-PORTAL.md "Success envelope"). */
@@ -32,9 +32,9 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
 
   constructor(
     private readonly client: PortalClient,
-    config: AppConfig,
+    settings: LookupSettings,
   ) {
-    this.refreshMs = config.EMPLOYEE_REFRESH_SEC * 1000;
+    this.refreshMs = settings.employeeRefreshMs;
     this.firstLoad = new Promise((resolve) => (this.markLoaded = resolve));
   }
 

@@ -11,7 +11,7 @@ import {
   routeToDefaultUser,
 } from '../calls/call-lifecycle';
 import { PortalError, PortalErrorKind } from '../portal/portal-error';
-import { PlannedCommand } from './batch-plan';
+import { PlannedCommand } from '../calls/step-planner';
 import { backoffMs } from './backoff';
 
 export interface OutcomeSettings {

@@ -1,33 +1,32 @@
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { WorkSignal } from '../common/work-signal';
+import { DeliverySettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { trackDeliveryGauges } from '../metrics/delivery-gauges';
 import { PortalClient } from '../portal/portal-client';
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
-import { WorkSignal } from '../common/work-signal';
 
-/** Owns the portal's delivery scheduler for the application's lifetime. */
+/**
+ * Owns the portal's delivery scheduler for the application's lifetime, and is the `WorkSignal` the rest of
+ * the application wakes it through.
+ */
 @Injectable()
-export class DeliveryService
-  extends WorkSignal
-  implements OnApplicationBootstrap, BeforeApplicationShutdown
-{
+export class DeliveryService extends WorkSignal implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
-
-  private budgetWaitReportedMs = 0;
 
   constructor(
     private readonly store: CallStore,
     private readonly client: PortalClient,
-    config: AppConfig,
-    private readonly metrics: BridgeMetrics,
+    delivery: DeliverySettings,
+    metrics: BridgeMetrics,
     directory: EmployeeDirectory,
     lookups: CrmLookupService,
     leases: LeaseStore,
@@ -36,16 +35,14 @@ export class DeliveryService
     const portal = client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const lease = new LeaseKeeper(leases, portal, owner, config.DELIVERY_LEASE_SEC * 1000, () =>
-      this.notify(),
-    );
+    const lease = new LeaseKeeper(leases, portal, owner, delivery.leaseMs, () => this.notify());
     this.scheduler = new DeliveryScheduler(
       store,
       client,
       {
-        defaultUserId: config.B24_DEFAULT_USER_ID,
-        maxBackoffMs: config.DELIVERY_MAX_BACKOFF_SEC * 1000,
-        maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+        defaultUserId: delivery.defaultUserId,
+        maxBackoffMs: delivery.maxBackoffMs,
+        maxAttempts: delivery.maxAttempts,
         maxInFlight: 2,
         pauseMs: 30_000,
       },
@@ -59,7 +56,12 @@ export class DeliveryService
         bindingFor: (phone) => lookups.bindingFor(phone),
       },
     );
-    metrics.onScrape(() => this.refreshGauges());
+    trackDeliveryGauges(metrics, {
+      portalId: portal,
+      queueStats: () => this.queueStats(),
+      portalStatus: () => this.portalStatus(),
+      budgetWaitedMs: () => client.budget.snapshot().waitedMsTotal,
+    });
   }
 
   get portalId(): string {
@@ -72,6 +74,7 @@ export class DeliveryService
     this.scheduler.start();
   }
 
+  /** New or freed work may be due (WorkSignal.workAdded; kept for callers not yet on the port). */
   notify(): void {
     this.scheduler.notify();
   }
@@ -102,22 +105,5 @@ export class DeliveryService
 
   queueStats(): Promise<QueueStats> {
     return this.store.queueStats(this.client.portalId);
-  }
-
-  private async refreshGauges(): Promise<void> {
-    const portal = this.client.portalId;
-    const stats = await this.queueStats();
-    this.metrics.queueDepth.set({ portal }, stats.depth);
-    this.metrics.queueOldestAge.set(
-      { portal },
-      stats.oldestCreatedAt ? Math.max(0, (Date.now() - stats.oldestCreatedAt) / 1000) : 0,
-    );
-    this.metrics.callsFailed.set({ portal }, stats.failed);
-    const status = this.portalStatus();
-    this.metrics.portalPaused.set({ portal }, status.paused ? 1 : 0);
-    this.metrics.deliveryLeaseHeld.set({ portal }, status.deliveringHere ? 1 : 0);
-    const waited = this.client.budget.snapshot().waitedMsTotal;
-    this.metrics.budgetWait.inc({ portal }, (waited - this.budgetWaitReportedMs) / 1000);
-    this.budgetWaitReportedMs = waited;
   }
 }

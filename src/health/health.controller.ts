@@ -1,6 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { PortalCredentials } from '../auth/portal-credentials';
+import { PortalCredentials } from '../portal/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
 import { Lifecycle } from './lifecycle';

@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
-import { DeliveryModule } from '../delivery/delivery.module';
 import { HealthController } from './health.controller';
 import { Lifecycle } from './lifecycle';
 
 @Module({
-  imports: [TerminusModule, DeliveryModule],
+  imports: [TerminusModule],
   controllers: [HealthController],
   providers: [Lifecycle],
   exports: [Lifecycle],

@@ -1,6 +1,6 @@
 import { BeforeApplicationShutdown, Injectable, Logger } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
-import { AppConfig } from '../config/app-config';
+import { ServerSettings } from '../config/settings';
 
 /**
  * The shutdown sequence on SIGTERM (Nest runs beforeApplicationShutdown, then closes the HTTP server, then
@@ -13,7 +13,7 @@ export class Lifecycle implements BeforeApplicationShutdown {
   private closing = false;
   private readonly logger = new Logger('Lifecycle');
 
-  constructor(private readonly config: AppConfig) {}
+  constructor(private readonly server: ServerSettings) {}
 
   get shuttingDown(): boolean {
     return this.closing;
@@ -24,8 +24,8 @@ export class Lifecycle implements BeforeApplicationShutdown {
     this.logger.log(
       `shutting down (${signal ?? 'close'}): readiness is false; finishing requests and the batch in flight`,
     );
-    if (this.config.SHUTDOWN_DELAY_MS > 0) {
-      await new Promise((resolve) => setTimeout(resolve, this.config.SHUTDOWN_DELAY_MS));
+    if (this.server.shutdownDelayMs > 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.server.shutdownDelayMs));
     }
   }
 

@@ -2,7 +2,8 @@ import { Module } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
-import { AppConfig, LogLevel } from '../config/app-config';
+import { LogLevel } from '../config/app-config';
+import { LoggingSettings } from '../config/settings';
 
 /** LOG_LEVEL takes pino's names and Nest's; Nest's `log` and `verbose` are pino's `info` and `trace`. */
 const PINO_LEVEL: Record<LogLevel, string> = {
@@ -34,10 +35,10 @@ const REQUEST_ID = /^[\w.-]{1,64}$/;
 @Module({
   imports: [
     LoggerModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => ({
+      inject: [LoggingSettings],
+      useFactory: (logging: LoggingSettings) => ({
         pinoHttp: {
-          level: PINO_LEVEL[config.LOG_LEVEL],
+          level: PINO_LEVEL[logging.level],
           // Logs inside a request carry only its id; the request itself is serialised once, on completion.
           quietReqLogger: true,
           genReqId: (request: IncomingMessage, response: ServerResponse) => {

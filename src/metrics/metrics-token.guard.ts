@@ -1,8 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { Request } from 'express';
-import { AppConfig } from '../config/app-config';
+import { SecuritySettings } from '../config/settings';
 import { digestsOf, matchesAny } from '../common/secrets';
-import { presentedToken } from '../pbx/pbx-token.guard';
+import { presentedToken } from '../common/presented-token';
 
 /**
  * `GET /metrics` takes `Authorization: Bearer <METRICS_TOKEN>` when METRICS_TOKEN is set; unset, it stays
@@ -12,8 +12,8 @@ import { presentedToken } from '../pbx/pbx-token.guard';
 export class MetricsTokenGuard implements CanActivate {
   private readonly accepted: Buffer[];
 
-  constructor(config: AppConfig) {
-    this.accepted = digestsOf(config.METRICS_TOKEN);
+  constructor(security: SecuritySettings) {
+    this.accepted = digestsOf(security.metricsToken);
   }
 
   canActivate(context: ExecutionContext): boolean {

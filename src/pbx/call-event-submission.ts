@@ -1,7 +1,7 @@
 import { BadRequestException, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
-import { CallIntake } from '../calls/call-intake.service';
-import { AppConfig } from '../config/app-config';
+import { CallIntake } from '../intake/call-intake.service';
+import { IntakeSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { IngestResult } from '../store/call-store';
 import { FieldProblem, parseCallEvents } from './call-event-validation';
@@ -20,7 +20,7 @@ export class CallEventSubmission {
 
   constructor(
     private readonly intake: CallIntake,
-    private readonly config: AppConfig,
+    private readonly settings: IntakeSettings,
     private readonly metrics: BridgeMetrics,
   ) {}
 
@@ -32,7 +32,7 @@ export class CallEventSubmission {
   ): Promise<IngestResult> {
     let events: CallEvent[];
     try {
-      events = parseCallEvents(body, this.config.DEFAULT_COUNTRY).map((event) => ({ ...event, ...notes }));
+      events = parseCallEvents(body, this.settings.defaultCountry).map((event) => ({ ...event, ...notes }));
     } catch (error) {
       this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
       throw withSources(error, sources);

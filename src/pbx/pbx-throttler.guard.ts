@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { ThrottlerGuard } from '@nestjs/throttler';
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { presentedToken } from './pbx-token.guard';
+import { presentedToken } from '../common/presented-token';
 
 /** Counts requests per PBX token (hashed, never kept in clear), so one flooding PBX gets 429 alone. */
 @Injectable()

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { redactUrl } from '../logging/logging.module';
-import { presentedToken } from './pbx-token.guard';
+import { presentedToken } from '../common/presented-token';
 
 const request = (url: string, authorization?: string, token?: unknown) =>
   ({

@@ -1,38 +1,8 @@
 import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
 import type { Request } from 'express';
 import { digest, matchesAny } from '../common/secrets';
-import { AppConfig } from '../config/app-config';
-
-/** Adapter routes: a PBX that cannot set a header (Yeastar's webhook) may put the token in the query. */
-const QUERY_TOKEN_ROUTES = '/v1/pbx/';
-
-/**
- * The token a request carries: `Authorization: Bearer <token>`, or HTTP Basic with the token as password;
- * on the adapter routes also `?token=<token>` when no Authorization header is sent.
- */
-export function presentedToken(request: Request): string | undefined {
-  const header = request.headers.authorization;
-  return header ? headerToken(header) : queryToken(request);
-}
-
-function headerToken(header: string): string | undefined {
-  const [scheme, value] = header.split(' ', 2);
-  if (!value) return undefined;
-  if (scheme.toLowerCase() === 'bearer') return value.trim();
-  if (scheme.toLowerCase() === 'basic') {
-    const decoded = Buffer.from(value, 'base64').toString('utf8');
-    const colon = decoded.indexOf(':');
-    return colon >= 0 ? decoded.slice(colon + 1) : undefined;
-  }
-  return undefined;
-}
-
-function queryToken(request: Request): string | undefined {
-  const path = (request.originalUrl ?? request.url ?? '').split('?', 1)[0];
-  if (!path.startsWith(QUERY_TOKEN_ROUTES)) return undefined;
-  const token = request.query?.token;
-  return typeof token === 'string' && token !== '' ? token : undefined;
-}
+import { presentedToken } from '../common/presented-token';
+import { SecuritySettings } from '../config/settings';
 
 /**
  * Guards the PBX routes. Guards run after middleware, so the body parsers call `admit` first themselves:
@@ -42,8 +12,8 @@ function queryToken(request: Request): string | undefined {
 export class PbxTokenGuard implements CanActivate {
   private readonly accepted: Buffer[];
 
-  constructor(config: AppConfig) {
-    this.accepted = config.PBX_TOKENS.map(digest);
+  constructor(security: SecuritySettings) {
+    this.accepted = security.pbxTokens.map(digest);
   }
 
   /** Throws the 401 unless the request carries one of PBX_TOKENS. */

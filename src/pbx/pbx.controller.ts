@@ -1,4 +1,14 @@
-import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
+import {
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  UseGuards,
+} from '@nestjs/common';
 import {
   ApiBasicAuth,
   ApiBearerAuth,
@@ -10,7 +20,7 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { CallStatusView, toStatusView } from '../calls/call-status';
-import { DeliveryService } from '../delivery/delivery.service';
+import { PORTAL_ID } from '../config/portal-id';
 import { CallStore, IngestResult } from '../store/call-store';
 import { CallEventDto } from './call-event.dto';
 import { CallEventSubmission } from './call-event-submission';
@@ -30,7 +40,7 @@ export class PbxController {
   constructor(
     private readonly submission: CallEventSubmission,
     private readonly store: CallStore,
-    private readonly delivery: DeliveryService,
+    @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
   /** 202 once every event of the body is committed to disk; the portal is the background's business. */
@@ -105,7 +115,7 @@ export class PbxController {
   })
   @ApiResponse({ status: 404, description: 'The bridge never heard of this call' })
   async getCall(@Param('callId') callId: string): Promise<CallStatusView> {
-    const call = await this.store.findCall(this.delivery.portalId, callId);
+    const call = await this.store.findCall(this.portalId, callId);
     if (!call)
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     return toStatusView(call);

@@ -1,36 +1,38 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { ThrottlerModule } from '@nestjs/throttler';
-import { CallsModule } from '../calls/calls.module';
-import { AppConfig } from '../config/app-config';
+import { IntakeModule } from '../intake/intake.module';
+import { IntakeSettings } from '../config/settings';
 import { CrmModule } from '../crm/crm.module';
 import { nativeBody, NativeFormat } from './adapters/native-body.middleware';
 import { PbxAdaptersController } from './adapters/pbx-adapters.controller';
 import { CallEventSubmission } from './call-event-submission';
 import { pbxJsonBody } from './json-body.middleware';
+import { LookupController } from './lookup.controller';
 import { PbxController } from './pbx.controller';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxTokenGuard } from './pbx-token.guard';
 
+/** Everything PBXs call: intake, the PBXs' native formats and the lookup, behind the PBX token and rate. */
 @Module({
   imports: [
-    CallsModule,
+    IntakeModule,
     CrmModule,
     ThrottlerModule.forRootAsync({
-      inject: [AppConfig],
-      useFactory: (config: AppConfig) => [{ ttl: 1000, limit: config.PBX_RATE_LIMIT_RPS }],
+      inject: [IntakeSettings],
+      useFactory: (intake: IntakeSettings) => [{ ttl: 1000, limit: intake.rateLimitRps }],
     }),
   ],
-  controllers: [PbxController, PbxAdaptersController],
+  controllers: [PbxController, PbxAdaptersController, LookupController],
   providers: [PbxTokenGuard, PbxThrottlerGuard, CallEventSubmission],
 })
 export class PbxModule implements NestModule {
   constructor(
-    private readonly config: AppConfig,
+    private readonly intake: IntakeSettings,
     private readonly tokens: PbxTokenGuard,
   ) {}
 
   configure(consumer: MiddlewareConsumer): void {
-    const limit = this.config.PBX_BODY_LIMIT;
+    const limit = this.intake.bodyLimitBytes;
     const route = (path: string) => ({ path, method: RequestMethod.ALL });
     const body = (format: NativeFormat) => nativeBody(limit, this.tokens, format);
     consumer.apply(pbxJsonBody(limit, this.tokens)).forRoutes(route('v1/calls/events'));

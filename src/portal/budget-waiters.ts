@@ -1,3 +1,5 @@
+import type { BudgetUnit } from './budget-unit';
+
 /** Requests waiting for a unit of the portal's request budget, interactive ones ahead of background ones. */
 export type BudgetPriority = 'interactive' | 'background';
 
@@ -12,10 +14,11 @@ export interface BudgetSnapshot {
 export interface PortalBudget {
   /**
    * Resolves when one request may be sent now; the request is counted at that moment. An aborted `signal`
-   * takes the waiter out of the queue without a unit and rejects with the signal's reason.
+   * takes the waiter out of the queue without a unit and rejects with the signal's reason. The unit must
+   * be spent (by the request that leaves on it) or given back.
    */
-  acquire(priority?: BudgetPriority, signal?: AbortSignal): Promise<void>;
-  /** Gives back a unit taken but not used for a request. */
+  acquire(priority?: BudgetPriority, signal?: AbortSignal): Promise<BudgetUnit>;
+  /** Gives back a unit taken but not used for a request (what `BudgetUnit.giveBack` calls). */
   refund(): void;
   /** The portal said 503 QUERY_LIMIT_EXCEEDED: its bucket is full, and someone else is draining it too. */
   onRejected(): void;

@@ -3,9 +3,10 @@ import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { stringify } from 'qs';
 import { Agent as HttpAgent } from 'node:http';
 import { Agent as HttpsAgent } from 'node:https';
-import { PortalCredentials, PreparedCall } from '../auth/portal-credentials';
+import { PortalCredentials, PreparedCall } from './portal-credentials';
 import { classifyPortalError, PortalError } from './portal-error';
 import { BudgetPriority, PortalBudget } from './budget-waiters';
+import { BudgetUnit } from './budget-unit';
 import { RedirectPolicy } from './portal-redirects';
 
 /** The largest answer read from the portal: far above any page or batch answer, far below the heap. */
@@ -26,12 +27,16 @@ export interface BatchOutcome {
 }
 
 /**
- * `budgetTaken`: the caller already holds one unit of the budget for the first request. `signal`: the
- * caller gives up (a deadline): a request still waiting for the budget leaves the queue without taking a
- * unit, one already sent is abandoned; either way the call rejects with a `timeout` PortalError.
+ * `unit`: the caller already holds the budget unit of the first request; the client spends it when the
+ * request leaves, or gives it back when nothing is sent (credentials unusable, caller gone), so it is
+ * settled either way once the call returns. `budgetTaken`: the same for callers holding a unit they do not
+ * pass (the client refunds through the budget). `signal`: the caller gives up (a deadline): a request
+ * still waiting for the budget leaves the queue without taking a unit, one already sent is abandoned;
+ * either way the call rejects with a `timeout` PortalError.
  */
 export interface SendOptions {
   priority?: BudgetPriority;
+  unit?: BudgetUnit;
   budgetTaken?: boolean;
   signal?: AbortSignal;
 }
@@ -117,15 +122,16 @@ export class PortalClient {
   ): Promise<Envelope> {
     let renewed = false;
     let redirects = 0;
-    let budgetTaken = options.budgetTaken ?? false;
+    let held = options.unit ?? (options.budgetTaken ? new BudgetUnit(() => this.budget.refund()) : undefined);
     for (;;) {
-      if (!budgetTaken) await this.acquireBudget(options);
-      budgetTaken = false;
-      const prepared = await this.prepareOrRefund(method);
+      const unit = held ?? (await this.acquireBudget(options));
+      held = undefined;
+      const prepared = await this.prepareOrGiveBack(method, unit);
       if (options.signal?.aborted) {
-        this.budget.refund();
+        unit.giveBack();
         throw abandoned('before the request was sent');
       }
+      unit.spend();
       let response: AxiosResponse<Envelope | string>;
       try {
         response = await this.http.post<Envelope | string>(prepared.url, body, {
@@ -201,9 +207,9 @@ export class PortalClient {
     this.credentials.moveTo(to.origin);
   }
 
-  private async acquireBudget(options: SendOptions): Promise<void> {
+  private async acquireBudget(options: SendOptions): Promise<BudgetUnit> {
     try {
-      await this.budget.acquire(options.priority ?? 'background', options.signal);
+      return await this.budget.acquire(options.priority ?? 'background', options.signal);
     } catch (error) {
       if (options.signal?.aborted) throw abandoned('waiting for the request budget');
       throw error;
@@ -211,11 +217,11 @@ export class PortalClient {
   }
 
   /** Credentials that cannot be used send nothing, so the budget unit taken for the request is given back. */
-  private async prepareOrRefund(method: string): Promise<PreparedCall> {
+  private async prepareOrGiveBack(method: string, unit: BudgetUnit): Promise<PreparedCall> {
     try {
       return await this.credentials.prepare(method);
     } catch (error) {
-      this.budget.refund();
+      unit.giveBack();
       throw error;
     }
   }

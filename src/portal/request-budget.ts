@@ -16,6 +16,7 @@ import {
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
+import { BudgetUnit } from './budget-unit';
 
 export type { BudgetPriority, PortalBudget } from './budget-waiters';
 
@@ -38,8 +39,9 @@ export class RequestBudget implements PortalBudget {
     this.waiters = new BudgetWaiters(this.now, () => this.pump());
   }
 
-  acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<void> {
-    return this.waiters.enqueue(priority, signal);
+  async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
+    await this.waiters.enqueue(priority, signal);
+    return new BudgetUnit(() => this.refund());
   }
 
   /** Gives back a unit taken but not used for a request. */

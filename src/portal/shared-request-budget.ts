@@ -7,6 +7,7 @@ import {
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
+import { BudgetUnit } from './budget-unit';
 
 /**
  * The portal's request budget shared by every replica on one database (docs/ARCHITECTURE.md "Several
@@ -46,8 +47,9 @@ export class SharedRequestBudget implements PortalBudget {
     });
   }
 
-  acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<void> {
-    return this.waiters.enqueue(priority, signal);
+  async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
+    await this.waiters.enqueue(priority, signal);
+    return new BudgetUnit(() => this.refund());
   }
 
   refund(): void {

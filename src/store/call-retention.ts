@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { StoreSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from './call-store';
 
@@ -9,7 +9,6 @@ export const RETENTION_BATCH = 500;
 const PAUSE_MS = 100;
 /** One run at start-up, then one an hour. */
 const EVERY_MS = 3_600_000;
-const DAY_MS = 86_400_000;
 
 /**
  * RETENTION_DAYS: settled calls (finished or failed, nothing left to send) unchanged for that long are
@@ -27,7 +26,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
 
   constructor(
     @Inject(CallStore) private readonly store: CallStore,
-    private readonly config: AppConfig,
+    private readonly settings: StoreSettings,
     private readonly metrics: BridgeMetrics,
   ) {}
 
@@ -48,7 +47,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
    * returns how many went. Once the application is stopping it ends after the batch in flight.
    */
   async deleteExpired(now = Date.now()): Promise<number> {
-    const before = now - this.config.RETENTION_DAYS * DAY_MS;
+    const before = now - this.settings.retentionMs;
     let deleted = 0;
     while (!this.stopped) {
       const batch = await this.store.deleteSettledCalls(before, RETENTION_BATCH);
@@ -67,7 +66,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
         (deleted) => {
           if (deleted) {
             this.logger.log(
-              `deleted ${deleted} finished or failed calls unchanged for ${this.config.RETENTION_DAYS} days, with their events`,
+              `deleted ${deleted} finished or failed calls unchanged for ${this.settings.retentionDays} days, with their events`,
             );
           }
         },

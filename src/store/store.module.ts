@@ -1,6 +1,7 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { AppConfig } from '../config/app-config';
+import { StoreSettings, storeSettingsOf } from '../config/settings';
 import { CallRetention } from './call-retention';
 import { CallStore } from './call-store';
 import { LeaseStore, SharedBucketStore } from './coordination-store';
@@ -25,12 +26,17 @@ export interface Stores {
 
 const STORES = Symbol('Stores');
 
+/** The stores for a whole configuration: for specs and tools that hold one rather than the store's view. */
+export function createStores(config: AppConfig): Promise<Stores> {
+  return openStores(storeSettingsOf(config));
+}
+
 /**
- * `DATABASE_URL` unset: ./data/bridge.sqlite; `sqlite:PATH` relative to the working directory;
+ * `sqlite:PATH`, relative to the working directory (DATABASE_URL unset: ./data/bridge.sqlite);
  * `postgres://…`: PostgreSQL, connected and migrated before the application starts.
  */
-export async function createStores(config: AppConfig): Promise<Stores> {
-  const url = config.DATABASE_URL ?? 'sqlite:./data/bridge.sqlite';
+export async function openStores(settings: StoreSettings): Promise<Stores> {
+  const url = settings.databaseUrl;
   if (url.startsWith('sqlite:')) {
     const path = url.slice('sqlite:'.length);
     const database = new SqliteDatabase(path === ':memory:' ? path : resolve(process.cwd(), path));
@@ -40,7 +46,7 @@ export async function createStores(config: AppConfig): Promise<Stores> {
       leases: new SqliteLeaseStore(database),
     };
   }
-  const database = new PostgresDatabase(url, config.DATABASE_POOL_SIZE);
+  const database = new PostgresDatabase(url, settings.poolSize);
   try {
     await database.open();
   } catch (error) {
@@ -59,7 +65,7 @@ export async function createStores(config: AppConfig): Promise<Stores> {
 @Global()
 @Module({
   providers: [
-    { provide: STORES, useFactory: createStores, inject: [AppConfig] },
+    { provide: STORES, useFactory: openStores, inject: [StoreSettings] },
     { provide: CallStore, useFactory: (stores: Stores) => stores.calls, inject: [STORES] },
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },

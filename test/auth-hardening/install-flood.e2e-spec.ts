@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { stringify } from 'qs';
-import { defaultSeed, SandboxPortal } from '../../src/sandbox';
+import { defaultSeed, SandboxPortal } from '../../sandbox';
 import { callBodies } from '../support/bridge-harness';
 import {
   installApp,

@@ -1,6 +1,6 @@
 import axios from 'axios';
 import { stringify } from 'qs';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { ADMIN_TOKEN, callBodies } from '../support/bridge-harness';
 import { sandboxStats } from '../support/sandbox-inspect';
 import {

@@ -1,6 +1,6 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { callBodies, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 /** A plain HTTP server on 127.0.0.1 that records what reaches it and answers with `answer`. */

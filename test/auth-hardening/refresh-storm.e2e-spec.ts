@@ -1,4 +1,4 @@
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { callBodies, eventually, PBX_TOKEN } from '../support/bridge-harness';
 import { sandboxStats } from '../support/sandbox-inspect';
 import {

@@ -1,5 +1,5 @@
 import { stringify } from 'qs';
-import { defaultSeed, SandboxPortal } from '../../src/sandbox';
+import { defaultSeed, SandboxPortal } from '../../sandbox';
 import { ADMIN_TOKEN, callBodies, startHarness } from '../support/bridge-harness';
 import {
   authorizeInBrowser,

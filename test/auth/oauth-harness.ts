@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { createBridge } from '../../src/app.setup';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { PortalTokens, TokenStore } from '../../src/store/token-store';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { freePort } from '../support/bridge-process';

@@ -2,7 +2,7 @@ import axios from 'axios';
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
 import { stringify } from 'qs';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
 import { callBodies } from '../support/bridge-harness';

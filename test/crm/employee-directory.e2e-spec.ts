@@ -1,5 +1,5 @@
 import { EmployeeDirectory } from '../../src/crm/employee-directory';
-import { EmployeeSeed } from '../../src/sandbox';
+import { EmployeeSeed } from '../../sandbox';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { seedRecord } from './crm-support';

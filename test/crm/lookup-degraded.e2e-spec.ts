@@ -1,5 +1,6 @@
 import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
+import { recordedLookups } from './crm-support';
 
 const DEADLINE_MS = 1000;
 /** Far longer than the deadline: a lookup that waited for the portal would take this long. */
@@ -48,6 +49,7 @@ describe('GET /v1/lookup when the portal fails', () => {
 
   it('answers a miss with match null at the deadline when the portal is slow, not when it answers', async () => {
     await injectFault(h.sandbox, { kind: 'latency', ms: PORTAL_LATENCY_MS });
+    const before = await recordedLookups(h.http);
     const startedAt = Date.now();
     const response = await lookup('+49 170 5550101');
     expect(Date.now() - startedAt).toBeLessThan(PORTAL_LATENCY_MS / 2);
@@ -56,6 +58,10 @@ describe('GET /v1/lookup when the portal fails', () => {
       match: null,
       reason: `the portal did not answer within ${DEADLINE_MS} ms (the caller gave up waiting for the answer)`,
     });
+    const after = await recordedLookups(h.http);
+    expect(after.count).toEqual({ ...before.count, deadline: before.count.deadline + 1 });
+    // The whole wait is observed: at least half the deadline (a lower bound never flakes on a slow machine).
+    expect(after.seconds.deadline - before.seconds.deadline).toBeGreaterThan(DEADLINE_MS / 2 / 1000);
   });
 
   it('serves an expired answer when the portal is slow past the deadline', async () => {

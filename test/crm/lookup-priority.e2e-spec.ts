@@ -1,6 +1,6 @@
 import { PortalClient } from '../../src/portal/portal-client';
 import { EmployeeDirectory } from '../../src/crm/employee-directory';
-import { RequestLogEntry } from '../../src/sandbox';
+import { RequestLogEntry } from '../../sandbox';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { sandboxCalls } from '../support/sandbox-inspect';
 

@@ -1,7 +1,7 @@
 import axios from 'axios';
-import { defaultSeed } from '../../src/sandbox';
+import { defaultSeed } from '../../sandbox';
 import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
-import { portalRequests, seedRecord } from './crm-support';
+import { portalRequests, recordedLookups, seedRecord } from './crm-support';
 
 /** GET /v1/lookup through HTTP, answered by the sandbox portal over real HTTP. */
 describe('GET /v1/lookup', () => {
@@ -164,6 +164,17 @@ describe('GET /v1/lookup', () => {
     const again = await lookup('0151 12345678').expect(200);
     expect(again.body.match).toMatchObject({ entityType: 'CONTACT', entityId: 1 });
     expect(await portalRequests(h.sandbox)).toBe(before);
+  });
+
+  it('records each lookup in bridge_lookup_duration_seconds, by where its answer came from', async () => {
+    const before = await recordedLookups(h.http);
+    await lookup('+49 30 2222222').expect(200);
+    const asked = await recordedLookups(h.http);
+    expect(asked.count).toEqual({ ...before.count, portal: before.count.portal + 1 });
+    expect(asked.seconds.portal).toBeGreaterThan(before.seconds.portal);
+    await lookup('030 2222222').expect(200);
+    const cached = await recordedLookups(h.http);
+    expect(cached.count).toEqual({ ...asked.count, cache: asked.count.cache + 1 });
   });
 
   it('accepts the PBX token as the HTTP Basic password', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ended, eventually, PBX_TOKEN, started, testEnv } from '../support/bridge-harness';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { SourceBridge, startSourceBridge } from './hardening-support';
 
 /**

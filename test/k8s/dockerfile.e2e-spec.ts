@@ -44,7 +44,7 @@ describe('Dockerfile', () => {
   const runtime = stages.at(-1)!;
 
   it('takes its base image as a build argument, for every stage', () => {
-    expect(args(preamble, 'ARG')).toEqual([expect.stringMatching(/^NODE_IMAGE=node:20[\w.-]*$/)]);
+    expect(args(preamble, 'ARG')).toEqual([expect.stringMatching(/^NODE_IMAGE=node:24[\w.-]*$/)]);
     expect(stages.length).toBeGreaterThanOrEqual(2);
     for (const stage of stages) expect(stage[0].args).toMatch(/^\$\{NODE_IMAGE\} AS \w+$/);
   });

@@ -1,6 +1,18 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { SandboxPortal } from '../../sandbox';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics';
+import {
+  installApp,
+  OAuthBridge,
+  postCalls,
+  sleep,
+  startOAuthBridge,
+  tempDir,
+  untilAllFinished,
+} from '../auth/oauth-harness';
+import { callBodies, PBX_TOKEN } from '../support/bridge-harness';
+import { injectFault } from '../support/sandbox-inspect';
 
 interface Panel {
   id: number;
@@ -30,6 +42,35 @@ async function exportedSeries(): Promise<{ own: string[]; all: Set<string> }> {
     ),
   );
   return { own: metrics.map(({ name }) => name).filter((name) => name.startsWith('bridge_')), all };
+}
+
+/** The series names that have at least one sample in a /metrics page (comments and blank lines aside). */
+function sampledSeries(page: string): Set<string> {
+  return new Set(page.split('\n').flatMap((line) => line.match(/^[a-zA-Z_:][\w:]*(?=[{ ])/) ?? []));
+}
+
+/**
+ * A short run that gives every plotted series a sample: OAuth mode with 2 s access tokens (a refresh),
+ * a portal error once (a retry), calls posted one by one (batches, budget), lookups, and the gauges
+ * filled by the scrape itself.
+ */
+async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge): Promise<string> {
+  expect((await installApp(sandbox, bridge)).status).toBe(200);
+  // Outlives the first access token, so delivery starts with a refresh.
+  await sleep(2500);
+  await injectFault(sandbox, { kind: 'http', status: 500, error: 'INTERNAL_SERVER_ERROR', times: 1 });
+  for (const body of callBodies('dash', 6)) await postCalls(bridge, body);
+  for (const phone of ['+49 151 2000000', '+49 151 9999999', '+49 151 2000000']) {
+    const lookup = await bridge.http
+      .get('/v1/lookup')
+      .query({ phone })
+      .set('Authorization', `Bearer ${PBX_TOKEN}`);
+    expect(lookup.status).toBe(200);
+  }
+  await untilAllFinished(sandbox, 'dash', 6);
+  const metrics = await bridge.http.get('/metrics');
+  expect(metrics.status).toBe(200);
+  return metrics.text;
 }
 
 describe('k8s/grafana-dashboard.json', () => {
@@ -63,5 +104,25 @@ describe('k8s/grafana-dashboard.json', () => {
     expect([...used].filter((name) => !['$job', '$portal', '$__rate_interval'].includes(name))).toEqual([]);
     const ids = dashboard.panels.map((panel) => panel.id);
     expect(new Set(ids).size).toBe(ids.length);
+  });
+
+  describe('after a short run against the sandbox portal', () => {
+    const workspace = tempDir();
+    let sandbox: SandboxPortal;
+    let bridge: OAuthBridge;
+    beforeAll(async () => {
+      sandbox = await SandboxPortal.start({ accessTokenTtlSec: 2 });
+      bridge = await startOAuthBridge(sandbox, workspace.dir);
+    });
+    afterAll(async () => {
+      await bridge?.close();
+      await sandbox?.close();
+      workspace.remove();
+    });
+
+    it('has a sample for every series a panel plots', async () => {
+      const sampled = sampledSeries(await shortRun(sandbox, bridge));
+      expect([...referenced].filter((name) => !sampled.has(name))).toEqual([]);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { EmployeeDirectory } from '../../src/crm/employee-directory';
-import { defaultSeed } from '../../src/sandbox';
+import { defaultSeed } from '../../sandbox';
 import { Harness, startHarness } from '../support/bridge-harness';
 import { basic, callStatus, finishedOnPortal, fixtureForm, namedFields } from './adapter-support';
 

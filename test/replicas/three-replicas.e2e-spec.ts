@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { callBodies, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, deliveringHere, startBridgeProcess } from '../support/bridge-process';
 import { sandboxCalls, sandboxStats } from '../support/sandbox-inspect';

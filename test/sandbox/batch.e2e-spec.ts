@@ -1,4 +1,4 @@
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { portalTimeShape, query, request } from './http';
 
 const register = (extra: Record<string, unknown> = {}) =>

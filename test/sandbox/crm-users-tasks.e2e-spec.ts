@@ -1,4 +1,4 @@
-import { EmployeeSeed, SandboxPortal } from '../../src/sandbox';
+import { EmployeeSeed, SandboxPortal } from '../../sandbox';
 import { Json, query, request } from './http';
 
 describe('sandbox portal: users, CRM and tasks', () => {

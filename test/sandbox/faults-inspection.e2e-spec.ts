@@ -1,6 +1,6 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { request } from './http';
 
 describe('sandbox portal: fault injection and the inspection API', () => {

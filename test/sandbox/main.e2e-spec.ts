@@ -2,14 +2,14 @@ import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { request } from './http';
 
-/** Starts `src/sandbox/main.ts` as `npm run sandbox` would (without the build) and reads what it prints. */
+/** Starts `sandbox/main.ts` as `npm run sandbox` would (without the build) and reads what it prints. */
 function startSandboxProcess(
   env: Record<string, string>,
 ): Promise<{ child: ChildProcess; printed: Record<string, string> }> {
   const root = join(__dirname, '..', '..');
   const child = spawn(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(root, 'src', 'sandbox', 'main.ts')],
+    ['-r', 'ts-node/register/transpile-only', join(root, 'sandbox', 'main.ts')],
     {
       cwd: root,
       env: { ...process.env, ...env },

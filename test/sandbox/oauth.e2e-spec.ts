@@ -1,4 +1,4 @@
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { request } from './http';
 
 const REDIRECT_URI = 'https://bridge.example.com/oauth/callback';

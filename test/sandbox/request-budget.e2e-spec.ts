@@ -1,4 +1,4 @@
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { request } from './http';
 
 describe('sandbox portal: request budget (leaky bucket)', () => {

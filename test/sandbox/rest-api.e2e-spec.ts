@@ -1,4 +1,4 @@
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 import { portalTimeShape, query, request } from './http';
 
 describe('sandbox portal: address forms, parameters, envelope and errors', () => {

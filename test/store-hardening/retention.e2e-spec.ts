@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { CallEvent, CallRecord } from '../../src/calls/call';
 import { applyEvent, newCall, plan } from '../../src/calls/call-lifecycle';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { storeSettingsOf } from '../../src/config/settings';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics';
 import { CallRetention } from '../../src/store/call-retention';
 import { CallStore } from '../../src/store/call-store';
@@ -97,7 +98,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     });
 
     const metrics = new BridgeMetrics();
-    const retention = new CallRetention(store, config, metrics);
+    const retention = new CallRetention(store, storeSettingsOf(config), metrics);
     expect(await retention.deleteExpired(NOW)).toBe(2);
     expect(await deletedCounter(metrics)).toBe(2);
 
@@ -139,7 +140,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     const store = await openStore();
     await seed(store, ids('bulk', 1201), OLD, 'finished');
 
-    const stopping = new CallRetention(store, config, new BridgeMetrics());
+    const stopping = new CallRetention(store, storeSettingsOf(config), new BridgeMetrics());
     const run = stopping.deleteExpired(NOW);
     await stopping.onModuleDestroy();
     expect(await run).toBe(500);
@@ -147,7 +148,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
 
     // The rest goes in the next run (two more batches: 500 and 201).
     const metrics = new BridgeMetrics();
-    expect(await new CallRetention(store, config, metrics).deleteExpired(NOW)).toBe(701);
+    expect(await new CallRetention(store, storeSettingsOf(config), metrics).deleteExpired(NOW)).toBe(701);
     expect(await deletedCounter(metrics)).toBe(701);
     for (const id of ['bulk-1', 'bulk-600', 'bulk-1200']) {
       expect(await store.findCall(PORTAL, id)).toBeUndefined();
@@ -161,8 +162,8 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     await seed(first, ['shared-recent'], RECENT, 'failed');
 
     const [a, b] = await Promise.all([
-      new CallRetention(first, config, new BridgeMetrics()).deleteExpired(NOW),
-      new CallRetention(second, config, new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention(first, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention(second, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
     ]);
     expect(a + b).toBe(1500);
     expect(await first.queueStats(PORTAL)).toMatchObject({ failed: 1 });

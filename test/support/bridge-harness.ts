@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import request from 'supertest';
 import { createBridge } from '../../src/app.setup';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { SandboxOptions, SandboxPortal } from '../../src/sandbox';
+import { SandboxOptions, SandboxPortal } from '../../sandbox';
 import { testDatabaseUrl } from './test-database';
 
 export const PBX_TOKEN = 'pbx-test-token-7f3a';

@@ -1,5 +1,5 @@
 import axios from 'axios';
-import { SandboxPortal } from '../../src/sandbox';
+import { SandboxPortal } from '../../sandbox';
 
 /** The sandbox's test-only inspection and fault API, over real HTTP. */
 

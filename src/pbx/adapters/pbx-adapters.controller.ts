@@ -20,10 +20,10 @@ import {
   ApiTags,
 } from '@nestjs/swagger';
 import type { Request } from 'express';
-import { AppConfig } from '../../config/app-config';
+import { AuthSettings, IntakeSettings } from '../../config/settings';
 import { CrmLookupService } from '../../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../../crm/employee-directory';
-import { requiredPhone } from '../../crm/lookup.controller';
+import { requiredPhone } from '../../common/phone-query';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallEventSubmission } from '../call-event-submission';
 import { PbxThrottlerGuard } from '../pbx-throttler.guard';
@@ -80,7 +80,8 @@ export class PbxAdaptersController {
   constructor(
     private readonly submission: CallEventSubmission,
     private readonly lookups: CrmLookupService,
-    private readonly config: AppConfig,
+    private readonly intake: IntakeSettings,
+    private readonly auth: AuthSettings,
     private readonly metrics: BridgeMetrics,
     private readonly employees: EmployeeDirectory,
   ) {}
@@ -122,7 +123,7 @@ export class PbxAdaptersController {
     return this.accept(() =>
       asteriskCdrToEvents(body, this.zone(query), {
         isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
-        maxDigits: this.config.PBX_INTERNAL_MAX_DIGITS,
+        maxDigits: this.intake.internalMaxDigits,
       }),
     );
   }
@@ -175,8 +176,8 @@ export class PbxAdaptersController {
   })
   @ApiResponse({ status: 400, description: '`number` is missing or not a phone number' })
   async threeCxLookup(@Req() request: Request): Promise<ThreeCxContact> {
-    const phone = requiredPhone(request.originalUrl, this.config, 'number');
-    return toThreeCxContact(await this.lookups.lookup(phone), portalWebUrl(this.config));
+    const phone = requiredPhone(request.originalUrl, this.intake, 'number');
+    return toThreeCxContact(await this.lookups.lookup(phone), portalWebUrl(this.auth));
   }
 
   @Post('3cx/calls')
@@ -199,11 +200,11 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   threeCxCall(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.config.DEFAULT_COUNTRY));
+    return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry));
   }
 
   private zone(query: unknown): string {
-    return timeZoneOf(query, this.config.PBX_TIME_ZONE);
+    return timeZoneOf(query, this.intake.timeZone);
   }
 
   /** Maps the record, then stores its events exactly as the JSON API does. */

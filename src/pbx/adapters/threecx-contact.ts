@@ -1,4 +1,4 @@
-import { AppConfig } from '../../config/app-config';
+import { AuthSettings } from '../../config/settings';
 import { CrmEntityType, LookupAnswer } from '../../crm/crm-match';
 
 /**
@@ -61,8 +61,8 @@ function splitName(name: string): { firstName: string; lastName: string } {
 }
 
 /** The portal's web address (never the webhook's secret path): the OAuth portal, else the webhook's host. */
-export function portalWebUrl(config: AppConfig): string | undefined {
-  const address = config.B24_PORTAL_URL ?? config.B24_WEBHOOK_URL;
+export function portalWebUrl(auth: AuthSettings): string | undefined {
+  const address = auth.portalUrl ?? auth.webhookUrl;
   if (!address) return undefined;
   try {
     return new URL(address).origin;

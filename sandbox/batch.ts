@@ -1,0 +1,117 @@
+import { phpMap, portalTime } from './envelope';
+import { parseFormParams } from './http-io';
+import { MethodContext, MethodRegistry } from './method-registry';
+import { asList, isPlainObject, isTruthyFlag, param, Params } from './params';
+import { isSandboxPortalError, portalErrors, SandboxPortalError } from './sandbox-portal-error';
+
+export const MAX_BATCH_COMMANDS = 50;
+
+/** `$result[label]`, `$result[label][FIELD]`, `$result[label][A][B]`. */
+const REFERENCE = /\$result\[([^\]]+)\]((?:\[[^\]]*\])*)/g;
+
+interface BatchCommand {
+  label: string;
+  text: string;
+}
+
+export interface BatchAnswer {
+  body: { result: Record<string, unknown> };
+  commands: number;
+}
+
+/** The labelled commands of `cmd`, a JSON object/array or form `cmd[label]=method?query`. */
+function commandsOf(params: Params): BatchCommand[] {
+  const cmd = param(params, 'cmd');
+  const entries = isPlainObject(cmd)
+    ? Object.entries(cmd)
+    : asList(cmd).map((text, index) => [String(index), text] as const);
+  return entries.map(([label, text]) => ({ label, text: typeof text === 'string' ? text : '' }));
+}
+
+class BatchReferenceError extends SandboxPortalError {
+  constructor(reference: string, label: string) {
+    super(
+      400,
+      'INVALID_ARGUMENT',
+      `Batch reference ${reference} cannot be resolved: command '${label}' has no such result`,
+    );
+  }
+}
+
+/** Replaces references in every value; a value that is only a reference takes the referenced value as is. */
+function substitute(value: unknown, results: Map<string, unknown>): unknown {
+  if (typeof value === 'string') {
+    const whole = new RegExp(`^${REFERENCE.source}$`).exec(value);
+    if (whole) return resolve(whole[0], whole[1], whole[2], results);
+    return value.replace(REFERENCE, (reference: string, label: string, path: string) => {
+      const resolved = resolve(reference, label, path, results);
+      return typeof resolved === 'object' && resolved !== null ? JSON.stringify(resolved) : String(resolved);
+    });
+  }
+  if (Array.isArray(value)) return value.map((item) => substitute(item, results));
+  if (isPlainObject(value))
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, results)]));
+  return value;
+}
+
+function resolve(reference: string, label: string, path: string, results: Map<string, unknown>): unknown {
+  if (!results.has(label)) throw new BatchReferenceError(reference, label);
+  let current = results.get(label);
+  for (const [, key] of path.matchAll(/\[([^\]]*)\]/g)) {
+    if (!isPlainObject(current) && !Array.isArray(current)) throw new BatchReferenceError(reference, label);
+    const container = current as Record<string, unknown>;
+    if (!(key in container)) throw new BatchReferenceError(reference, label);
+    current = container[key];
+  }
+  if (current === undefined || current === null) throw new BatchReferenceError(reference, label);
+  return current;
+}
+
+/** Runs up to 50 commands in order with the batch's credentials; the batch is one request for the budget. */
+export function runBatch(params: Params, context: MethodContext, registry: MethodRegistry): BatchAnswer {
+  const commands = commandsOf(params);
+  if (commands.length > MAX_BATCH_COMMANDS) throw portalErrors.batchTooLong();
+  const halt = isTruthyFlag(param(params, 'halt'));
+  const results = new Map<string, unknown>();
+  const errors = new Map<string, unknown>();
+  const totals = new Map<string, unknown>();
+  const nexts = new Map<string, unknown>();
+  const times = new Map<string, unknown>();
+
+  for (const { label, text } of commands) {
+    const startedAt = context.state.now();
+    try {
+      const [path, query = ''] = text.split(/\?(.*)/s);
+      const method = path
+        .replace(/^\/+/, '')
+        .replace(/\.json$/i, '')
+        .toLowerCase();
+      if (method === 'batch') throw portalErrors.batchNested();
+      const definition = registry.find(method);
+      if (!definition) throw portalErrors.methodNotFound();
+      const commandParams = substitute(parseFormParams(query), results) as Params;
+      const answer = registry.invoke(definition, commandParams, { ...context, now: startedAt });
+      results.set(label, answer.result);
+      if (answer.total !== undefined) totals.set(label, answer.total);
+      if (answer.next !== undefined) nexts.set(label, answer.next);
+      times.set(label, portalTime(startedAt, context.state.now()));
+    } catch (error) {
+      if (!isSandboxPortalError(error)) throw error;
+      errors.set(label, { error: error.code, error_description: error.description });
+      if (halt) break;
+    }
+  }
+
+  return {
+    body: {
+      result: {
+        result: phpMap(results),
+        result_error: phpMap(errors),
+        result_total: phpMap(totals),
+        result_next: phpMap(nexts),
+        result_time: phpMap(times),
+      },
+    },
+    commands: commands.length,
+  };
+}

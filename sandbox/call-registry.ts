@@ -1,0 +1,136 @@
+import { randomBytes } from 'node:crypto';
+import { phoneDigits } from './phone';
+
+/** A repeated register within this window, for the same call that is not finished, answers the same CALL_ID. */
+export const REGISTER_DEDUPE_WINDOW_MS = 30 * 60 * 1000;
+
+export interface CallFinish {
+  USER_ID: number;
+  DURATION: number;
+  STATUS_CODE: string;
+  FAILED_REASON: string;
+  COST: number | null;
+  COST_CURRENCY: string;
+  VOTE: number | null;
+  ADD_TO_CHAT: boolean;
+  STATISTIC_ID: number;
+  CRM_ACTIVITY_ID: number | null;
+  /** ms since the epoch (sandbox clock). */
+  at: number;
+}
+
+export interface CallRecording {
+  RECORD_URL?: string;
+  FILENAME?: string;
+  FILE_ID: number;
+  /** Decoded size of FILE_CONTENT; the content itself is not kept, to keep memory flat. */
+  bytes?: number;
+  at: number;
+}
+
+/** What register answered; a deduplicated register answers it again. */
+export interface RegisterAnswer {
+  CALL_ID: string;
+  CRM_CREATED_LEAD: number | null;
+  CRM_CREATED_ENTITIES: { ENTITY_TYPE: string; ENTITY_ID: number }[];
+  CRM_ENTITY_TYPE: string;
+  CRM_ENTITY_ID: number | null;
+}
+
+export interface PortalCall {
+  CALL_ID: string;
+  EXTERNAL_CALL_ID: string;
+  USER_ID: number;
+  PHONE_NUMBER: string;
+  TYPE: number;
+  CALL_START_DATE: string;
+  CRM_CREATE: boolean;
+  CRM_SOURCE: string;
+  LINE_NUMBER: string;
+  SHOW: boolean;
+  /** Users whose call card is currently shown. */
+  shownTo: number[];
+  answer: RegisterAnswer;
+  registerRequests: number;
+  registeredAt: number;
+  finished: CallFinish | null;
+  /** Every successful attachRecord, oldest first; the last one is the recording in effect. */
+  records: CallRecording[];
+}
+
+/** Calls registered through telephony.externalcall.*, with the register dedupe index. */
+export class CallRegistry {
+  private readonly calls = new Map<string, PortalCall>();
+  private readonly byDedupeKey = new Map<string, string>();
+  private nextStatisticId = 1;
+  private nextFileId = 1;
+  private nextActivityId = 1;
+
+  static newCallId(now: number): string {
+    return `externalCall.${randomBytes(16).toString('hex')}.${Math.floor(now / 1000)}`;
+  }
+
+  get(callId: string): PortalCall | undefined {
+    return this.calls.get(callId);
+  }
+
+  all(): PortalCall[] {
+    return [...this.calls.values()];
+  }
+
+  /** The unfinished call a repeated register refers to, if it was registered less than 30 minutes ago. */
+  findRepeat(
+    userId: number,
+    phone: string,
+    type: number,
+    externalCallId: string,
+    now: number,
+  ): PortalCall | undefined {
+    if (externalCallId === '') return undefined;
+    const callId = this.byDedupeKey.get(dedupeKey(userId, phone, type, externalCallId));
+    const call = callId === undefined ? undefined : this.calls.get(callId);
+    if (!call || call.finished || now - call.registeredAt >= REGISTER_DEDUPE_WINDOW_MS) return undefined;
+    return call;
+  }
+
+  add(call: PortalCall): void {
+    this.calls.set(call.CALL_ID, call);
+    if (call.EXTERNAL_CALL_ID !== '') {
+      this.byDedupeKey.set(
+        dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.EXTERNAL_CALL_ID),
+        call.CALL_ID,
+      );
+    }
+  }
+
+  finish(call: PortalCall, finish: Omit<CallFinish, 'STATISTIC_ID' | 'CRM_ACTIVITY_ID'>): CallFinish {
+    const done: CallFinish = {
+      ...finish,
+      STATISTIC_ID: this.nextStatisticId++,
+      CRM_ACTIVITY_ID: call.answer.CRM_ENTITY_ID === null ? null : this.nextActivityId++,
+    };
+    call.finished = done;
+    call.shownTo = [];
+    this.byDedupeKey.delete(dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.EXTERNAL_CALL_ID));
+    return done;
+  }
+
+  /**
+   * A repeated attachRecord replaces the recording on the portal (the last entry is the one in effect);
+   * every attach is kept so tests can count them.
+   */
+  attach(call: PortalCall, recording: Omit<CallRecording, 'FILE_ID'>): CallRecording {
+    const stored: CallRecording = { ...recording, FILE_ID: this.nextFileId++ };
+    call.records.push(stored);
+    return stored;
+  }
+
+  clear(): void {
+    this.calls.clear();
+    this.byDedupeKey.clear();
+  }
+}
+
+function dedupeKey(userId: number, phone: string, type: number, externalCallId: string): string {
+  return `${userId}|${phoneDigits(phone)}|${type}|${externalCallId}`;
+}

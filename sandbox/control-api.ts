@@ -1,0 +1,179 @@
+import { randomBytes } from 'node:crypto';
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { SandboxControls } from './controls';
+import { CrmEntityKind } from './crm-store';
+import { parseFaultSpec } from './faults';
+import { readBody, sendJson } from './http-io';
+import { Inspection } from './inspection';
+import { isPlainObject } from './params';
+import { PortalState } from './portal-state';
+import { WEBHOOK_SCOPES } from './seed';
+
+/** Test-only control API under /_sandbox/, a prefix no portal path uses. */
+export const CONTROL_PREFIX = '/_sandbox';
+
+const CRM_PATHS: Record<string, CrmEntityKind> = {
+  leads: 'LEAD',
+  contacts: 'CONTACT',
+  companies: 'COMPANY',
+  deals: 'DEAL',
+};
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+const ok = (body: unknown): Reply => ({ status: 200, body });
+const fail = (status: number, message: string): Reply => ({ status, body: { error: message } });
+
+export class ControlApi {
+  constructor(
+    private readonly state: PortalState,
+    private readonly inspection: Inspection,
+    private readonly controls: SandboxControls,
+  ) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const raw = await readBody(req, 1024 * 1024);
+    let body: unknown = {};
+    if (raw !== null && raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        return sendJson(res, 400, { error: 'the body must be JSON' });
+      }
+    }
+    const path = url.pathname.slice(CONTROL_PREFIX.length).replace(/\/+$/, '') || '/';
+    const reply = await this.route(req.method ?? 'GET', path, url.searchParams, body);
+    sendJson(res, reply.status, reply.body);
+  }
+
+  private async route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<Reply> {
+    const segments = path.split('/').filter(Boolean);
+    const [head, clientId, action] = segments;
+    if (method === 'GET') {
+      if (path === '/') return ok({ endpoints: ENDPOINTS });
+      if (path === '/calls') return ok(this.inspection.calls(callQuery(query)));
+      if (segments.length === 1 && head in CRM_PATHS) return ok(this.inspection.crm(CRM_PATHS[head]));
+      if (path === '/tasks') return ok(this.inspection.tasks());
+      if (path === '/users') return ok(this.inspection.users());
+      if (path === '/requests') {
+        const since = query.get('since');
+        return ok(this.state.requestLog.list(since === null ? undefined : Number(since)));
+      }
+      if (path === '/stats') return ok(this.state.requestLog.snapshot());
+      if (path === '/budget') return ok(this.inspection.budget());
+      if (path === '/faults') return ok(this.state.faults.list());
+      if (path === '/credentials') return ok(this.credentials());
+    }
+    if (method === 'POST') {
+      if (path === '/faults') {
+        const spec = parseFaultSpec(body);
+        return typeof spec === 'string'
+          ? fail(400, spec)
+          : { status: 201, body: this.controls.injectFault(spec) };
+      }
+      if (path === '/reset') {
+        this.controls.reset();
+        return ok({ reset: true });
+      }
+      if (path === '/clock') return this.advanceClock(body);
+      if (path === '/webhooks') return this.addWebhook(body);
+      if (head === 'apps' && segments.length === 3)
+        return this.appAction(decodeURIComponent(clientId), action, body);
+    }
+    if (method === 'DELETE' && path === '/faults') {
+      this.controls.clearFaults();
+      return ok({ cleared: true });
+    }
+    return fail(404, `no control endpoint ${method} ${CONTROL_PREFIX}${path}`);
+  }
+
+  private advanceClock(body: unknown): Reply {
+    if (!isPlainObject(body)) return fail(400, 'send {"advanceSec": n} or {"advanceMs": n}');
+    const ms =
+      typeof body.advanceMs === 'number'
+        ? body.advanceMs
+        : typeof body.advanceSec === 'number'
+          ? body.advanceSec * 1000
+          : NaN;
+    if (!Number.isFinite(ms) || ms < 0)
+      return fail(400, 'advanceSec/advanceMs must be a non-negative number');
+    return ok({ now: this.controls.advanceClock(ms) });
+  }
+
+  private addWebhook(body: unknown): Reply {
+    if (
+      !isPlainObject(body) ||
+      !Number.isInteger(body.userId) ||
+      !this.state.employees.get(body.userId as number)
+    ) {
+      return fail(400, 'userId must be the id of an existing employee');
+    }
+    const scopes = Array.isArray(body.scopes) ? body.scopes.map(String) : [...WEBHOOK_SCOPES];
+    const code =
+      typeof body.code === 'string' && /^[A-Za-z0-9]{8,64}$/.test(body.code) ? body.code : randomCode();
+    return { status: 201, body: this.controls.addWebhook({ userId: body.userId as number, code, scopes }) };
+  }
+
+  private async appAction(clientId: string, action: string, body: unknown): Promise<Reply> {
+    if (!this.state.credentials.app(clientId)) return fail(404, `no application with client id ${clientId}`);
+    if (action === 'revoke') return ok({ revokedTokenPairs: this.controls.revokeApp(clientId) });
+    if (action === 'tokens') {
+      const userId = isPlainObject(body) && Number.isInteger(body.userId) ? (body.userId as number) : 1;
+      return ok(this.controls.issueTokens(clientId, userId));
+    }
+    if (action === 'install') {
+      if (
+        !isPlainObject(body) ||
+        typeof body.handlerUrl !== 'string' ||
+        !/^https?:\/\//.test(body.handlerUrl)
+      ) {
+        return fail(400, 'handlerUrl must be an http(s) URL');
+      }
+      return ok(await this.controls.installApp(clientId, body.handlerUrl));
+    }
+    return fail(404, `no application action ${action}`);
+  }
+
+  private credentials(): unknown {
+    return {
+      webhooks: this.state.credentials
+        .webhookList()
+        .map((hook) => ({ ...hook, url: this.controls.webhookUrl(hook) })),
+      apps: this.state.credentials.appList(),
+      memberId: this.state.identity.memberId,
+      domain: this.state.identity.domain,
+    };
+  }
+}
+
+function callQuery(query: URLSearchParams) {
+  const userId = query.get('USER_ID');
+  return {
+    CALL_ID: query.get('CALL_ID') ?? undefined,
+    EXTERNAL_CALL_ID: query.get('EXTERNAL_CALL_ID') ?? undefined,
+    USER_ID: userId === null ? undefined : Number(userId),
+  };
+}
+
+function randomCode(): string {
+  return randomBytes(8).toString('hex');
+}
+
+const ENDPOINTS = [
+  'GET /_sandbox/calls?CALL_ID=&EXTERNAL_CALL_ID=&USER_ID=',
+  'GET /_sandbox/leads | contacts | companies | deals | tasks | users',
+  'GET /_sandbox/requests?since=<ms>',
+  'GET /_sandbox/stats',
+  'GET /_sandbox/budget',
+  'GET /_sandbox/credentials',
+  'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|redirect|decline|refuse, …}',
+  'POST /_sandbox/reset',
+  'POST /_sandbox/clock {advanceSec|advanceMs}',
+  'POST /_sandbox/webhooks {userId, scopes?, code?}',
+  'POST /_sandbox/apps/:clientId/install {handlerUrl}',
+  'POST /_sandbox/apps/:clientId/revoke',
+  'POST /_sandbox/apps/:clientId/tokens {userId?}',
+];

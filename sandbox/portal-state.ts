@@ -1,0 +1,83 @@
+import { CallRegistry } from './call-registry';
+import { SandboxClock } from './clock';
+import { CredentialStore } from './credentials';
+import { CrmStore } from './crm-store';
+import { FaultInjector } from './faults';
+import { SandboxRateLimiter } from './rate-limiter';
+import { RequestLog } from './request-log';
+import { SandboxSeed } from './seed';
+import { TaskStore } from './task-store';
+import { SandboxUserDirectory } from './user-directory';
+
+export interface PortalStateOptions {
+  seed: SandboxSeed;
+  rateLimitRps: number;
+  rateBurst: number;
+  accessTokenTtlSec: number;
+  expiredTokenError: string;
+  requestLogLimit: number;
+}
+
+/** Where the portal is reachable; known once the server listens. */
+export interface PortalIdentity {
+  url: string;
+  domain: string;
+  memberId: string;
+}
+
+/**
+ * Everything one sandbox portal knows: its data (employees, CRM, tasks, calls), its credentials, and the
+ * test machinery (clock, budget, faults, request log). The HTTP layers and in-process tests share it.
+ */
+export class PortalState {
+  readonly clock = new SandboxClock();
+  readonly now = () => this.clock.now();
+  readonly budget: SandboxRateLimiter;
+  readonly faults = new FaultInjector(this.now);
+  readonly requestLog: RequestLog;
+  readonly credentials: CredentialStore;
+  readonly calls = new CallRegistry();
+  employees: SandboxUserDirectory;
+  crm: CrmStore;
+  tasks: TaskStore;
+  identity: PortalIdentity = { url: '', domain: '', memberId: '' };
+
+  constructor(private readonly options: PortalStateOptions) {
+    this.budget = new SandboxRateLimiter(options.rateLimitRps, options.rateBurst, this.now);
+    this.requestLog = new RequestLog(options.requestLogLimit);
+    this.credentials = new CredentialStore({
+      accessTokenTtlMs: options.accessTokenTtlSec * 1000,
+      expiredTokenError: options.expiredTokenError,
+    });
+    this.employees = new SandboxUserDirectory([]);
+    this.crm = new CrmStore({ LEAD: [], CONTACT: [], COMPANY: [], DEAL: [] });
+    this.tasks = new TaskStore();
+    this.restoreSeed();
+  }
+
+  setAddress(url: string): void {
+    this.identity = { url, domain: new URL(url).host, memberId: this.options.seed.memberId };
+  }
+
+  /** Back to the seeded data with no calls, log, faults or budget use. Issued OAuth tokens stay valid. */
+  reset(): void {
+    this.calls.clear();
+    this.requestLog.reset();
+    this.faults.clear();
+    this.budget.reset();
+    this.restoreSeed();
+  }
+
+  private restoreSeed(): void {
+    const seed = structuredClone(this.options.seed);
+    this.employees = new SandboxUserDirectory(seed.employees);
+    this.crm = new CrmStore({
+      LEAD: seed.leads,
+      CONTACT: seed.contacts,
+      COMPANY: seed.companies,
+      DEAL: seed.deals,
+    });
+    this.tasks = new TaskStore();
+    this.credentials.load(seed.webhooks, seed.apps);
+  }
+}

@@ -1,0 +1,184 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
+import { runBatch } from './batch';
+import { Caller } from './credentials';
+import { portalTime } from './envelope';
+import {
+  MAX_BODY_BYTES,
+  parseBodyParams,
+  parseFormParams,
+  readBody,
+  sendJson,
+  sendRedirect,
+} from './http-io';
+import { sendPage } from './faults';
+import { MethodContext, MethodRegistry } from './method-registry';
+import { param, Params } from './params';
+import { PortalState } from './portal-state';
+import { RequestLogEntry } from './request-log';
+import { isSandboxPortalError, portalErrors, SandboxPortalError } from './sandbox-portal-error';
+
+/** A /rest path: `/rest/<user_id>/<code>/<method>` (webhook) or `/rest/<method>` (OAuth), optional `v1/`. */
+type RestAddress =
+  { kind: 'webhook'; userId: number; code: string; method: string } | { kind: 'oauth'; method: string };
+
+export function parseRestAddress(pathname: string): RestAddress | undefined {
+  const segments = pathname
+    .replace(/^\/rest\/?/, '')
+    .split('/')
+    .filter((segment) => segment !== '');
+  if (segments[0]?.toLowerCase() === 'v1' && segments.length > 1) segments.shift();
+  const method = (name: string | undefined) =>
+    decodeURIComponent(name ?? '')
+      .replace(/\.json$/i, '')
+      .toLowerCase();
+  if (segments.length === 3 && /^\d+$/.test(segments[0])) {
+    return {
+      kind: 'webhook',
+      userId: Number(segments[0]),
+      code: decodeURIComponent(segments[1]),
+      method: method(segments[2]),
+    };
+  }
+  if (segments.length === 2 && /^\d+$/.test(segments[0])) {
+    return {
+      kind: 'webhook',
+      userId: Number(segments[0]),
+      code: decodeURIComponent(segments[1]),
+      method: '',
+    };
+  }
+  if (segments.length <= 1) return { kind: 'oauth', method: method(segments[0]) };
+  return undefined;
+}
+
+function bearerToken(req: IncomingMessage): string | undefined {
+  const match = /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '');
+  return match?.[1];
+}
+
+interface Answer {
+  status: number;
+  body: unknown;
+  /** Commands that passed the budget and authentication. */
+  executed: number;
+  commands: number;
+}
+
+/**
+ * Serves /rest: address forms, parameters, faults, the request budget, credentials, rights, the method and
+ * the answer envelope, and records each request in the log.
+ */
+export class RestRouter {
+  constructor(
+    private readonly state: PortalState,
+    private readonly registry: MethodRegistry,
+    private readonly sleep: (ms: number) => Promise<void>,
+  ) {}
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const arrivedAt = this.state.now();
+    const address = parseRestAddress(url.pathname);
+    const entry: RequestLogEntry = {
+      at: arrivedAt,
+      path: url.pathname,
+      method: address?.method ?? '',
+      commands: 1,
+      status: 0,
+      error: null,
+      auth: address?.kind ?? null,
+    };
+    const redirect = this.state.faults.redirect();
+    if (redirect) {
+      sendRedirect(res, redirect.status, `${redirect.location}${url.pathname}${url.search}`);
+      this.record(entry, redirect.status, null, 0);
+      return;
+    }
+    const answer = await this.answer(req, url, address, arrivedAt);
+    const delay = this.state.faults.latencyMs();
+    if (delay > 0) await this.sleep(delay);
+    entry.commands = answer.commands;
+    const error = (answer.body as { error?: unknown }).error;
+    if (typeof answer.body === 'string') sendPage(res, answer.status, answer.body);
+    else sendJson(res, answer.status, answer.body);
+    this.record(entry, answer.status, typeof error === 'string' ? error : null, answer.executed);
+  }
+
+  private async answer(
+    req: IncomingMessage,
+    url: URL,
+    address: RestAddress | undefined,
+    arrivedAt: number,
+  ): Promise<Answer> {
+    let commands = 1;
+    let executed = 0;
+    try {
+      const body = await readBody(req);
+      if (body === null) throw portalErrors.tooLarge(MAX_BODY_BYTES);
+      const params: Params = {
+        ...parseFormParams(url.search),
+        ...parseBodyParams(req.headers['content-type'], body),
+      };
+      if (address?.method === 'batch') commands = Math.max(1, countCommands(params));
+      const refusal = this.state.faults.refusal(body);
+      if (refusal) return { ...refusal, executed: 0, commands };
+      const injected = this.state.faults.requestError();
+      if (injected) throw injected;
+      if (!this.state.budget.tryTake()) throw portalErrors.queryLimitExceeded();
+      const caller = this.authenticate(req, address, params);
+      const method = address?.method ?? '';
+      const run = this.runner(method);
+      executed = commands;
+      const envelope = run(params, { state: this.state, caller, now: arrivedAt });
+      return {
+        status: 200,
+        body: { ...envelope, time: portalTime(arrivedAt, this.state.now()) },
+        executed,
+        commands,
+      };
+    } catch (error) {
+      if (!isSandboxPortalError(error)) console.error('sandbox portal: unexpected failure', error);
+      const failure = isSandboxPortalError(error)
+        ? error
+        : new SandboxPortalError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error');
+      // An over-long batch is refused before any of its commands runs.
+      const ran = failure.code === 'ERROR_BATCH_LENGTH_EXCEEDED' ? 0 : executed;
+      return { status: failure.status, body: failure.body(), executed: ran, commands };
+    }
+  }
+
+  /** The method (or batch) behind a name, as a function from parameters to the answer without `time`. */
+  private runner(method: string): (params: Params, context: MethodContext) => Record<string, unknown> {
+    if (method === 'batch') {
+      return (params, context) => {
+        const fault = this.state.faults.methodError('batch');
+        if (fault) throw fault;
+        return runBatch(params, context, this.registry).body;
+      };
+    }
+    const definition = method === '' ? undefined : this.registry.find(method);
+    if (!definition) throw portalErrors.methodNotFound();
+    return (params, context) => {
+      const { result, total, next } = this.registry.invoke(definition, params, context);
+      return { result, ...(next === undefined ? {} : { next }), ...(total === undefined ? {} : { total }) };
+    };
+  }
+
+  private authenticate(req: IncomingMessage, address: RestAddress | undefined, params: Params): Caller {
+    if (address?.kind === 'webhook')
+      return this.state.credentials.authenticateWebhook(address.userId, address.code);
+    const auth = param(params, 'auth');
+    const token = typeof auth === 'string' && auth !== '' ? auth : bearerToken(req);
+    if (token === undefined) throw portalErrors.noAuth();
+    return this.state.credentials.authenticateToken(token, this.state.now());
+  }
+
+  private record(entry: RequestLogEntry, status: number, error: string | null, executed: number): void {
+    this.state.requestLog.record({ ...entry, status, error }, executed);
+  }
+}
+
+function countCommands(params: Params): number {
+  const cmd = param(params, 'cmd');
+  if (Array.isArray(cmd)) return cmd.length;
+  return cmd !== null && typeof cmd === 'object' ? Object.keys(cmd).length : 0;
+}

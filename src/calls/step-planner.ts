@@ -1,0 +1,228 @@
+import { stringify } from 'qs';
+import { CallRecord, PortalStep } from './call';
+import {
+  attachRecordParams,
+  finishParams,
+  hideParams,
+  PortalParams,
+  registerParams,
+} from './portal-commands';
+
+/**
+ * What delivery sends next, as data: the step table says what each kind of portal command is, and
+ * `planBatch` packs due calls into one `batch` request. Pure: no store, no clock, no HTTP. A new kind of
+ * step (a ringing call's register, show/hide, a recording upload, a task) is one more entry in
+ * `STEP_KINDS` (and its name in `PortalStep`), not one more branch in the delivery loop.
+ */
+
+/** One kind of portal command a call's step takes. */
+export interface StepKind {
+  /** The portal method (`telephony.externalcall.*`). */
+  method: string;
+  /** The command's parameters, from the call as stored right before sending. */
+  params(call: CallRecord): PortalParams;
+  /**
+   * Priority class: calls whose next step has a lower class are packed first when not all fit. Today
+   * every kind is class 1, so the order is the store's (oldest due first).
+   */
+  priority: number;
+  /**
+   * The step of the same call that may ride in the same request after this one (both safe to repeat
+   * together), or undefined. Register has none on purpose: register and finish of one call never share
+   * a request (docs/ARCHITECTURE.md "Delivery").
+   */
+  sharesRequestWith?(call: CallRecord): PortalStep | undefined;
+}
+
+export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
+  register: {
+    method: 'telephony.externalcall.register',
+    // The employee is fixed while marking the batch as sent; before that the size is estimated without it.
+    params: (call) => registerParams(call, call.portalUser ?? {}),
+    priority: 1,
+  },
+  finish: {
+    method: 'telephony.externalcall.finish',
+    params: finishParams,
+    priority: 1,
+    sharesRequestWith: (call) => (call.ended?.recordingUrl ? 'attachRecord' : undefined),
+  },
+  attachRecord: { method: 'telephony.externalcall.attachRecord', params: attachRecordParams, priority: 1 },
+  hide: { method: 'telephony.externalcall.hide', params: hideParams, priority: 1 },
+};
+
+/**
+ * The byte cap of one request's commands by default: 1 MB, what a proxy in front of a portal commonly
+ * accepts (nginx's default body limit is 1 MiB). Today's 50 commands take some 30 KB, so it changes
+ * nothing there; it keeps larger future steps (uploads, tasks) from building a request nobody accepts.
+ */
+export const DEFAULT_MAX_BATCH_BYTES = 1_000_000;
+
+/**
+ * Counted per command on top of its encoded label, method and parameters: the JSON around it, and what
+ * marking the batch adds after planning (the register's employee, the CRM binding: well under this).
+ */
+const COMMAND_OVERHEAD_BYTES = 96;
+
+/** One portal command planned for one call. */
+export interface PlannedCommand {
+  label: string;
+  step: PortalStep;
+}
+
+/** A command as it goes on the wire (the shape of the portal client's `BatchCommand`). */
+export interface WireCommand {
+  label: string;
+  method: string;
+  params: PortalParams;
+}
+
+export interface BatchLimits {
+  /** Commands per request (B24_BATCH_SIZE). */
+  maxCommands: number;
+  /** Bytes of encoded commands per request; default DEFAULT_MAX_BATCH_BYTES. */
+  maxBytes?: number;
+  /** The step table; the default is STEP_KINDS (specs pass their own to test the mechanism). */
+  kinds?: Readonly<Record<PortalStep, StepKind>>;
+}
+
+/** The commands the call's next step takes, in the order they are sent: the step and what may share its request. */
+export function dueSteps(call: CallRecord, kinds = STEP_KINDS): PortalStep[] {
+  const steps: PortalStep[] = [];
+  let step = call.nextStep === 'wait-start' ? undefined : call.nextStep;
+  while (step && !steps.includes(step)) {
+    steps.push(step);
+    step = kinds[step].sharesRequestWith?.(call);
+  }
+  return steps;
+}
+
+/** The encoded size of one command, as the portal client puts it in a batch's `cmd` map (an estimate). */
+export function commandBytes(label: string, method: string, params: PortalParams): number {
+  return (
+    Buffer.byteLength(label) +
+    Buffer.byteLength(method) +
+    Buffer.byteLength(stringify(params)) +
+    COMMAND_OVERHEAD_BYTES
+  );
+}
+
+/**
+ * The calls and commands of one `batch` request. A call contributes the commands of its next step only
+ * (and what may share that step's request): register and finish of one call never share a request,
+ * because a lost answer to a request that both registered and finished a call could not be repeated
+ * safely (a register after finish makes a second call). When only the finish fits, it goes alone;
+ * attachRecord is the call's own next step once the finish is through.
+ *
+ * A call suspected of getting a request refused (`batchLimit`) caps the commands of the request it joins.
+ */
+export class BatchPlan {
+  readonly entries: { callId: string; commands: PlannedCommand[] }[] = [];
+  private size = 0;
+  private bytes = 0;
+  private readonly entryBytes = new Map<string, number>();
+  private limit: number;
+  private readonly maxBytes: number;
+  private readonly kinds: Readonly<Record<PortalStep, StepKind>>;
+
+  constructor(maxCommands: number, options: Omit<BatchLimits, 'maxCommands'> = {}) {
+    this.limit = maxCommands;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BATCH_BYTES;
+    this.kinds = options.kinds ?? STEP_KINDS;
+  }
+
+  get commandCount(): number {
+    return this.size;
+  }
+
+  /** The estimated encoded size of the commands planned so far. */
+  get byteCount(): number {
+    return this.bytes;
+  }
+
+  get callIds(): string[] {
+    return this.entries.map((entry) => entry.callId);
+  }
+
+  /**
+   * Adds as many of the call's due commands as fit, by count and by bytes, in order; returns whether any
+   * did. A command over the byte cap on its own still goes alone in an empty request: the cap must not
+   * make a call undeliverable.
+   */
+  add(call: CallRecord): boolean {
+    const limit = Math.min(this.limit, call.batchLimit ?? Infinity);
+    const index = this.entries.length;
+    const commands: PlannedCommand[] = [];
+    let bytes = 0;
+    for (const step of dueSteps(call, this.kinds)) {
+      if (this.size + commands.length >= limit) break;
+      const label = `${step}_${index}`;
+      const size = commandBytes(label, this.kinds[step].method, this.kinds[step].params(call));
+      const empty = this.size === 0 && commands.length === 0;
+      if (!empty && this.bytes + bytes + size > this.maxBytes) break;
+      commands.push({ step, label });
+      bytes += size;
+    }
+    if (commands.length === 0) return false;
+    this.entries.push({ callId: call.callId, commands });
+    this.entryBytes.set(call.callId, bytes);
+    this.size += commands.length;
+    this.bytes += bytes;
+    this.limit = limit;
+    return true;
+  }
+
+  /** The same plan without the calls not in `callIds` (dropped while being marked as sent). */
+  only(callIds: ReadonlySet<string>): BatchPlan {
+    const kept = new BatchPlan(this.limit, { maxBytes: this.maxBytes, kinds: this.kinds });
+    for (const entry of this.entries) {
+      if (!callIds.has(entry.callId)) continue;
+      kept.entries.push(entry);
+      kept.entryBytes.set(entry.callId, this.entryBytes.get(entry.callId)!);
+      kept.size += entry.commands.length;
+      kept.bytes += this.entryBytes.get(entry.callId)!;
+    }
+    return kept;
+  }
+
+  /** The wire commands, built from the calls as stored right before sending. */
+  commands(calls: ReadonlyMap<string, CallRecord>): WireCommand[] {
+    return this.entries.flatMap((entry) => {
+      const call = calls.get(entry.callId)!;
+      return entry.commands.map(({ label, step }) => ({
+        label,
+        method: this.kinds[step].method,
+        params: this.kinds[step].params(call),
+      }));
+    });
+  }
+}
+
+/** What one look at the due calls plans: the request to send, and the held calls whose hold expired. */
+export interface BatchProposal {
+  plan: BatchPlan;
+  /** Calls waiting for a call.started (`wait-start`) that are due: their hold expired, they are parked. */
+  expiredHolds: string[];
+}
+
+/**
+ * Plans one request from the due calls (oldest due first, as the store lists them): higher priority
+ * classes first, then in the given order; a call that does not fit (a suspect's smaller request, a large
+ * command) leaves room for later calls that do.
+ */
+export function planBatch(due: readonly CallRecord[], limits: BatchLimits): BatchProposal {
+  const kinds = limits.kinds ?? STEP_KINDS;
+  const plan = new BatchPlan(limits.maxCommands, { maxBytes: limits.maxBytes, kinds });
+  const expiredHolds: string[] = [];
+  const sendable: CallRecord[] = [];
+  for (const call of due) {
+    if (call.nextStep === 'wait-start') expiredHolds.push(call.callId);
+    else if (call.nextStep) sendable.push(call);
+  }
+  // Array.prototype.sort is stable: within a class the store's order stays.
+  sendable.sort(
+    (a, b) => kinds[a.nextStep as PortalStep].priority - kinds[b.nextStep as PortalStep].priority,
+  );
+  for (const call of sendable) plan.add(call);
+  return { plan, expiredHolds };
+}

@@ -1,0 +1,223 @@
+import { AppConfig, LogLevel } from './app-config';
+
+/*
+ * Typed views of the validated configuration, one per concern, in the units the code works in (ms, bytes):
+ * each variable's unit is converted here, once. Each abstract class is the injection token of its view
+ * (`constructor(private readonly delivery: DeliverySettings)`), provided by ConfigurationModule; the
+ * `…Of(config)` functions are pure, so unit specs build a view from `loadConfig(env)` without Nest.
+ */
+
+const SECOND_MS = 1000;
+const DAY_MS = 86_400_000;
+
+/** The HTTP server and the process (PORT, NODE_ENV, SHUTDOWN_DELAY_MS). */
+export abstract class ServerSettings {
+  abstract readonly port: number;
+  abstract readonly environment: AppConfig['NODE_ENV'];
+  /** NODE_ENV=production: the API documentation takes ADMIN_TOKEN, risky settings are refused. */
+  abstract readonly production: boolean;
+  /** On SIGTERM: how long readiness reports false before the server stops taking connections. */
+  abstract readonly shutdownDelayMs: number;
+}
+
+/** The tokens callers present (PBX_TOKENS, ADMIN_TOKEN, METRICS_TOKEN); never logged. */
+export abstract class SecuritySettings {
+  abstract readonly pbxTokens: readonly string[];
+  /** unset: /v1/admin (and, in production, the API documentation) refuse everyone. */
+  abstract readonly adminToken?: string;
+  /** unset: GET /metrics is open. */
+  abstract readonly metricsToken?: string;
+}
+
+/** What PBXs post and how it is read (PBX_*, DEFAULT_COUNTRY). */
+export abstract class IntakeSettings {
+  abstract readonly bodyLimitBytes: number;
+  /** Requests per second per PBX token before 429. */
+  abstract readonly rateLimitRps: number;
+  /** IANA zone of PBXs that post local times. */
+  abstract readonly timeZone: string;
+  /** Without `direction`: a number of at most this many digits is an internal extension. */
+  abstract readonly internalMaxDigits: number;
+  /** ISO 3166 alpha-2 country of national numbers; unset: only international numbers are understood. */
+  abstract readonly defaultCountry?: string;
+}
+
+/** Delivery to the portal and a call's life (DELIVERY_*, HOLD_ENDED_WITHOUT_START_SEC, B24_DEFAULT_USER_ID). */
+export abstract class DeliverySettings {
+  /** The portal user of calls whose employee is unknown. */
+  abstract readonly defaultUserId?: number;
+  abstract readonly maxBackoffMs: number;
+  /** Refusals of one step before its call is parked. */
+  abstract readonly maxAttempts: number;
+  /** How long a replica's delivery lease lasts without renewal. */
+  abstract readonly leaseMs: number;
+  /** How long a call.ended without its call.started waits for it. */
+  abstract readonly holdEndedWithoutStartMs: number;
+}
+
+/** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */
+export abstract class PortalSettings {
+  /** The portal's leaky bucket: drain rate (requests per second) and size. */
+  abstract readonly rateLimitRps: number;
+  abstract readonly burst: number;
+  /** Per-request timeout towards the portal and its token endpoint. */
+  abstract readonly timeoutMs: number;
+  /** Commands per `batch` request. */
+  abstract readonly batchSize: number;
+  /** Domains a 3xx may move to besides the portal's own registrable domain. */
+  abstract readonly allowedDomains: readonly string[];
+  abstract readonly apiVersion?: 'v1';
+}
+
+/** How the portal is addressed and authorised (B24_AUTH_MODE, B24_WEBHOOK_URL, OAuth settings). */
+export abstract class AuthSettings {
+  /** B24_AUTH_MODE, else inferred: a portal URL without a webhook means OAuth. */
+  abstract readonly mode: 'webhook' | 'oauth';
+  abstract readonly webhookUrl?: string;
+  abstract readonly portalUrl?: string;
+  abstract readonly clientId?: string;
+  abstract readonly clientSecret?: string;
+  abstract readonly oauthUrl?: string;
+  abstract readonly publicUrl?: string;
+  /** How long a `state` handed out by /oauth/start is accepted. */
+  abstract readonly stateTtlMs: number;
+}
+
+/** CRM lookups and the employee directory (LOOKUP_*, EMPLOYEE_REFRESH_SEC, B24_BIND_CRM_ENTITY). */
+export abstract class LookupSettings {
+  /** A cache miss's wait for the portal, the wait for the budget included. */
+  abstract readonly deadlineMs: number;
+  abstract readonly cacheTtlMs: number;
+  abstract readonly cacheSize: number;
+  abstract readonly employeeRefreshMs: number;
+  /** A registered call is bound to the CRM client the lookup finds. */
+  abstract readonly bindCrmEntity: boolean;
+  abstract readonly defaultCountry?: string;
+}
+
+/** The database (DATABASE_URL, DATABASE_POOL_SIZE, RETENTION_DAYS). */
+export abstract class StoreSettings {
+  /** `sqlite:PATH` (default `sqlite:./data/bridge.sqlite`, relative to the working directory) or `postgres://…`. */
+  abstract readonly databaseUrl: string;
+  /** PostgreSQL connections per replica. */
+  abstract readonly poolSize: number;
+  /** Settled calls unchanged for this long are deleted; `retentionDays` is the same, for messages. */
+  abstract readonly retentionMs: number;
+  abstract readonly retentionDays: number;
+}
+
+export abstract class LoggingSettings {
+  /** pino's or Nest's level name, as LOG_LEVEL gives it. */
+  abstract readonly level: LogLevel;
+}
+
+export const serverSettingsOf = (config: AppConfig): ServerSettings =>
+  Object.freeze({
+    port: config.PORT,
+    environment: config.NODE_ENV,
+    production: config.NODE_ENV === 'production',
+    shutdownDelayMs: config.SHUTDOWN_DELAY_MS,
+  });
+
+export const securitySettingsOf = (config: AppConfig): SecuritySettings =>
+  Object.freeze({
+    pbxTokens: Object.freeze([...config.PBX_TOKENS]),
+    adminToken: config.ADMIN_TOKEN,
+    metricsToken: config.METRICS_TOKEN,
+  });
+
+export const intakeSettingsOf = (config: AppConfig): IntakeSettings =>
+  Object.freeze({
+    bodyLimitBytes: config.PBX_BODY_LIMIT,
+    rateLimitRps: config.PBX_RATE_LIMIT_RPS,
+    timeZone: config.PBX_TIME_ZONE,
+    internalMaxDigits: config.PBX_INTERNAL_MAX_DIGITS,
+    defaultCountry: config.DEFAULT_COUNTRY,
+  });
+
+export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
+  Object.freeze({
+    defaultUserId: config.B24_DEFAULT_USER_ID,
+    maxBackoffMs: config.DELIVERY_MAX_BACKOFF_SEC * SECOND_MS,
+    maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
+    leaseMs: config.DELIVERY_LEASE_SEC * SECOND_MS,
+    holdEndedWithoutStartMs: config.HOLD_ENDED_WITHOUT_START_SEC * SECOND_MS,
+  });
+
+export const portalSettingsOf = (config: AppConfig): PortalSettings =>
+  Object.freeze({
+    rateLimitRps: config.B24_RATE_LIMIT_RPS,
+    burst: config.B24_RATE_BURST,
+    timeoutMs: config.B24_TIMEOUT_MS,
+    batchSize: config.B24_BATCH_SIZE,
+    allowedDomains: Object.freeze([...config.B24_ALLOWED_DOMAINS]),
+    apiVersion: config.B24_API_VERSION,
+  });
+
+export const authSettingsOf = (config: AppConfig): AuthSettings =>
+  Object.freeze({
+    mode: config.authMode,
+    webhookUrl: config.B24_WEBHOOK_URL,
+    portalUrl: config.B24_PORTAL_URL,
+    clientId: config.B24_CLIENT_ID,
+    clientSecret: config.B24_CLIENT_SECRET,
+    oauthUrl: config.B24_OAUTH_URL,
+    publicUrl: config.PUBLIC_URL,
+    stateTtlMs: config.OAUTH_STATE_TTL_SEC * SECOND_MS,
+  });
+
+export const lookupSettingsOf = (config: AppConfig): LookupSettings =>
+  Object.freeze({
+    deadlineMs: config.LOOKUP_DEADLINE_MS,
+    cacheTtlMs: config.LOOKUP_CACHE_TTL_SEC * SECOND_MS,
+    cacheSize: config.LOOKUP_CACHE_SIZE,
+    employeeRefreshMs: config.EMPLOYEE_REFRESH_SEC * SECOND_MS,
+    bindCrmEntity: config.B24_BIND_CRM_ENTITY,
+    defaultCountry: config.DEFAULT_COUNTRY,
+  });
+
+export const storeSettingsOf = (config: AppConfig): StoreSettings =>
+  Object.freeze({
+    databaseUrl: config.DATABASE_URL ?? 'sqlite:./data/bridge.sqlite',
+    poolSize: config.DATABASE_POOL_SIZE,
+    retentionMs: config.RETENTION_DAYS * DAY_MS,
+    retentionDays: config.RETENTION_DAYS,
+  });
+
+export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
+  Object.freeze({ level: config.LOG_LEVEL });
+
+/**
+ * Every view under its namespace: what ConfigService holds (`config.get('delivery', { infer: true })`,
+ * typed with `ConfigService<BridgeSettings, true>`).
+ */
+export interface BridgeSettings {
+  server: ServerSettings;
+  security: SecuritySettings;
+  intake: IntakeSettings;
+  delivery: DeliverySettings;
+  portal: PortalSettings;
+  auth: AuthSettings;
+  lookup: LookupSettings;
+  store: StoreSettings;
+  logging: LoggingSettings;
+}
+
+/** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
+export const SETTINGS = {
+  server: { token: ServerSettings, of: serverSettingsOf },
+  security: { token: SecuritySettings, of: securitySettingsOf },
+  intake: { token: IntakeSettings, of: intakeSettingsOf },
+  delivery: { token: DeliverySettings, of: deliverySettingsOf },
+  portal: { token: PortalSettings, of: portalSettingsOf },
+  auth: { token: AuthSettings, of: authSettingsOf },
+  lookup: { token: LookupSettings, of: lookupSettingsOf },
+  store: { token: StoreSettings, of: storeSettingsOf },
+  logging: { token: LoggingSettings, of: loggingSettingsOf },
+} as const;
+
+/** All views of one validated configuration, derived once and frozen. */
+export function settingsOf(config: AppConfig): Readonly<BridgeSettings> {
+  const entries = Object.entries(SETTINGS).map(([name, { of }]) => [name, of(config)]);
+  return Object.freeze(Object.fromEntries(entries) as BridgeSettings);
+}

@@ -1,0 +1,308 @@
+import { Logger } from '@nestjs/common';
+import { CallRecord, CrmBinding, PortalStep } from '../calls/call';
+import {
+  choosePortalUser,
+  countSent,
+  markCardHidden,
+  markFailed,
+  markHoldExpired,
+} from '../calls/call-lifecycle';
+import { BatchLimits, BatchPlan, dueSteps, planBatch } from '../calls/step-planner';
+import { BudgetUnit } from '../portal/budget-unit';
+import { PortalError } from '../portal/portal-error';
+import { CallStore } from '../store/call-store';
+import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
+import {
+  applyAnswers,
+  applyRequestFailure,
+  CommandAnswer,
+  OutcomeSettings,
+  refusedForContent,
+} from './delivery-outcome';
+import { PortalTransport } from './portal-transport';
+
+export interface BatchSettings {
+  defaultUserId?: number;
+  maxBackoffMs: number;
+  /** Refusals of one call's step before it is given up (DELIVERY_MAX_ATTEMPTS). */
+  maxAttempts: number;
+  /** Bytes of commands per request (default: the planner's DEFAULT_MAX_BATCH_BYTES). */
+  maxBatchBytes?: number;
+}
+
+/** What the CRM module tells delivery about employees and clients (both optional). */
+export interface CallRouting {
+  /** A user id, null when the loaded directory knows no such active employee, undefined when unknown. */
+  employeeFor(extension: string): number | null | undefined;
+  /** The CRM client to bind a register to; undefined when binding is off or none is found. */
+  bindingFor(phoneE164: string): Promise<CrmBinding | undefined>;
+}
+
+/** Told what became of each command, for metrics; kept out of delivery's logic. */
+export interface DeliveryObserver {
+  onCommand(step: PortalStep, outcome: 'delivered' | 'failed' | 'retried'): void;
+  onRetry(reason: string): void;
+}
+
+/**
+ * What the portal said to a batch, told to the loop the moment it is known (before the answers are
+ * stored): `pause` when it refused the bridge itself (credentials, rights), so delivery pauses.
+ */
+export type PortalAnswer = { ok: true } | { ok: false; error: PortalError; pause: boolean };
+
+type Bindings = Map<string, CrmBinding | null | PortalError>;
+
+/**
+ * One batch, from the due calls to the stored answers (what BullMQ's `process` or a Temporal activity is
+ * to their worker's loop): plan with `planBatch`, fix employees and count the commands as sent, send on the
+ * budget unit the loop took, apply each answer. The loop decides when; this decides nothing about time.
+ */
+export class DeliveryBatches {
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly store: CallStore,
+    private readonly transport: PortalTransport,
+    private readonly settings: BatchSettings,
+    private readonly observer?: DeliveryObserver,
+    private readonly routing?: CallRouting,
+  ) {
+    this.logger = new Logger(`Delivery ${transport.portalId}`);
+  }
+
+  /**
+   * Plans, marks and sends one batch on `unit`; the unit is given back if nothing is sent. `claimed` holds
+   * the calls of batches in flight: this batch skips them and claims its own until it settles. Resolves
+   * false when it found nothing to send and nothing to park (the loop may sleep).
+   */
+  async send(
+    lease: DeliveryLease,
+    unit: BudgetUnit,
+    claimed: Set<string>,
+    onAnswer: (answer: PortalAnswer) => void,
+  ): Promise<boolean> {
+    const now = Date.now();
+    let plan: BatchPlan | undefined;
+    try {
+      const found = await this.store.dueCalls(
+        this.transport.portalId,
+        now,
+        this.transport.maxBatchSize,
+        claimed,
+      );
+      // Another batch may have claimed some of these while the store answered (PostgreSQL answers
+      // asynchronously): drop them and claim the rest before the next await, so no call is in two batches.
+      const due = found.filter((call) => !claimed.has(call.callId));
+      const proposal = planBatch(due, this.limits());
+      plan = proposal.plan;
+      for (const callId of plan.callIds) claimed.add(callId);
+      const parked =
+        proposal.expiredHolds.length > 0 && (await this.expireHeld(proposal.expiredHolds, now, lease));
+      if (plan.commandCount === 0) return parked;
+      const planned = new Set(plan.callIds);
+      const bindings = await this.findBindings(due.filter((call) => planned.has(call.callId)));
+      await this.deliver(plan, bindings, lease, unit, onAnswer);
+      return true;
+    } finally {
+      for (const callId of plan?.callIds ?? []) claimed.delete(callId);
+      unit.giveBack();
+    }
+  }
+
+  private limits(): BatchLimits {
+    return { maxCommands: this.transport.maxBatchSize, maxBytes: this.settings.maxBatchBytes };
+  }
+
+  /**
+   * Held calls whose start never came are parked. A failure here (other than a lost lease) is logged and
+   * the batch goes on: the held calls are tried again with the next batch. Returns whether they were parked.
+   */
+  private async expireHeld(callIds: string[], now: number, lease: DeliveryLease): Promise<boolean> {
+    try {
+      await this.store.updateCalls(
+        this.transport.portalId,
+        callIds,
+        (call) =>
+          call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
+            ? markHoldExpired(
+                call,
+                'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
+                now,
+              )
+            : call,
+        lease,
+      );
+      return true;
+    } catch (error) {
+      if (error instanceof LeaseLostError) throw error;
+      this.logger.error(`could not park ${callIds.length} held calls: ${(error as Error).message}`);
+      return false;
+    }
+  }
+
+  /**
+   * With B24_BIND_CRM_ENTITY: the client each first register binds to. A lookup the portal could not answer
+   * now is an error for that call (retried later), so a call is never registered unbound by accident.
+   */
+  private async findBindings(calls: CallRecord[]): Promise<Bindings> {
+    const found: Bindings = new Map();
+    const routing = this.routing;
+    if (!routing) return found;
+    const unbound = calls.filter((call) => call.nextStep === 'register' && call.crmBinding === undefined);
+    await Promise.all(
+      unbound.map(async (call) => {
+        try {
+          found.set(call.callId, (await routing.bindingFor(call.phoneNumber!)) ?? null);
+        } catch (error) {
+          if (!(error instanceof PortalError)) throw error;
+          found.set(call.callId, error);
+        }
+      }),
+    );
+    return found;
+  }
+
+  private async deliver(
+    plan: BatchPlan,
+    bindings: Bindings,
+    lease: DeliveryLease,
+    unit: BudgetUnit,
+    onAnswer: (answer: PortalAnswer) => void,
+  ): Promise<void> {
+    const marked = await this.markSending(plan, bindings, lease);
+    const sendable = plan.only(new Set(marked.keys()));
+    if (sendable.commandCount === 0) return;
+    const commands = sendable.commands(marked);
+    const settings = this.outcomeSettings();
+    const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
+    try {
+      const outcome = await this.transport.batch(commands, { unit });
+      onAnswer({ ok: true });
+      const answers = new Map<string, CommandAnswer>(
+        commands.map(({ label }) => [
+          label,
+          { result: outcome.results[label], error: outcome.errors[label] },
+        ]),
+      );
+      const updated = await this.store.updateCalls(
+        this.transport.portalId,
+        sendable.callIds,
+        (call) => applyAnswers(call, entries.get(call.callId)!, answers, settings),
+        lease,
+      );
+      this.report(sendable, answers, updated);
+    } catch (error) {
+      if (!(error instanceof PortalError)) throw error;
+      const refused = refusedForContent(error);
+      const pause = !refused && ['credentials', 'rights', 'method-not-found'].includes(error.kind);
+      onAnswer({ ok: false, error, pause });
+      if (pause) return;
+      this.logger.warn(
+        refused
+          ? `batch of ${commands.length} commands refused, trying its calls in smaller batches: ${error.message}`
+          : `batch of ${commands.length} commands failed, retrying later: ${error.message}`,
+      );
+      for (const { step } of sendable.entries.flatMap((entry) => entry.commands)) {
+        this.observer?.onCommand(step, 'retried');
+      }
+      this.observer?.onRetry(error.kind);
+      const commandCount = sendable.commandCount;
+      await this.store.updateCalls(
+        this.transport.portalId,
+        sendable.callIds,
+        (call) =>
+          applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
+        lease,
+      );
+    }
+  }
+
+  private report(plan: BatchPlan, answers: Map<string, CommandAnswer>, updated: CallRecord[]): void {
+    if (!this.observer) return;
+    const failed = new Set(updated.filter((call) => call.failed).map((call) => call.callId));
+    for (const entry of plan.entries) {
+      for (const { label, step } of entry.commands) {
+        const error = answers.get(label)?.error;
+        if (!error) this.observer.onCommand(step, 'delivered');
+        else if (error.retryable) {
+          this.observer.onCommand(step, 'retried');
+          this.observer.onRetry(error.kind);
+        } else this.observer.onCommand(step, failed.has(entry.callId) ? 'failed' : 'delivered');
+      }
+    }
+  }
+
+  /**
+   * Before sending: fixes the employee each register goes to (a retried register must carry the same one)
+   * and counts the commands as sent, so a finish repeated after a lost answer is recognised. The plan was
+   * made from a read that may predate another batch's answer: a call whose stored next step is no longer
+   * the planned one, or not due yet, is left alone and dropped from this batch.
+   */
+  private async markSending(
+    plan: BatchPlan,
+    bindings: Bindings,
+    lease: DeliveryLease,
+  ): Promise<Map<string, CallRecord>> {
+    const steps = new Map(plan.entries.map((entry) => [entry.callId, entry.commands.map((c) => c.step)]));
+    const now = Date.now();
+    const settings = this.outcomeSettings();
+    const sending = new Set<string>();
+    const updated = await this.store.updateCalls(
+      this.transport.portalId,
+      plan.callIds,
+      (call) => {
+        const planned = steps.get(call.callId) ?? [];
+        if (dueSteps(call)[0] !== planned[0] || (call.dueAt ?? Infinity) > now) return call;
+        const binding = bindings.get(call.callId);
+        if (binding instanceof PortalError) return applyRequestFailure(call, binding, settings);
+        if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
+        if (call.nextStep === 'register' && !call.portalUser) {
+          const choice = choosePortalUser(call, this.settings.defaultUserId, (extension) =>
+            this.routing?.employeeFor(extension),
+          );
+          if (!choice) {
+            return markFailed(
+              call,
+              'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
+              now,
+            );
+          }
+          call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
+        }
+        if (call.nextStep === 'hide' && !call.cardUserIds) {
+          const userId = this.cardUserOf(call);
+          if (userId === undefined) {
+            return markCardHidden(
+              call,
+              now,
+              `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
+            );
+          }
+          call = { ...call, cardUserIds: [userId] };
+        }
+        sending.add(call.callId);
+        return countSent(call, planned);
+      },
+      lease,
+    );
+    const sendable = updated.filter((call) => sending.has(call.callId));
+    return new Map(sendable.map((call) => [call.callId, call]));
+  }
+
+  /** The employee the register popped the card for: its USER_ID, or the one with its internal number. */
+  private cardUserOf(call: CallRecord): number | undefined {
+    const user = call.portalUser;
+    if (user?.USER_ID !== undefined) return user.USER_ID;
+    const extension = user?.USER_PHONE_INNER;
+    return extension === undefined ? undefined : (this.routing?.employeeFor(extension) ?? undefined);
+  }
+
+  private outcomeSettings(): OutcomeSettings {
+    return {
+      now: Date.now(),
+      defaultUserId: this.settings.defaultUserId,
+      maxBackoffMs: this.settings.maxBackoffMs,
+      maxAttempts: this.settings.maxAttempts,
+    };
+  }
+}

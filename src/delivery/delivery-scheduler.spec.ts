@@ -1,0 +1,294 @@
+import { ConsoleLogger, Logger } from '@nestjs/common';
+import { CallEvent, CallRecord, PortalStep } from '../calls/call';
+import { applyEvent, newCall } from '../calls/call-lifecycle';
+import { WireCommand } from '../calls/step-planner';
+import { BudgetUnit } from '../portal/budget-unit';
+import { usableCapacity } from '../portal/budget-waiters';
+import { BatchOutcome } from '../portal/portal-client';
+import { classifyPortalError, PortalError } from '../portal/portal-error';
+import { RequestBudget } from '../portal/request-budget';
+import { MemoryCallStore } from '../store/memory/memory-call-store';
+import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
+import { DeliveryScheduler } from './delivery-scheduler';
+import { LeaseKeeper } from './lease-keeper';
+import { PortalTransport } from './portal-transport';
+
+const PORTAL = 'portal.example';
+
+type Script = (commands: WireCommand[]) => BatchOutcome | PortalError;
+
+/** Answers like the portal: a CALL_ID per register, true for the rest. */
+const portalOk = (commands: WireCommand[]): BatchOutcome => ({
+  results: Object.fromEntries(
+    commands.map(({ label, method }) => [
+      label,
+      method.endsWith('.register') ? { CALL_ID: `externalCall.${label}` } : true,
+    ]),
+  ),
+  errors: {},
+});
+
+/**
+ * The portal at the HTTP-free boundary: answers from a script, settles each budget unit as the real
+ * client does (spent when a request leaves; given back when the credentials cannot be used).
+ */
+class ScriptedPortal implements PortalTransport {
+  readonly portalId = PORTAL;
+  /** A clock that stands still: the bucket's level counts units exactly. */
+  readonly budget = new RequestBudget(1, 20, () => 0);
+  readonly requests: WireCommand[][] = [];
+  private readonly scripts: (Script | 'credentials-unusable')[] = [];
+
+  constructor(readonly maxBatchSize = 50) {}
+
+  next(script: Script | 'credentials-unusable'): void {
+    this.scripts.push(script);
+  }
+
+  async batch(commands: WireCommand[], { unit }: { unit: BudgetUnit }): Promise<BatchOutcome> {
+    const script = this.scripts.shift() ?? portalOk;
+    if (script === 'credentials-unusable') {
+      unit.giveBack();
+      throw new PortalError('credentials', 'NEEDS_REAUTHORISATION', 'open /oauth/start');
+    }
+    unit.spend();
+    this.requests.push(commands);
+    const answer = script(commands);
+    if (answer instanceof PortalError) throw answer;
+    return answer;
+  }
+}
+
+const methods = (request: WireCommand[]) => request.map((command) => command.method.split('.').pop());
+
+describe('DeliveryScheduler (the loop) with an in-memory store and a scripted portal', () => {
+  let leases: MemoryLeaseStore;
+  let store: MemoryCallStore;
+  let portal: ScriptedPortal;
+  let lease: LeaseKeeper;
+  let scheduler: DeliveryScheduler;
+  let outcomes: [PortalStep, string][];
+
+  async function setUp(options: { maxBatchSize?: number; defaultUserId?: number } = {}) {
+    leases = new MemoryLeaseStore();
+    store = new MemoryCallStore(leases);
+    portal = new ScriptedPortal(options.maxBatchSize);
+    outcomes = [];
+    lease = new LeaseKeeper(leases, PORTAL, 'replica-1', 60_000, () => undefined);
+    lease.start();
+    for (let i = 0; i < 50 && !lease.current(); i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(lease.current()).toBeDefined();
+    scheduler = new DeliveryScheduler(
+      store,
+      portal,
+      {
+        defaultUserId: options.defaultUserId,
+        maxBackoffMs: 60_000,
+        maxAttempts: 3,
+        maxInFlight: 2,
+        pauseMs: 30_000,
+      },
+      lease,
+      { onCommand: (step, outcome) => outcomes.push([step, outcome]), onRetry: () => undefined },
+    );
+  }
+
+  // The loop logs every refusal; the assertions here read the store and the status instead.
+  beforeAll(() => Logger.overrideLogger(false));
+  afterAll(() => Logger.overrideLogger(new ConsoleLogger()));
+
+  afterEach(async () => {
+    await scheduler.stop();
+    portal.budget.stop();
+  });
+
+  async function take(events: Partial<CallEvent>[], holdEndedWithoutStartMs = 60_000) {
+    const settings = { now: Date.now() - 1000, holdEndedWithoutStartMs };
+    await store.ingest(
+      PORTAL,
+      [events.map((event) => ({ at: '2026-11-23T10:00:00+01:00', ...event }) as CallEvent)],
+      (call, event) => applyEvent(call ?? newCall(PORTAL, event.callId, settings.now), event, settings),
+    );
+  }
+
+  const started = (callId: string, extra: Partial<CallEvent> = {}): Partial<CallEvent> => ({
+    event: 'call.started',
+    callId,
+    direction: 'inbound',
+    phoneNumber: '+493012345678',
+    extension: '101',
+    ...extra,
+  });
+  const ended = (callId: string, extra: Partial<CallEvent> = {}): Partial<CallEvent> => ({
+    event: 'call.ended',
+    callId,
+    durationSec: 30,
+    status: 'answered',
+    ...extra,
+  });
+  const find = async (callId: string) => (await store.findCall(PORTAL, callId)) as CallRecord;
+  const level = () => portal.budget.snapshot().level;
+
+  it('ok: sends the due registers in one request, stores each CALL_ID, spends one unit', async () => {
+    await setUp();
+    await take([started('a'), started('b')]);
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(portal.requests.map(methods)).toEqual([['register', 'register']]);
+    expect(portal.requests[0][0].params).toMatchObject({ USER_PHONE_INNER: '101', EXTERNAL_CALL_ID: 'a' });
+    expect(await find('a')).toMatchObject({ state: 'registered', portalCallId: 'externalCall.register_0' });
+    expect((await find('b')).stepsSent).toEqual({ register: 1 });
+    expect(level()).toBe(1);
+    expect(outcomes).toEqual([
+      ['register', 'delivered'],
+      ['register', 'delivered'],
+    ]);
+    expect(scheduler.portalStatus()).toMatchObject({ lastRequestOk: true, deliveringHere: true });
+  });
+
+  it('register and finish of one call go in separate requests; finish and attachRecord share one', async () => {
+    await setUp();
+    await take([started('a'), ended('a', { recordingUrl: 'https://pbx/a.mp3' })]);
+    await scheduler.runOnce();
+    await scheduler.runOnce();
+    expect(portal.requests.map(methods)).toEqual([['register'], ['finish', 'attachRecord']]);
+    expect(await find('a')).toMatchObject({ state: 'finished', recordAttached: true });
+    expect((await find('a')).dueAt).toBeUndefined();
+    expect(level()).toBe(2);
+  });
+
+  it('with room for one command, a finish goes alone and its recording follows in the next request', async () => {
+    await setUp({ maxBatchSize: 1 });
+    await take([started('a'), ended('a', { recordingUrl: 'https://pbx/a.mp3' })]);
+    for (let i = 0; i < 3; i++) await scheduler.runOnce();
+    expect(portal.requests.map(methods)).toEqual([['register'], ['finish'], ['attachRecord']]);
+  });
+
+  it('a command refused on its own fails its call; the others in the request go on', async () => {
+    await setUp();
+    await take([started('a'), started('b')]);
+    portal.next((commands) => ({
+      ...portalOk(commands),
+      errors: { register_0: classifyPortalError('ERROR_CORE', 'PHONE_NUMBER is invalid', 400) },
+    }));
+    await scheduler.runOnce();
+    expect(await find('a')).toMatchObject({ state: 'failed', failed: true });
+    expect((await find('a')).lastError).toContain('PHONE_NUMBER is invalid');
+    expect(await find('b')).toMatchObject({ state: 'registered' });
+    expect(outcomes).toEqual([
+      ['register', 'failed'],
+      ['register', 'delivered'],
+    ]);
+  });
+
+  it.each([
+    ['503 QUERY_LIMIT_EXCEEDED', () => classifyPortalError('QUERY_LIMIT_EXCEEDED', 'Too many requests', 503)],
+    ['a 502', () => classifyPortalError('', 'unexpected answer (HTTP 502)', 502)],
+    ['a timeout', () => new PortalError('timeout', '', 'no answer within 10000 ms')],
+  ])(
+    '%s: every call of the request is retried later, nothing fails, delivery is not paused',
+    async (_, error) => {
+      await setUp();
+      await take([started('a'), started('b')]);
+      portal.next(error);
+      const before = Date.now();
+      await scheduler.runOnce();
+      for (const callId of ['a', 'b']) {
+        const call = await find(callId);
+        expect(call).toMatchObject({ state: 'queued', failed: false, nextStep: 'register' });
+        expect(call.dueAt).toBeGreaterThan(before);
+        expect(call.lastError).toContain('retrying');
+      }
+      expect(scheduler.portalStatus()).toMatchObject({ lastRequestOk: false, paused: false });
+      expect(level()).toBe(1);
+      expect((await scheduler.runOnce()).kind).toBe('sleep');
+    },
+  );
+
+  it('a request refused for its content: its calls go in requests of half as many commands', async () => {
+    await setUp();
+    await take([started('a'), started('b'), started('c'), started('d')]);
+    portal.next(() => classifyPortalError('', 'unexpected answer (HTTP 403)', 403));
+    await scheduler.runOnce();
+    for (const callId of ['a', 'b', 'c', 'd']) expect((await find(callId)).batchLimit).toBe(2);
+    expect(scheduler.portalStatus().paused).toBe(false);
+  });
+
+  it('credentials refused: delivery pauses with the reason, nothing is dropped; resume() sends again', async () => {
+    await setUp();
+    await take([started('a')]);
+    portal.next(() => classifyPortalError('NO_AUTH_FOUND', 'Wrong authorization data', 401));
+    await scheduler.runOnce();
+    expect(scheduler.portalStatus()).toMatchObject({ paused: true, lastRequestOk: false });
+    expect(scheduler.portalStatus().pausedReason).toContain('Wrong authorization data');
+    expect(await find('a')).toMatchObject({ state: 'queued', failed: false, nextStep: 'register' });
+    const paused = await scheduler.runOnce();
+    expect(paused.kind).toBe('sleep');
+    expect(portal.requests).toHaveLength(1);
+    scheduler.resume();
+    await scheduler.runOnce();
+    expect(portal.requests).toHaveLength(2);
+    expect(await find('a')).toMatchObject({ state: 'registered' });
+    expect(scheduler.portalStatus()).toMatchObject({ paused: false, lastRequestOk: true });
+  });
+
+  it('credentials unusable before sending: the client gives the unit back and delivery pauses', async () => {
+    await setUp();
+    await take([started('a')]);
+    portal.next('credentials-unusable');
+    await scheduler.runOnce();
+    expect(portal.requests).toHaveLength(0);
+    expect(level()).toBe(0);
+    expect(scheduler.portalStatus().paused).toBe(true);
+  });
+
+  it('lease lost: the fenced write is refused, nothing is sent or stored, the unit goes back', async () => {
+    await setUp();
+    await take([started('a')]);
+    const ours = lease.current()!;
+    await leases.releaseLease(ours);
+    expect(await leases.acquireLease(PORTAL, 'replica-2', 60_000)).toMatchObject({ epoch: ours.epoch + 1 });
+    await scheduler.runOnce();
+    expect(portal.requests).toHaveLength(0);
+    expect(level()).toBe(0);
+    expect(await find('a')).toMatchObject({ stepsSent: {}, nextStep: 'register' });
+    expect(lease.current()).toBeUndefined();
+    expect(scheduler.portalStatus().deliveringHere).toBe(false);
+    expect((await scheduler.runOnce()).kind).toBe('sleep');
+  });
+
+  it('parks a held call whose start never came, sends nothing for it, and gives the unit back', async () => {
+    await setUp();
+    await take([ended('held')], 0);
+    expect(await find('held')).toMatchObject({ nextStep: 'wait-start' });
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(portal.requests).toHaveLength(0);
+    expect(await find('held')).toMatchObject({ state: 'failed', holdExpired: true });
+    expect((await find('held')).dueAt).toBeUndefined();
+    expect(level()).toBe(0);
+  });
+
+  it('a call dropped while marking (no employee at all) is failed, and the unit goes back unsent', async () => {
+    await setUp();
+    await take([started('a', { extension: undefined })]);
+    await scheduler.runOnce();
+    expect(portal.requests).toHaveLength(0);
+    expect(level()).toBe(0);
+    expect((await find('a')).lastError).toContain('no employee for this call');
+    // With nothing due the loop sleeps instead of taking a unit.
+    expect((await scheduler.runOnce()).kind).toBe('sleep');
+    expect(level()).toBe(0);
+  });
+
+  it('stop() ends the wait for a unit: none is taken and nothing is sent', async () => {
+    await setUp();
+    await take([started('a')]);
+    // Fill the bucket: the loop's next unit has to wait.
+    for (let i = 0; i < usableCapacity(20); i++) await portal.budget.acquire();
+    const full = level();
+    const turn = scheduler.runOnce();
+    await scheduler.stop();
+    expect((await turn).kind).toBe('stopped');
+    expect(level()).toBe(full);
+    expect(portal.requests).toHaveLength(0);
+  });
+});

@@ -1,0 +1,16 @@
+import { WireCommand } from '../calls/step-planner';
+import { BudgetUnit } from '../portal/budget-unit';
+import { PortalBudget } from '../portal/budget-waiters';
+import { BatchOutcome } from '../portal/portal-client';
+
+/**
+ * What delivery needs of the portal: its budget and one `batch` request paid with a unit taken from it.
+ * `PortalClient` is the implementation; specs give the loop a scripted one at this HTTP-free boundary.
+ * `batch` settles the unit: spent when the request leaves, given back when nothing was sent.
+ */
+export interface PortalTransport {
+  readonly portalId: string;
+  readonly maxBatchSize: number;
+  readonly budget: PortalBudget;
+  batch(commands: WireCommand[], options: { unit: BudgetUnit }): Promise<BatchOutcome>;
+}

@@ -1,0 +1,34 @@
+/**
+ * One unit of the portal's request budget, taken by `acquire()`: it must end either spent (a request left
+ * with it) or given back (nothing was sent), exactly once. Holding it as an object instead of a flag lets
+ * every early exit say `giveBack()` in one `finally`, and makes a unit spent twice (two requests counted
+ * once) an error instead of a silent overspend.
+ */
+export class BudgetUnit {
+  private state: 'held' | 'spent' | 'given-back' = 'held';
+
+  /** `refund` returns the unit to the bucket it came from; called at most once. */
+  constructor(private readonly refund: () => void) {}
+
+  /** Neither spent nor given back yet. */
+  get held(): boolean {
+    return this.state === 'held';
+  }
+
+  get spent(): boolean {
+    return this.state === 'spent';
+  }
+
+  /** A request leaves on this unit now. A unit already spent or given back cannot pay for another. */
+  spend(): void {
+    if (this.state !== 'held') throw new Error(`a budget unit already ${this.state} cannot be spent`);
+    this.state = 'spent';
+  }
+
+  /** Nothing was sent on it: the bucket gets it back. Safe in any `finally`: a settled unit stays as it is. */
+  giveBack(): void {
+    if (this.state !== 'held') return;
+    this.state = 'given-back';
+    this.refund();
+  }
+}

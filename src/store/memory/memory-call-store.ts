@@ -1,0 +1,147 @@
+import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { DeliveryLease, LeaseLostError } from '../coordination-store';
+import { MemoryLeaseStore } from './memory-lease-store';
+
+/**
+ * The call queue in memory, with the SQLite store's semantics (dueCalls oldest due first with the skip
+ * set, fenced all-or-nothing updateCalls, duplicates by `(callId, event)`), for fast unit specs of
+ * delivery. Records are copied in and out, as a database would, so a caller cannot change stored state
+ * by holding on to an object. Not for production: nothing survives the process.
+ */
+export class MemoryCallStore extends CallStore {
+  private readonly calls = new Map<string, CallRecord>();
+  private readonly events = new Set<string>();
+
+  /** `leases`: where fenced writes check the lease, as the SQL stores read their `portal_leases` row. */
+  constructor(private readonly leases?: MemoryLeaseStore) {
+    super();
+  }
+
+  async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
+    const staged = new Map<string, CallRecord>();
+    const seen = new Set<string>();
+    const results = submissions.map((events) => {
+      const result: IngestResult = { accepted: 0, duplicates: 0 };
+      for (const event of events) {
+        const key = JSON.stringify([portalId, event.callId, event.event]);
+        if (this.events.has(key) || seen.has(key)) {
+          result.duplicates += 1;
+          continue;
+        }
+        seen.add(key);
+        result.accepted += 1;
+        const id = JSON.stringify([portalId, event.callId]);
+        const call = staged.get(id) ?? this.read(portalId, event.callId);
+        staged.set(id, copy(apply(call && copy(call), copy(event))));
+      }
+      return result;
+    });
+    for (const key of seen) this.events.add(key);
+    for (const [id, call] of staged) this.calls.set(id, call);
+    return results;
+  }
+
+  async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
+    return this.read(portalId, callId);
+  }
+
+  async dueCalls(
+    portalId: string,
+    now: number,
+    limit: number,
+    skip: ReadonlySet<string>,
+  ): Promise<CallRecord[]> {
+    return this.ofPortal(portalId)
+      .filter((call) => call.dueAt !== undefined && call.dueAt !== null && call.dueAt <= now)
+      .sort((a, b) => a.dueAt! - b.dueAt!)
+      .filter((call) => !skip.has(call.callId))
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async updateCalls(
+    portalId: string,
+    callIds: string[],
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord[]> {
+    if (fence) {
+      const holder = this.leases?.holder(portalId);
+      if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
+    }
+    // All or nothing, as one transaction: a mutator that throws leaves every call as it was.
+    const next = callIds.flatMap((callId) => {
+      const call = this.read(portalId, callId);
+      return call ? [copy(mutate(call))] : [];
+    });
+    for (const call of next) this.calls.set(JSON.stringify([portalId, call.callId]), call);
+    return next.map(copy);
+  }
+
+  async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
+    return this.ofPortal(portalId)
+      .filter((call) => call.state === state)
+      .sort((a, b) => b.updatedAt - a.updatedAt)
+      .slice(0, limit)
+      .map(copy);
+  }
+
+  async nextDueAt(portalId: string): Promise<number | undefined> {
+    const due = this.ofPortal(portalId).flatMap((call) => (call.dueAt == null ? [] : [call.dueAt]));
+    return due.length === 0 ? undefined : Math.min(...due);
+  }
+
+  async queueStats(portalId: string): Promise<QueueStats> {
+    const calls = this.ofPortal(portalId);
+    const waiting = calls.filter((call) => call.dueAt != null);
+    return {
+      depth: waiting.length,
+      oldestCreatedAt: waiting.length === 0 ? undefined : Math.min(...waiting.map((call) => call.createdAt)),
+      failed: calls.filter((call) => call.state === 'failed').length,
+    };
+  }
+
+  async deleteSettledCalls(before: number, limit: number): Promise<number> {
+    const settled = [...this.calls.values()]
+      .filter(
+        (call) =>
+          call.dueAt == null &&
+          (call.state === 'finished' || call.state === 'failed') &&
+          call.updatedAt < before,
+      )
+      .sort((a, b) => a.updatedAt - b.updatedAt)
+      .slice(0, limit);
+    for (const call of settled) {
+      this.calls.delete(JSON.stringify([call.portalId, call.callId]));
+      for (const key of [...this.events]) {
+        const [portal, callId] = JSON.parse(key) as string[];
+        if (portal === call.portalId && callId === call.callId) this.events.delete(key);
+      }
+    }
+    return settled.length;
+  }
+
+  /** One process holds the memory: nobody else stores work it must hear of. */
+  watchNewWork(): () => void {
+    return () => undefined;
+  }
+
+  async checkWritable(): Promise<void> {}
+
+  async close(): Promise<void> {}
+
+  private read(portalId: string, callId: string): CallRecord | undefined {
+    const call = this.calls.get(JSON.stringify([portalId, callId]));
+    return call && copy(call);
+  }
+
+  /** In insertion order, so equal due times keep the order calls came in (as SQLite's rowid order does). */
+  private ofPortal(portalId: string): CallRecord[] {
+    return [...this.calls.values()].filter((call) => call.portalId === portalId);
+  }
+}
+
+function copy<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
