@@ -1,6 +1,7 @@
 import axios from 'axios';
 import { ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /** The built bridge (dist/main.js) as a real child process, for crash, restart and shutdown tests. */
@@ -24,7 +25,10 @@ export async function freePort(): Promise<number> {
 
 export async function startBridgeProcess(env: Record<string, string>): Promise<BridgeProcess> {
   const port = await freePort();
+  // In a temporary working directory: dist/main.js reads `.env` from there, and a developer's own `.env`
+  // at the project root must not leak into these runs.
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
+    cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
