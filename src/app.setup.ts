@@ -8,6 +8,7 @@ import { AdminTokenGuard } from './admin/admin-token.guard';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
+import { probeRequestIds, UNLOGGED_ROUTES } from './logging/logging.module';
 
 /** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
 const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
@@ -25,6 +26,10 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
+  app.use(
+    UNLOGGED_ROUTES.map((path) => `/${path}`),
+    probeRequestIds,
+  );
   app.enableShutdownHooks();
   if (config.NODE_ENV === 'production') app.use(DOCS_PATHS, docsForAdminsOnly(app.get(AdminTokenGuard)));
   publishApiDocs(app);

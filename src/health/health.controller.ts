@@ -5,6 +5,9 @@ import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
 import { Lifecycle } from './lifecycle';
 
+/** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
+const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
+
 /** How long one look at the store answers readiness probes: a burst of probes costs one write and one scan. */
 const STORE_CHECK_REUSE_MS = 1000;
 
@@ -34,10 +37,10 @@ export class HealthController {
     private readonly credentials: PortalCredentials,
   ) {}
 
+  /** Terminus's answer to a check of nothing, without its machinery: probes come often and must stay cheap. */
   @Get('live')
-  @HealthCheck()
   live() {
-    return this.health.check([]);
+    return LIVE;
   }
 
   @Get('ready')

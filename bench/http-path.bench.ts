@@ -1,0 +1,176 @@
+/**
+ * `npm run bench` (first part): how lean the bridge's request path is, against the smallest Nest app on the
+ * same adapter measured in the same run. Each server is a child process; this process is the load
+ * generator (keep-alive, fixed concurrency). Prints requests/s of
+ *  - the minimal Nest app's `GET /ping` (bench/minimal-nest-app.ts),
+ *  - the bridge's `GET /health/live`,
+ *  - the bridge's single-event intake `POST /v1/calls/events` (one event per request, unique call ids,
+ *    SQLite in a temporary folder, sandbox mode: delivery runs to the in-process sandbox portal),
+ * and the ratios of the last two to the first.
+ * BRIDGE_DIST benches another build (e.g. an older commit's dist/); HTTP_BENCH_SECONDS, HTTP_BENCH_CONCURRENCY
+ * change the run; HTTP_BENCH_PROFILE=DIR writes the bridge's CPU profiles (node --cpu-prof) there, and
+ * HTTP_BENCH_ONLY=live or =intake measures the bridge on that route alone (for a profile of one path).
+ */
+import { ChildProcess, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request as httpRequest } from 'node:http';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { postJson, started } from './bench-support';
+
+const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 5);
+const CONCURRENCY = Number(process.env.HTTP_BENCH_CONCURRENCY ?? 32);
+const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
+const PROFILE_DIR = process.env.HTTP_BENCH_PROFILE;
+const ONLY = process.env.HTTP_BENCH_ONLY;
+const TOKEN = 'bench-token-http-path';
+const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+
+function freePort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => done(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}
+
+function get(url: string): Promise<number> {
+  return new Promise((done, fail) => {
+    const request = httpRequest(url, { agent }, (response) => {
+      response.resume();
+      response.on('end', () => done(response.statusCode ?? 0));
+    });
+    request.on('error', fail);
+    request.end();
+  });
+}
+
+async function untilUp(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`${url}: the server exited during start-up`);
+    if ((await get(url).catch(() => 0)) === 200) return;
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  throw new Error(`${url}: not up after 30 s`);
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((done) => child.once('exit', done));
+  child.kill('SIGTERM');
+  await exited;
+}
+
+/** Requests/s of `send` at CONCURRENCY after a warm-up; any answer other than `ok` fails the bench. */
+async function measure(send: (n: number) => Promise<number>, ok: number): Promise<number> {
+  let n = 0;
+  const round = async (ms: number) => {
+    const until = performance.now() + ms;
+    let done = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (performance.now() < until) {
+          const status = await send(n++);
+          if (status !== ok) throw new Error(`answer ${status}, expected ${ok}`);
+          done += 1;
+        }
+      }),
+    );
+    return done;
+  };
+  await round(2000);
+  const begin = performance.now();
+  const done = await round(SECONDS * 1000);
+  return Math.round(done / ((performance.now() - begin) / 1000));
+}
+
+async function minimalApp(): Promise<number> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'minimal-nest-app.ts')],
+    {
+      cwd: join(__dirname, '..'),
+      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+      stdio: 'ignore',
+    },
+  );
+  try {
+    await untilUp(`http://127.0.0.1:${port}/ping`, child);
+    return await measure(() => get(`http://127.0.0.1:${port}/ping`), 200);
+  } finally {
+    await stop(child);
+  }
+}
+
+async function bridge(dir: string): Promise<{ live: number; intake: number }> {
+  const port = await freePort();
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  const child = spawn(process.execPath, [...profile, join(DIST, 'main.js')], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH ?? '',
+      NODE_ENV: 'development',
+      SANDBOX: '1',
+      SANDBOX_PORT: '0',
+      PORT: String(port),
+      PBX_TOKENS: TOKEN,
+      PBX_RATE_LIMIT_RPS: '1000000',
+      DATABASE_URL: `sqlite:${join(dir, 'bridge.sqlite')}`,
+    },
+    stdio: 'ignore',
+  });
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await untilUp(`${url}/health/live`, child);
+    const live = ONLY === 'intake' ? NaN : await measure(() => get(`${url}/health/live`), 200);
+    const run = Date.now();
+    const intake =
+      ONLY === 'live'
+        ? NaN
+        : await measure(
+            (n) => postJson(`${url}/v1/calls/events`, started(`http-${run}-${n}`, n), TOKEN),
+            202,
+          );
+    return { live, intake };
+  } finally {
+    await stop(child);
+  }
+}
+
+async function main(): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-http-bench-'));
+  try {
+    const minimal = await minimalApp();
+    const { live, intake } = await bridge(dir);
+    console.log(
+      JSON.stringify(
+        {
+          httpPath: {
+            bridge: DIST,
+            concurrency: CONCURRENCY,
+            seconds: SECONDS,
+            minimalNestRps: minimal,
+            healthLiveRps: live,
+            intakeSingleEventRps: intake,
+            healthLiveRatio: Number((live / minimal).toFixed(2)),
+            intakeRatio: Number((intake / minimal).toFixed(2)),
+          },
+        },
+        null,
+        2,
+      ),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});
