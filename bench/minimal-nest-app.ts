@@ -1,5 +1,5 @@
 /**
- * The yardstick of bench/http-path.bench.ts: the smallest Nest application on the same HTTP adapter
+ * The yardstick of bench/http.bench.ts: the smallest Nest application on the same HTTP adapter
  * (Express) as the bridge — one controller, no middleware, no logger. Started as a child process on PORT.
  */
 import 'reflect-metadata';

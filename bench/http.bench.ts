@@ -24,7 +24,7 @@ const CONCURRENCY = Number(process.env.HTTP_BENCH_CONCURRENCY ?? 32);
 const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
 const PROFILE_DIR = process.env.HTTP_BENCH_PROFILE;
 const ONLY = process.env.HTTP_BENCH_ONLY;
-const TOKEN = 'bench-token-http-path';
+const TOKEN = 'bench-token-http';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
 function freePort(): Promise<number> {
