@@ -114,6 +114,50 @@ describe('BatchPlan', () => {
     expect(batch.byteCount).toBeLessThan(100_000);
   });
 
+  it('an operating-time allowance caps each method on its own; a call whose step has none waits', () => {
+    const room: Record<string, number> = {
+      'telephony.externalcall.register': 1,
+      'telephony.externalcall.finish': 2,
+      'telephony.externalcall.attachRecord': 1,
+    };
+    const asked: string[] = [];
+    const { plan: batch } = planBatch(
+      [
+        call('r1', 'register'),
+        call('r2', 'register'),
+        call('f1', 'finish'),
+        call('f2', 'finish'),
+        call('f3', 'finish'),
+      ],
+      {
+        maxCommands: 50,
+        allowance: (method) => {
+          asked.push(method);
+          return room[method];
+        },
+      },
+    );
+    // One register, two finishes, one recording (the second finish goes without its attachRecord).
+    expect(batch.callIds).toEqual(['r1', 'f1', 'f2']);
+    expect(steps(batch)).toEqual([['register'], ['finish', 'attachRecord'], ['finish']]);
+    expect(batch.commandsByMethod()).toEqual(
+      new Map([
+        ['telephony.externalcall.register', 1],
+        ['telephony.externalcall.finish', 2],
+        ['telephony.externalcall.attachRecord', 1],
+      ]),
+    );
+    expect(batch.exhaustedMethods().sort()).toEqual(Object.keys(room).sort());
+    // Each method's allowance is asked once per plan.
+    expect(asked.sort()).toEqual(Object.keys(room).sort());
+  });
+
+  it('with no allowance for any due method the plan is empty and names the methods that wait', () => {
+    const { plan: batch } = planBatch([call('r1', 'register')], { maxCommands: 50, allowance: () => 0 });
+    expect(batch.commandCount).toBe(0);
+    expect(batch.exhaustedMethods()).toEqual(['telephony.externalcall.register']);
+  });
+
   it('hide goes as one command with the card user', () => {
     const hidden: CallRecord = { ...call('h', 'finish'), nextStep: 'hide', cardUserIds: [7] };
     const batch = new BatchPlan(50);

@@ -84,6 +84,11 @@ export interface BatchLimits {
   maxBytes?: number;
   /** The step table; the default is STEP_KINDS (specs pass their own to test the mechanism). */
   kinds?: Readonly<Record<PortalStep, StepKind>>;
+  /**
+   * Commands of a method this request may still carry (the portal's operating-time limit); unlimited when
+   * absent. Asked once per method per plan.
+   */
+  allowance?: (method: string) => number;
 }
 
 /** The commands the call's next step takes, in the order they are sent: the step and what may share its request. */
@@ -124,11 +129,15 @@ export class BatchPlan {
   private limit: number;
   private readonly maxBytes: number;
   private readonly kinds: Readonly<Record<PortalStep, StepKind>>;
+  private readonly allowance?: (method: string) => number;
+  /** Commands left per method under `allowance`, asked the first time a method comes up. */
+  private readonly methodRoom = new Map<string, number>();
 
   constructor(maxCommands: number, options: Omit<BatchLimits, 'maxCommands'> = {}) {
     this.limit = maxCommands;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BATCH_BYTES;
     this.kinds = options.kinds ?? STEP_KINDS;
+    this.allowance = options.allowance;
   }
 
   get commandCount(): number {
@@ -154,22 +163,53 @@ export class BatchPlan {
     const index = this.entries.length;
     const commands: PlannedCommand[] = [];
     let bytes = 0;
+    const taken = new Map<string, number>();
     for (const step of dueSteps(call, this.kinds)) {
       if (this.size + commands.length >= limit) break;
+      const method = this.kinds[step].method;
+      if (this.roomFor(method) - (taken.get(method) ?? 0) <= 0) break;
       const label = `${step}_${index}`;
-      const size = commandBytes(label, this.kinds[step].method, this.kinds[step].params(call));
+      const size = commandBytes(label, method, this.kinds[step].params(call));
       const empty = this.size === 0 && commands.length === 0;
       if (!empty && this.bytes + bytes + size > this.maxBytes) break;
       commands.push({ step, label });
+      taken.set(method, (taken.get(method) ?? 0) + 1);
       bytes += size;
     }
     if (commands.length === 0) return false;
+    for (const [method, count] of taken) this.methodRoom.set(method, this.roomFor(method) - count);
     this.entries.push({ callId: call.callId, commands });
     this.entryBytes.set(call.callId, bytes);
     this.size += commands.length;
     this.bytes += bytes;
     this.limit = limit;
     return true;
+  }
+
+  /** How many commands of each method the plan carries. */
+  commandsByMethod(): Map<string, number> {
+    const counts = new Map<string, number>();
+    for (const { commands } of this.entries) {
+      for (const { step } of commands) {
+        const method = this.kinds[step].method;
+        counts.set(method, (counts.get(method) ?? 0) + 1);
+      }
+    }
+    return counts;
+  }
+
+  /** The methods that had no room left under the allowance while planning (their commands wait). */
+  exhaustedMethods(): string[] {
+    return [...this.methodRoom].filter(([, room]) => room <= 0).map(([method]) => method);
+  }
+
+  private roomFor(method: string): number {
+    let room = this.methodRoom.get(method);
+    if (room === undefined) {
+      room = this.allowance ? this.allowance(method) : Infinity;
+      this.methodRoom.set(method, room);
+    }
+    return room;
   }
 
   /** The same plan without the calls not in `callIds` (dropped while being marked as sent). */
@@ -212,7 +252,11 @@ export interface BatchProposal {
  */
 export function planBatch(due: readonly CallRecord[], limits: BatchLimits): BatchProposal {
   const kinds = limits.kinds ?? STEP_KINDS;
-  const plan = new BatchPlan(limits.maxCommands, { maxBytes: limits.maxBytes, kinds });
+  const plan = new BatchPlan(limits.maxCommands, {
+    maxBytes: limits.maxBytes,
+    kinds,
+    allowance: limits.allowance,
+  });
   const expiredHolds: string[] = [];
   const sendable: CallRecord[] = [];
   for (const call of due) {

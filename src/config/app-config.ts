@@ -164,6 +164,25 @@ export class AppConfig {
   @Min(100)
   B24_TIMEOUT_MS = 15000;
 
+  /** The portal's operating-time limit: server seconds one method may use in the window (480 on real portals). */
+  @Transform(toNumber)
+  @IsNumber()
+  @IsPositive()
+  B24_OPERATING_LIMIT_SEC = 480;
+
+  /** The sliding window of that limit, in seconds (600 on real portals). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  B24_OPERATING_WINDOW_SEC = 600;
+
+  /** The most batches delivery keeps in flight to one portal; within it, as many as its answer time needs. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(64)
+  DELIVERY_MAX_IN_FLIGHT = 16;
+
   @Transform(emptyAsUnset)
   @IsOptional()
   @Matches(/^[A-Z]{2}$/, { message: 'DEFAULT_COUNTRY must be an ISO 3166 alpha-2 code such as DE' })

@@ -31,6 +31,7 @@ describe('typed settings', () => {
       maxAttempts: 3,
       leaseMs: 12_000,
       holdEndedWithoutStartMs: 90_000,
+      maxInFlight: 16,
     });
     expect(lookupSettingsOf(config)).toMatchObject({ cacheTtlMs: 60_000, employeeRefreshMs: 120_000 });
     expect(authSettingsOf(config).stateTtlMs).toBe(30_000);
@@ -52,6 +53,8 @@ describe('typed settings', () => {
       batchSize: 50,
       allowedDomains: [],
       apiVersion: undefined,
+      operatingLimitSec: 480,
+      operatingWindowMs: 600_000,
     });
     expect(intakeSettingsOf(config)).toMatchObject({
       bodyLimitBytes: 1024 * 1024,

@@ -53,6 +53,8 @@ export abstract class DeliverySettings {
   abstract readonly leaseMs: number;
   /** How long a call.ended without its call.started waits for it. */
   abstract readonly holdEndedWithoutStartMs: number;
+  /** The most batches in flight to the portal at once. */
+  abstract readonly maxInFlight: number;
 }
 
 /** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */
@@ -67,6 +69,9 @@ export abstract class PortalSettings {
   /** Domains a 3xx may move to besides the portal's own registrable domain. */
   abstract readonly allowedDomains: readonly string[];
   abstract readonly apiVersion?: 'v1';
+  /** The portal's operating-time limit per method: server seconds allowed within the sliding window. */
+  abstract readonly operatingLimitSec: number;
+  abstract readonly operatingWindowMs: number;
 }
 
 /** How the portal is addressed and authorised (B24_AUTH_MODE, B24_WEBHOOK_URL, OAuth settings). */
@@ -142,6 +147,7 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
     maxAttempts: config.DELIVERY_MAX_ATTEMPTS,
     leaseMs: config.DELIVERY_LEASE_SEC * SECOND_MS,
     holdEndedWithoutStartMs: config.HOLD_ENDED_WITHOUT_START_SEC * SECOND_MS,
+    maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
   });
 
 export const portalSettingsOf = (config: AppConfig): PortalSettings =>
@@ -152,6 +158,8 @@ export const portalSettingsOf = (config: AppConfig): PortalSettings =>
     batchSize: config.B24_BATCH_SIZE,
     allowedDomains: Object.freeze([...config.B24_ALLOWED_DOMAINS]),
     apiVersion: config.B24_API_VERSION,
+    operatingLimitSec: config.B24_OPERATING_LIMIT_SEC,
+    operatingWindowMs: config.B24_OPERATING_WINDOW_SEC * SECOND_MS,
   });
 
 export const authSettingsOf = (config: AppConfig): AuthSettings =>

@@ -9,6 +9,7 @@ import {
 } from '../calls/call-lifecycle';
 import { BatchLimits, BatchPlan, dueSteps, planBatch } from '../calls/step-planner';
 import { BudgetUnit } from '../portal/budget-unit';
+import { OperatingReservation } from '../portal/operating-time';
 import { PortalError } from '../portal/portal-error';
 import { CallStore } from '../store/call-store';
 import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
@@ -48,7 +49,23 @@ export interface DeliveryObserver {
  * What the portal said to a batch, told to the loop the moment it is known (before the answers are
  * stored): `pause` when it refused the bridge itself (credentials, rights), so delivery pauses.
  */
-export type PortalAnswer = { ok: true } | { ok: false; error: PortalError; pause: boolean };
+export type PortalAnswer =
+  { ok: true; elapsedMs: number } | { ok: false; error: PortalError; pause: boolean; elapsedMs: number };
+
+/**
+ * What one batch did: sent (or parked held calls), found nothing, or found work it may not send before
+ * `until` because the portal's operating-time limit has no room for its methods.
+ */
+export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced'; until: number };
+
+/** Calls looked at per request: twice a request's worth, so calls dropped while planning leave it full. */
+const CANDIDATES_PER_COMMAND = 2;
+
+/**
+ * A method nearly at its operating limit goes in requests of at least this many of its commands (or fewer
+ * when the request is smaller), not a command at a time as its old use leaves the window.
+ */
+const MIN_PACED_COMMANDS = 10;
 
 type Bindings = Map<string, CrmBinding | null | PortalError>;
 
@@ -59,6 +76,8 @@ type Bindings = Map<string, CrmBinding | null | PortalError>;
  */
 export class DeliveryBatches {
   private readonly logger: Logger;
+  /** Planning is one at a time, so each batch sees the calls the batches before it claimed. */
+  private planning: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly store: CallStore,
@@ -80,37 +99,80 @@ export class DeliveryBatches {
     unit: BudgetUnit,
     claimed: Set<string>,
     onAnswer: (answer: PortalAnswer) => void,
-  ): Promise<boolean> {
+  ): Promise<BatchResult> {
     const now = Date.now();
     let plan: BatchPlan | undefined;
+    let reservation: OperatingReservation | undefined;
     try {
-      const found = await this.store.dueCalls(
-        this.transport.portalId,
-        now,
-        this.transport.maxBatchSize,
-        claimed,
-      );
-      // Another batch may have claimed some of these while the store answered (PostgreSQL answers
-      // asynchronously): drop them and claim the rest before the next await, so no call is in two batches.
-      const due = found.filter((call) => !claimed.has(call.callId));
-      const proposal = planBatch(due, this.limits());
-      plan = proposal.plan;
-      for (const callId of plan.callIds) claimed.add(callId);
+      const planned = await this.plan(now, claimed);
+      plan = planned.plan;
+      reservation = planned.reservation;
       const parked =
-        proposal.expiredHolds.length > 0 && (await this.expireHeld(proposal.expiredHolds, now, lease));
-      if (plan.commandCount === 0) return parked;
-      const planned = new Set(plan.callIds);
-      const bindings = await this.findBindings(due.filter((call) => planned.has(call.callId)));
+        planned.expiredHolds.length > 0 && (await this.expireHeld(planned.expiredHolds, now, lease));
+      if (plan.commandCount === 0) {
+        if (parked) return { kind: 'worked' };
+        return planned.pacedUntil === undefined
+          ? { kind: 'idle' }
+          : { kind: 'paced', until: planned.pacedUntil };
+      }
+      const calls = new Set(plan.callIds);
+      const bindings = await this.findBindings(planned.due.filter((call) => calls.has(call.callId)));
       await this.deliver(plan, bindings, lease, unit, onAnswer);
-      return true;
+      return { kind: 'worked' };
     } finally {
+      if (reservation) this.transport.operating?.release(reservation);
       for (const callId of plan?.callIds ?? []) claimed.delete(callId);
       unit.giveBack();
     }
   }
 
+  /**
+   * Looks at the due calls not claimed by a batch in flight, plans one request and claims its calls, one
+   * batch at a time: the store answers asynchronously (PostgreSQL), and a batch planning from a read made
+   * before another claimed its calls would send them twice at once. The plan's expected server time is set
+   * aside under the operating limit before the next batch plans.
+   */
+  private plan(now: number, claimed: Set<string>) {
+    const next = this.planning.then(async () => {
+      const limits = this.limits();
+      const found = await this.store.dueCalls(
+        this.transport.portalId,
+        now,
+        this.transport.maxBatchSize * CANDIDATES_PER_COMMAND,
+        claimed,
+      );
+      const due = found.filter((call) => !claimed.has(call.callId));
+      const { plan, expiredHolds } = planBatch(due, limits);
+      for (const callId of plan.callIds) claimed.add(callId);
+      const operating = this.transport.operating;
+      const reservation =
+        operating && plan.commandCount > 0 ? operating.reserve(plan.commandsByMethod()) : undefined;
+      let pacedUntil: number | undefined;
+      if (operating && plan.commandCount === 0) {
+        const minUseful = this.minPacedCommands();
+        for (const method of plan.exhaustedMethods()) {
+          const at = operating.nextRoomAt(method, minUseful);
+          if (at !== undefined) pacedUntil = Math.min(pacedUntil ?? Infinity, at);
+        }
+      }
+      return { plan, expiredHolds, due, reservation, pacedUntil };
+    });
+    this.planning = next.catch(() => undefined);
+    return next;
+  }
+
   private limits(): BatchLimits {
-    return { maxCommands: this.transport.maxBatchSize, maxBytes: this.settings.maxBatchBytes };
+    const operating = this.transport.operating;
+    const minUseful = this.minPacedCommands();
+    return {
+      maxCommands: this.transport.maxBatchSize,
+      maxBytes: this.settings.maxBatchBytes,
+      allowance: operating && ((method) => operating.allowance(method, minUseful)),
+    };
+  }
+
+  private minPacedCommands(): number {
+    return Math.min(MIN_PACED_COMMANDS, this.transport.maxBatchSize);
   }
 
   /**
@@ -175,9 +237,10 @@ export class DeliveryBatches {
     const commands = sendable.commands(marked);
     const settings = this.outcomeSettings();
     const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
+    const sentAt = Date.now();
     try {
       const outcome = await this.transport.batch(commands, { unit });
-      onAnswer({ ok: true });
+      onAnswer({ ok: true, elapsedMs: Date.now() - sentAt });
       const answers = new Map<string, CommandAnswer>(
         commands.map(({ label }) => [
           label,
@@ -195,7 +258,7 @@ export class DeliveryBatches {
       if (!(error instanceof PortalError)) throw error;
       const refused = refusedForContent(error);
       const pause = !refused && ['credentials', 'rights', 'method-not-found'].includes(error.kind);
-      onAnswer({ ok: false, error, pause });
+      onAnswer({ ok: false, error, pause, elapsedMs: Date.now() - sentAt });
       if (pause) return;
       this.logger.warn(
         refused

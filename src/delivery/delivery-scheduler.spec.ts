@@ -6,6 +6,7 @@ import { BudgetUnit } from '../portal/budget-unit';
 import { usableCapacity } from '../portal/budget-waiters';
 import { BatchOutcome } from '../portal/portal-client';
 import { classifyPortalError, PortalError } from '../portal/portal-error';
+import { OperatingTime } from '../portal/operating-time';
 import { RequestBudget } from '../portal/request-budget';
 import { MemoryCallStore } from '../store/memory/memory-call-store';
 import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
@@ -36,6 +37,7 @@ class ScriptedPortal implements PortalTransport {
   readonly portalId = PORTAL;
   /** A clock that stands still: the bucket's level counts units exactly. */
   readonly budget = new RequestBudget(1, 20, () => 0);
+  operating?: OperatingTime;
   readonly requests: WireCommand[][] = [];
   private readonly scripts: (Script | 'credentials-unusable')[] = [];
 
@@ -279,11 +281,61 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
     expect(level()).toBe(0);
   });
 
+  it('operating time: a method without room waits, the others fill the request; the loop sleeps till room', async () => {
+    await setUp();
+    const now = Date.now();
+    portal.operating = new OperatingTime({ windowMs: 60_000, limitSec: 48, targetShare: 1 }, () => now);
+    // Registers have used the whole limit (the portal said so); finishes have room.
+    portal.operating.observe('telephony.externalcall.register', {
+      usedSec: 48,
+      costSec: 0.04,
+      resetAtMs: now + 30_000,
+    });
+    portal.operating.observe('telephony.externalcall.finish', { usedSec: 1, costSec: 0.04 });
+    await take([started('a'), ended('a'), started('b')]);
+    await store.updateCalls(
+      PORTAL,
+      ['a'],
+      (call) => ({ ...call, nextStep: 'finish', portalCallId: 'x.1' }),
+      lease.current()!,
+    );
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(portal.requests.map(methods)).toEqual([['finish']]);
+    // Only b's register is due now, and its method has no room: no request, the unit goes back, the loop
+    // sleeps (at most a second at a time) until the portal's reset.
+    const levelBefore = level();
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(portal.requests).toHaveLength(1);
+    expect(level()).toBe(levelBefore);
+    const turn = await scheduler.runOnce();
+    expect(turn).toEqual({ kind: 'sleep', ms: 1000 });
+    expect((await find('b')).stepsSent).toEqual({});
+  });
+
+  it('keeps as many batches in flight as the answer time needs for the budget, within the cap', async () => {
+    await setUp();
+    expect(scheduler.inFlightLimit()).toBe(2);
+    const wide = new DeliveryScheduler(
+      store,
+      portal,
+      { maxBackoffMs: 1000, maxAttempts: 3, maxInFlight: 16, pauseMs: 1000 },
+      lease,
+    );
+    // Before any answer: the cap, so a burst is not wasted on waiting.
+    expect(wide.inFlightLimit()).toBe(16);
+    await take([started('a')]);
+    portal.next((commands) => portalOk(commands));
+    // A fast answer: two in flight suffice at 1 request/s.
+    await wide.runOnce();
+    expect(wide.inFlightLimit()).toBeLessThanOrEqual(3);
+    await wide.stop();
+  });
+
   it('stop() ends the wait for a unit: none is taken and nothing is sent', async () => {
     await setUp();
     await take([started('a')]);
     // Fill the bucket: the loop's next unit has to wait.
-    for (let i = 0; i < usableCapacity(20); i++) await portal.budget.acquire();
+    for (let i = 0; i + 1 <= usableCapacity(20); i++) await portal.budget.acquire();
     const full = level();
     const turn = scheduler.runOnce();
     await scheduler.stop();

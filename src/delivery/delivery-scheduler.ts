@@ -15,7 +15,10 @@ import { PortalTransport } from './portal-transport';
 export type { CallRouting, DeliveryObserver } from './delivery-batch';
 
 export interface SchedulerSettings extends BatchSettings {
-  /** Batches allowed in flight at once, so a slow portal does not cap the request rate. */
+  /**
+   * The most batches in flight at once (DELIVERY_MAX_IN_FLIGHT). Within it the loop keeps as many in
+   * flight as the portal's answer time needs for the request budget, not latency, to be the limit.
+   */
   maxInFlight: number;
   /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
   pauseMs: number;
@@ -72,6 +75,10 @@ export class DeliveryScheduler {
   private loop?: Promise<void>;
   private wake?: () => void;
   private pausedUntil = 0;
+  /** The operating-time limit leaves no room for what is due until then (a batch's answer may make some). */
+  private pacedUntil = 0;
+  /** How long the portal takes to answer a batch (ms), rising at once and falling slowly; unknown at first. */
+  private answerMs?: number;
   private readonly status: PortalStatus;
 
   constructor(
@@ -146,7 +153,7 @@ export class DeliveryScheduler {
   private async turn(): Promise<LoopTurn> {
     const now = Date.now();
     if (now < this.pausedUntil) return { kind: 'sleep', ms: this.pausedUntil - now };
-    if (this.running.size >= this.settings.maxInFlight) {
+    if (this.running.size >= this.inFlightLimit()) {
       await Promise.race(this.running);
       return { kind: 'wait' };
     }
@@ -155,6 +162,7 @@ export class DeliveryScheduler {
       this.idle = false;
       return { kind: 'sleep', ms: 1000 };
     }
+    if (now < this.pacedUntil) return { kind: 'sleep', ms: Math.min(1000, this.pacedUntil - now) };
     // Another replica delivers this portal (or none yet): wait to be told the lease is ours.
     if (!this.lease.current()) return { kind: 'sleep', ms: 1000 };
     const portalId = this.transport.portalId;
@@ -179,9 +187,14 @@ export class DeliveryScheduler {
       .send(lease, unit, this.inFlight, (answer) => this.heard(answer))
       .then(
         // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
-        (worked) => {
-          if (worked) this.notify();
-          else this.idle = true;
+        (result) => {
+          if (result.kind === 'paced') this.pacedUntil = result.until;
+          else if (result.kind === 'idle') this.idle = true;
+          else {
+            // An answer reports the methods' use and frees what was set aside for it: plan again now.
+            this.pacedUntil = 0;
+            this.notify();
+          }
         },
         (error: Error) => {
           if (error instanceof LeaseLostError) this.lease.lost(error.lease);
@@ -194,9 +207,25 @@ export class DeliveryScheduler {
     return { kind: 'batch', batch };
   }
 
+  /**
+   * Batches in flight the loop allows now: enough to keep the request budget busy while each takes the
+   * portal's answer time (Little's law: rate × answer time, with a quarter and two batches to spare),
+   * within `maxInFlight`. Before the first answer the whole `maxInFlight`, so a burst is not wasted.
+   */
+  inFlightLimit(): number {
+    const cap = this.settings.maxInFlight;
+    if (this.answerMs === undefined) return cap;
+    const rate = this.transport.budget.snapshot().ratePerSec;
+    const needed = Math.ceil(((rate * this.answerMs) / 1000) * 1.25) + 2;
+    return Math.max(1, Math.min(cap, needed));
+  }
+
   /** What the portal said to a batch: the status health shows, and a pause when it refused the bridge. */
   private heard(answer: PortalAnswer): void {
     if (answer.ok) {
+      // Only answers measure the portal: a timeout or a dropped connection says nothing of its speed.
+      const ms = answer.elapsedMs;
+      this.answerMs = this.answerMs === undefined || ms > this.answerMs ? ms : this.answerMs * 0.8 + ms * 0.2;
       this.status.lastRequestOk = true;
       this.status.lastError = undefined;
       this.status.paused = false;

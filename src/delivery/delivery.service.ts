@@ -43,7 +43,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         defaultUserId: delivery.defaultUserId,
         maxBackoffMs: delivery.maxBackoffMs,
         maxAttempts: delivery.maxAttempts,
-        maxInFlight: 2,
+        maxInFlight: delivery.maxInFlight,
         pauseMs: 30_000,
       },
       lease,

@@ -1,6 +1,7 @@
 import { WireCommand } from '../calls/step-planner';
 import { BudgetUnit } from '../portal/budget-unit';
 import { PortalBudget } from '../portal/budget-waiters';
+import { OperatingTime } from '../portal/operating-time';
 import { BatchOutcome } from '../portal/portal-client';
 
 /**
@@ -12,5 +13,7 @@ export interface PortalTransport {
   readonly portalId: string;
   readonly maxBatchSize: number;
   readonly budget: PortalBudget;
+  /** Each method's server time against the portal's operating limit; absent: not paced. */
+  readonly operating?: OperatingTime;
   batch(commands: WireCommand[], options: { unit: BudgetUnit }): Promise<BatchOutcome>;
 }

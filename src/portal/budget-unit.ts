@@ -7,8 +7,14 @@
 export class BudgetUnit {
   private state: 'held' | 'spent' | 'given-back' = 'held';
 
-  /** `refund` returns the unit to the bucket it came from; called at most once. */
-  constructor(private readonly refund: () => void) {}
+  /**
+   * `refund` returns the unit to the bucket it came from; called at most once. `spent`, if given, is told
+   * when the request leaves (the bucket may count a late request later).
+   */
+  constructor(
+    private readonly refund: () => void,
+    private readonly onSpent?: () => void,
+  ) {}
 
   /** Neither spent nor given back yet. */
   get held(): boolean {
@@ -23,6 +29,7 @@ export class BudgetUnit {
   spend(): void {
     if (this.state !== 'held') throw new Error(`a budget unit already ${this.state} cannot be spent`);
     this.state = 'spent';
+    this.onSpent?.();
   }
 
   /** Nothing was sent on it: the bucket gets it back. Safe in any `finally`: a settled unit stays as it is. */

@@ -107,7 +107,24 @@ export class BudgetWaiters {
   }
 }
 
-/** Kept under the portal's bucket size: requests granted in order can arrive bunched (latency varies). */
-export function usableCapacity(burst: number): number {
-  return Math.max(1, burst - Math.max(1, Math.floor(burst * 0.04)));
+/**
+ * How late a request may leave after its unit was granted (planning, marking it as sent) without the
+ * portal counting it closer to the next one than the mirror did: the mirror keeps this much of the drain
+ * (0.2 of a request at 2/s) under the portal's bucket size. A request that leaves later still is counted
+ * late (`lateSpend`), so the next grant waits for it.
+ */
+export const SEND_GUARD_SEC = 0.1;
+
+/** The level the mirror fills the bucket to: the whole burst, less the drain of `SEND_GUARD_SEC`. */
+export function usableCapacity(burst: number, ratePerSec = 2): number {
+  return Math.max(1, burst - Math.min(0.5, ratePerSec * SEND_GUARD_SEC));
+}
+
+/**
+ * What to add to the mirror's level for a request that left `lagMs` after its unit was granted: the drain
+ * the mirror counted for it before the portal could, beyond the guard (at most the unit itself).
+ */
+export function lateSpend(lagMs: number, ratePerSec: number): number {
+  const late = lagMs / 1000 - SEND_GUARD_SEC;
+  return late > 0 ? Math.min(1, late * ratePerSec) : 0;
 }

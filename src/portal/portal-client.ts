@@ -8,6 +8,7 @@ import { classifyPortalError, PortalError } from './portal-error';
 import { BudgetPriority, PortalBudget } from './budget-waiters';
 import { BudgetUnit } from './budget-unit';
 import { RedirectPolicy } from './portal-redirects';
+import { OperatingSettings, OperatingTime } from './operating-time';
 
 /** The largest answer read from the portal: far above any page or batch answer, far below the heap. */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -24,6 +25,14 @@ export interface BatchCommand {
 export interface BatchOutcome {
   results: Record<string, unknown>;
   errors: Record<string, PortalError>;
+}
+
+/** The portal's `time` block (REAL-PORTAL.md "Success envelope"); seconds, floats. */
+interface PortalTime {
+  duration?: number;
+  processing?: number;
+  operating?: number;
+  operating_reset_at?: number;
 }
 
 /**
@@ -46,6 +55,10 @@ export interface PortalClientOptions {
   batchSize: number;
   /** `B24_ALLOWED_DOMAINS`: where the portal may move besides its own registrable domain. */
   allowedDomains?: readonly string[];
+  /** The portal's operating-time limit (default: 480 s per method in 600 s, as real portals). */
+  operating?: OperatingSettings;
+  /** HTTP connections kept to the portal: batches in flight plus lookups (default 32). */
+  maxSockets?: number;
 }
 
 /** Observes every request the client makes (metrics, logs); kept out of the client's logic. */
@@ -57,7 +70,7 @@ interface Envelope {
   result?: unknown;
   error?: string;
   error_description?: string;
-  time?: { operating_reset_at?: number };
+  time?: PortalTime;
 }
 
 /**
@@ -70,6 +83,8 @@ export class PortalClient {
   private readonly http: AxiosInstance;
   private readonly redirects: RedirectPolicy;
   private readonly logger = new Logger('PortalClient');
+  /** Each method's server time against the portal's operating limit, from every answer. */
+  readonly operating: OperatingTime;
 
   constructor(
     private readonly credentials: PortalCredentials,
@@ -82,11 +97,12 @@ export class PortalClient {
       maxRedirects: 0,
       maxContentLength: MAX_ANSWER_BYTES,
       validateStatus: () => true,
-      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: 8 }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: 8 }),
+      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
+      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
       transitional: { clarifyTimeoutError: true },
     });
     this.redirects = new RedirectPolicy(options.allowedDomains);
+    this.operating = new OperatingTime(options.operating ?? { windowMs: 600_000, limitSec: 480 });
   }
 
   get portalId(): string {
@@ -110,8 +126,48 @@ export class PortalClient {
     const cmd = Object.fromEntries(
       commands.map((command) => [command.label, `${command.method}?${stringify(command.params)}`]),
     );
+    const sentAt = Date.now();
     const envelope = await this.send('batch', { halt: 0, cmd }, options, commands.length);
-    return decodeBatch(envelope.result, commands);
+    const outcome = decodeBatch(envelope.result, commands);
+    this.observeBatch(envelope.result, commands, outcome, (Date.now() - sentAt) / 1000);
+    return outcome;
+  }
+
+  /**
+   * Each command's server time goes to its own method (`result_time[label]`); a portal that does not say
+   * is charged the request's time shared over its commands. A command refused for operating time blocks
+   * its method until the reset the portal gave for it.
+   */
+  private observeBatch(
+    raw: unknown,
+    commands: BatchCommand[],
+    outcome: BatchOutcome,
+    elapsedSec: number,
+  ): void {
+    const times = (raw as { result_time?: unknown } | undefined)?.result_time;
+    const byLabel = times && !Array.isArray(times) && typeof times === 'object' ? times : {};
+    for (const { label, method } of commands) {
+      const time = (byLabel as Record<string, PortalTime | undefined>)[label];
+      const error = outcome.errors[label];
+      if (error?.kind === 'operation-limit') {
+        this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
+        // The call waits for the method's reset instead of a backoff that may be shorter.
+        const resumeAt = this.operating.blockedUntil(method);
+        outcome.errors[label] = new PortalError(
+          error.kind,
+          error.code,
+          error.description,
+          error.status,
+          resumeAt,
+        );
+        continue;
+      }
+      this.operating.observe(method, {
+        usedSec: time?.operating,
+        resetAtMs: secondsToMs(time?.operating_reset_at),
+        costSec: time ? (time.duration ?? time.processing) : elapsedSec / commands.length,
+      });
+    }
   }
 
   private async send(
@@ -120,6 +176,17 @@ export class PortalClient {
     options: SendOptions,
     commands: number,
   ): Promise<Envelope> {
+    const blockedUntil = method === 'batch' ? undefined : this.operating.blockedUntil(method);
+    if (blockedUntil !== undefined) {
+      options.unit?.giveBack();
+      throw new PortalError(
+        'operation-limit',
+        'OPERATION_TIME_LIMIT',
+        `${method} is blocked for its operating time until ${new Date(blockedUntil).toISOString()}; not sent`,
+        undefined,
+        blockedUntil,
+      );
+    }
     let renewed = false;
     let redirects = 0;
     let held = options.unit ?? (options.budgetTaken ? new BudgetUnit(() => this.budget.refund()) : undefined);
@@ -154,6 +221,14 @@ export class PortalClient {
       if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
         this.budget.onAccepted();
         this.observer?.onResponse(method, 'ok', commands);
+        if (method !== 'batch') {
+          const time = envelope.time;
+          this.operating.observe(method, {
+            usedSec: time?.operating,
+            resetAtMs: secondsToMs(time?.operating_reset_at),
+            costSec: time?.duration ?? time?.processing,
+          });
+        }
         return envelope;
       }
       const failure = classifyPortalError(
@@ -164,6 +239,8 @@ export class PortalClient {
       );
       this.observer?.onResponse(method, failure.kind, commands);
       if (failure.kind === 'budget') this.budget.onRejected();
+      if (failure.kind === 'operation-limit' && method !== 'batch')
+        this.operating.blocked(method, failure.resumeAt);
       // A refused token is renewable too: another request or replica may have refreshed the pair meanwhile.
       const renewable = failure.kind === 'token-expired' || failure.kind === 'credentials';
       if (renewable && !renewed && (await this.credentials.renew(failure, prepared))) {
@@ -245,6 +322,10 @@ function decodeBatch(raw: unknown, commands: BatchCommand[]): BatchOutcome {
     }
   }
   return { results, errors };
+}
+
+function secondsToMs(seconds: number | undefined): number | undefined {
+  return typeof seconds === 'number' && Number.isFinite(seconds) ? seconds * 1000 : undefined;
 }
 
 /** The caller's signal ended the call (its deadline passed): `stage` says where it was. */

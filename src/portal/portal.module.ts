@@ -44,6 +44,7 @@ function budgetFor(
             timeoutMs: settings.timeoutMs,
             batchSize: settings.batchSize,
             allowedDomains: settings.allowedDomains,
+            operating: { windowMs: settings.operatingWindowMs, limitSec: settings.operatingLimitSec },
           },
           {
             onResponse(method, outcome, commands) {

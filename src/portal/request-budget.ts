@@ -6,13 +6,15 @@
  * When the portal answers 503 anyway (another application shares its budget), the bucket is taken as
  * full and the drain rate is halved, then recovers as requests succeed.
  *
- * A little headroom is kept under the portal's bucket size: requests granted in order can arrive out of
- * order or bunched (latency varies), and the portal counts them on arrival.
+ * The mirror fills the whole bucket but for the drain of a tenth of a second (`SEND_GUARD_SEC`): the portal
+ * counts a request when it arrives, a moment after its grant; one that leaves later than that is counted
+ * late, so the grants after it wait.
  */
 import {
   BudgetPriority,
   BudgetSnapshot,
   BudgetWaiters,
+  lateSpend,
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
@@ -35,13 +37,25 @@ export class RequestBudget implements PortalBudget {
     private readonly now: () => number = Date.now,
   ) {
     this.updatedAt = this.now();
-    this.capacity = usableCapacity(burst);
+    this.capacity = usableCapacity(burst, ratePerSec);
     this.waiters = new BudgetWaiters(this.now, () => this.pump());
   }
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
     await this.waiters.enqueue(priority, signal);
-    return new BudgetUnit(() => this.refund());
+    const grantedAt = this.now();
+    return new BudgetUnit(
+      () => this.refund(),
+      () => this.spentLate(this.now() - grantedAt),
+    );
+  }
+
+  /** A request left `lagMs` after its grant: the portal counts it that much later than the mirror did. */
+  private spentLate(lagMs: number): void {
+    const extra = lateSpend(lagMs, this.effectiveRate());
+    if (extra === 0) return;
+    this.drain();
+    this.level += extra;
   }
 
   /** Gives back a unit taken but not used for a request. */

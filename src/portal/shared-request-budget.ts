@@ -38,7 +38,7 @@ export class SharedRequestBudget implements PortalBudget {
     private readonly ratePerSec: number,
     burst: number,
   ) {
-    this.capacity = usableCapacity(burst);
+    this.capacity = usableCapacity(burst, ratePerSec);
     this.reserve = this.capacity > 4 ? Math.max(1, Math.floor(this.capacity * 0.1)) : 0;
     this.waiters = new BudgetWaiters(Date.now, (priority) => {
       // A new interactive waiter may fit where the background one asleep in the pump does not.
