@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { BudgetUnit } from '../portal/budget-unit';
+import { OperatingSnapshot } from '../portal/operating-time';
 import { PortalError } from '../portal/portal-error';
 import { CallStore } from '../store/call-store';
 import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
@@ -43,6 +44,11 @@ export interface PortalStatus {
   pausedReason?: string;
   lastRequestOk?: boolean;
   lastError?: string;
+  /** Batches waiting for the portal's answer now, and how many the loop allows at the portal's answer time. */
+  batchesInFlight: number;
+  inFlightLimit: number;
+  /** Each method's server time against the portal's operating limit, as the bridge estimates it. */
+  operatingTime: OperatingSnapshot[];
 }
 
 /** What one turn of the loop did: sleep this long, wait for a batch in flight, or start a batch. */
@@ -79,7 +85,10 @@ export class DeliveryScheduler {
   private pacedUntil = 0;
   /** How long the portal takes to answer a batch (ms), rising at once and falling slowly; unknown at first. */
   private answerMs?: number;
-  private readonly status: PortalStatus;
+  private readonly status: Pick<
+    PortalStatus,
+    'portalId' | 'paused' | 'pausedReason' | 'lastRequestOk' | 'lastError'
+  >;
 
   constructor(
     private readonly store: CallStore,
@@ -90,7 +99,7 @@ export class DeliveryScheduler {
     routing?: CallRouting,
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);
-    this.status = { portalId: transport.portalId, paused: false, deliveringHere: false };
+    this.status = { portalId: transport.portalId, paused: false };
     this.batches = new DeliveryBatches(store, transport, settings, observer, routing);
   }
 
@@ -115,7 +124,13 @@ export class DeliveryScheduler {
   }
 
   portalStatus(): PortalStatus {
-    return { ...this.status, deliveringHere: this.lease.current() !== undefined };
+    return {
+      ...this.status,
+      deliveringHere: this.lease.current() !== undefined,
+      batchesInFlight: this.running.size,
+      inFlightLimit: this.inFlightLimit(),
+      operatingTime: this.transport.operating?.snapshot() ?? [],
+    };
   }
 
   /** Stops taking new batches, waits for the ones in flight to settle, then gives the lease up. */

@@ -80,6 +80,16 @@ export class HealthController {
           deliveringHere: status.deliveringHere,
           pausedReason: status.pausedReason ?? null,
           lastRequestOk: status.lastRequestOk ?? null,
+          // Batches awaiting the portal's answer, and how many its answer time calls for (docs/ARCHITECTURE.md).
+          batchesInFlight: status.batchesInFlight,
+          inFlightLimit: status.inFlightLimit,
+          // Server time per method against the portal's operating limit (B24_OPERATING_LIMIT_SEC).
+          operatingTime: status.operatingTime.map((use) => ({
+            method: use.method,
+            usedSec: Math.round(use.usedSec * 10) / 10,
+            limitSec: use.limitSec,
+            blockedUntil: use.blockedUntil ? new Date(use.blockedUntil).toISOString() : null,
+          })),
           queueDepth: stats.depth,
           failedCalls: stats.failed,
           oldestWaitingSec: stats.oldestCreatedAt

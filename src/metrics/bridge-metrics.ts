@@ -85,6 +85,20 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly batchesInFlight = new Gauge({
+    name: 'bridge_batches_in_flight',
+    help: 'Batch requests waiting for the portal answer now (the loop keeps as many as its answer time needs)',
+    labelNames: ['portal'] as const,
+    registers: [this.registry],
+  });
+
+  readonly operatingSeconds = new Gauge({
+    name: 'bridge_portal_operating_seconds',
+    help: 'Server time a portal method has used in the portal window, as the bridge estimates it (the portal blocks the method past B24_OPERATING_LIMIT_SEC)',
+    labelNames: ['portal', 'method'] as const,
+    registers: [this.registry],
+  });
+
   readonly deliveryLeaseHeld = new Gauge({
     name: 'bridge_delivery_lease_held',
     help: '1 on the replica that delivers the portal now (holds its delivery lease); the sum over replicas is 1',

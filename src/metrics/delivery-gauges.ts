@@ -7,7 +7,12 @@ import { BridgeMetrics } from './bridge-metrics';
 export interface DeliveryGaugeSource {
   readonly portalId: string;
   queueStats(): Promise<{ depth: number; oldestCreatedAt?: number; failed: number }>;
-  portalStatus(): { paused: boolean; deliveringHere: boolean };
+  portalStatus(): {
+    paused: boolean;
+    deliveringHere: boolean;
+    batchesInFlight: number;
+    operatingTime: { method: string; usedSec: number }[];
+  };
   /** The request budget's running total of time waiters spent waiting (ms). */
   budgetWaitedMs(): number;
 }
@@ -31,6 +36,9 @@ export function trackDeliveryGauges(metrics: BridgeMetrics, source: DeliveryGaug
     const status = source.portalStatus();
     metrics.portalPaused.set({ portal }, status.paused ? 1 : 0);
     metrics.deliveryLeaseHeld.set({ portal }, status.deliveringHere ? 1 : 0);
+    metrics.batchesInFlight.set({ portal }, status.batchesInFlight);
+    for (const use of status.operatingTime)
+      metrics.operatingSeconds.set({ portal, method: use.method }, use.usedSec);
     const waited = source.budgetWaitedMs();
     metrics.budgetWait.inc({ portal }, (waited - waitedReportedMs) / 1000);
     waitedReportedMs = waited;
