@@ -106,7 +106,7 @@ describe('a lookup waiting for the budget past its deadline', () => {
 
   beforeAll(async () => {
     // Room for one request, then one every 10 s: the directory's first read takes it at start-up.
-    h = await startHarness({ B24_RATE_LIMIT_RPS: '0.1', B24_RATE_BURST: '2', LOOKUP_DEADLINE_MS: '1000' });
+    h = await startHarness({ B24_RATE_LIMIT_RPS: '0.1', B24_RATE_BURST: '1', LOOKUP_DEADLINE_MS: '1000' });
     await eventually(async () => (h.app.get(EmployeeDirectory).loaded ? true : undefined));
   });
   afterAll(async () => {
