@@ -1,6 +1,7 @@
 import { phpMap, portalTime } from './envelope';
 import { parseFormParams } from './http-io';
 import { MethodContext, MethodRegistry } from './method-registry';
+import { MethodOperating } from './operating-time';
 import { asList, isPlainObject, isTruthyFlag, param, Params } from './params';
 import { isSandboxPortalError, portalErrors, SandboxPortalError } from './sandbox-portal-error';
 
@@ -17,6 +18,8 @@ interface BatchCommand {
 export interface BatchAnswer {
   body: { result: Record<string, unknown> };
   commands: number;
+  /** The most used operating time among the methods the batch ran (the batch's own `time.operating`). */
+  operating?: MethodOperating;
 }
 
 /** The labelled commands of `cmd`, a JSON object/array or form `cmd[label]=method?query`. */
@@ -78,8 +81,11 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
   const nexts = new Map<string, unknown>();
   const times = new Map<string, unknown>();
 
-  for (const { label, text } of commands) {
-    const startedAt = context.state.now();
+  const commandMs = context.state.operating.performance.commandMs;
+  let operating: MethodOperating | undefined;
+  for (const [index, { label, text }] of commands.entries()) {
+    // Commands run one after another: each starts after the earlier ones' server time.
+    const startedAt = context.now + index * commandMs;
     try {
       const [path, query = ''] = text.split(/\?(.*)/s);
       const method = path
@@ -94,7 +100,11 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
       results.set(label, answer.result);
       if (answer.total !== undefined) totals.set(label, answer.total);
       if (answer.next !== undefined) nexts.set(label, answer.next);
-      times.set(label, portalTime(startedAt, context.state.now()));
+      times.set(
+        label,
+        portalTime(startedAt, startedAt + commandMs, answer.operating.resetAt, answer.operating.usedSec),
+      );
+      if (!operating || answer.operating.usedSec > operating.usedSec) operating = answer.operating;
     } catch (error) {
       if (!isSandboxPortalError(error)) throw error;
       errors.set(label, { error: error.code, error_description: error.description });
@@ -113,5 +123,6 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
       },
     },
     commands: commands.length,
+    operating,
   };
 }

@@ -64,6 +64,7 @@ export class ControlApi {
       }
       if (path === '/stats') return ok(this.state.requestLog.snapshot());
       if (path === '/budget') return ok(this.inspection.budget());
+      if (path === '/operating') return ok(this.controls.operating());
       if (path === '/faults') return ok(this.state.faults.list());
       if (path === '/credentials') return ok(this.credentials());
     }
@@ -79,6 +80,7 @@ export class ControlApi {
         return ok({ reset: true });
       }
       if (path === '/clock') return this.advanceClock(body);
+      if (path === '/performance') return this.setPerformance(body);
       if (path === '/webhooks') return this.addWebhook(body);
       if (head === 'apps' && segments.length === 3)
         return this.appAction(decodeURIComponent(clientId), action, body);
@@ -101,6 +103,27 @@ export class ControlApi {
     if (!Number.isFinite(ms) || ms < 0)
       return fail(400, 'advanceSec/advanceMs must be a non-negative number');
     return ok({ now: this.controls.advanceClock(ms) });
+  }
+
+  private setPerformance(body: unknown): Reply {
+    if (!isPlainObject(body))
+      return fail(400, 'send {"commandMs"?, "operatingWindowSec"?, "operatingLimitSec"?}');
+    const fields = {
+      commandMs: 'commandMs',
+      operatingWindowSec: 'windowSec',
+      operatingLimitSec: 'limitSec',
+    } as const;
+    const change: Partial<Record<(typeof fields)[keyof typeof fields], number>> = {};
+    for (const [field, key] of Object.entries(fields)) {
+      const value = body[field];
+      if (value === undefined) continue;
+      const positive = field !== 'commandMs';
+      if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0)) {
+        return fail(400, `${field} must be a ${positive ? 'positive' : 'non-negative'} number`);
+      }
+      change[key] = value;
+    }
+    return ok(this.controls.setPerformance(change));
   }
 
   private addWebhook(body: unknown): Reply {
@@ -168,6 +191,8 @@ const ENDPOINTS = [
   'GET /_sandbox/requests?since=<ms>',
   'GET /_sandbox/stats',
   'GET /_sandbox/budget',
+  'GET /_sandbox/operating',
+  'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?}',
   'GET /_sandbox/credentials',
   'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|redirect|decline|refuse, …}',
   'POST /_sandbox/reset',

@@ -1,8 +1,16 @@
 import { installApp, InstallOutcome } from './app-install';
 import { ActiveFault, FaultSpec } from './faults';
 import { tokenAnswer, TokenAnswer } from './oauth-server';
+import { MethodOperating, OperatingPerformance } from './operating-time';
 import { PortalState } from './portal-state';
 import { WebhookSeed } from './seed';
+
+/** The operating-time view of GET /_sandbox/operating. */
+export interface OperatingView extends OperatingPerformance {
+  methods: Record<string, MethodOperating & { blocked: boolean }>;
+  /** Commands refused with OPERATION_TIME_LIMIT since the last reset. */
+  refused: number;
+}
 
 /** What tests may change on a running portal: faults, time, credentials, and a reset to the seed. */
 export class SandboxControls {
@@ -10,6 +18,17 @@ export class SandboxControls {
 
   injectFault(spec: FaultSpec): ActiveFault {
     return this.state.faults.add(spec);
+  }
+
+  operating(): OperatingView {
+    const ledger = this.state.operating;
+    return { ...ledger.performance, methods: ledger.snapshot(this.state.now()), refused: ledger.refused };
+  }
+
+  setPerformance(change: Partial<OperatingPerformance>): OperatingPerformance {
+    const ledger = this.state.operating;
+    ledger.performance = { ...ledger.performance, ...change };
+    return { ...ledger.performance };
   }
 
   clearFaults(): void {

@@ -15,7 +15,12 @@ export interface PortalTime {
 /** How far ahead the portal's 10-minute operating-time window resets. */
 const OPERATING_WINDOW_MS = 10 * 60 * 1000;
 
-export function portalTime(startMs: number, finishMs: number, operatingResetAtMs?: number): PortalTime {
+export function portalTime(
+  startMs: number,
+  finishMs: number,
+  operatingResetAtMs?: number,
+  operatingSec = 0,
+): PortalTime {
   const seconds = (ms: number) => Math.round(ms * 10) / 10000;
   return {
     start: seconds(startMs),
@@ -25,7 +30,7 @@ export function portalTime(startMs: number, finishMs: number, operatingResetAtMs
     date_start: formatPortalDate(startMs),
     date_finish: formatPortalDate(finishMs),
     operating_reset_at: unixSeconds(operatingResetAtMs ?? startMs + OPERATING_WINDOW_MS),
-    operating: 0,
+    operating: operatingSec,
   };
 }
 

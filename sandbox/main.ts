@@ -19,6 +19,9 @@ async function main(): Promise<void> {
     rateLimitRps: numberFromEnv('SANDBOX_RATE_LIMIT_RPS', 2),
     rateBurst: numberFromEnv('SANDBOX_RATE_BURST', 50),
     accessTokenTtlSec: numberFromEnv('SANDBOX_TOKEN_TTL_SEC', 3600),
+    commandMs: numberFromEnv('SANDBOX_COMMAND_MS', 0, true),
+    operatingWindowSec: numberFromEnv('SANDBOX_OPERATING_WINDOW_SEC', 600),
+    operatingLimitSec: numberFromEnv('SANDBOX_OPERATING_LIMIT_SEC', 480),
   });
   console.log(`Sandbox portal:      ${portal.url}`);
   console.log(`Webhook URL:         ${portal.webhookUrl}`);

@@ -3,6 +3,7 @@ import { SandboxClock } from './clock';
 import { CredentialStore } from './credentials';
 import { CrmStore } from './crm-store';
 import { FaultInjector } from './faults';
+import { OperatingTimeLedger } from './operating-time';
 import { SandboxRateLimiter } from './rate-limiter';
 import { RequestLog } from './request-log';
 import { SandboxSeed } from './seed';
@@ -16,6 +17,10 @@ export interface PortalStateOptions {
   accessTokenTtlSec: number;
   expiredTokenError: string;
   requestLogLimit: number;
+  /** Server time per command (ms) and the operating-time limit (REAL-PORTAL.md "Errors"). */
+  commandMs: number;
+  operatingWindowSec: number;
+  operatingLimitSec: number;
 }
 
 /** Where the portal is reachable; known once the server listens. */
@@ -35,6 +40,7 @@ export class PortalState {
   readonly budget: SandboxRateLimiter;
   readonly faults = new FaultInjector(this.now);
   readonly requestLog: RequestLog;
+  readonly operating: OperatingTimeLedger;
   readonly credentials: CredentialStore;
   readonly calls = new CallRegistry();
   employees: SandboxUserDirectory;
@@ -45,6 +51,11 @@ export class PortalState {
   constructor(private readonly options: PortalStateOptions) {
     this.budget = new SandboxRateLimiter(options.rateLimitRps, options.rateBurst, this.now);
     this.requestLog = new RequestLog(options.requestLogLimit);
+    this.operating = new OperatingTimeLedger({
+      commandMs: options.commandMs,
+      windowSec: options.operatingWindowSec,
+      limitSec: options.operatingLimitSec,
+    });
     this.credentials = new CredentialStore({
       accessTokenTtlMs: options.accessTokenTtlSec * 1000,
       expiredTokenError: options.expiredTokenError,
@@ -59,12 +70,16 @@ export class PortalState {
     this.identity = { url, domain: new URL(url).host, memberId: this.options.seed.memberId };
   }
 
-  /** Back to the seeded data with no calls, log, faults or budget use. Issued OAuth tokens stay valid. */
+  /**
+   * Back to the seeded data with no calls, log, faults, budget or operating-time use (the performance
+   * settings stay). Issued OAuth tokens stay valid.
+   */
   reset(): void {
     this.calls.clear();
     this.requestLog.reset();
     this.faults.clear();
     this.budget.reset();
+    this.operating.reset();
     this.restoreSeed();
   }
 

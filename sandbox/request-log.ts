@@ -24,6 +24,8 @@ export interface RequestStats {
   tokenRefreshes: number;
   /** Refresh attempts with a refresh token that had already been used or revoked. */
   refreshTokenReuse: number;
+  /** Calls and batch commands refused with OPERATION_TIME_LIMIT (their method over its operating time). */
+  operationTimeLimited: number;
 }
 
 /**
@@ -46,6 +48,10 @@ export class RequestLog {
     if (entry.error === 'QUERY_LIMIT_EXCEEDED') this.stats.queryLimitExceeded += 1;
     this.stats.commands += executedCommands;
     this.countArrival(entry.at);
+  }
+
+  countOperatingLimited(): void {
+    this.stats.operationTimeLimited += 1;
   }
 
   countOAuth(kind: 'codeExchanges' | 'tokenRefreshes' | 'refreshTokenReuse'): void {
@@ -87,6 +93,7 @@ export class RequestLog {
       codeExchanges: 0,
       tokenRefreshes: 0,
       refreshTokenReuse: 0,
+      operationTimeLimited: 0,
     };
   }
 }

@@ -12,6 +12,7 @@ import {
 } from './http-io';
 import { sendPage } from './faults';
 import { MethodContext, MethodRegistry } from './method-registry';
+import { MethodOperating } from './operating-time';
 import { param, Params } from './params';
 import { PortalState } from './portal-state';
 import { RequestLogEntry } from './request-log';
@@ -64,6 +65,12 @@ interface Answer {
   commands: number;
 }
 
+/** What running a method (or a batch) gives: the envelope without `time`, and the operating time to report. */
+interface Ran {
+  envelope: Record<string, unknown>;
+  operating?: MethodOperating;
+}
+
 /**
  * Serves /rest: address forms, parameters, faults, the request budget, credentials, rights, the method and
  * the answer envelope, and records each request in the log.
@@ -94,7 +101,9 @@ export class RestRouter {
       return;
     }
     const answer = await this.answer(req, url, address, arrivedAt);
-    const delay = this.state.faults.latencyMs();
+    // The server time its commands took (they ran side by side with other requests), then any injected latency.
+    const delay =
+      answer.executed * this.state.operating.performance.commandMs + this.state.faults.latencyMs();
     if (delay > 0) await this.sleep(delay);
     entry.commands = answer.commands;
     const error = (answer.body as { error?: unknown }).error;
@@ -128,10 +137,19 @@ export class RestRouter {
       const method = address?.method ?? '';
       const run = this.runner(method);
       executed = commands;
-      const envelope = run(params, { state: this.state, caller, now: arrivedAt });
+      const { envelope, operating } = run(params, { state: this.state, caller, now: arrivedAt });
+      const finish = arrivedAt + commands * this.state.operating.performance.commandMs;
       return {
         status: 200,
-        body: { ...envelope, time: portalTime(arrivedAt, this.state.now()) },
+        body: {
+          ...envelope,
+          time: portalTime(
+            arrivedAt,
+            Math.max(finish, this.state.now()),
+            operating?.resetAt,
+            operating?.usedSec,
+          ),
+        },
         executed,
         commands,
       };
@@ -147,19 +165,27 @@ export class RestRouter {
   }
 
   /** The method (or batch) behind a name, as a function from parameters to the answer without `time`. */
-  private runner(method: string): (params: Params, context: MethodContext) => Record<string, unknown> {
+  private runner(method: string): (params: Params, context: MethodContext) => Ran {
     if (method === 'batch') {
       return (params, context) => {
         const fault = this.state.faults.methodError('batch');
         if (fault) throw fault;
-        return runBatch(params, context, this.registry).body;
+        const answer = runBatch(params, context, this.registry);
+        return { envelope: answer.body, operating: answer.operating };
       };
     }
     const definition = method === '' ? undefined : this.registry.find(method);
     if (!definition) throw portalErrors.methodNotFound();
     return (params, context) => {
-      const { result, total, next } = this.registry.invoke(definition, params, context);
-      return { result, ...(next === undefined ? {} : { next }), ...(total === undefined ? {} : { total }) };
+      const { result, total, next, operating } = this.registry.invoke(definition, params, context);
+      return {
+        envelope: {
+          result,
+          ...(next === undefined ? {} : { next }),
+          ...(total === undefined ? {} : { total }),
+        },
+        operating,
+      };
     };
   }
 

@@ -1,3 +1,6 @@
+import { portalTime } from './envelope';
+import { MethodOperating } from './operating-time';
+
 /**
  * An error the portal answers with: `{"error": CODE, "error_description": text}` and an HTTP status.
  * Thrown by methods and by the request pipeline; the router turns it into the response body.
@@ -36,6 +39,11 @@ export const portalErrors = {
     ),
   methodNotFound: () => new SandboxPortalError(404, 'ERROR_METHOD_NOT_FOUND', 'Method not found!'),
   queryLimitExceeded: () => new SandboxPortalError(503, 'QUERY_LIMIT_EXCEEDED', 'Too many requests'),
+  /** The method used more than its operating time in the window: blocked until part of it is freed. */
+  operationTimeLimit: (now: number, use: MethodOperating) =>
+    new SandboxPortalError(429, 'OPERATION_TIME_LIMIT', 'Method is blocked due to operation time limit.', {
+      time: portalTime(now, now, use.resetAt, use.usedSec),
+    }),
   batchTooLong: () => new SandboxPortalError(400, 'ERROR_BATCH_LENGTH_EXCEEDED', 'Max batch length exceeded'),
   batchNested: () =>
     new SandboxPortalError(400, 'ERROR_BATCH_METHOD_NOT_ALLOWED', 'Method is not allowed for batch usage'),

@@ -2,7 +2,8 @@ import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http
 import { AddressInfo, Socket } from 'node:net';
 import { InstallOutcome } from './app-install';
 import { CONTROL_PREFIX, ControlApi } from './control-api';
-import { SandboxControls } from './controls';
+import { OperatingView, SandboxControls } from './controls';
+import { OperatingPerformance } from './operating-time';
 import { ActiveFault, FaultSpec } from './faults';
 import { sendJson } from './http-io';
 import { CallQuery, CallView, Inspection } from './inspection';
@@ -30,6 +31,15 @@ export interface SandboxOptions {
   seed?: Partial<SandboxSeed>;
   /** Keep at most this many request-log entries, default 20000. */
   requestLogLimit?: number;
+  /**
+   * Server time each command takes, ms (default 0): a batch of n commands is answered n × commandMs after
+   * it arrived (requests run side by side, like a portal's workers) and charged to each command's method.
+   */
+  commandMs?: number;
+  /** The operating-time limit's sliding window, default 600 s. */
+  operatingWindowSec?: number;
+  /** Server seconds a method may use within the window before it is blocked, default 480. */
+  operatingLimitSec?: number;
 }
 
 /** A running sandbox portal: the portal's REST API, its OAuth server and the test control API over HTTP. */
@@ -88,6 +98,9 @@ export class SandboxPortal {
       accessTokenTtlSec: options.accessTokenTtlSec ?? 3600,
       expiredTokenError: options.expiredTokenError ?? 'expired_token',
       requestLogLimit: options.requestLogLimit ?? 20000,
+      commandMs: options.commandMs ?? 0,
+      operatingWindowSec: options.operatingWindowSec ?? 600,
+      operatingLimitSec: options.operatingLimitSec ?? 480,
     });
     const server = createServer({ keepAliveTimeout: 5000 });
     await new Promise<void>((resolve, reject) => {
@@ -111,6 +124,16 @@ export class SandboxPortal {
 
   stats(): RequestStats {
     return this.state.requestLog.snapshot();
+  }
+
+  /** Each method's server time in the operating window, and the performance settings. */
+  operating(): OperatingView {
+    return this.controls.operating();
+  }
+
+  /** Changes the server time per command or the operating-time limit of the running portal. */
+  setPerformance(change: Partial<OperatingPerformance>): OperatingPerformance {
+    return this.controls.setPerformance(change);
   }
 
   injectFault(spec: FaultSpec): ActiveFault {

@@ -61,6 +61,9 @@ export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced
 /** Calls looked at per request: twice a request's worth, so calls dropped while planning leave it full. */
 const CANDIDATES_PER_COMMAND = 2;
 
+/** How much further a plan looks when a method waiting for operating time filled its candidates. */
+const PACED_CANDIDATES_FACTOR = 10;
+
 /**
  * A method nearly at its operating limit goes in requests of at least this many of its commands (or fewer
  * when the request is smaller), not a command at a time as its old use leaves the window.
@@ -135,14 +138,22 @@ export class DeliveryBatches {
   private plan(now: number, claimed: Set<string>) {
     const next = this.planning.then(async () => {
       const limits = this.limits();
-      const found = await this.store.dueCalls(
-        this.transport.portalId,
-        now,
-        this.transport.maxBatchSize * CANDIDATES_PER_COMMAND,
-        claimed,
-      );
-      const due = found.filter((call) => !claimed.has(call.callId));
-      const { plan, expiredHolds } = planBatch(due, limits);
+      let candidates = this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
+      let found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
+      let due = found.filter((call) => !claimed.has(call.callId));
+      let { plan, expiredHolds } = planBatch(due, limits);
+      // A method without operating-time room can fill the candidates (registers waiting while finishes
+      // have room): look further once, so the request still fills with what may go.
+      if (
+        plan.commandCount < this.transport.maxBatchSize &&
+        found.length === candidates &&
+        plan.exhaustedMethods().length > 0
+      ) {
+        candidates *= PACED_CANDIDATES_FACTOR;
+        found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
+        due = found.filter((call) => !claimed.has(call.callId));
+        ({ plan, expiredHolds } = planBatch(due, limits));
+      }
       for (const callId of plan.callIds) claimed.add(callId);
       const operating = this.transport.operating;
       const reservation =

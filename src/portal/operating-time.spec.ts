@@ -22,6 +22,28 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(operating.allowance(register)).toBe(Infinity);
   });
 
+  it('until a method is measured: its assumed cost bounds it, and one request may go to measure it', () => {
+    // A 2-s limit and commands assumed to take 0.3 s: six fit, fewer than a useful request.
+    const operating = new OperatingTime(
+      { windowMs: 60_000, limitSec: 2, targetShare: 1, assumedCostSec: 0.3 },
+      clock,
+    );
+    expect(operating.allowance(register, 10)).toBe(Infinity);
+    const first = operating.reserve(new Map([[register, 50]]));
+    // While it is in flight, nothing more of the method goes: 50 commands could be 15 s.
+    expect(operating.allowance(register, 10)).toBe(0);
+    expect(operating.nextRoomAt(register, 10)).toBeUndefined();
+    operating.release(first);
+    operating.observe(register, { usedSec: 1, costSec: 0.02 });
+    expect(operating.allowance(register, 10)).toBe(50);
+    // The real limit leaves room for any start: 480 s at 0.3 s a command.
+    const real = new OperatingTime(
+      { windowMs: 600_000, limitSec: 480, targetShare: 1, assumedCostSec: 0.3 },
+      clock,
+    );
+    expect(real.allowance(finish, 10)).toBe(1600);
+  });
+
   it('allows what fits under the target from the reported use and the cost per command', () => {
     const operating = tracker();
     operating.observe(register, { usedSec: 40, costSec: 0.04 });
@@ -44,6 +66,18 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(operating.usedSec(register)).toBeCloseTo(47.2);
     operating.release(reservation);
     expect(operating.allowance(register)).toBe(50);
+  });
+
+  it('a report from a request sent before the last one taken adds its cost instead of replacing the figure', () => {
+    const operating = tracker();
+    // Two batches in flight: the later-sent one answers first with the portal's figure after both ran.
+    operating.observe(register, { usedSec: 1.94, costSec: 0.02, sentAt: 2_000 });
+    // The earlier-sent one answers last, with the figure from when its own commands ran.
+    operating.observe(register, { usedSec: 1.0, costSec: 0.02, sentAt: 1_000 });
+    expect(operating.usedSec(register)).toBeCloseTo(1.96);
+    // A fresh report replaces the estimate again.
+    operating.observe(register, { usedSec: 1.5, costSec: 0.02, sentAt: 3_000 });
+    expect(operating.usedSec(register)).toBeCloseTo(1.5);
   });
 
   it('counts fewer than minUseful commands as none', () => {

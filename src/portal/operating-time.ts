@@ -18,6 +18,12 @@ export interface OperatingSettings {
   limitSec: number;
   /** The share of the limit the bridge keeps to; the rest absorbs other applications and estimate error. */
   targetShare?: number;
+  /**
+   * Server seconds a command is assumed to take until the portal has answered one of its method: the most
+   * it can take without its request timing out (B24_TIMEOUT_MS over B24_BATCH_SIZE). Unset: not limited
+   * until measured.
+   */
+  assumedCostSec?: number;
 }
 
 /** What one answer said about one method. */
@@ -28,11 +34,18 @@ export interface OperatingReport {
   resetAtMs?: number;
   /** This command's own server time (`duration`/`processing`), when the answer says. */
   costSec?: number;
+  /**
+   * When the request carrying the report was sent (ms). A report from a request sent before the one whose
+   * report was taken last is stale (the portal counted that later request after it): its cost is added to
+   * the estimate instead of replacing it, which can only overcount until the next fresh report.
+   */
+  sentAt?: number;
 }
 
 /** Seconds set aside for commands in flight; given back with `release` once they are answered. */
 export interface OperatingReservation {
   readonly seconds: ReadonlyMap<string, number>;
+  readonly commands: ReadonlyMap<string, number>;
 }
 
 export interface OperatingSnapshot {
@@ -48,13 +61,16 @@ interface Charge {
 }
 
 interface MethodUse {
-  /** The portal's last word and when it came. */
+  /** The portal's last word, when it came, and when the request that carried it was sent. */
   reportedSec: number;
   reportedAt: number;
+  reportedSentAt: number;
   resetAt?: number;
   /** The bridge's own charges still in the window, oldest first. */
   charges: Charge[];
   reservedSec: number;
+  /** Commands in flight (whatever their cost was taken to be). */
+  reservedCommands: number;
   /** Server seconds one command of this method takes (moving average); undefined until answered once. */
   costSec?: number;
   blockedUntil: number;
@@ -89,12 +105,14 @@ export class OperatingTime {
       else use.charges.push({ at: now, sec: report.costSec });
       use.costSec = use.costSec === undefined ? report.costSec : use.costSec * 0.7 + report.costSec * 0.3;
     }
-    if (report.usedSec !== undefined && report.usedSec >= 0) {
+    const stale = report.sentAt !== undefined && report.sentAt < use.reportedSentAt;
+    if (report.usedSec !== undefined && report.usedSec >= 0 && !stale) {
       use.reportedSec = report.usedSec;
       use.reportedAt = now;
+      use.reportedSentAt = report.sentAt ?? use.reportedSentAt;
     } else if (report.costSec !== undefined) {
-      // A portal that does not report: the bridge's own charges are the estimate.
-      use.reportedSec += report.costSec;
+      // A stale report, or a portal that does not report: the bridge's own charge goes on the estimate.
+      use.reportedSec = this.reportedNow(use, now) + report.costSec;
       use.reportedAt = now;
     }
     if (report.resetAtMs !== undefined) use.resetAt = report.resetAtMs;
@@ -127,20 +145,25 @@ export class OperatingTime {
   }
 
   /**
-   * How many commands of `method` may still go now under the target; `Infinity` while its cost is unknown
-   * (the first answer tells) or nothing is near the limit. Fewer than `minUseful` counts as none, so a
-   * method at its limit goes in requests worth sending rather than a command at a time.
+   * How many commands of `method` may still go now under the target. Fewer than `minUseful` counts as none,
+   * so a method at its limit goes in requests worth sending rather than a command at a time. Until the
+   * method's cost is measured it is taken as `assumedCostSec`, and one request may always go while none of
+   * the method is in flight, to measure it; `Infinity` when nothing bounds it.
    */
   allowance(method: string, minUseful = 1): number {
     const use = this.find(method);
-    if (!use) return Infinity;
     const now = this.now();
-    if (use.blockedUntil > now) return 0;
-    if (!use.costSec) return Infinity;
-    this.expire(use, now);
-    const room = this.targetSec - this.reportedNow(use, now) - use.reservedSec;
-    const commands = Math.floor(room / use.costSec + 1e-9);
-    return commands >= minUseful ? commands : 0;
+    if (use && use.blockedUntil > now) return 0;
+    const cost = use?.costSec || this.settings.assumedCostSec;
+    if (!cost) return Infinity;
+    let used = 0;
+    if (use) {
+      this.expire(use, now);
+      used = this.reportedNow(use, now) + use.reservedSec;
+    }
+    const commands = Math.floor((this.targetSec - used) / cost + 1e-9);
+    if (commands >= minUseful) return commands;
+    return !use?.costSec && !use?.reservedCommands ? Infinity : 0;
   }
 
   /** Sets aside the expected cost of commands about to be sent, by method. */
@@ -148,17 +171,20 @@ export class OperatingTime {
     const seconds = new Map<string, number>();
     for (const [method, count] of commands) {
       const use = this.use(method);
-      const sec = count * (use.costSec ?? 0);
+      const sec = count * (use.costSec || this.settings.assumedCostSec || 0);
       use.reservedSec += sec;
+      use.reservedCommands += count;
       seconds.set(method, sec);
     }
-    return { seconds };
+    return { seconds, commands: new Map(commands) };
   }
 
   release(reservation: OperatingReservation): void {
     for (const [method, sec] of reservation.seconds) {
       const use = this.find(method);
-      if (use) use.reservedSec = Math.max(0, use.reservedSec - sec);
+      if (!use) continue;
+      use.reservedSec = Math.max(0, use.reservedSec - sec);
+      use.reservedCommands = Math.max(0, use.reservedCommands - (reservation.commands.get(method) ?? 0));
     }
   }
 
@@ -172,6 +198,7 @@ export class OperatingTime {
     if (!use) return undefined;
     const now = this.now();
     if (use.blockedUntil > now) return use.blockedUntil;
+    // Not measured yet: the answer of the request in flight tells (and wakes the loop).
     if (!use.costSec) return undefined;
     this.expire(use, now);
     let excess = this.reportedNow(use, now) + use.reservedSec + minUseful * use.costSec - this.targetSec;
@@ -226,7 +253,15 @@ export class OperatingTime {
     const key = method.toLowerCase();
     let use = this.methods.get(key);
     if (!use) {
-      use = { reportedSec: 0, reportedAt: this.now(), charges: [], reservedSec: 0, blockedUntil: 0 };
+      use = {
+        reportedSec: 0,
+        reportedAt: this.now(),
+        reportedSentAt: 0,
+        charges: [],
+        reservedSec: 0,
+        reservedCommands: 0,
+        blockedUntil: 0,
+      };
       this.methods.set(key, use);
     }
     return use;

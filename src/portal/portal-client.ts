@@ -102,7 +102,13 @@ export class PortalClient {
       transitional: { clarifyTimeoutError: true },
     });
     this.redirects = new RedirectPolicy(options.allowedDomains);
-    this.operating = new OperatingTime(options.operating ?? { windowMs: 600_000, limitSec: 480 });
+    this.operating = new OperatingTime({
+      windowMs: 600_000,
+      limitSec: 480,
+      // Until a method is measured: the most a command can take without its request timing out.
+      assumedCostSec: options.timeoutMs / 1000 / options.batchSize,
+      ...options.operating,
+    });
   }
 
   get portalId(): string {
@@ -129,7 +135,7 @@ export class PortalClient {
     const sentAt = Date.now();
     const envelope = await this.send('batch', { halt: 0, cmd }, options, commands.length);
     const outcome = decodeBatch(envelope.result, commands);
-    this.observeBatch(envelope.result, commands, outcome, (Date.now() - sentAt) / 1000);
+    this.observeBatch(envelope.result, commands, outcome, sentAt, (Date.now() - sentAt) / 1000);
     return outcome;
   }
 
@@ -142,6 +148,7 @@ export class PortalClient {
     raw: unknown,
     commands: BatchCommand[],
     outcome: BatchOutcome,
+    sentAt: number,
     elapsedSec: number,
   ): void {
     const times = (raw as { result_time?: unknown } | undefined)?.result_time;
@@ -166,6 +173,7 @@ export class PortalClient {
         usedSec: time?.operating,
         resetAtMs: secondsToMs(time?.operating_reset_at),
         costSec: time ? (time.duration ?? time.processing) : elapsedSec / commands.length,
+        sentAt,
       });
     }
   }
@@ -187,6 +195,7 @@ export class PortalClient {
         blockedUntil,
       );
     }
+    const sentAt = Date.now();
     let renewed = false;
     let redirects = 0;
     let held = options.unit ?? (options.budgetTaken ? new BudgetUnit(() => this.budget.refund()) : undefined);
@@ -227,6 +236,7 @@ export class PortalClient {
             usedSec: time?.operating,
             resetAtMs: secondsToMs(time?.operating_reset_at),
             costSec: time?.duration ?? time?.processing,
+            sentAt,
           });
         }
         return envelope;

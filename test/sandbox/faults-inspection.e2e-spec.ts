@@ -188,6 +188,7 @@ describe('sandbox portal: fault injection and the inspection API', () => {
       codeExchanges: 0,
       tokenRefreshes: 0,
       refreshTokenReuse: 0,
+      operationTimeLimited: 0,
     });
   });
 

@@ -37,6 +37,7 @@ export async function sandboxStats(sandbox: SandboxPortal): Promise<{
   commands: number;
   tokenRefreshes: number;
   refreshTokenReuse: number;
+  operationTimeLimited: number;
   codeExchanges: number;
 }> {
   const { data } = await axios.get(`${sandbox.url}/_sandbox/stats`);
