@@ -1,0 +1,115 @@
+import { SandboxPortal } from '../../sandbox';
+import { query, request } from './http';
+
+const REGISTER = 'telephony.externalcall.register';
+const FINISH = 'telephony.externalcall.finish';
+
+/** Server time per method (REAL-PORTAL.md "Errors"): accounted, reported, and blocked past the limit. */
+describe('sandbox portal: slow answers and the operating-time limit', () => {
+  let portal: SandboxPortal;
+  const call = (method: string, params: Record<string, unknown> = {}) =>
+    request(`${portal.webhookUrl}${method}?${query(params)}`);
+  const batch = (cmd: Record<string, string>) =>
+    request(`${portal.webhookUrl}batch`, { json: { halt: 0, cmd } });
+  const control = (path: string, json?: unknown) =>
+    request(`${portal.url}/_sandbox/${path}`, json === undefined ? {} : { json });
+  const register = (n: number) =>
+    `${REGISTER}?${query({ USER_PHONE_INNER: '101', PHONE_NUMBER: `+4940${1000000 + n}`, TYPE: 2, CRM_CREATE: 0 })}`;
+
+  beforeAll(async () => {
+    // 100 ms a command; a method may use 1 s of server time in a 60-s window.
+    portal = await SandboxPortal.start({ commandMs: 100, operatingWindowSec: 60, operatingLimitSec: 1 });
+  });
+  afterAll(() => portal.close());
+  beforeEach(() => portal.reset());
+
+  it('a direct call reports its method use in time.operating, growing by the server time of each call', async () => {
+    const first = await call('user.current');
+    const second = await call('user.current');
+    expect(first.status).toBe(200);
+    expect(first.body.time.operating).toBeCloseTo(0.1);
+    expect(second.body.time.operating).toBeCloseTo(0.2);
+    expect(second.body.time.duration).toBeCloseTo(0.1);
+    // A minute from the first charge, part of the use leaves the window.
+    expect(second.body.time.operating_reset_at).toBeGreaterThan(Date.now() / 1000 + 55);
+  });
+
+  it('a batch of n commands answers no sooner than n × commandMs, each command charged to its own method', async () => {
+    const sent = Date.now();
+    const answer = await batch({ r_1: register(1), r_2: register(2), me: 'user.current' });
+    // (a few ms of slack: timers and Date.now round differently)
+    expect(Date.now() - sent).toBeGreaterThanOrEqual(290);
+    const times = answer.body.result.result_time;
+    expect(times.r_1.operating).toBeCloseTo(0.1);
+    expect(times.r_2.operating).toBeCloseTo(0.2);
+    expect(times.me.operating).toBeCloseTo(0.1);
+    // Commands run one after another: the second starts when the first finishes.
+    expect(times.r_2.start).toBeCloseTo(times.r_1.finish);
+    // The batch's own time is its whole server time, and the most any of its methods has used.
+    expect(answer.body.time.duration).toBeCloseTo(0.3);
+    expect(answer.body.time.operating).toBeCloseTo(0.2);
+    const view = (await control('operating')).body;
+    expect(view.methods[REGISTER].usedSec).toBeCloseTo(0.2);
+    expect(view.methods['user.current'].usedSec).toBeCloseTo(0.1);
+  });
+
+  it('past the limit the method answers 429 OPERATION_TIME_LIMIT; other methods go on, in a batch too', async () => {
+    // Eleven registers: 1.1 s, over the 1-s limit once the eleventh has run.
+    const first = await batch(
+      Object.fromEntries(Array.from({ length: 11 }, (_, n) => [`r_${n}`, register(n)])),
+    );
+    expect(first.body.result.result_error).toEqual([]);
+    const direct = await call(REGISTER, { USER_PHONE_INNER: '101', PHONE_NUMBER: '+4940555', TYPE: 2 });
+    expect(direct.status).toBe(429);
+    expect(direct.body).toMatchObject({
+      error: 'OPERATION_TIME_LIMIT',
+      error_description: 'Method is blocked due to operation time limit.',
+    });
+    expect(direct.body.time.operating).toBeCloseTo(1.1);
+    expect(direct.body.time.operating_reset_at).toBeGreaterThan(Date.now() / 1000);
+    const mixed = await batch({ r_late: register(99), me: 'user.current' });
+    expect(mixed.status).toBe(200);
+    expect(mixed.body.result.result_error.r_late).toEqual({
+      error: 'OPERATION_TIME_LIMIT',
+      error_description: 'Method is blocked due to operation time limit.',
+    });
+    expect(mixed.body.result.result.me).toMatchObject({ ID: '1' });
+    expect((await control('stats')).body.operationTimeLimited).toBe(2);
+    expect((await control('operating')).body).toMatchObject({
+      methods: { [REGISTER]: { blocked: true } },
+      refused: 2,
+    });
+    // A finish is its own method: not blocked.
+    const finish = await call(FINISH, { CALL_ID: 'externalCall.none', USER_ID: 1, DURATION: 5 });
+    expect(finish.body.error).not.toBe('OPERATION_TIME_LIMIT');
+    // Once the window has passed, the method works again.
+    await control('clock', { advanceSec: 61 });
+    const later = await call(REGISTER, { USER_PHONE_INNER: '101', PHONE_NUMBER: '+4940556', TYPE: 2 });
+    expect(later.status).toBe(200);
+    expect(later.body.time.operating).toBeCloseTo(0.1);
+  });
+
+  it('reset clears the use; the performance can be changed at runtime and is checked', async () => {
+    await call('user.current');
+    portal.reset();
+    expect((await control('operating')).body).toMatchObject({ methods: {}, refused: 0, commandMs: 100 });
+    const changed = await control('performance', {
+      commandMs: 0,
+      operatingLimitSec: 480,
+      operatingWindowSec: 600,
+    });
+    expect(changed.body).toEqual({ commandMs: 0, windowSec: 600, limitSec: 480 });
+    expect((await call('user.current')).body.time.operating).toBe(0);
+    for (const [field, value] of [
+      ['commandMs', -1],
+      ['operatingLimitSec', 0],
+      ['operatingWindowSec', 'ten'],
+    ] as const) {
+      const refused = await control('performance', { [field]: value });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toContain(field);
+    }
+    portal.setPerformance({ commandMs: 100, windowSec: 60, limitSec: 1 });
+    expect(portal.operating()).toMatchObject({ commandMs: 100, windowSec: 60, limitSec: 1 });
+  });
+});
