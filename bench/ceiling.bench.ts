@@ -159,11 +159,12 @@ function figures(scenario: Scenario, sandbox: SandboxPortal) {
   const measured = batches.filter((entry) => entry.at <= end && entry.status === 200);
   const last = measured[measured.length - 1].at;
   const seconds = (last - first) / 1000;
-  const commands = measured.reduce((sum, entry) => sum + entry.commands, 0);
+  const stats = sandbox.stats();
+  // Commands of answered batches, less those the portal refused for operating time (they did not run).
+  const commands = measured.reduce((sum, entry) => sum + entry.commands, 0) - stats.operationTimeLimited;
   const bucketAllowed = COMMANDS_PER_REQUEST * (scenario.burst + RATE * seconds);
   const perRequest: Record<string, number> = {};
   for (const entry of measured) perRequest[entry.commands] = (perRequest[entry.commands] ?? 0) + 1;
-  const stats = sandbox.stats();
   const result: Record<string, unknown> = {
     calls: scenario.calls,
     burst: scenario.burst,

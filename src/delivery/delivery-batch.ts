@@ -7,7 +7,7 @@ import {
   markFailed,
   markHoldExpired,
 } from '../calls/call-lifecycle';
-import { BatchLimits, BatchPlan, dueSteps, planBatch } from '../calls/step-planner';
+import { BatchLimits, BatchPlan, dueSteps, planBatch, STEP_KINDS } from '../calls/step-planner';
 import { BudgetUnit } from '../portal/budget-unit';
 import { OperatingReservation } from '../portal/operating-time';
 import { PortalError } from '../portal/portal-error';
@@ -61,8 +61,12 @@ export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced
 /** Calls looked at per request: twice a request's worth, so calls dropped while planning leave it full. */
 const CANDIDATES_PER_COMMAND = 2;
 
-/** How much further a plan looks when a method waiting for operating time filled its candidates. */
-const PACED_CANDIDATES_FACTOR = 10;
+/** The steps whose own method is one of `methods` (a call whose next step it is cannot go now). */
+function stepsOf(methods: readonly string[]): PortalStep[] {
+  return (Object.keys(STEP_KINDS) as PortalStep[]).filter((step) =>
+    methods.includes(STEP_KINDS[step].method),
+  );
+}
 
 /**
  * A method nearly at its operating limit goes in requests of at least this many of its commands (or fewer
@@ -138,21 +142,25 @@ export class DeliveryBatches {
   private plan(now: number, claimed: Set<string>) {
     const next = this.planning.then(async () => {
       const limits = this.limits();
-      let candidates = this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
-      let found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
+      const candidates = this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
+      const found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
       let due = found.filter((call) => !claimed.has(call.callId));
       let { plan, expiredHolds } = planBatch(due, limits);
-      // A method without operating-time room can fill the candidates (registers waiting while finishes
-      // have room): look further once, so the request still fills with what may go.
+      // A step without operating-time room can fill the candidates (thousands of registers waiting while
+      // finishes have room): look again without the calls whose next step waits, so the request still
+      // fills with what may go.
+      const exhausted = new Set(plan.exhaustedMethods());
+      const waiting = stepsOf([...exhausted]);
       if (
         plan.commandCount < this.transport.maxBatchSize &&
         found.length === candidates &&
-        plan.exhaustedMethods().length > 0
+        waiting.length > 0
       ) {
-        candidates *= PACED_CANDIDATES_FACTOR;
-        found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
-        due = found.filter((call) => !claimed.has(call.callId));
+        const seen = new Set(due.map((call) => call.callId));
+        const more = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed, waiting);
+        due = [...due, ...more.filter((call) => !claimed.has(call.callId) && !seen.has(call.callId))];
         ({ plan, expiredHolds } = planBatch(due, limits));
+        for (const method of plan.exhaustedMethods()) exhausted.add(method);
       }
       for (const callId of plan.callIds) claimed.add(callId);
       const operating = this.transport.operating;
@@ -161,7 +169,7 @@ export class DeliveryBatches {
       let pacedUntil: number | undefined;
       if (operating && plan.commandCount === 0) {
         const minUseful = this.minPacedCommands();
-        for (const method of plan.exhaustedMethods()) {
+        for (const method of exhausted) {
           const at = operating.nextRoomAt(method, minUseful);
           if (at !== undefined) pacedUntil = Math.min(pacedUntil ?? Infinity, at);
         }

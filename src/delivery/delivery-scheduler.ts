@@ -51,6 +51,9 @@ export interface PortalStatus {
   operatingTime: OperatingSnapshot[];
 }
 
+/** While pacing, new work is looked at after at most this long. */
+const PACED_RECHECK_MS = 250;
+
 /** What one turn of the loop did: sleep this long, wait for a batch in flight, or start a batch. */
 export type LoopTurn =
   | { kind: 'sleep'; ms: number }
@@ -112,6 +115,9 @@ export class DeliveryScheduler {
   notify(): void {
     // New work or a freed call: what an empty batch did not find may be there now, so no idle sleep.
     this.idle = false;
+    // It may be of a method with operating-time room: looked at within a quarter of a second, not at the
+    // end of the pacing (which can be a block of minutes), and no more often while intake keeps waking it.
+    this.pacedUntil = Math.min(this.pacedUntil, Date.now() + PACED_RECHECK_MS);
     this.wake?.();
   }
 

@@ -32,12 +32,16 @@ export abstract class CallStore {
 
   abstract findCall(portalId: string, callId: string): Promise<CallRecord | undefined>;
 
-  /** Calls whose next step is due, oldest due first, leaving out the ones named in `skip`. */
+  /**
+   * Calls whose next step is due, oldest due first, leaving out the ones named in `skip` and those whose
+   * next step is one of `exceptSteps` (steps waiting for the portal's operating time).
+   */
   abstract dueCalls(
     portalId: string,
     now: number,
     limit: number,
     skip: ReadonlySet<string>,
+    exceptSteps?: readonly string[],
   ): Promise<CallRecord[]>;
 
   /**

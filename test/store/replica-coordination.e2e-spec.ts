@@ -39,6 +39,28 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     rmSync(dir, { recursive: true, force: true });
   });
 
+  it('due calls can leave out the calls whose next step waits (operating time), oldest due first', async () => {
+    const portal = 'steps';
+    const applyHere = applyFor(portal);
+    await first.calls.ingest(
+      portal,
+      [[startedEvent('s-reg')], [startedEvent('s-fin'), endedEvent('s-fin')]],
+      applyHere,
+    );
+    // s-fin is registered: its next step is finish.
+    await first.calls.updateCalls(portal, ['s-fin'], (call) => ({
+      ...call,
+      nextStep: 'finish',
+      portalCallId: 'x.1',
+    }));
+    const later = Date.now() + 1000;
+    const all = await first.calls.dueCalls(portal, later, 10, new Set());
+    expect(all.map((call) => call.callId).sort()).toEqual(['s-fin', 's-reg']);
+    const withoutRegisters = await second.calls.dueCalls(portal, later, 10, new Set(), ['register']);
+    expect(withoutRegisters.map((call) => call.callId)).toEqual(['s-fin']);
+    expect(await second.calls.dueCalls(portal, later, 10, new Set(), ['register', 'finish'])).toEqual([]);
+  });
+
   it('events of one call taken in by two replicas at once all land on the call', async () => {
     const ids = Array.from({ length: 200 }, (_, i) => `both-${i}`);
     // Each call's start goes to one replica and its end to the other, in small concurrent batches.

@@ -51,9 +51,11 @@ export class MemoryCallStore extends CallStore {
     now: number,
     limit: number,
     skip: ReadonlySet<string>,
+    exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
     return this.ofPortal(portalId)
       .filter((call) => call.dueAt !== undefined && call.dueAt !== null && call.dueAt <= now)
+      .filter((call) => !call.nextStep || !exceptSteps.includes(call.nextStep))
       .sort((a, b) => a.dueAt! - b.dueAt!)
       .filter((call) => !skip.has(call.callId))
       .slice(0, limit)

@@ -91,12 +91,14 @@ export class PostgresCallStore extends CallStore {
     now: number,
     limit: number,
     skip: ReadonlySet<string>,
+    exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
     const rows = await this.db.query<CallRow>(
       `SELECT call_id, data FROM calls
        WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
+         AND (next_step IS NULL OR NOT (next_step = ANY($5::text[])))
        ORDER BY due_at LIMIT $3`,
-      [portalId, now, limit, [...skip]],
+      [portalId, now, limit, [...skip], [...exceptSteps]],
     );
     return rows.map(parse);
   }

@@ -38,6 +38,11 @@ export class SqliteCallStore extends CallStore {
       dueCalls: this.db.prepare(
         'SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?',
       ),
+      dueCallsExcept: this.db.prepare(
+        `SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ?
+           AND (next_step IS NULL OR next_step NOT IN (SELECT value FROM json_each(?)))
+         ORDER BY due_at LIMIT ?`,
+      ),
       nextDueAt: this.db.prepare(
         'SELECT MIN(due_at) AS due FROM calls WHERE portal_id = ? AND due_at IS NOT NULL',
       ),
@@ -97,10 +102,13 @@ export class SqliteCallStore extends CallStore {
     now: number,
     limit: number,
     skip: ReadonlySet<string>,
+    exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
-    const rows = this.statements.dueCalls.all(portalId, now, limit + skip.size) as (CallRow & {
-      call_id: string;
-    })[];
+    const rows = (
+      exceptSteps.length > 0
+        ? this.statements.dueCallsExcept.all(portalId, now, JSON.stringify(exceptSteps), limit + skip.size)
+        : this.statements.dueCalls.all(portalId, now, limit + skip.size)
+    ) as (CallRow & { call_id: string })[];
     return rows
       .filter((row) => !skip.has(row.call_id))
       .slice(0, limit)
