@@ -98,20 +98,23 @@ export class DeliveryBatches {
 
   /**
    * Plans, marks and sends one batch on `unit`; the unit is given back if nothing is sent. `claimed` holds
-   * the calls of batches in flight: this batch skips them and claims its own until it settles. Resolves
-   * false when it found nothing to send and nothing to park (the loop may sleep).
+   * the calls of batches in flight: this batch skips them and claims its own until it settles. `onPlanned`
+   * is told once its calls are claimed (the loop takes the next unit only then). Says whether it sent,
+   * found nothing, or found work that waits for the portal's operating time.
    */
   async send(
     lease: DeliveryLease,
     unit: BudgetUnit,
     claimed: Set<string>,
     onAnswer: (answer: PortalAnswer) => void,
+    onPlanned?: () => void,
   ): Promise<BatchResult> {
     const now = Date.now();
     let plan: BatchPlan | undefined;
     let reservation: OperatingReservation | undefined;
     try {
       const planned = await this.plan(now, claimed);
+      onPlanned?.();
       plan = planned.plan;
       reservation = planned.reservation;
       const parked =

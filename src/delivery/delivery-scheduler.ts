@@ -204,8 +204,10 @@ export class DeliveryScheduler {
       unit.giveBack();
       return { kind: this.stopped ? 'stopped' : 'wait' };
     }
+    let planned!: () => void;
+    const claimedItsCalls = new Promise<void>((resolve) => (planned = resolve));
     const batch = this.batches
-      .send(lease, unit, this.inFlight, (answer) => this.heard(answer))
+      .send(lease, unit, this.inFlight, (answer) => this.heard(answer), planned)
       .then(
         // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
         (result) => {
@@ -225,6 +227,9 @@ export class DeliveryScheduler {
       );
     this.running.add(batch);
     void batch.finally(() => this.running.delete(batch));
+    // The next unit is taken once this batch has planned: a unit granted while earlier batches still plan
+    // would leave late, and the portal would count it closer to the next one than the bucket mirror did.
+    await Promise.race([claimedItsCalls, batch]);
     return { kind: 'batch', batch };
   }
 

@@ -23,12 +23,13 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
   });
 
   it('until a method is measured: its assumed cost bounds it, and one request may go to measure it', () => {
-    // A 2-s limit and commands assumed to take 0.3 s: six fit, fewer than a useful request.
+    // A 2-s limit and commands assumed to take 0.3 s: six fit, fewer than a useful request, but all the
+    // limit could ever hold, so they go.
     const operating = new OperatingTime(
       { windowMs: 60_000, limitSec: 2, targetShare: 1, assumedCostSec: 0.3 },
       clock,
     );
-    expect(operating.allowance(register, 10)).toBe(Infinity);
+    expect(operating.allowance(register, 10)).toBe(6);
     const first = operating.reserve(new Map([[register, 50]]));
     // While it is in flight, nothing more of the method goes: 50 commands could be 15 s.
     expect(operating.allowance(register, 10)).toBe(0);
@@ -57,6 +58,13 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(kept.allowance(register)).toBe(Math.floor((48 * 0.97 - 40) / 0.04));
   });
 
+  it('a report of several commands gives the cost per command', () => {
+    const operating = tracker();
+    operating.observe(register, { usedSec: 2, costSec: 2, commands: 50 });
+    // 46 s left at 0.04 s a command.
+    expect(operating.allowance(register)).toBe(1150);
+  });
+
   it('sets aside what requests in flight will cost, and gives it back on release', () => {
     const operating = tracker();
     operating.observe(register, { usedSec: 46, costSec: 0.04 });
@@ -68,15 +76,19 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(operating.allowance(register)).toBe(50);
   });
 
-  it('a report from a request sent before the last one taken adds its cost instead of replacing the figure', () => {
+  it('a figure from a request that overlapped the last one taken never lowers the estimate', () => {
     const operating = tracker();
-    // Two batches in flight: the later-sent one answers first with the portal's figure after both ran.
-    operating.observe(register, { usedSec: 1.94, costSec: 0.02, sentAt: 2_000 });
-    // The earlier-sent one answers last, with the figure from when its own commands ran.
-    operating.observe(register, { usedSec: 1.0, costSec: 0.02, sentAt: 1_000 });
-    expect(operating.usedSec(register)).toBeCloseTo(1.96);
-    // A fresh report replaces the estimate again.
-    operating.observe(register, { usedSec: 1.5, costSec: 0.02, sentAt: 3_000 });
+    // Two batches overlapped: the later-sent one answered first, with the figure after both ran.
+    operating.observe(register, { usedSec: 1.94, costSec: 0.02, sentAt: now - 1_000 });
+    // The earlier-sent one answers last with the figure from when its own commands ran: the portal ran it
+    // before the first figure (which counts it) or after (its figure counts both): the larger stands.
+    operating.observe(register, { usedSec: 1.0, costSec: 0.02, sentAt: now - 2_000 });
+    expect(operating.usedSec(register)).toBeCloseTo(1.94);
+    operating.observe(register, { usedSec: 1.97, costSec: 0.02, sentAt: now - 1_500 });
+    expect(operating.usedSec(register)).toBeCloseTo(1.97);
+    // A request sent after that figure was taken ran after it: its figure replaces the estimate, lower too.
+    now += 1_000;
+    operating.observe(register, { usedSec: 1.5, costSec: 0.02, sentAt: now - 500 });
     expect(operating.usedSec(register)).toBeCloseTo(1.5);
   });
 

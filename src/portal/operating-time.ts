@@ -32,12 +32,16 @@ export interface OperatingReport {
   usedSec?: number;
   /** `operating_reset_at`, ms epoch: when part of the method's use leaves the window. */
   resetAtMs?: number;
-  /** This command's own server time (`duration`/`processing`), when the answer says. */
+  /** The server time of the report's commands (`duration`/`processing`), when the answer says. */
   costSec?: number;
+  /** How many commands `costSec` covers (default 1). */
+  commands?: number;
   /**
-   * When the request carrying the report was sent (ms). A report from a request sent before the one whose
-   * report was taken last is stale (the portal counted that later request after it): its cost is added to
-   * the estimate instead of replacing it, which can only overcount until the next fresh report.
+   * When the request carrying the report was sent (ms). Sent after the last figure was taken, the request
+   * ran after the one that gave it, so its figure includes everything that one had: it replaces the
+   * estimate (lower too: other applications' use left the window). Sent before (requests overlapped), the
+   * portal ran it before the last figure (which then counts it) or after (its own figure counts both): the
+   * estimate becomes the larger of the two.
    */
   sentAt?: number;
 }
@@ -56,15 +60,17 @@ export interface OperatingSnapshot {
 }
 
 interface Charge {
+  /** When the request was sent: the portal counted the charge no earlier. */
+  from: number;
+  /** When its answer came: the portal counted it no later, so it leaves the window by at + window. */
   at: number;
   sec: number;
 }
 
 interface MethodUse {
-  /** The portal's last word, when it came, and when the request that carried it was sent. */
+  /** The portal's last word, as the estimate stood after it, and when it came. */
   reportedSec: number;
   reportedAt: number;
-  reportedSentAt: number;
   resetAt?: number;
   /** The bridge's own charges still in the window, oldest first. */
   charges: Charge[];
@@ -99,20 +105,26 @@ export class OperatingTime {
     const now = this.now();
     this.expire(use, now);
     if (report.costSec !== undefined && report.costSec >= 0) {
-      // Charges within 100 ms share an entry: the list stays short at any rate (6 000 per 10 minutes).
+      // Charges within 100 ms share an entry, stamped with the latest of them so none leaves the window
+      // early: the list stays short at any rate (6 000 per 10 minutes).
+      const from = Math.min(now, report.sentAt ?? now);
       const last = use.charges[use.charges.length - 1];
-      if (last && now - last.at < 100) last.sec += report.costSec;
-      else use.charges.push({ at: now, sec: report.costSec });
-      use.costSec = use.costSec === undefined ? report.costSec : use.costSec * 0.7 + report.costSec * 0.3;
+      if (last && now - last.at < 100) {
+        last.sec += report.costSec;
+        last.at = now;
+        last.from = Math.min(last.from, from);
+      } else use.charges.push({ from, at: now, sec: report.costSec });
+      const perCommand = report.costSec / Math.max(1, report.commands ?? 1);
+      use.costSec = use.costSec === undefined ? perCommand : use.costSec * 0.7 + perCommand * 0.3;
     }
-    const stale = report.sentAt !== undefined && report.sentAt < use.reportedSentAt;
-    if (report.usedSec !== undefined && report.usedSec >= 0 && !stale) {
-      use.reportedSec = report.usedSec;
+    const cost = report.costSec ?? 0;
+    if (report.usedSec !== undefined && report.usedSec >= 0) {
+      const ranAfterLast = report.sentAt === undefined || report.sentAt >= use.reportedAt;
+      use.reportedSec = ranAfterLast ? report.usedSec : Math.max(report.usedSec, this.reportedNow(use, now));
       use.reportedAt = now;
-      use.reportedSentAt = report.sentAt ?? use.reportedSentAt;
-    } else if (report.costSec !== undefined) {
-      // A stale report, or a portal that does not report: the bridge's own charge goes on the estimate.
-      use.reportedSec = this.reportedNow(use, now) + report.costSec;
+    } else if (cost > 0) {
+      // A portal that does not report: the bridge's own charges are the estimate.
+      use.reportedSec = this.reportedNow(use, now) + cost;
       use.reportedAt = now;
     }
     if (report.resetAtMs !== undefined) use.resetAt = report.resetAtMs;
@@ -162,7 +174,8 @@ export class OperatingTime {
       used = this.reportedNow(use, now) + use.reservedSec;
     }
     const commands = Math.floor((this.targetSec - used) / cost + 1e-9);
-    if (commands >= minUseful) return commands;
+    // A limit too small for minUseful commands at all: fewer are still worth sending.
+    if (commands >= Math.min(minUseful, Math.floor(this.targetSec / cost))) return Math.max(0, commands);
     return !use?.costSec && !use?.reservedCommands ? Infinity : 0;
   }
 
@@ -206,7 +219,7 @@ export class OperatingTime {
     const portalReset = use.resetAt && use.resetAt > now ? use.resetAt : undefined;
     for (const charge of use.charges) {
       const leaves = charge.at + this.settings.windowMs;
-      if (leaves <= now) continue;
+      if (leaves <= now || charge.from <= use.reportedAt - this.settings.windowMs) continue;
       excess -= charge.sec;
       if (excess <= 0) return Math.min(leaves, portalReset ?? Infinity);
     }
@@ -231,8 +244,8 @@ export class OperatingTime {
     const window = this.settings.windowMs;
     let used = use.reportedSec;
     for (const charge of use.charges) {
-      // Counted in the report (in its window) and gone from the window by now.
-      if (charge.at > use.reportedAt - window && charge.at <= now - window) used -= charge.sec;
+      // Surely counted in the report (sent after its window began) and surely gone from the window by now.
+      if (charge.from > use.reportedAt - window && charge.at <= now - window) used -= charge.sec;
     }
     return Math.max(0, used);
   }
@@ -255,8 +268,7 @@ export class OperatingTime {
     if (!use) {
       use = {
         reportedSec: 0,
-        reportedAt: this.now(),
-        reportedSentAt: 0,
+        reportedAt: 0,
         charges: [],
         reservedSec: 0,
         reservedCommands: 0,

@@ -152,9 +152,18 @@ export class PortalClient {
     elapsedSec: number,
   ): void {
     const times = (raw as { result_time?: unknown } | undefined)?.result_time;
-    const byLabel = times && !Array.isArray(times) && typeof times === 'object' ? times : {};
+    const byLabel = (times && !Array.isArray(times) && typeof times === 'object' ? times : {}) as Record<
+      string,
+      PortalTime | undefined
+    >;
+    // One report per method: its commands' cost, and the figure after the last of them (the portal runs
+    // a batch's commands in order, each figure counting the ones before).
+    const perMethod = new Map<
+      string,
+      { costSec: number; commands: number; usedSec?: number; resetAtMs?: number }
+    >();
     for (const { label, method } of commands) {
-      const time = (byLabel as Record<string, PortalTime | undefined>)[label];
+      const time = byLabel[label];
       const error = outcome.errors[label];
       if (error?.kind === 'operation-limit') {
         this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
@@ -169,13 +178,14 @@ export class PortalClient {
         );
         continue;
       }
-      this.operating.observe(method, {
-        usedSec: time?.operating,
-        resetAtMs: secondsToMs(time?.operating_reset_at),
-        costSec: time ? (time.duration ?? time.processing) : elapsedSec / commands.length,
-        sentAt,
-      });
+      const report = perMethod.get(method) ?? { costSec: 0, commands: 0 };
+      report.commands += 1;
+      report.costSec += time ? (time.duration ?? time.processing ?? 0) : elapsedSec / commands.length;
+      if (time?.operating !== undefined) report.usedSec = time.operating;
+      if (time?.operating_reset_at !== undefined) report.resetAtMs = secondsToMs(time.operating_reset_at);
+      perMethod.set(method, report);
     }
+    for (const [method, report] of perMethod) this.operating.observe(method, { ...report, sentAt });
   }
 
   private async send(
