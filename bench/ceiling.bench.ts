@@ -158,7 +158,8 @@ function figures(scenario: Scenario, sandbox: SandboxPortal) {
   const end = scenario.measureSec ? first + scenario.measureSec * 1000 : Infinity;
   const measured = batches.filter((entry) => entry.at <= end && entry.status === 200);
   const last = measured[measured.length - 1].at;
-  const seconds = (last - first) / 1000;
+  // A fixed span is measured whole (the limit allows limitSec in every window of it), else to the last request.
+  const seconds = scenario.measureSec ?? (last - first) / 1000;
   const stats = sandbox.stats();
   // Commands of answered batches, less those the portal refused for operating time (they did not run).
   const commands = measured.reduce((sum, entry) => sum + entry.commands, 0) - stats.operationTimeLimited;
