@@ -1,5 +1,6 @@
 import { DateTime } from 'luxon';
 import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
+import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './call-card';
 
 /**
  * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
@@ -46,8 +47,10 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
   call.direction = event.direction;
   call.phoneNumber = event.phoneNumber;
   call.startedAt = event.at;
-  call.extension ??= event.extension;
+  call.extension ??= event.extension ?? event.extensions?.[0];
   call.userId ??= event.userId;
+  const ringing = [...new Set([event.extension, ...(event.extensions ?? [])].filter((key) => key))];
+  if (ringing.length > 1) call.ringing = ringing as string[];
   // Still ringing when we hear of it: pop the card. A start arriving after the end pops nothing.
   call.show = !call.ended;
   call.holdUntil = undefined;
@@ -59,9 +62,10 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
   }
 }
 
+/** Who picked up: the card moves to them (a later answer by someone else is a transfer), finish names them. */
 function applyAnswered(call: CallRecord, event: CallEvent): void {
   call.answeredAt = event.at;
-  call.answeredBy = event.extension ?? (event.userId !== undefined ? String(event.userId) : undefined);
+  call.answeredBy = cardKey(event.extension, event.userId) ?? call.answeredBy;
 }
 
 function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSettings): void {
@@ -111,12 +115,30 @@ export function plan(call: CallRecord, now: number): CallRecord {
 }
 
 function nextStep(call: CallRecord): CallRecord['nextStep'] {
-  if (call.failed) return call.cardToHide ? 'hide' : undefined;
+  if (call.failed) return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
   if (!hasStartDetails(call)) return call.ended ? 'wait-start' : undefined;
   if (!call.portalCallId) return 'register';
   if (call.ended && !call.finishedOnPortal) return 'finish';
+  const moves = cardMoves(call);
+  if (moves.show.length > 0) return 'show';
+  if (moves.hide.length > 0) return 'hide';
   if (call.ended?.recordingUrl && !call.recordAttached && !call.recordFailed) return 'attachRecord';
   return undefined;
+}
+
+/** A call stored before card keys existed, parked after its card popped: its register's employee is hidden. */
+function legacyCardToHide(call: CallRecord): boolean {
+  return Boolean(call.cardToHide && call.portalCallId && call.cardRegisterKey === undefined);
+}
+
+/**
+ * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
+ * everything else, SPEC.md §4 "Ringing first"), 1 for the rest. Stored beside `due_at` so the store lists
+ * class 0 first.
+ */
+export function deliveryPriority(call: CallRecord): number {
+  const step = call.nextStep;
+  return isLive(call) && (step === 'register' || step === 'show' || step === 'hide') ? 0 : 1;
 }
 
 /**
@@ -150,12 +172,54 @@ export interface RegisteredOnPortal {
   createdLead?: number;
 }
 
+/** Registered; a register sent with SHOW=1 showed its employee the card. */
 export function markRegistered(call: CallRecord, result: RegisteredOnPortal, now: number): CallRecord {
-  return plan({ ...succeeded(call, now), ...result }, now);
+  const popped = call.cardRegisterKey && call.cardMaybe?.includes(call.cardRegisterKey);
+  const card = popped ? confirmShown(call, [call.cardRegisterKey!]) : {};
+  return plan({ ...succeeded(call, now), ...card, ...result }, now);
 }
 
+/** Finished; the finish closed the card of the employee it named. */
 export function markFinished(call: CallRecord, now: number): CallRecord {
-  return plan({ ...succeeded(call, now), finishedOnPortal: true }, now);
+  const key = finishKey(call);
+  const closed = key === undefined ? {} : forgetCard(call, [key]);
+  return plan({ ...succeeded(call, now), ...closed, finishedOnPortal: true }, now);
+}
+
+/** The show in flight went through, or is given up (`note` says why; it is not tried again). */
+export function markCardShown(call: CallRecord, now: number, note?: string): CallRecord {
+  const keys = call.cardSending?.show?.keys ?? [];
+  const base = note ? { ...call, lastError: note, updatedAt: now } : succeeded(call, now);
+  return plan(
+    { ...base, ...confirmShown(call, keys), cardSending: { ...call.cardSending, show: undefined } },
+    now,
+  );
+}
+
+function confirmShown(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardShown' | 'cardMaybe'> {
+  return { cardShown: withKeys(call.cardShown, keys), cardMaybe: withoutKeys(call.cardMaybe, keys) };
+}
+
+function forgetCard(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardShown' | 'cardMaybe'> {
+  return { cardShown: withoutKeys(call.cardShown, keys), cardMaybe: withoutKeys(call.cardMaybe, keys) };
+}
+
+/** Card keys whose portal user is unknown: nothing can be shown or hidden for them; they leave the card. */
+export function dropCardKeys(call: CallRecord, keys: string[], now: number): CallRecord {
+  if (keys.length === 0) return call;
+  const ringing = call.ringing && withoutKeys(call.ringing, keys);
+  const note = `card: no portal user known for internal number ${keys.join(', ')}`;
+  return plan(
+    {
+      ...call,
+      ...forgetCard(call, keys),
+      ringing,
+      answeredBy: call.answeredBy && keys.includes(call.answeredBy) ? undefined : call.answeredBy,
+      lastError: note,
+      updatedAt: now,
+    },
+    now,
+  );
 }
 
 export function markRecordAttached(call: CallRecord, now: number): CallRecord {
@@ -219,12 +283,18 @@ export function markFinishFailed(call: CallRecord, reason: string, now: number):
   );
 }
 
-/** The card is closed, or cannot be (`note` says why): the parked call keeps the finish's reason. */
+/**
+ * The hide in flight went through, or cannot (`note` says why): those keys leave the card. A parked call
+ * keeps the reason it was parked for.
+ */
 export function markCardHidden(call: CallRecord, now: number, note?: string): CallRecord {
-  const lastError = note ? `${call.lastError ?? ''}; ${note}` : call.lastError;
+  const lastError = note ? (call.lastError ? `${call.lastError}; ${note}` : note) : call.lastError;
+  const keys = call.cardSending?.hide?.keys ?? [];
   return plan(
     {
       ...call,
+      ...forgetCard(call, keys),
+      cardSending: { ...call.cardSending, hide: undefined },
       cardToHide: undefined,
       consecutiveFailures: 0,
       retryAt: undefined,

@@ -5,10 +5,11 @@ export type Direction = 'inbound' | 'outbound';
 export type EndStatus = 'answered' | 'missed' | 'busy' | 'declined' | 'cancelled' | 'failed';
 export type CallState = 'queued' | 'registered' | 'finished' | 'failed';
 /**
- * What delivery must do next; `wait-start` is a call.ended held until its call.started arrives, `hide` closes
- * the call card a finish refused for good left open.
+ * What delivery must do next; `wait-start` is a call.ended held until its call.started arrives. `show` and
+ * `hide` move the call card (`call-card.ts`): to a ring group, to whoever answered, and closed where a finish
+ * does not close it.
  */
-export type DeliveryStep = 'register' | 'finish' | 'attachRecord' | 'hide' | 'wait-start';
+export type DeliveryStep = 'register' | 'show' | 'hide' | 'finish' | 'attachRecord' | 'wait-start';
 export type PortalStep = Exclude<DeliveryStep, 'wait-start'>;
 
 /** One PBX event after validation and normalisation (phone in E.164). */
@@ -19,6 +20,8 @@ export interface CallEvent {
   direction?: Direction;
   phoneNumber?: string;
   extension?: string;
+  /** On call.started: every internal number ringing at once (ring group, queue). */
+  extensions?: string[];
   userId?: number;
   startedAt?: string;
   durationSec?: number;
@@ -38,6 +41,12 @@ export interface PortalUser {
 export interface CrmBinding {
   CRM_ENTITY_TYPE: string;
   CRM_ENTITY_ID: number;
+}
+
+/** Card keys and the portal users they stand for, as one show or hide command names them. */
+export interface CardTarget {
+  keys: string[];
+  userIds: number[];
 }
 
 export interface CallEnd {
@@ -62,8 +71,21 @@ export interface CallRecord {
   /** Pop the call card: true only for calls the bridge hears about while they ring. */
   show: boolean;
   heardStart: boolean;
+  /** Everyone the call rang at once (card keys, `call-card.ts`), when the PBX named a ring group. */
+  ringing?: string[];
   answeredAt?: string;
+  /** Who picked up last (card key): the card moves to them and `finish` goes out with them. */
   answeredBy?: string;
+  /** Who the register popped the card for (card key), fixed when it is sent with SHOW=1. */
+  cardRegisterKey?: string;
+  /** Card keys the portal confirmed showing the card to. */
+  cardShown?: string[];
+  /** Card keys a show (or register) was sent for without an answer yet: hidden when the card moves on. */
+  cardMaybe?: string[];
+  /** The show/hide in flight: which card keys, as which portal user ids (fixed before sending). */
+  cardSending?: { show?: CardTarget; hide?: CardTarget };
+  /** Whom `finish` names: the answerer (else the register's employee), fixed before the finish is sent. */
+  finishUser?: PortalUser;
   ended?: CallEnd;
   /** call.ended without start details waits until then for its call.started (ms epoch). */
   holdUntil?: number;
@@ -112,4 +134,14 @@ export interface CallRecord {
 
 export function hasStartDetails(call: CallRecord): boolean {
   return Boolean(call.direction && call.phoneNumber && call.startedAt);
+}
+
+/**
+ * The event's idempotency key within its call (SPEC.md §2, §4): its name, and for `call.answered` also who
+ * answered, so a later answer by someone else (a transfer) is a new event and a repeat of the same is not.
+ */
+export function idempotencyKey(event: CallEvent): string {
+  if (event.event !== 'call.answered') return event.event;
+  const who = event.extension ?? (event.userId !== undefined ? `user:${event.userId}` : undefined);
+  return who === undefined ? event.event : `${event.event}/${who}`;
 }

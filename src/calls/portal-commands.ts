@@ -1,4 +1,5 @@
-import { CallRecord, Direction, EndStatus, PortalUser } from './call';
+import { CallRecord, Direction, EndStatus, PortalStep, PortalUser } from './call';
+import { popsCard } from './call-card';
 
 /** A command's parameters, as the portal client encodes them (the same shape as its `PortalParams`). */
 export type PortalParams = Record<string, unknown>;
@@ -24,7 +25,8 @@ export function registerParams(call: CallRecord, user: PortalUser): PortalParams
     CALL_START_DATE: call.startedAt,
     TYPE: CALL_TYPE[call.direction ?? 'inbound'],
     CRM_CREATE: 1,
-    SHOW: call.show ? 1 : 0,
+    // A call that ended before its register went out pops no card.
+    SHOW: popsCard(call) ? 1 : 0,
     EXTERNAL_CALL_ID: call.callId,
   };
 }
@@ -32,7 +34,7 @@ export function registerParams(call: CallRecord, user: PortalUser): PortalParams
 export function finishParams(call: CallRecord): PortalParams {
   const ended = call.ended!;
   const params: PortalParams = {
-    ...call.portalUser,
+    ...(call.finishUser ?? call.portalUser),
     CALL_ID: call.portalCallId,
     DURATION: ended.durationSec,
     STATUS_CODE: STATUS_CODE[ended.status],
@@ -45,6 +47,22 @@ export function attachRecordParams(call: CallRecord): PortalParams {
   return { CALL_ID: call.portalCallId, RECORD_URL: call.ended?.recordingUrl };
 }
 
+/** Labels of the other commands of the same call in the same request, by step. */
+export type StepLabels = Partial<Record<PortalStep, string>>;
+
+/**
+ * A show riding with its call's register takes the CALL_ID from the register's answer in the same batch
+ * (`$result[label][CALL_ID]`): the ring group sees the card in the request that registers the call.
+ */
+function callIdFor(call: CallRecord, labels: StepLabels): unknown {
+  if (call.portalCallId) return call.portalCallId;
+  return labels.register ? `$result[${labels.register}][CALL_ID]` : undefined;
+}
+
+export function showParams(call: CallRecord, labels: StepLabels = {}): PortalParams {
+  return { CALL_ID: callIdFor(call, labels), USER_ID: call.cardSending?.show?.userIds };
+}
+
 export function hideParams(call: CallRecord): PortalParams {
-  return { CALL_ID: call.portalCallId, USER_ID: call.cardUserIds };
+  return { CALL_ID: call.portalCallId, USER_ID: call.cardSending?.hide?.userIds ?? call.cardUserIds };
 }

@@ -1,4 +1,4 @@
-import { CallRecord } from './call';
+import { CallRecord, PortalStep } from './call';
 import { newCall, plan } from './call-lifecycle';
 import { BatchPlan, commandBytes, dueSteps, planBatch, STEP_KINDS } from './step-planner';
 
@@ -55,7 +55,7 @@ describe('BatchPlan', () => {
     const batch = new BatchPlan(50);
     batch.add(call('a', 'register'));
     batch.add(call('b', 'finish'));
-    const kept = batch.only(new Set(['b']));
+    const kept = batch.only(new Map([['b', ['finish', 'attachRecord'] as PortalStep[]]]));
     expect(kept.entries).toEqual([
       {
         callId: 'b',
@@ -159,7 +159,7 @@ describe('BatchPlan', () => {
   });
 
   it('hide goes as one command with the card user', () => {
-    const hidden: CallRecord = { ...call('h', 'finish'), nextStep: 'hide', cardUserIds: [7] };
+    const hidden: CallRecord = { ...call('h', 'finish'), nextStep: 'hide', failed: true, cardUserIds: [7] };
     const batch = new BatchPlan(50);
     batch.add(hidden);
     expect(steps(batch)).toEqual([['hide']]);

@@ -1,11 +1,15 @@
 import { stringify } from 'qs';
 import { CallRecord, PortalStep } from './call';
+import { cardKey, cardMoves, finishKey, ringGroupRest } from './call-card';
+import { deliveryPriority } from './call-lifecycle';
 import {
   attachRecordParams,
   finishParams,
   hideParams,
   PortalParams,
   registerParams,
+  showParams,
+  StepLabels,
 } from './portal-commands';
 
 /**
@@ -19,13 +23,17 @@ import {
 export interface StepKind {
   /** The portal method (`telephony.externalcall.*`). */
   method: string;
-  /** The command's parameters, from the call as stored right before sending. */
-  params(call: CallRecord): PortalParams;
   /**
-   * Priority class: calls whose next step has a lower class are packed first when not all fit. Today
-   * every kind is class 1, so the order is the store's (oldest due first).
+   * The command's parameters, from the call as stored right before sending; `labels` names the call's other
+   * commands in the same request (a later one may use an earlier one's answer, `$result[label]`).
    */
-  priority: number;
+  params(call: CallRecord, labels?: StepLabels): PortalParams;
+  /**
+   * Priority class: calls whose next step has a lower class are packed first when not all fit, and the
+   * store lists them first (`deliveryPriority`, stored beside `due_at`): 0 for a live call's register and
+   * card moves, 1 for the rest; within a class the store's order (oldest due first).
+   */
+  priority: number | ((call: CallRecord) => number);
   /**
    * The step of the same call that may ride in the same request after this one (both safe to repeat
    * together), or undefined. Register has none on purpose: register and finish of one call never share
@@ -34,22 +42,54 @@ export interface StepKind {
   sharesRequestWith?(call: CallRecord): PortalStep | undefined;
 }
 
+/** A recording to attach once the call is finished on the portal (it follows finish in its request). */
+function recordingDue(call: CallRecord): PortalStep | undefined {
+  const due = call.ended?.recordingUrl && !call.failed && !call.recordAttached && !call.recordFailed;
+  return due ? 'attachRecord' : undefined;
+}
+
 export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
   register: {
     method: 'telephony.externalcall.register',
     // The employee is fixed while marking the batch as sent; before that the size is estimated without it.
     params: (call) => registerParams(call, call.portalUser ?? {}),
-    priority: 1,
+    priority: deliveryPriority,
+    // A ring group: the rest of it is shown the card in the same request (show is safe to repeat, and a
+    // repeated register of an unfinished call answers the same CALL_ID).
+    sharesRequestWith: (call) =>
+      ringGroupRest(call, cardKey(call.extension, call.userId)).length > 0 ? 'show' : undefined,
+  },
+  show: {
+    method: 'telephony.externalcall.show',
+    params: showParams,
+    priority: deliveryPriority,
+    sharesRequestWith: (call) => (call.portalCallId && cardMoves(call).hide.length > 0 ? 'hide' : undefined),
+  },
+  hide: {
+    method: 'telephony.externalcall.hide',
+    params: hideParams,
+    priority: deliveryPriority,
+    sharesRequestWith: (call) => (call.ended && !call.failed ? recordingDue(call) : undefined),
   },
   finish: {
     method: 'telephony.externalcall.finish',
     params: finishParams,
     priority: 1,
-    sharesRequestWith: (call) => (call.ended?.recordingUrl ? 'attachRecord' : undefined),
+    // The others shown the card are hidden with the finish (it closes only its own user's card).
+    sharesRequestWith: (call) =>
+      cardMoves(call).hide.some((key) => key !== finishKey(call)) ? 'hide' : recordingDue(call),
   },
   attachRecord: { method: 'telephony.externalcall.attachRecord', params: attachRecordParams, priority: 1 },
-  hide: { method: 'telephony.externalcall.hide', params: hideParams, priority: 1 },
 };
+
+/** The priority class of a call's next step. */
+export function priorityOf(
+  call: CallRecord,
+  kinds: Readonly<Record<PortalStep, StepKind>> = STEP_KINDS,
+): number {
+  const priority = kinds[call.nextStep as PortalStep].priority;
+  return typeof priority === 'number' ? priority : priority(call);
+}
 
 /**
  * The byte cap of one request's commands by default: 1 MB, what a proxy in front of a portal commonly
@@ -164,12 +204,14 @@ export class BatchPlan {
     const commands: PlannedCommand[] = [];
     let bytes = 0;
     const taken = new Map<string, number>();
+    const labels: StepLabels = {};
     for (const step of dueSteps(call, this.kinds)) {
       if (this.size + commands.length >= limit) break;
       const method = this.kinds[step].method;
       if (this.roomFor(method) - (taken.get(method) ?? 0) <= 0) break;
       const label = `${step}_${index}`;
-      const size = commandBytes(label, method, this.kinds[step].params(call));
+      const size = commandBytes(label, method, this.kinds[step].params(call, labels));
+      labels[step] = label;
       const empty = this.size === 0 && commands.length === 0;
       if (!empty && this.bytes + bytes + size > this.maxBytes) break;
       commands.push({ step, label });
@@ -212,14 +254,20 @@ export class BatchPlan {
     return room;
   }
 
-  /** The same plan without the calls not in `callIds` (dropped while being marked as sent). */
-  only(callIds: ReadonlySet<string>): BatchPlan {
+  /**
+   * The same plan with only the calls in `steps` (the others were dropped while being marked as sent), each
+   * with only the steps listed for it (a card move left with nobody to show or hide is dropped).
+   */
+  only(steps: ReadonlyMap<string, readonly PortalStep[]>): BatchPlan {
     const kept = new BatchPlan(this.limit, { maxBytes: this.maxBytes, kinds: this.kinds });
     for (const entry of this.entries) {
-      if (!callIds.has(entry.callId)) continue;
-      kept.entries.push(entry);
+      const keep = steps.get(entry.callId);
+      if (!keep) continue;
+      const commands = entry.commands.filter((command) => keep.includes(command.step));
+      if (commands.length === 0) continue;
+      kept.entries.push({ callId: entry.callId, commands });
       kept.entryBytes.set(entry.callId, this.entryBytes.get(entry.callId)!);
-      kept.size += entry.commands.length;
+      kept.size += commands.length;
       kept.bytes += this.entryBytes.get(entry.callId)!;
     }
     return kept;
@@ -229,11 +277,16 @@ export class BatchPlan {
   commands(calls: ReadonlyMap<string, CallRecord>): WireCommand[] {
     return this.entries.flatMap((entry) => {
       const call = calls.get(entry.callId)!;
-      return entry.commands.map(({ label, step }) => ({
-        label,
-        method: this.kinds[step].method,
-        params: this.kinds[step].params(call),
-      }));
+      const labels: StepLabels = {};
+      return entry.commands.map(({ label, step }) => {
+        const command = {
+          label,
+          method: this.kinds[step].method,
+          params: this.kinds[step].params(call, labels),
+        };
+        labels[step] = label;
+        return command;
+      });
     });
   }
 }
@@ -264,9 +317,7 @@ export function planBatch(due: readonly CallRecord[], limits: BatchLimits): Batc
     else if (call.nextStep) sendable.push(call);
   }
   // Array.prototype.sort is stable: within a class the store's order stays.
-  sendable.sort(
-    (a, b) => kinds[a.nextStep as PortalStep].priority - kinds[b.nextStep as PortalStep].priority,
-  );
+  sendable.sort((a, b) => priorityOf(a, kinds) - priorityOf(b, kinds));
   for (const call of sendable) plan.add(call);
   return { plan, expiredHolds };
 }

@@ -1,11 +1,23 @@
 import { Logger } from '@nestjs/common';
-import { CallRecord, CrmBinding, PortalStep } from '../calls/call';
+import { CallRecord, CrmBinding, PortalStep, PortalUser } from '../calls/call';
+import {
+  cardKey,
+  cardKeyOf,
+  cardMoves,
+  popsCard,
+  ringGroupRest,
+  userIdOfCardKey,
+  whoOfCardKey,
+  withKeys,
+} from '../calls/call-card';
 import {
   choosePortalUser,
   countSent,
+  dropCardKeys,
   markCardHidden,
   markFailed,
   markHoldExpired,
+  plan as replan,
 } from '../calls/call-lifecycle';
 import { BatchLimits, BatchPlan, dueSteps, planBatch, STEP_KINDS } from '../calls/step-planner';
 import { BudgetUnit } from '../portal/budget-unit';
@@ -253,8 +265,8 @@ export class DeliveryBatches {
     unit: BudgetUnit,
     onAnswer: (answer: PortalAnswer) => void,
   ): Promise<void> {
-    const marked = await this.markSending(plan, bindings, lease);
-    const sendable = plan.only(new Set(marked.keys()));
+    const { calls: marked, steps } = await this.markSending(plan, bindings, lease);
+    const sendable = plan.only(steps);
     if (sendable.commandCount === 0) return;
     const commands = sendable.commands(marked);
     const settings = this.outcomeSettings();
@@ -327,11 +339,11 @@ export class DeliveryBatches {
     plan: BatchPlan,
     bindings: Bindings,
     lease: DeliveryLease,
-  ): Promise<Map<string, CallRecord>> {
+  ): Promise<{ calls: Map<string, CallRecord>; steps: Map<string, PortalStep[]> }> {
     const steps = new Map(plan.entries.map((entry) => [entry.callId, entry.commands.map((c) => c.step)]));
     const now = Date.now();
     const settings = this.outcomeSettings();
-    const sending = new Set<string>();
+    const sending = new Map<string, PortalStep[]>();
     const updated = await this.store.updateCalls(
       this.transport.portalId,
       plan.callIds,
@@ -341,37 +353,126 @@ export class DeliveryBatches {
         const binding = bindings.get(call.callId);
         if (binding instanceof PortalError) return applyRequestFailure(call, binding, settings);
         if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
-        if (call.nextStep === 'register' && !call.portalUser) {
-          const choice = choosePortalUser(call, this.settings.defaultUserId, (extension) =>
-            this.routing?.employeeFor(extension),
-          );
-          if (!choice) {
-            return markFailed(
-              call,
-              'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
-              now,
-            );
-          }
-          call = { ...call, portalUser: choice.user, routedToDefaultUser: choice.routedToDefaultUser };
+        if (call.nextStep === 'register') {
+          const fixed = this.fixRegisterUser(call, now);
+          if (fixed.failed) return fixed;
+          call = fixed;
         }
-        if (call.nextStep === 'hide' && !call.cardUserIds) {
-          const userId = this.cardUserOf(call);
-          if (userId === undefined) {
-            return markCardHidden(
-              call,
-              now,
-              `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
-            );
-          }
-          call = { ...call, cardUserIds: [userId] };
+        const card = this.fixCardMoves(call, planned, now);
+        call = card.call;
+        if (card.steps[0] !== planned[0]) return replan(call, now);
+        if (card.steps.includes('finish') && !call.finishUser) {
+          call = { ...call, finishUser: this.finishUserOf(call) };
         }
-        sending.add(call.callId);
-        return countSent(call, planned);
+        sending.set(call.callId, card.steps);
+        return countSent(call, card.steps);
       },
       lease,
     );
     const sendable = updated.filter((call) => sending.has(call.callId));
-    return new Map(sendable.map((call) => [call.callId, call]));
+    return { calls: new Map(sendable.map((call) => [call.callId, call])), steps: sending };
+  }
+
+  /**
+   * The employee a register goes to, fixed before its first send (a retried register must carry the same
+   * one): whoever answered when the call was answered before it was registered, else the call's employee.
+   * The card key of that employee is kept; with SHOW=1 the card may be open for them from now on.
+   */
+  private fixRegisterUser(call: CallRecord, now: number): CallRecord {
+    if (!call.portalUser) {
+      const chooser = call.answeredBy ? { ...call, ...whoOfCardKey(call.answeredBy) } : call;
+      const choice = choosePortalUser(chooser, this.settings.defaultUserId, (extension) =>
+        this.routing?.employeeFor(extension),
+      );
+      if (!choice) {
+        return markFailed(
+          call,
+          'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
+          now,
+        );
+      }
+      const key = choice.routedToDefaultUser
+        ? cardKeyOf(choice.user)
+        : cardKey(chooser.extension, chooser.userId);
+      call = {
+        ...call,
+        portalUser: choice.user,
+        routedToDefaultUser: choice.routedToDefaultUser,
+        cardRegisterKey: key,
+      };
+    } else if (call.routedToDefaultUser || call.cardRegisterKey === undefined) {
+      call = { ...call, cardRegisterKey: cardKeyOf(call.portalUser) };
+    }
+    if (popsCard(call) && call.cardRegisterKey) {
+      call = { ...call, cardMaybe: withKeys(call.cardMaybe, [call.cardRegisterKey]) };
+    }
+    return call;
+  }
+
+  /**
+   * Fixes whom a planned show and hide name, as portal user ids. Card keys no portal user is known for
+   * leave the card (noted on the call); a show or hide left with nobody is dropped from the request, and a
+   * call whose own next step that was is re-planned instead of sent.
+   */
+  private fixCardMoves(
+    call: CallRecord,
+    planned: PortalStep[],
+    now: number,
+  ): { call: CallRecord; steps: PortalStep[] } {
+    let steps = [...planned];
+    const unknown: string[] = [];
+    const resolve = (keys: string[]) => {
+      const target = { keys: [] as string[], userIds: [] as number[] };
+      for (const key of keys) {
+        const id = userIdOfCardKey(key, (extension) => this.routing?.employeeFor(extension));
+        if (id === undefined) {
+          unknown.push(key);
+          continue;
+        }
+        target.keys.push(key);
+        if (!target.userIds.includes(id)) target.userIds.push(id);
+      }
+      return target;
+    };
+    let sendingCard: CallRecord['cardSending'] = {};
+    if (steps.includes('show')) {
+      const keys = call.portalCallId ? cardMoves(call).show : ringGroupRest(call, call.cardRegisterKey);
+      const show = resolve(keys);
+      if (show.userIds.length > 0) sendingCard = { ...sendingCard, show };
+      else steps = steps.filter((step) => step !== 'show');
+    }
+    if (steps.includes('hide')) {
+      const hide = resolve(cardMoves(call).hide);
+      if (hide.userIds.length === 0 && call.cardToHide && call.cardRegisterKey === undefined) {
+        const userId = this.cardUserOf(call);
+        if (userId !== undefined) hide.userIds.push(userId);
+      }
+      if (hide.userIds.length > 0) sendingCard = { ...sendingCard, hide };
+      else steps = steps.filter((step) => step !== 'hide');
+    }
+    const cardMaybe = withKeys(call.cardMaybe, sendingCard.show?.keys ?? []);
+    let next: CallRecord = { ...call, cardSending: sendingCard, cardMaybe };
+    if (unknown.length > 0) next = dropCardKeys(next, unknown, now);
+    if (planned[0] === 'hide' && steps[0] !== 'hide' && next.cardToHide) {
+      // A parked call's card whose employee has no known user id: nothing can close it.
+      next = markCardHidden(
+        next,
+        now,
+        `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
+      );
+    }
+    return { call: next, steps };
+  }
+
+  /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
+  private finishUserOf(call: CallRecord): PortalUser | undefined {
+    const answerer = call.answeredBy;
+    if (!answerer || answerer === call.cardRegisterKey) return call.portalUser;
+    const who = whoOfCardKey(answerer);
+    if (who.userId !== undefined) return { USER_ID: who.userId };
+    const userId = this.routing?.employeeFor(who.extension!);
+    if (typeof userId === 'number') return { USER_ID: userId };
+    return userId === null ? call.portalUser : { USER_PHONE_INNER: who.extension };
   }
 
   /** The employee the register popped the card for: its USER_ID, or the one with its internal number. */

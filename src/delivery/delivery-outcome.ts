@@ -1,6 +1,7 @@
 import { CallRecord, PortalStep } from '../calls/call';
 import {
   markCardHidden,
+  markCardShown,
   markFailed,
   markFinished,
   markFinishFailed,
@@ -70,10 +71,13 @@ export function applyAnswers(
     const answer = answers.get(label) ?? {};
     if (step === 'register') next = afterRegister(next, answer, settings);
     else if (step === 'finish') next = afterFinish(next, answer, settings);
+    // A show riding with the register counts only once the register is through.
+    else if (step === 'show') next = next.portalCallId ? afterShow(next, answer, settings) : next;
     else if (step === 'hide') next = afterHide(next, answer, settings);
     // attachRecord rides with finish; it only counts once the finish is through.
     else if (next.finishedOnPortal) next = afterAttach(next, answer, settings);
-    if (answer.error && step !== 'attachRecord') break;
+    // Card moves and the recording do not hold up what follows them; a failed register or finish does.
+    if (answer.error && (step === 'register' || step === 'finish')) break;
   }
   return next;
 }
@@ -140,6 +144,13 @@ function afterAttach(call: CallRecord, answer: CommandAnswer, settings: OutcomeS
   return markRecordFailed(call, `attachRecord: ${error.message}`, settings.now);
 }
 
+function afterShow(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
+  const { error } = answer;
+  if (!error) return markCardShown(call, settings.now);
+  if (error.retryable) return retryCommand(call, 'show', error, settings);
+  return markCardShown(call, settings.now, `show: ${error.message}`);
+}
+
 function afterHide(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
   const { error } = answer;
   if (!error) return markCardHidden(call, settings.now);
@@ -171,6 +182,7 @@ function refuse(
   if (step === 'finish') return markFinishFailed(counted, reason, settings.now);
   if (step === 'attachRecord') return markRecordFailed(counted, reason, settings.now);
   if (step === 'hide') return markCardHidden(counted, settings.now, reason);
+  if (step === 'show') return markCardShown(counted, settings.now, reason);
   return markFailed(counted, reason, settings.now);
 }
 

@@ -54,6 +54,12 @@ function normalise(
   problems: FieldProblem[],
 ): CallEvent | undefined {
   const event: CallEvent = { ...dto };
+  if (dto.extensions !== undefined && dto.event !== 'call.started') {
+    const problem =
+      'extensions is only taken on call.started (on call.answered, extension names who answered)';
+    problems.push({ index, field: 'extensions', problems: [problem] });
+    return undefined;
+  }
   if (dto.phoneNumber !== undefined) {
     const e164 = toE164(dto.phoneNumber, defaultCountry);
     if (!e164) {

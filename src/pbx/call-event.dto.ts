@@ -1,5 +1,8 @@
 import { Type } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  IsArray,
   IsIn,
   IsInt,
   IsNotEmpty,
@@ -73,6 +76,22 @@ export class CallEventDto {
   @IsString()
   @Length(1, 255)
   extension?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'On call.started: every internal number ringing at once (ring group, queue); each is shown the call card, the call is registered for the first',
+    type: [String],
+    minItems: 1,
+    maxItems: 50,
+    example: ['101', '102', '103'],
+  })
+  @IsOptional()
+  @IsArray({ message: 'extensions must be an array of internal numbers' })
+  @ArrayMinSize(1, { message: 'extensions must name 1 to 50 internal numbers' })
+  @ArrayMaxSize(50, { message: 'extensions must name 1 to 50 internal numbers' })
+  @IsString({ each: true, message: 'each of extensions must be a string' })
+  @Length(1, 255, { each: true, message: 'each of extensions must be 1 to 255 characters' })
+  extensions?: string[];
 
   @ApiPropertyOptional({
     description: 'The portal user id, when the PBX knows it instead of an extension',

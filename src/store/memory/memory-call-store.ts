@@ -1,4 +1,5 @@
-import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
+import { deliveryPriority } from '../../calls/call-lifecycle';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
@@ -24,7 +25,7 @@ export class MemoryCallStore extends CallStore {
     const results = submissions.map((events) => {
       const result: IngestResult = { accepted: 0, duplicates: 0 };
       for (const event of events) {
-        const key = JSON.stringify([portalId, event.callId, event.event]);
+        const key = JSON.stringify([portalId, event.callId, idempotencyKey(event)]);
         if (this.events.has(key) || seen.has(key)) {
           result.duplicates += 1;
           continue;
@@ -56,7 +57,7 @@ export class MemoryCallStore extends CallStore {
     return this.ofPortal(portalId)
       .filter((call) => call.dueAt !== undefined && call.dueAt !== null && call.dueAt <= now)
       .filter((call) => !call.nextStep || !exceptSteps.includes(call.nextStep))
-      .sort((a, b) => a.dueAt! - b.dueAt!)
+      .sort((a, b) => deliveryPriority(a) - deliveryPriority(b) || a.dueAt! - b.dueAt!)
       .filter((call) => !skip.has(call.callId))
       .slice(0, limit)
       .map(copy);

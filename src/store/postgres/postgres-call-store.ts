@@ -1,5 +1,6 @@
 import { PoolClient } from 'pg';
-import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
+import { deliveryPriority } from '../../calls/call-lifecycle';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
@@ -27,7 +28,7 @@ export class PostgresCallStore extends CallStore {
     const now = Date.now();
     const firstOfKey = new Map<string, CallEvent>();
     for (const event of submissions.flat()) {
-      const key = eventKey(event.callId, event.event);
+      const key = eventKey(event.callId, idempotencyKey(event));
       if (!firstOfKey.has(key)) firstOfKey.set(key, event);
     }
     const events = [...firstOfKey.values()];
@@ -47,7 +48,7 @@ export class PostgresCallStore extends CallStore {
         [
           portalId,
           events.map((event) => event.callId),
-          events.map((event) => event.event),
+          events.map((event) => idempotencyKey(event)),
           events.map((event) => JSON.stringify(event)),
           now,
         ],
@@ -58,7 +59,7 @@ export class PostgresCallStore extends CallStore {
       const results = submissions.map((list) => {
         const result: IngestResult = { accepted: 0, duplicates: 0 };
         for (const event of list) {
-          const key = eventKey(event.callId, event.event);
+          const key = eventKey(event.callId, idempotencyKey(event));
           // Only the first occurrence of a new key is applied; any repeat, here or stored before, is a duplicate.
           if (!fresh.delete(key)) {
             result.duplicates += 1;
@@ -97,7 +98,7 @@ export class PostgresCallStore extends CallStore {
       `SELECT call_id, data FROM calls
        WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
          AND (next_step IS NULL OR NOT (next_step = ANY($5::text[])))
-       ORDER BY due_at LIMIT $3`,
+       ORDER BY priority, due_at LIMIT $3`,
       [portalId, now, limit, [...skip], [...exceptSteps]],
     );
     return rows.map(parse);
@@ -225,11 +226,12 @@ export class PostgresCallStore extends CallStore {
   private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
     if (!calls.length) return;
     await client.query(
-      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data)
+      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-         $7::bigint[], $8::text[])
+         $7::bigint[], $8::text[], $9::smallint[])
        ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
-         due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data`,
+         due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
+         priority = excluded.priority`,
       [
         calls.map((call) => call.portalId),
         calls.map((call) => call.callId),
@@ -239,6 +241,7 @@ export class PostgresCallStore extends CallStore {
         calls.map((call) => call.createdAt),
         calls.map((call) => call.updatedAt),
         calls.map((call) => JSON.stringify(call)),
+        calls.map((call) => deliveryPriority(call)),
       ],
     );
   }

@@ -59,4 +59,7 @@ export const POSTGRES_MIGRATIONS: string[] = [
    );`,
   // Retention: settled calls (finished or failed, nothing due) by their last change.
   `CREATE INDEX calls_settled ON calls (updated_at) WHERE due_at IS NULL AND state IN ('finished', 'failed');`,
+  // Ringing first: a live call's register and card moves are listed before the history (SPEC.md §4).
+  `ALTER TABLE calls ADD COLUMN priority smallint NOT NULL DEFAULT 1;
+   CREATE INDEX calls_due_priority ON calls (portal_id, priority, due_at) WHERE due_at IS NOT NULL;`,
 ];

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
-import { CallEvent, CallRecord, CallState } from '../../calls/call';
+import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
+import { deliveryPriority } from '../../calls/call-lifecycle';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { SqliteDatabase } from './sqlite-database';
@@ -30,18 +31,19 @@ export class SqliteCallStore extends CallStore {
       ),
       findCall: this.db.prepare('SELECT data FROM calls WHERE portal_id = ? AND call_id = ?'),
       upsertCall: this.db.prepare(
-        `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data)
-         VALUES (@portalId, @callId, @state, @nextStep, @dueAt, @createdAt, @updatedAt, @data)
+        `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority)
+         VALUES (@portalId, @callId, @state, @nextStep, @dueAt, @createdAt, @updatedAt, @data, @priority)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
-           due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data`,
+           due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
+           priority = excluded.priority`,
       ),
       dueCalls: this.db.prepare(
-        'SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?',
+        'SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ? ORDER BY priority, due_at LIMIT ?',
       ),
       dueCallsExcept: this.db.prepare(
         `SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ?
            AND (next_step IS NULL OR next_step NOT IN (SELECT value FROM json_each(?)))
-         ORDER BY due_at LIMIT ?`,
+         ORDER BY priority, due_at LIMIT ?`,
       ),
       nextDueAt: this.db.prepare(
         'SELECT MIN(due_at) AS due FROM calls WHERE portal_id = ? AND due_at IS NOT NULL',
@@ -76,7 +78,7 @@ export class SqliteCallStore extends CallStore {
             const inserted = this.statements.insertEvent.run(
               portalId,
               event.callId,
-              event.event,
+              idempotencyKey(event),
               JSON.stringify(event),
               now,
             );
@@ -200,6 +202,7 @@ export class SqliteCallStore extends CallStore {
       createdAt: call.createdAt,
       updatedAt: call.updatedAt,
       data: JSON.stringify(call),
+      priority: deliveryPriority(call),
     });
   }
 }

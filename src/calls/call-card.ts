@@ -1,0 +1,105 @@
+import { CallRecord, PortalUser } from './call';
+
+/**
+ * The call card while the phone rings (SPEC.md §4): who should see it now, who was shown it, and so which
+ * `show` and `hide` are due. Pure. People are named by card keys: an internal number as the PBX wrote it, or
+ * `user:<id>` for a portal user id; the delivery batch turns keys into portal user ids right before sending.
+ *
+ * - Ringing: everyone the call rings (`extensions`, or its one employee) and whoever the register popped
+ *   the card for.
+ * - Answered: only whoever picked up last; a later answer by someone else (a transfer) moves the card.
+ * - Ended: nobody. `finish` closes the card of the user it names; everyone else shown it gets a `hide`.
+ * - A call the bridge first heard of after it ended is registered with SHOW=0 and shows nobody.
+ */
+
+const USER_PREFIX = 'user:';
+
+/** The card key of an employee named by internal number or portal user id. */
+export function cardKey(extension?: string, userId?: number): string | undefined {
+  if (extension) return extension;
+  return userId === undefined ? undefined : `${USER_PREFIX}${userId}`;
+}
+
+/** The card key of the employee a command names. */
+export function cardKeyOf(user: PortalUser | undefined): string | undefined {
+  return cardKey(user?.USER_PHONE_INNER, user?.USER_ID);
+}
+
+/** The portal user a card key stands for: an id directly, an internal number through `employeeFor`. */
+export function userIdOfCardKey(
+  key: string,
+  employeeFor: (extension: string) => number | null | undefined,
+): number | undefined {
+  if (key.startsWith(USER_PREFIX)) {
+    const id = Number(key.slice(USER_PREFIX.length));
+    return Number.isInteger(id) && id > 0 ? id : undefined;
+  }
+  return employeeFor(key) ?? undefined;
+}
+
+/** The employee a card key names, as an event names them (internal number or portal user id). */
+export function whoOfCardKey(key: string): { extension?: string; userId?: number } {
+  if (key.startsWith(USER_PREFIX))
+    return { extension: undefined, userId: Number(key.slice(USER_PREFIX.length)) };
+  return { extension: key, userId: undefined };
+}
+
+/** Whether the call still rings or talks: its card steps and its register go ahead of history. */
+export function isLive(call: CallRecord): boolean {
+  return !call.ended && !call.failed;
+}
+
+/** Whether the register pops the card (SHOW=1): the bridge heard of the call while it rang, and it still does. */
+export function popsCard(call: CallRecord): boolean {
+  return call.show && isLive(call);
+}
+
+/** Who should see the card now. */
+export function cardViewers(call: CallRecord): string[] {
+  if (!isLive(call)) return [];
+  if (call.answeredBy) return [call.answeredBy];
+  const viewers = new Set(call.ringing ?? []);
+  if (call.cardRegisterKey) viewers.add(call.cardRegisterKey);
+  return [...viewers];
+}
+
+/** Whom `finish` names: whoever answered last, else the register's employee (card key). */
+export function finishKey(call: CallRecord): string | undefined {
+  return call.answeredBy ?? call.cardRegisterKey;
+}
+
+/** Card keys the card may be open for: confirmed, or sent without an answer yet. */
+export function cardOpenFor(call: CallRecord): string[] {
+  return [...new Set([...(call.cardShown ?? []), ...(call.cardMaybe ?? [])])];
+}
+
+/**
+ * The card moves still to make: `show` to viewers not confirmed yet, `hide` for everyone it may be open for
+ * who should not see it. Until the call is finished on the portal, its finish closes the card of the user
+ * it names, so that one is not hidden separately. Nothing moves before the call has a portal CALL_ID.
+ */
+export function cardMoves(call: CallRecord): { show: string[]; hide: string[] } {
+  if (!call.portalCallId) return { show: [], hide: [] };
+  const viewers = cardViewers(call);
+  const shown = new Set(call.cardShown ?? []);
+  const show = call.show ? viewers.filter((key) => !shown.has(key)) : [];
+  const closedByFinish = call.ended && !call.finishedOnPortal && !call.failed ? finishKey(call) : undefined;
+  const hide = cardOpenFor(call).filter((key) => !viewers.includes(key) && key !== closedByFinish);
+  return { show, hide };
+}
+
+/** The keys a ring group's register leaves to a `show` in the same request (everyone but its own employee). */
+export function ringGroupRest(call: CallRecord, registerKey: string | undefined): string[] {
+  if (!popsCard(call) || call.answeredBy) return [];
+  return (call.ringing ?? []).filter((key) => key !== registerKey);
+}
+
+/** Adds keys to a list, once each. */
+export function withKeys(list: string[] | undefined, keys: readonly string[]): string[] {
+  return [...new Set([...(list ?? []), ...keys])];
+}
+
+/** Removes keys from a list. */
+export function withoutKeys(list: string[] | undefined, keys: readonly string[]): string[] {
+  return (list ?? []).filter((key) => !keys.includes(key));
+}
