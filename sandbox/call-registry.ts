@@ -28,6 +28,14 @@ export interface CallRecording {
   at: number;
 }
 
+/** One change of a call card: `register` (SHOW=1) and `show` open it, `hide` and `finish` close it. */
+export interface CardChange {
+  at: number;
+  by: 'register' | 'show' | 'hide' | 'finish';
+  shown: number[];
+  hidden: number[];
+}
+
 /** What register answered; a deduplicated register answers it again. */
 export interface RegisterAnswer {
   CALL_ID: string;
@@ -50,6 +58,8 @@ export interface PortalCall {
   SHOW: boolean;
   /** Users whose call card is currently shown. */
   shownTo: number[];
+  /** Every change of the card, oldest first: who saw it appear or disappear, and through which method. */
+  cardLog: CardChange[];
   answer: RegisterAnswer;
   registerRequests: number;
   registeredAt: number;
@@ -110,7 +120,11 @@ export class CallRegistry {
       CRM_ACTIVITY_ID: call.answer.CRM_ENTITY_ID === null ? null : this.nextActivityId++,
     };
     call.finished = done;
-    call.shownTo = [];
+    // finish closes the card of the user it names; anyone else shown it keeps it until a hide.
+    if (call.shownTo.includes(done.USER_ID)) {
+      call.shownTo = call.shownTo.filter((id) => id !== done.USER_ID);
+      call.cardLog.push({ at: done.at, by: 'finish', shown: [], hidden: [done.USER_ID] });
+    }
     this.byDedupeKey.delete(dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.EXTERNAL_CALL_ID));
     return done;
   }

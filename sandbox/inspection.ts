@@ -22,6 +22,7 @@ function callView(call: PortalCall): CallView {
   return {
     ...sent,
     shownTo: [...call.shownTo],
+    cardLog: call.cardLog.map((change) => ({ ...change })),
     CRM_ENTITY_TYPE: answer.CRM_ENTITY_TYPE,
     CRM_ENTITY_ID: answer.CRM_ENTITY_ID,
     CRM_CREATED_LEAD: answer.CRM_CREATED_LEAD,

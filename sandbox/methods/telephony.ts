@@ -79,13 +79,17 @@ function register(params: Params, context: MethodContext): MethodResult {
     LINE_NUMBER: stringParam(params, 'LINE_NUMBER') ?? '',
     SHOW: stringParam(params, 'SHOW') === undefined ? true : isTruthyFlag(stringParam(params, 'SHOW')),
     shownTo: [],
+    cardLog: [],
     answer,
     registerRequests: 1,
     registeredAt: context.now,
     finished: null,
     records: [],
   };
-  if (call.SHOW) call.shownTo = [user.ID];
+  if (call.SHOW) {
+    call.shownTo = [user.ID];
+    call.cardLog.push({ at: context.now, by: 'register', shown: [user.ID], hidden: [] });
+  }
   context.state.calls.add(call);
   return { result: { ...answer } };
 }
@@ -227,9 +231,14 @@ function showOrHide(show: boolean) {
     if (users.length === 0 || users.some((id) => !context.state.employees.activeById(id))) {
       throw portalErrors.validation(TELEPHONY_ERRORS.noUser);
     }
-    call.shownTo = show
-      ? [...new Set([...call.shownTo, ...users])]
-      : call.shownTo.filter((id) => !users.includes(id));
+    const before = call.shownTo;
+    call.shownTo = show ? [...new Set([...before, ...users])] : before.filter((id) => !users.includes(id));
+    call.cardLog.push({
+      at: context.now,
+      by: show ? 'show' : 'hide',
+      shown: call.shownTo.filter((id) => !before.includes(id)),
+      hidden: before.filter((id) => !call.shownTo.includes(id)),
+    });
     return { result: true };
   };
 }

@@ -17,6 +17,7 @@ import {
   markCardHidden,
   markFailed,
   markHoldExpired,
+  markRetry,
   plan as replan,
 } from '../calls/call-lifecycle';
 import { BatchLimits, BatchPlan, dueSteps, planBatch, STEP_KINDS } from '../calls/step-planner';
@@ -69,6 +70,9 @@ export type PortalAnswer =
  * `until` because the portal's operating-time limit has no room for its methods.
  */
 export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced'; until: number };
+
+/** A card move naming internal numbers waits this long for the employee directory's first copy. */
+const DIRECTORY_WAIT_MS = 1000;
 
 /** Calls looked at per request: twice a request's worth, so calls dropped while planning leave it full. */
 const CANDIDATES_PER_COMMAND = 2;
@@ -421,12 +425,16 @@ export class DeliveryBatches {
   ): { call: CallRecord; steps: PortalStep[] } {
     let steps = [...planned];
     const unknown: string[] = [];
+    let waiting = false;
     const resolve = (keys: string[]) => {
       const target = { keys: [] as string[], userIds: [] as number[] };
       for (const key of keys) {
-        const id = userIdOfCardKey(key, (extension) => this.routing?.employeeFor(extension));
+        const known = this.routing?.employeeFor(key);
+        const id = userIdOfCardKey(key, () => known);
         if (id === undefined) {
-          unknown.push(key);
+          // The directory is not loaded yet (undefined): the move waits for it; known not to exist: dropped.
+          if (known === undefined && this.routing && !key.startsWith('user:')) waiting = true;
+          else unknown.push(key);
           continue;
         }
         target.keys.push(key);
@@ -460,6 +468,8 @@ export class DeliveryBatches {
         now,
         `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
       );
+    } else if (waiting && steps[0] !== planned[0]) {
+      next = markRetry(next, 'card: waiting for the employee directory', now + DIRECTORY_WAIT_MS, now);
     }
     return { call: next, steps };
   }

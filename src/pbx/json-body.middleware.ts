@@ -4,8 +4,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { verifyNesting } from './body-nesting';
 import { PbxTokenGuard } from './pbx-token.guard';
 
-/** `[{…}]`: a list of events, each a flat object. Anything deeper is no event body. */
-const EVENT_BODY_DEPTH = 2;
+/** `[{"extensions": […]}]`: a list of events, each an object whose only nested field is a list of strings. */
+const EVENT_BODY_DEPTH = 3;
 
 /**
  * JSON bodies for the PBX API with the answers SPEC.md asks for: 401 before anything of the body is read,
@@ -38,7 +38,7 @@ export function pbxJsonBody(limitBytes: number, tokens: PbxTokenGuard) {
           response,
           HttpStatus.BAD_REQUEST,
           `the body nests arrays and objects more than ${EVENT_BODY_DEPTH} deep: ` +
-            'send one event (a flat JSON object) or a list of them; nothing was stored',
+            'send one event (a JSON object whose only list is extensions) or a list of them; nothing was stored',
         );
       }
       reply(response, HttpStatus.BAD_REQUEST, 'the body is not valid JSON');

@@ -130,7 +130,7 @@ describe('the HTTP surface', () => {
       for (const body of [single, list, '['.repeat(5000) + ']'.repeat(5000)]) {
         const response = await post('/v1/calls/events', json, body);
         expect(response.status).toBe(400);
-        expect(response.body.message).toMatch(/^the body nests arrays and objects more than 2 deep/);
+        expect(response.body.message).toMatch(/^the body nests arrays and objects more than 3 deep/);
       }
       for (const callId of ['deep-single', 'deep-list-0', 'deep-list-1'])
         expect(await callKnown(callId)).toBe(404);

@@ -1,0 +1,151 @@
+import { CallEvent, CallRecord, idempotencyKey } from './call';
+import { cardMoves, cardViewers, popsCard } from './call-card';
+import {
+  applyEvent,
+  deliveryPriority,
+  markCardHidden,
+  markCardShown,
+  markFinished,
+  markRegistered,
+  newCall,
+} from './call-lifecycle';
+import { registerParams } from './portal-commands';
+import { dueSteps, planBatch } from './step-planner';
+
+const settings = { now: 1000, holdEndedWithoutStartMs: 60_000 };
+const group: CallEvent = {
+  event: 'call.started',
+  callId: 'c1',
+  direction: 'inbound',
+  phoneNumber: '+4915112345678',
+  extensions: ['101', '102', '103'],
+  at: '2026-11-22T10:00:00+01:00',
+};
+const answeredBy = (extension: string): CallEvent => ({
+  event: 'call.answered',
+  callId: 'c1',
+  extension,
+  at: '2026-11-22T10:00:09+01:00',
+});
+const ended: CallEvent = {
+  event: 'call.ended',
+  callId: 'c1',
+  at: '2026-11-22T10:02:07+01:00',
+  durationSec: 118,
+  status: 'answered',
+};
+
+/** What the delivery batch fixes before sending a register with SHOW=1 (its employee, the card maybe open). */
+function sentRegister(call: CallRecord): CallRecord {
+  return { ...call, portalUser: { USER_PHONE_INNER: '101' }, cardRegisterKey: '101', cardMaybe: ['101'] };
+}
+
+function sentShow(call: CallRecord, keys: string[]): CallRecord {
+  const userIds = keys.map((key) => Number(key) - 100);
+  return {
+    ...call,
+    cardSending: { ...call.cardSending, show: { keys, userIds } },
+    cardMaybe: [...new Set([...(call.cardMaybe ?? []), ...keys])],
+  };
+}
+
+function sentHide(call: CallRecord, keys: string[]): CallRecord {
+  return { ...call, cardSending: { ...call.cardSending, hide: { keys, userIds: keys.map(Number) } } };
+}
+
+describe('call card', () => {
+  it('a ring group registers for the first member and shows the rest in the same request, ahead of history', () => {
+    const call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    expect(call).toMatchObject({ extension: '101', ringing: ['101', '102', '103'], nextStep: 'register' });
+    expect(dueSteps(call)).toEqual(['register', 'show']);
+    expect(deliveryPriority(call)).toBe(0);
+    expect(registerParams(call, {})).toMatchObject({ SHOW: 1 });
+
+    const history = applyEvent(
+      newCall('p', 'old', 0),
+      { ...ended, callId: 'old', direction: 'inbound', phoneNumber: '+4930123' },
+      settings,
+    );
+    expect(deliveryPriority(history)).toBe(1);
+    const { plan } = planBatch(
+      [history, history, call].map((c, i) => ({ ...c, callId: `${c.callId}${i}` })),
+      {
+        maxCommands: 2,
+      },
+    );
+    expect(plan.entries.map((entry) => entry.commands.map((command) => command.step))).toEqual([
+      ['register', 'show'],
+    ]);
+  });
+
+  it('the show rides with the register, taking its CALL_ID from the register answer', () => {
+    const call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    const { plan } = planBatch([call], { maxCommands: 50 });
+    const marked = sentShow(sentRegister(call), ['102', '103']);
+    const [, show] = plan.commands(new Map([['c1', marked]]));
+    expect(show).toEqual({
+      label: 'show_0',
+      method: 'telephony.externalcall.show',
+      params: { CALL_ID: '$result[register_0][CALL_ID]', USER_ID: [2, 3] },
+    });
+  });
+
+  it('on answer the others are hidden; a transfer shows the new answerer and hides the previous one', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    call = sentShow(sentRegister(call), ['102', '103']);
+    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markCardShown(call, 2000);
+    expect(call.cardShown?.sort()).toEqual(['101', '102', '103']);
+    expect(call.nextStep).toBeUndefined();
+
+    call = applyEvent(call, answeredBy('102'), { ...settings, now: 3000 });
+    expect(cardViewers(call)).toEqual(['102']);
+    expect(cardMoves(call)).toEqual({ show: [], hide: ['101', '103'] });
+    expect(call).toMatchObject({ nextStep: 'hide', dueAt: 3000 });
+    expect(deliveryPriority(call)).toBe(0);
+    call = markCardHidden(sentHide(call, ['101', '103']), 3100);
+    expect(call.cardShown).toEqual(['102']);
+    expect(call.nextStep).toBeUndefined();
+
+    call = applyEvent(call, answeredBy('103'), { ...settings, now: 4000 });
+    expect(cardMoves(call)).toEqual({ show: ['103'], hide: ['102'] });
+    expect(dueSteps(call)).toEqual(['show', 'hide']);
+
+    call = markCardHidden(markCardShown(sentHide(sentShow(call, ['103']), ['102']), 4100), 4100);
+    expect(call.cardShown).toEqual(['103']);
+    call = applyEvent(call, ended, { ...settings, now: 5000 });
+    // finish names the last answerer and closes their card: nothing else to hide.
+    expect(dueSteps(call)).toEqual(['finish']);
+    expect(deliveryPriority(call)).toBe(1);
+    call = markFinished(call, 5100);
+    expect(call).toMatchObject({ state: 'finished', cardShown: [], nextStep: undefined });
+  });
+
+  it('a ring group nobody answered: finish closes the register user card, a hide in the same request the rest', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    call = markCardShown(sentShow(sentRegister(call), ['102', '103']), 2000);
+    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = applyEvent(call, { ...ended, status: 'missed', durationSec: 0 }, { ...settings, now: 3000 });
+    expect(dueSteps(call)).toEqual(['finish', 'hide']);
+    expect(cardMoves(call).hide.sort()).toEqual(['102', '103']);
+  });
+
+  it('a call that ended before its register went out is registered with SHOW=0 and shows nobody', () => {
+    let call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    call = applyEvent(call, { ...ended, status: 'missed', durationSec: 0 }, settings);
+    expect(popsCard(call)).toBe(false);
+    expect(registerParams(call, {})).toMatchObject({ SHOW: 0 });
+    expect(dueSteps(call)).toEqual(['register']);
+    expect(deliveryPriority(call)).toBe(1);
+    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    expect(dueSteps(call)).toEqual(['finish']);
+  });
+
+  it('call.answered is keyed by who answered: a repeat is a duplicate, someone else is a transfer', () => {
+    expect(idempotencyKey(answeredBy('102'))).toBe('call.answered/102');
+    expect(idempotencyKey({ ...answeredBy('102'), extension: undefined, userId: 7 })).toBe(
+      'call.answered/user:7',
+    );
+    expect(idempotencyKey(group)).toBe('call.started');
+  });
+});
