@@ -1,5 +1,36 @@
 /** What the benchmarks share: a lean keep-alive POST, call events, percentiles and the delivery ratio. */
+import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from '../test/support/bridge-process';
+
+/** The built bridge benched: this checkout's dist/, or another build's (BRIDGE_DIST) to compare. */
+export const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
+
+/** The built bridge as a child process with `env` (and a free port), once it answers /health/live. */
+export async function startBuiltBridge(
+  env: Record<string, string>,
+): Promise<{ url: string; child: ChildProcess }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(DIST, 'main.js')], {
+    cwd: tmpdir(),
+    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error('the bridge exited during start-up');
+    try {
+      if ((await fetch(`${url}/health/live`)).ok) return { url, child };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error('the bridge did not start within 30 s');
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
 
 export const RPS = 2;
 export const BATCH = 50;

@@ -17,15 +17,12 @@
  *    against min(budget ceiling, what the operating limit allows).
  * BENCH_CEILING_CALLS (1500) sizes the first three; BRIDGE_DIST benches another build's dist/.
  */
-import { ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { SandboxOptions, SandboxPortal } from '../sandbox';
-import { freePort } from '../test/support/bridge-process';
-import { postJson } from './bench-support';
+import { DIST, postJson, startBuiltBridge } from './bench-support';
 
-const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
 const CALLS = Number(process.env.BENCH_CEILING_CALLS ?? 1500);
 const OPERATING_SEC = Number(process.env.BENCH_OPERATING_SEC ?? 300);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
@@ -80,27 +77,6 @@ function callEvents(calls: number) {
   ]).flat();
 }
 
-async function startBridge(env: Record<string, string>): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(DIST, 'main.js')], {
-    cwd: tmpdir(),
-    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error('the bridge exited during start-up');
-    try {
-      if ((await fetch(`${url}/health/live`)).ok) return { url, child };
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline) throw new Error('the bridge did not start within 30 s');
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
 async function run(scenario: Scenario, dir: string) {
@@ -114,7 +90,7 @@ async function run(scenario: Scenario, dir: string) {
       : {}),
   };
   const sandbox = await SandboxPortal.start(options);
-  const bridge = await startBridge({
+  const bridge = await startBuiltBridge({
     NODE_ENV: 'development',
     PBX_TOKENS: TOKEN,
     B24_WEBHOOK_URL: sandbox.webhookUrl,
