@@ -9,7 +9,7 @@
  *  - backlog: BENCH_CARD_HISTORY (2 500) finished calls from a CDR import (register + finish each: 5 000
  *    commands, over 3 000 of them still waiting at the last ring) are posted first, bucket 10, then a ringing call every 700 ms while the history drains;
  *    the history still waiting is printed beside the figures.
- * BENCH_CARD_RINGS (20) ringing calls per scenario; BRIDGE_DIST benches another build's dist/.
+ * BENCH_CARD_RINGS (20) ringing calls per scenario, waited for up to BENCH_CARD_WAIT_SEC (180); BENCH_CARD_PLAIN=1 rings one extension instead of a group; BRIDGE_DIST benches another build's dist/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -22,6 +22,9 @@ const RINGS = Number(process.env.BENCH_CARD_RINGS ?? 20);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 const TOKEN = 'bench-token-card';
 const RING_EVERY_MS = 700;
+const WAIT_SEC = Number(process.env.BENCH_CARD_WAIT_SEC ?? 180);
+/** BENCH_CARD_PLAIN=1: ring one extension, no `extensions` (for builds from before ring groups). */
+const PLAIN = process.env.BENCH_CARD_PLAIN === '1';
 
 interface Scenario {
   name: string;
@@ -55,7 +58,7 @@ function ringing(callId: string) {
     callId,
     direction: 'inbound',
     phoneNumber: '+4915112345678',
-    extensions: ['101', '102', '103'],
+    ...(PLAIN ? { extension: '101' } : { extensions: ['101', '102', '103'] }),
     at: new Date().toISOString(),
   };
 }
@@ -96,7 +99,15 @@ async function run(scenario: Scenario, dir: string) {
       rings.push({ callId, acceptedAt, waitingCommands: Math.max(0, scenario.history * 2 - stats.commands) });
       await sleep(RING_EVERY_MS);
     }
-    await sleep(3000);
+    // Until every ringing call is on the portal with its group shown (a build without ringing first takes
+    // as long as the history ahead of it), at most BENCH_CARD_WAIT_SEC.
+    const deadline = Date.now() + WAIT_SEC * 1000;
+    const done = () =>
+      rings.every((ring) => {
+        const call = sandbox.calls({ EXTERNAL_CALL_ID: ring.callId })[0];
+        return call && (PLAIN || call.cardLog.some((change) => change.by === 'show'));
+      });
+    while (!done() && Date.now() < deadline) await sleep(200);
     const toCard: number[] = [];
     const toGroup: number[] = [];
     for (const ring of rings) {

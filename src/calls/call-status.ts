@@ -1,4 +1,5 @@
 import { CallRecord } from './call';
+import { cardKey, cardOpenFor } from './call-card';
 
 /** What `GET /v1/calls/:callId` and the admin list show of a call (SPEC.md §2). */
 export interface CallStatusView {
@@ -18,6 +19,11 @@ export interface CallStatusView {
   /** Only when the PBX named no direction: the rule that inferred it. */
   directionInferred?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
+  /**
+   * The call card (SPEC.md §4): who the call rang, who answered last, and who may still have the card open
+   * (internal numbers, or `user:<id>`).
+   */
+  card: { ringing: string[]; answeredBy: string | null; openFor: string[] };
   updatedAt: string;
 }
 
@@ -44,6 +50,11 @@ export function toStatusView(call: CallRecord): CallStatusView {
         : call.recordFailed
           ? 'failed'
           : 'pending',
+    card: {
+      ringing: call.ringing ?? [cardKey(call.extension, call.userId)].filter((key) => key !== undefined),
+      answeredBy: call.answeredBy ?? null,
+      openFor: cardOpenFor(call),
+    },
     updatedAt: new Date(call.updatedAt).toISOString(),
   };
 }
