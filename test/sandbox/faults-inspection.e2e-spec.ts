@@ -219,6 +219,7 @@ describe('sandbox portal: fault injection and the inspection API', () => {
         LINE_NUMBER: '',
         SHOW: true,
         shownTo: [1],
+        cardLog: [{ at: expect.any(Number), by: 'register', shown: [1], hidden: [] }],
         CRM_ENTITY_TYPE: '',
         CRM_ENTITY_ID: null,
         CRM_CREATED_LEAD: null,
