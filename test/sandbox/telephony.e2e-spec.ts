@@ -288,6 +288,21 @@ describe('sandbox portal: telephony.externalcall.*', () => {
     ).toMatchObject(validationError('Call is not found'));
   });
 
+  it('finish closes the card of the user it names only; the card log records every change', async () => {
+    const { CALL_ID } = (await register({ EXTERNAL_CALL_ID: 'pbx-card-log' })).body.result;
+    await call('telephony.externalcall.show', { CALL_ID, USER_ID: [3, 4] });
+    await call('telephony.externalcall.hide', { CALL_ID, USER_ID: 4 });
+    expect((await finish(CALL_ID, { USER_ID: 3 })).status).toBe(200);
+    const [card] = portal.calls({ CALL_ID });
+    expect(card.shownTo).toEqual([2]);
+    expect(card.cardLog.map(({ by, shown, hidden }) => ({ by, shown, hidden }))).toEqual([
+      { by: 'register', shown: [2], hidden: [] },
+      { by: 'show', shown: [3, 4], hidden: [] },
+      { by: 'hide', shown: [], hidden: [4] },
+      { by: 'finish', shown: [], hidden: [3] },
+    ]);
+  });
+
   it('finds CRM entities by phone number with their responsible employee', async () => {
     const answer = await call('telephony.externalCall.searchCrmEntities', {
       PHONE_NUMBER: '+49 89 1234 5600',
