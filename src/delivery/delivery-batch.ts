@@ -56,6 +56,8 @@ export interface CallRouting {
 export interface DeliveryObserver {
   onCommand(step: PortalStep, outcome: 'delivered' | 'failed' | 'retried'): void;
   onRetry(reason: string): void;
+  /** A ringing call's register popped its card this long after the call was first stored. */
+  onCardPopped?(elapsedMs: number): void;
 }
 
 /**
@@ -329,6 +331,17 @@ export class DeliveryBatches {
           this.observer.onCommand(step, 'retried');
           this.observer.onRetry(error.kind);
         } else this.observer.onCommand(step, failed.has(entry.callId) ? 'failed' : 'delivered');
+      }
+    }
+    const now = Date.now();
+    for (const call of updated) {
+      const registered = plan.entries.find((entry) => entry.callId === call.callId)?.commands[0].step;
+      if (
+        registered === 'register' &&
+        call.portalCallId &&
+        call.cardShown?.includes(call.cardRegisterKey ?? '')
+      ) {
+        this.observer.onCardPopped?.(now - call.createdAt);
       }
     }
   }

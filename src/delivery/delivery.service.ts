@@ -50,6 +50,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
       {
         onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
         onRetry: (reason) => metrics.retries.inc({ portal, reason }),
+        onCardPopped: (elapsedMs) => metrics.ringToCard.observe({ portal }, elapsedMs / 1000),
       },
       {
         employeeFor: (extension) => (directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined),

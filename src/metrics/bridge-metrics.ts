@@ -37,6 +37,14 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly ringToCard = new Histogram({
+    name: 'bridge_ring_to_card_seconds',
+    help: 'From storing a ringing call to the portal answering its register with SHOW=1 (the card popped)',
+    labelNames: ['portal'] as const,
+    buckets: [0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   readonly retries = new Counter({
     name: 'bridge_retries_total',
     help: 'Calls scheduled for a retry, by the kind of portal answer',

@@ -43,6 +43,11 @@ describe('call card: ring groups, answer and transfer', () => {
     // Registered for the first member, shown to the others in the same request.
     expect(ringing).toMatchObject({ USER_ID: 2, SHOW: true, registerRequests: 1 });
     expect(ringing.cardLog.map((change) => change.by)).toEqual(['register', 'show']);
+    const metrics = await eventually(async () => {
+      const { text } = await h.http.get('/metrics');
+      return /bridge_ring_to_card_seconds_count\{portal="sandbox"\} [1-9]/.test(text) ? text : undefined;
+    });
+    expect(metrics).toContain('bridge_ring_to_card_seconds_bucket');
 
     await postEvents(h, [answered(callId, '102', '2026-11-22T10:00:08+01:00')]);
     await cardOf(callId, [3]);
