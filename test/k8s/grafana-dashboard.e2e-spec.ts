@@ -11,7 +11,7 @@ import {
   tempDir,
   untilAllFinished,
 } from '../auth/oauth-harness';
-import { callBodies, PBX_TOKEN } from '../support/bridge-harness';
+import { callBodies, eventually, PBX_TOKEN, started } from '../support/bridge-harness';
 import { injectFault } from '../support/sandbox-inspect';
 
 interface Panel {
@@ -60,6 +60,8 @@ async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge): Promise<st
   await sleep(2500);
   await injectFault(sandbox, { kind: 'http', status: 500, error: 'INTERNAL_SERVER_ERROR', times: 1 });
   for (const body of callBodies('dash', 6)) await postCalls(bridge, body);
+  // One call that rings before it ends, so its card pops (bridge_ring_to_card_seconds).
+  await postCalls(bridge, [started('ringing-dash')]);
   for (const phone of ['+49 151 2000000', '+49 151 9999999', '+49 151 2000000']) {
     const lookup = await bridge.http
       .get('/v1/lookup')
@@ -68,6 +70,9 @@ async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge): Promise<st
     expect(lookup.status).toBe(200);
   }
   await untilAllFinished(sandbox, 'dash', 6);
+  await eventually(async () =>
+    sandbox.calls({ EXTERNAL_CALL_ID: 'ringing-dash' }).length ? true : undefined,
+  );
   const metrics = await bridge.http.get('/metrics');
   expect(metrics.status).toBe(200);
   return metrics.text;
