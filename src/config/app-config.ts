@@ -328,6 +328,51 @@ export class AppConfig {
   @IsString()
   METRICS_TOKEN?: string;
 
+  /**
+   * Hosts the bridge may download recordings from (`pbx.local`, `10.0.0.5:8080`, `*.pbx.example.com`); a
+   * `recordingUrl` elsewhere goes to the portal as RECORD_URL. Empty: the bridge downloads nothing.
+   */
+  @Transform(toList)
+  @ValidateBy({
+    name: 'isHostPatternList',
+    validator: {
+      validate: (value: unknown) =>
+        Array.isArray(value) &&
+        value.every((item) => typeof item === 'string' && /^(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i.test(item)),
+      defaultMessage: () =>
+        'RECORDING_FETCH_HOSTS must be comma-separated hosts: pbx.local, 10.0.0.5:8080, *.pbx.example.com',
+    },
+  })
+  RECORDING_FETCH_HOSTS: string[] = [];
+
+  /** Secret: credentials for recording downloads, `basic:user:password` or `bearer:token`. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^(basic:[^:]+:.+|bearer:.+)$/, {
+    message: 'RECORDING_FETCH_AUTH must be basic:user:password or bearer:token',
+  })
+  RECORDING_FETCH_AUTH?: string;
+
+  /** Largest recording downloaded or pushed, in MB (10^6 bytes). */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  RECORDING_MAX_MB = 100;
+
+  /** How long after the call ended a recording that is not there yet is retried, in seconds. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  RECORDING_WAIT_SEC = 900;
+
+  /** File bytes (after base64) one portal request may carry, in MB; larger files go through `uploadUrl`. */
+  @Transform(toNumber)
+  @IsNumber()
+  @IsPositive()
+  @Max(31)
+  RECORDING_REQUEST_MAX_MB = 30;
+
   /** pino's level names, or Nest's (`log` is pino's `info`, `verbose` its `trace`). */
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'log';

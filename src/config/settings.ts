@@ -111,6 +111,19 @@ export abstract class StoreSettings {
   abstract readonly retentionDays: number;
 }
 
+/** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, SPEC.md §5). */
+export abstract class RecordingSettings {
+  /** Host patterns downloads may go to: `host`, `host:port`, `*.suffix`. Empty: nothing is downloaded. */
+  abstract readonly fetchHosts: readonly string[];
+  /** The download's Authorization header value (a secret), or undefined. */
+  abstract readonly fetchAuthorization?: string;
+  abstract readonly maxBytes: number;
+  /** How long after the call ended a recording not there yet is retried. */
+  abstract readonly waitMs: number;
+  /** File content bytes (base64) one portal request may carry. */
+  abstract readonly requestMaxBytes: number;
+}
+
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
@@ -192,6 +205,22 @@ export const storeSettingsOf = (config: AppConfig): StoreSettings =>
     retentionDays: config.RETENTION_DAYS,
   });
 
+export const recordingSettingsOf = (config: AppConfig): RecordingSettings =>
+  Object.freeze({
+    fetchHosts: Object.freeze([...config.RECORDING_FETCH_HOSTS]),
+    fetchAuthorization: authorizationOf(config.RECORDING_FETCH_AUTH),
+    maxBytes: config.RECORDING_MAX_MB * 1_000_000,
+    waitMs: config.RECORDING_WAIT_SEC * 1000,
+    requestMaxBytes: Math.floor(config.RECORDING_REQUEST_MAX_MB * 1_000_000),
+  });
+
+/** `basic:user:password` → `Basic base64(user:password)`; `bearer:token` → `Bearer token`. */
+function authorizationOf(auth: string | undefined): string | undefined {
+  if (!auth) return undefined;
+  if (auth.startsWith('bearer:')) return `Bearer ${auth.slice('bearer:'.length)}`;
+  return `Basic ${Buffer.from(auth.slice('basic:'.length)).toString('base64')}`;
+}
+
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
   Object.freeze({ level: config.LOG_LEVEL });
 
@@ -209,6 +238,7 @@ export interface BridgeSettings {
   lookup: LookupSettings;
   store: StoreSettings;
   logging: LoggingSettings;
+  recording: RecordingSettings;
 }
 
 /** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
@@ -222,6 +252,7 @@ export const SETTINGS = {
   lookup: { token: LookupSettings, of: lookupSettingsOf },
   store: { token: StoreSettings, of: storeSettingsOf },
   logging: { token: LoggingSettings, of: loggingSettingsOf },
+  recording: { token: RecordingSettings, of: recordingSettingsOf },
 } as const;
 
 /** All views of one validated configuration, derived once and frozen. */
