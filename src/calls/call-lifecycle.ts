@@ -10,6 +10,8 @@ import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './
 export interface LifecycleSettings {
   now: number;
   holdEndedWithoutStartMs: number;
+  /** RECORDING_FETCH_HOSTS: a recordingUrl the bridge downloads itself, and for how long (SPEC.md §5). */
+  recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
 }
 
 export function newCall(portalId: string, callId: string, now: number): CallRecord {
@@ -76,6 +78,10 @@ function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSetti
     failedReason: event.failedReason,
     recordingUrl: event.recordingUrl,
   };
+  const fetch = settings.recordingFetch;
+  if (event.recordingUrl && call.recording?.source !== 'push' && fetch?.fetchable(event.recordingUrl)) {
+    call.recording = { source: 'fetch', fetchUntil: settings.now + fetch.waitMs };
+  }
   call.extension ??= event.extension;
   call.userId ??= event.userId;
   if (hasStartDetails(call)) return;
@@ -122,8 +128,19 @@ function nextStep(call: CallRecord): CallRecord['nextStep'] {
   const moves = cardMoves(call);
   if (moves.show.length > 0) return 'show';
   if (moves.hide.length > 0) return 'hide';
-  if (call.ended?.recordingUrl && !call.recordAttached && !call.recordFailed) return 'attachRecord';
-  return undefined;
+  return recordingStep(call);
+}
+
+/**
+ * The recording's step once the call is finished on the portal: its RECORD_URL (`attachRecord`), the
+ * download into the store (`fetchRecord`), or the upload of the stored content (`uploadRecord`).
+ */
+export function recordingStep(call: CallRecord): CallRecord['nextStep'] {
+  if (!call.finishedOnPortal || call.recordAttached || call.recordFailed) return undefined;
+  const recording = call.recording;
+  if (recording?.bytes !== undefined) return 'uploadRecord';
+  if (recording) return recording.source === 'fetch' ? 'fetchRecord' : undefined;
+  return call.ended?.recordingUrl ? 'attachRecord' : undefined;
 }
 
 /** A call stored before card keys existed, parked after its card popped: its register's employee is hidden. */
@@ -229,6 +246,62 @@ export function markRecordAttached(call: CallRecord, now: number): CallRecord {
 /** A recording the portal refuses leaves the call finished, with the reason kept. */
 export function markRecordFailed(call: CallRecord, reason: string, now: number): CallRecord {
   return plan({ ...succeeded(call, now), recordFailed: true, lastError: reason }, now);
+}
+
+/** What the store holds of a recording once its content is there: size, file name, how it goes up. */
+export interface StoredRecording {
+  bytes: number;
+  filename: string;
+  upload: 'content' | 'url';
+  wireBytes: number;
+}
+
+/**
+ * The recording's content is in the store (downloaded, or pushed by the PBX: a pushed file wins over a
+ * recordingUrl and replaces a recording already attached); `uploadRecord` is due once the call is finished.
+ */
+export function markRecordingStored(
+  call: CallRecord,
+  source: 'fetch' | 'push',
+  stored: StoredRecording,
+  now: number,
+): CallRecord {
+  const recording = { ...(source === call.recording?.source ? call.recording : {}), source, ...stored };
+  return plan({ ...succeeded(call, now), recording, recordAttached: false, recordFailed: false }, now);
+}
+
+/** A download is under way until `until` (a crash mid-download tries again then). */
+export function markRecordingFetching(call: CallRecord, until: number, now: number): CallRecord {
+  return plan({ ...call, retryAt: until, updatedAt: now }, now);
+}
+
+/**
+ * The recording is not there yet (404, 409, 425, 503, refused): tried again with backoff until
+ * RECORDING_WAIT_SEC after the end, then the call stays finished with the reason.
+ */
+export function markRecordingNotReady(
+  call: CallRecord,
+  reason: string,
+  now: number,
+  maxBackoffMs: number,
+): CallRecord {
+  const recording = call.recording!;
+  const attempts = (recording.fetchAttempts ?? 0) + 1;
+  const until = recording.fetchUntil ?? now;
+  if (now >= until) {
+    return markRecordFailed(call, `recording: ${reason}; not there within RECORDING_WAIT_SEC`, now);
+  }
+  const delay = Math.min(maxBackoffMs, 1000 * 2 ** Math.min(attempts - 1, 20));
+  return plan(
+    {
+      ...call,
+      recording: { ...recording, fetchAttempts: attempts },
+      retryAt: Math.min(now + delay, until),
+      lastError: `recording: ${reason} (retrying)`,
+      updatedAt: now,
+    },
+    now,
+  );
 }
 
 export function routeToDefaultUser(

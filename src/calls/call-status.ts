@@ -20,6 +20,11 @@ export interface CallStatusView {
   directionInferred?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
   /**
+   * How the recording reaches the portal (SPEC.md §5): `url` (RECORD_URL), `fetch` (downloaded by the
+   * bridge), `push` (PUT by the PBX); with its size once the bridge holds it.
+   */
+  recordingDetail?: { via: 'url' | 'fetch' | 'push'; bytes: number | null; upload: 'content' | 'url' | null };
+  /**
    * The call card (SPEC.md §4): who the call rang, who answered last, and who may still have the card open
    * (internal numbers, or `user:<id>`).
    */
@@ -43,13 +48,23 @@ export function toStatusView(call: CallRecord): CallStatusView {
     waitingForStart: call.nextStep === 'wait-start',
     routedToDefaultUser: call.routedToDefaultUser,
     directionInferred: call.directionInferred,
-    recording: !call.ended?.recordingUrl
-      ? 'none'
-      : call.recordAttached
-        ? 'attached'
-        : call.recordFailed
-          ? 'failed'
-          : 'pending',
+    recording:
+      !call.ended?.recordingUrl && !call.recording
+        ? 'none'
+        : call.recordAttached
+          ? 'attached'
+          : call.recordFailed
+            ? 'failed'
+            : 'pending',
+    recordingDetail: call.recording
+      ? {
+          via: call.recording.source,
+          bytes: call.recording.bytes ?? null,
+          upload: call.recording.upload ?? null,
+        }
+      : call.ended?.recordingUrl
+        ? { via: 'url', bytes: null, upload: null }
+        : undefined,
     card: {
       ringing: call.ringing ?? [cardKey(call.extension, call.userId)].filter((key) => key !== undefined),
       answeredBy: call.answeredBy ?? null,

@@ -9,8 +9,28 @@ export type CallState = 'queued' | 'registered' | 'finished' | 'failed';
  * `hide` move the call card (`call-card.ts`): to a ring group, to whoever answered, and closed where a finish
  * does not close it.
  */
-export type DeliveryStep = 'register' | 'show' | 'hide' | 'finish' | 'attachRecord' | 'wait-start';
-export type PortalStep = Exclude<DeliveryStep, 'wait-start'>;
+export type DeliveryStep =
+  'register' | 'show' | 'hide' | 'finish' | 'attachRecord' | 'uploadRecord' | 'fetchRecord' | 'wait-start';
+/** `fetchRecord` (the bridge downloads a recording into its store) is the bridge's own work, not a command. */
+export type PortalStep = Exclude<DeliveryStep, 'wait-start' | 'fetchRecord'>;
+
+/**
+ * A recording the bridge uploads itself (SPEC.md §5): downloaded from an allowed host (`fetch`) or pushed by
+ * the PBX (`push`). Once its content is in the store (`recordings`), `bytes` and `filename` are set and
+ * `uploadRecord` sends it: as FILE_CONTENT (`upload: 'content'`) or through the portal's uploadUrl (`'url'`).
+ */
+export interface RecordingUpload {
+  source: 'fetch' | 'push';
+  bytes?: number;
+  filename?: string;
+  upload?: 'content' | 'url';
+  /** FILE_CONTENT's size as it goes in a batch command (base64, percent-encoded), counted by the planner. */
+  wireBytes?: number;
+  /** A download that finds the file not there yet is retried until then (ms epoch). */
+  fetchUntil?: number;
+  /** Downloads tried, for the backoff. */
+  fetchAttempts?: number;
+}
 
 /** One PBX event after validation and normalisation (phone in E.164). */
 export interface CallEvent {
@@ -103,6 +123,8 @@ export interface CallRecord {
   finishedOnPortal: boolean;
   recordAttached: boolean;
   recordFailed: boolean;
+  /** The recording the bridge downloads or was pushed, and uploads itself; unset: RECORD_URL (or none). */
+  recording?: RecordingUpload;
 
   state: CallState;
   nextStep?: DeliveryStep;

@@ -47,6 +47,11 @@ export function attachRecordParams(call: CallRecord): PortalParams {
   return { CALL_ID: call.portalCallId, RECORD_URL: call.ended?.recordingUrl };
 }
 
+/** The stored recording: FILE_CONTENT is added right before sending (or the answer's uploadUrl takes the file). */
+export function uploadRecordParams(call: CallRecord): PortalParams {
+  return { CALL_ID: call.portalCallId, FILENAME: call.recording?.filename };
+}
+
 /** Labels of the other commands of the same call in the same request, by step. */
 export type StepLabels = Partial<Record<PortalStep, string>>;
 

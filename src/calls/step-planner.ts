@@ -10,6 +10,7 @@ import {
   registerParams,
   showParams,
   StepLabels,
+  uploadRecordParams,
 } from './portal-commands';
 
 /**
@@ -40,11 +41,17 @@ export interface StepKind {
    * a request (docs/ARCHITECTURE.md "Delivery").
    */
   sharesRequestWith?(call: CallRecord): PortalStep | undefined;
+  /**
+   * Bytes the command carries beyond `params` (file content added right before sending); the planner packs
+   * them against `BatchLimits.maxPayloadBytes`, not against `maxBytes`.
+   */
+  payloadBytes?(call: CallRecord): number;
 }
 
 /** A recording to attach once the call is finished on the portal (it follows finish in its request). */
 function recordingDue(call: CallRecord): PortalStep | undefined {
-  const due = call.ended?.recordingUrl && !call.failed && !call.recordAttached && !call.recordFailed;
+  const due =
+    call.ended?.recordingUrl && !call.recording && !call.failed && !call.recordAttached && !call.recordFailed;
   return due ? 'attachRecord' : undefined;
 }
 
@@ -80,7 +87,18 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
       cardMoves(call).hide.some((key) => key !== finishKey(call)) ? 'hide' : recordingDue(call),
   },
   attachRecord: { method: 'telephony.externalcall.attachRecord', params: attachRecordParams, priority: 1 },
+  // The recording the bridge holds: its content rides as FILE_CONTENT, or (too big) the answer's uploadUrl
+  // takes the file.
+  uploadRecord: {
+    method: 'telephony.externalcall.attachRecord',
+    params: uploadRecordParams,
+    priority: 1,
+    payloadBytes: (call) => (call.recording?.upload === 'content' ? (call.recording.wireBytes ?? 0) : 0),
+  },
 };
+
+/** The file content bytes one request carries by default: RECORDING_REQUEST_MAX_MB's default. */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 30_000_000;
 
 /** The priority class of a call's next step. */
 export function priorityOf(
@@ -122,6 +140,8 @@ export interface BatchLimits {
   maxCommands: number;
   /** Bytes of encoded commands per request; default DEFAULT_MAX_BATCH_BYTES. */
   maxBytes?: number;
+  /** Bytes of file content (`payloadBytes`) per request; default DEFAULT_MAX_PAYLOAD_BYTES. */
+  maxPayloadBytes?: number;
   /** The step table; the default is STEP_KINDS (specs pass their own to test the mechanism). */
   kinds?: Readonly<Record<PortalStep, StepKind>>;
   /**
@@ -134,7 +154,7 @@ export interface BatchLimits {
 /** The commands the call's next step takes, in the order they are sent: the step and what may share its request. */
 export function dueSteps(call: CallRecord, kinds = STEP_KINDS): PortalStep[] {
   const steps: PortalStep[] = [];
-  let step = call.nextStep === 'wait-start' ? undefined : call.nextStep;
+  let step = call.nextStep === 'wait-start' || call.nextStep === 'fetchRecord' ? undefined : call.nextStep;
   while (step && !steps.includes(step)) {
     steps.push(step);
     step = kinds[step].sharesRequestWith?.(call);
@@ -165,9 +185,12 @@ export class BatchPlan {
   readonly entries: { callId: string; commands: PlannedCommand[] }[] = [];
   private size = 0;
   private bytes = 0;
+  private payload = 0;
   private readonly entryBytes = new Map<string, number>();
+  private readonly entryPayload = new Map<string, number>();
   private limit: number;
   private readonly maxBytes: number;
+  private readonly maxPayloadBytes: number;
   private readonly kinds: Readonly<Record<PortalStep, StepKind>>;
   private readonly allowance?: (method: string) => number;
   /** Commands left per method under `allowance`, asked the first time a method comes up. */
@@ -176,6 +199,7 @@ export class BatchPlan {
   constructor(maxCommands: number, options: Omit<BatchLimits, 'maxCommands'> = {}) {
     this.limit = maxCommands;
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BATCH_BYTES;
+    this.maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.kinds = options.kinds ?? STEP_KINDS;
     this.allowance = options.allowance;
   }
@@ -187,6 +211,11 @@ export class BatchPlan {
   /** The estimated encoded size of the commands planned so far. */
   get byteCount(): number {
     return this.bytes;
+  }
+
+  /** The file content bytes the planned commands carry (`payloadBytes`). */
+  get payloadByteCount(): number {
+    return this.payload;
   }
 
   get callIds(): string[] {
@@ -203,6 +232,7 @@ export class BatchPlan {
     const index = this.entries.length;
     const commands: PlannedCommand[] = [];
     let bytes = 0;
+    let payload = 0;
     const taken = new Map<string, number>();
     const labels: StepLabels = {};
     for (const step of dueSteps(call, this.kinds)) {
@@ -212,18 +242,23 @@ export class BatchPlan {
       const label = `${step}_${index}`;
       const size = commandBytes(label, method, this.kinds[step].params(call, labels));
       labels[step] = label;
+      const carried = this.kinds[step].payloadBytes?.(call) ?? 0;
       const empty = this.size === 0 && commands.length === 0;
       if (!empty && this.bytes + bytes + size > this.maxBytes) break;
+      if (!empty && carried > 0 && this.payload + payload + carried > this.maxPayloadBytes) break;
       commands.push({ step, label });
       taken.set(method, (taken.get(method) ?? 0) + 1);
       bytes += size;
+      payload += carried;
     }
     if (commands.length === 0) return false;
     for (const [method, count] of taken) this.methodRoom.set(method, this.roomFor(method) - count);
     this.entries.push({ callId: call.callId, commands });
     this.entryBytes.set(call.callId, bytes);
+    this.entryPayload.set(call.callId, payload);
     this.size += commands.length;
     this.bytes += bytes;
+    this.payload += payload;
     this.limit = limit;
     return true;
   }
@@ -259,7 +294,11 @@ export class BatchPlan {
    * with only the steps listed for it (a card move left with nobody to show or hide is dropped).
    */
   only(steps: ReadonlyMap<string, readonly PortalStep[]>): BatchPlan {
-    const kept = new BatchPlan(this.limit, { maxBytes: this.maxBytes, kinds: this.kinds });
+    const kept = new BatchPlan(this.limit, {
+      maxBytes: this.maxBytes,
+      maxPayloadBytes: this.maxPayloadBytes,
+      kinds: this.kinds,
+    });
     for (const entry of this.entries) {
       const keep = steps.get(entry.callId);
       if (!keep) continue;
@@ -269,6 +308,8 @@ export class BatchPlan {
       kept.entryBytes.set(entry.callId, this.entryBytes.get(entry.callId)!);
       kept.size += commands.length;
       kept.bytes += this.entryBytes.get(entry.callId)!;
+      kept.entryPayload.set(entry.callId, this.entryPayload.get(entry.callId) ?? 0);
+      kept.payload += this.entryPayload.get(entry.callId) ?? 0;
     }
     return kept;
   }
@@ -296,6 +337,8 @@ export interface BatchProposal {
   plan: BatchPlan;
   /** Calls waiting for a call.started (`wait-start`) that are due: their hold expired, they are parked. */
   expiredHolds: string[];
+  /** Calls whose recording the bridge downloads next (`fetchRecord`): no portal command, the bridge's work. */
+  fetches: string[];
 }
 
 /**
@@ -307,17 +350,20 @@ export function planBatch(due: readonly CallRecord[], limits: BatchLimits): Batc
   const kinds = limits.kinds ?? STEP_KINDS;
   const plan = new BatchPlan(limits.maxCommands, {
     maxBytes: limits.maxBytes,
+    maxPayloadBytes: limits.maxPayloadBytes,
     kinds,
     allowance: limits.allowance,
   });
   const expiredHolds: string[] = [];
+  const fetches: string[] = [];
   const sendable: CallRecord[] = [];
   for (const call of due) {
     if (call.nextStep === 'wait-start') expiredHolds.push(call.callId);
+    else if (call.nextStep === 'fetchRecord') fetches.push(call.callId);
     else if (call.nextStep) sendable.push(call);
   }
   // Array.prototype.sort is stable: within a class the store's order stays.
   sendable.sort((a, b) => priorityOf(a, kinds) - priorityOf(b, kinds));
   for (const call of sendable) plan.add(call);
-  return { plan, expiredHolds };
+  return { plan, expiredHolds, fetches };
 }

@@ -74,7 +74,7 @@ export function applyAnswers(
     // A show riding with the register counts only once the register is through.
     else if (step === 'show') next = next.portalCallId ? afterShow(next, answer, settings) : next;
     else if (step === 'hide') next = afterHide(next, answer, settings);
-    // attachRecord rides with finish; it only counts once the finish is through.
+    // attachRecord rides with finish; it only counts once the finish is through (uploadRecord goes after).
     else if (next.finishedOnPortal) next = afterAttach(next, answer, settings);
     // Card moves and the recording do not hold up what follows them; a failed register or finish does.
     if (answer.error && (step === 'register' || step === 'finish')) break;
@@ -180,7 +180,8 @@ function refuse(
   if (times < settings.maxAttempts) return retry(counted, error, settings);
   const reason = `${step}: ${error.message} (refused ${times} times)`;
   if (step === 'finish') return markFinishFailed(counted, reason, settings.now);
-  if (step === 'attachRecord') return markRecordFailed(counted, reason, settings.now);
+  if (step === 'attachRecord' || step === 'uploadRecord')
+    return markRecordFailed(counted, reason, settings.now);
   if (step === 'hide') return markCardHidden(counted, settings.now, reason);
   if (step === 'show') return markCardShown(counted, settings.now, reason);
   return markFailed(counted, reason, settings.now);

@@ -56,6 +56,25 @@ export abstract class CallStore {
     fence?: DeliveryLease,
   ): Promise<CallRecord[]>;
 
+  /**
+   * Stores a recording's content (replacing one held before) and applies `mutate` to its call, in one synced
+   * transaction; undefined (nothing stored) when the bridge never heard of the call. With `fence`, as in
+   * updateCalls.
+   */
+  abstract putRecording(
+    portalId: string,
+    callId: string,
+    content: Buffer,
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord | undefined>;
+
+  /** A recording's content, read right before it is uploaded; undefined when none is held. */
+  abstract getRecording(portalId: string, callId: string): Promise<Buffer | undefined>;
+
+  /** Forgets a recording's content (the portal has it, or it was given up). */
+  abstract deleteRecording(portalId: string, callId: string): Promise<void>;
+
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;
 

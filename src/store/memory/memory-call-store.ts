@@ -13,6 +13,7 @@ import { MemoryLeaseStore } from './memory-lease-store';
 export class MemoryCallStore extends CallStore {
   private readonly calls = new Map<string, CallRecord>();
   private readonly events = new Set<string>();
+  private readonly recordings = new Map<string, Buffer>();
 
   /** `leases`: where fenced writes check the lease, as the SQL stores read their `portal_leases` row. */
   constructor(private readonly leases?: MemoryLeaseStore) {
@@ -82,6 +83,26 @@ export class MemoryCallStore extends CallStore {
     return next.map(copy);
   }
 
+  async putRecording(
+    portalId: string,
+    callId: string,
+    content: Buffer,
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord | undefined> {
+    const [next] = await this.updateCalls(portalId, [callId], mutate, fence);
+    if (next) this.recordings.set(JSON.stringify([portalId, callId]), Buffer.from(content));
+    return next;
+  }
+
+  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
+    return this.recordings.get(JSON.stringify([portalId, callId]));
+  }
+
+  async deleteRecording(portalId: string, callId: string): Promise<void> {
+    this.recordings.delete(JSON.stringify([portalId, callId]));
+  }
+
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
     return this.ofPortal(portalId)
       .filter((call) => call.state === state)
@@ -117,6 +138,7 @@ export class MemoryCallStore extends CallStore {
       .slice(0, limit);
     for (const call of settled) {
       this.calls.delete(JSON.stringify([call.portalId, call.callId]));
+      this.recordings.delete(JSON.stringify([call.portalId, call.callId]));
       for (const key of [...this.events]) {
         const [portal, callId] = JSON.parse(key) as string[];
         if (portal === call.portalId && callId === call.callId) this.events.delete(key);

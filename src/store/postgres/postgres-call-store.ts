@@ -135,6 +135,51 @@ export class PostgresCallStore extends CallStore {
     });
   }
 
+  async putRecording(
+    portalId: string,
+    callId: string,
+    content: Buffer,
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord | undefined> {
+    return this.db.transaction(async (client) => {
+      // The 202 of a pushed recording promises it survives a database crash.
+      await client.query('SET LOCAL synchronous_commit = on');
+      if (fence) {
+        const holder = await client.query<{ owner: string; epoch: number }>(
+          'SELECT owner, epoch FROM portal_leases WHERE portal_id = $1 FOR SHARE',
+          [portalId],
+        );
+        const row = holder.rows[0];
+        if (row?.owner !== fence.owner || row.epoch !== fence.epoch) throw new LeaseLostError(fence);
+      }
+      const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
+      if (!call) return undefined;
+      await client.query(
+        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
+           content = excluded.content`,
+        [portalId, callId, content.length, Date.now(), content],
+      );
+      const next = mutate(call);
+      await this.saveCalls(client, [next]);
+      if (!fence) await this.announceWork(client, portalId, [next]);
+      return next;
+    });
+  }
+
+  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
+    const rows = await this.db.query<{ content: Buffer }>(
+      'SELECT content FROM recordings WHERE portal_id = $1 AND call_id = $2',
+      [portalId, callId],
+    );
+    return rows[0]?.content;
+  }
+
+  async deleteRecording(portalId: string, callId: string): Promise<void> {
+    await this.db.query('DELETE FROM recordings WHERE portal_id = $1 AND call_id = $2', [portalId, callId]);
+  }
+
   watchNewWork(portalId: string, listener: () => void): () => void {
     return this.db.listen(NEW_WORK_CHANNEL, (payload) => {
       if (payload === workPayload(this.db.schema, portalId)) listener();
@@ -182,6 +227,8 @@ export class PostgresCallStore extends CallStore {
          FOR UPDATE SKIP LOCKED
        ), events AS (
          DELETE FROM call_events e USING settled s WHERE e.portal_id = s.portal_id AND e.call_id = s.call_id
+       ), recordings AS (
+         DELETE FROM recordings r USING settled s WHERE r.portal_id = s.portal_id AND r.call_id = s.call_id
        )
        DELETE FROM calls c USING settled s WHERE c.portal_id = s.portal_id AND c.call_id = s.call_id
        RETURNING c.call_id`,

@@ -62,4 +62,13 @@ export const POSTGRES_MIGRATIONS: string[] = [
   // Ringing first: a live call's register and card moves are listed before the history (SPEC.md §4).
   `ALTER TABLE calls ADD COLUMN priority smallint NOT NULL DEFAULT 1;
    CREATE INDEX calls_due_priority ON calls (portal_id, priority, due_at) WHERE due_at IS NOT NULL;`,
+  // Recordings the bridge uploads itself (SPEC.md §5): downloaded or pushed content, until the portal has it.
+  `CREATE TABLE recordings (
+     portal_id  text   NOT NULL,
+     call_id    text   NOT NULL,
+     bytes      bigint NOT NULL,
+     stored_at  bigint NOT NULL,
+     content    bytea  NOT NULL,
+     PRIMARY KEY (portal_id, call_id)
+   );`,
 ];

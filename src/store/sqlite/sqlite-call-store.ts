@@ -63,6 +63,13 @@ export class SqliteCallStore extends CallStore {
       ),
       deleteEvents: this.db.prepare('DELETE FROM call_events WHERE portal_id = ? AND call_id = ?'),
       deleteCall: this.db.prepare('DELETE FROM calls WHERE portal_id = ? AND call_id = ?'),
+      putRecording: this.db.prepare(
+        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
+           content = excluded.content`,
+      ),
+      getRecording: this.db.prepare('SELECT content FROM recordings WHERE portal_id = ? AND call_id = ?'),
+      deleteRecording: this.db.prepare('DELETE FROM recordings WHERE portal_id = ? AND call_id = ?'),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
       leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
     };
@@ -141,6 +148,40 @@ export class SqliteCallStore extends CallStore {
       .immediate();
   }
 
+  async putRecording(
+    portalId: string,
+    callId: string,
+    content: Buffer,
+    mutate: CallMutator,
+    fence?: DeliveryLease,
+  ): Promise<CallRecord | undefined> {
+    return this.db
+      .transaction(() => {
+        if (fence) this.checkFence(portalId, fence);
+        const call = this.read(portalId, callId);
+        if (!call) return undefined;
+        this.statements.putRecording.run(portalId, callId, content.length, Date.now(), content);
+        const next = mutate(call);
+        this.save(next);
+        return next;
+      })
+      .immediate();
+  }
+
+  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
+    const row = this.statements.getRecording.get(portalId, callId) as { content: Buffer } | undefined;
+    return row?.content;
+  }
+
+  async deleteRecording(portalId: string, callId: string): Promise<void> {
+    this.statements.deleteRecording.run(portalId, callId);
+  }
+
+  private checkFence(portalId: string, fence: DeliveryLease): void {
+    const holder = this.statements.leaseHolder.get(portalId) as { owner: string; epoch: number } | undefined;
+    if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
+  }
+
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
     return (this.statements.listCalls.all(portalId, state, limit) as CallRow[]).map(
       (row) => JSON.parse(row.data) as CallRecord,
@@ -167,6 +208,7 @@ export class SqliteCallStore extends CallStore {
         }[];
         for (const { portal_id: portalId, call_id: callId } of settled) {
           this.statements.deleteEvents.run(portalId, callId);
+          this.statements.deleteRecording.run(portalId, callId);
           this.statements.deleteCall.run(portalId, callId);
         }
         return settled.length;

@@ -54,4 +54,13 @@ export const SQLITE_MIGRATIONS: string[] = [
   // Ringing first: a live call's register and card moves are listed before the history (SPEC.md §4).
   `ALTER TABLE calls ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX calls_due_priority ON calls (portal_id, priority, due_at) WHERE due_at IS NOT NULL;`,
+  // Recordings the bridge uploads itself (SPEC.md §5): downloaded or pushed content, until the portal has it.
+  `CREATE TABLE recordings (
+     portal_id  TEXT    NOT NULL,
+     call_id    TEXT    NOT NULL,
+     bytes      INTEGER NOT NULL,
+     stored_at  INTEGER NOT NULL,
+     content    BLOB    NOT NULL,
+     PRIMARY KEY (portal_id, call_id)
+   ) WITHOUT ROWID;`,
 ];
