@@ -34,6 +34,7 @@ import {
   refusedForContent,
 } from './delivery-outcome';
 import { PortalTransport } from './portal-transport';
+import { RecordingDelivery } from './recording-delivery';
 
 export interface BatchSettings {
   defaultUserId?: number;
@@ -42,6 +43,8 @@ export interface BatchSettings {
   maxAttempts: number;
   /** Bytes of commands per request (default: the planner's DEFAULT_MAX_BATCH_BYTES). */
   maxBatchBytes?: number;
+  /** File content bytes per request (RECORDING_REQUEST_MAX_MB; default: DEFAULT_MAX_PAYLOAD_BYTES). */
+  maxPayloadBytes?: number;
 }
 
 /** What the CRM module tells delivery about employees and clients (both optional). */
@@ -110,6 +113,8 @@ export class DeliveryBatches {
     private readonly settings: BatchSettings,
     private readonly observer?: DeliveryObserver,
     private readonly routing?: CallRouting,
+    /** Recordings the bridge downloads and uploads itself (SPEC.md §5); without it they are not fetched. */
+    private readonly recordings?: RecordingDelivery,
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);
   }
@@ -137,8 +142,12 @@ export class DeliveryBatches {
       reservation = planned.reservation;
       const parked =
         planned.expiredHolds.length > 0 && (await this.expireHeld(planned.expiredHolds, now, lease));
+      const fetching =
+        planned.fetches.length > 0 && this.recordings !== undefined
+          ? await this.recordings.startFetches(planned.fetches, lease)
+          : false;
       if (plan.commandCount === 0) {
-        if (parked) return { kind: 'worked' };
+        if (parked || fetching) return { kind: 'worked' };
         return planned.pacedUntil === undefined
           ? { kind: 'idle' }
           : { kind: 'paced', until: planned.pacedUntil };
@@ -166,7 +175,7 @@ export class DeliveryBatches {
       const candidates = this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
       const found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
       let due = found.filter((call) => !claimed.has(call.callId));
-      let { plan, expiredHolds } = planBatch(due, limits);
+      let { plan, expiredHolds, fetches } = planBatch(due, limits);
       // A step without operating-time room can fill the candidates (thousands of registers waiting while
       // finishes have room): look again without the calls whose next step waits, so the request still
       // fills with what may go.
@@ -180,7 +189,7 @@ export class DeliveryBatches {
         const seen = new Set(due.map((call) => call.callId));
         const more = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed, waiting);
         due = [...due, ...more.filter((call) => !claimed.has(call.callId) && !seen.has(call.callId))];
-        ({ plan, expiredHolds } = planBatch(due, limits));
+        ({ plan, expiredHolds, fetches } = planBatch(due, limits));
         for (const method of plan.exhaustedMethods()) exhausted.add(method);
       }
       for (const callId of plan.callIds) claimed.add(callId);
@@ -195,7 +204,7 @@ export class DeliveryBatches {
           if (at !== undefined) pacedUntil = Math.min(pacedUntil ?? Infinity, at);
         }
       }
-      return { plan, expiredHolds, due, reservation, pacedUntil };
+      return { plan, expiredHolds, fetches, due, reservation, pacedUntil };
     });
     this.planning = next.catch(() => undefined);
     return next;
@@ -207,6 +216,7 @@ export class DeliveryBatches {
     return {
       maxCommands: this.transport.maxBatchSize,
       maxBytes: this.settings.maxBatchBytes,
+      maxPayloadBytes: this.settings.maxPayloadBytes,
       allowance: operating && ((method) => operating.allowance(method, minUseful)),
     };
   }
@@ -275,6 +285,8 @@ export class DeliveryBatches {
     const sendable = plan.only(steps);
     if (sendable.commandCount === 0) return;
     const commands = sendable.commands(marked);
+    // Recordings' content is read only now, for this request's commands.
+    const lost = (await this.recordings?.fillContent(sendable, commands, marked)) ?? new Map();
     const settings = this.outcomeSettings();
     const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
     const sentAt = Date.now();
@@ -284,9 +296,10 @@ export class DeliveryBatches {
       const answers = new Map<string, CommandAnswer>(
         commands.map(({ label }) => [
           label,
-          { result: outcome.results[label], error: outcome.errors[label] },
+          lost.get(label) ?? { result: outcome.results[label], error: outcome.errors[label] },
         ]),
       );
+      await this.recordings?.postToUploadUrls(sendable, marked, answers);
       const updated = await this.store.updateCalls(
         this.transport.portalId,
         sendable.callIds,
@@ -294,6 +307,7 @@ export class DeliveryBatches {
         lease,
       );
       this.report(sendable, answers, updated);
+      await this.recordings?.forget(updated);
     } catch (error) {
       if (!(error instanceof PortalError)) throw error;
       const refused = refusedForContent(error);

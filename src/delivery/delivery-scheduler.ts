@@ -12,6 +12,7 @@ import {
   PortalAnswer,
 } from './delivery-batch';
 import { PortalTransport } from './portal-transport';
+import { RecordingDelivery, RecordingOptions } from './recording-delivery';
 
 export type { CallRouting, DeliveryObserver } from './delivery-batch';
 
@@ -100,10 +101,13 @@ export class DeliveryScheduler {
     private readonly lease: LeaseHolder,
     observer?: DeliveryObserver,
     routing?: CallRouting,
+    recordings?: RecordingOptions,
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);
     this.status = { portalId: transport.portalId, paused: false };
-    this.batches = new DeliveryBatches(store, transport, settings, observer, routing);
+    const recordingDelivery =
+      recordings && new RecordingDelivery(store, transport.portalId, recordings, () => this.notify());
+    this.batches = new DeliveryBatches(store, transport, settings, observer, routing, recordingDelivery);
   }
 
   start(): void {

@@ -2,7 +2,8 @@ import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WorkSignal } from '../common/work-signal';
-import { DeliverySettings } from '../config/settings';
+import { RecordingHosts } from '../common/recording-hosts';
+import { DeliverySettings, PortalSettings, RecordingSettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
@@ -12,6 +13,7 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
+import { RecordingFetcher } from './recording-fetcher';
 
 /**
  * Owns the portal's delivery scheduler for the application's lifetime, and is the `WorkSignal` the rest of
@@ -30,6 +32,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     directory: EmployeeDirectory,
     lookups: CrmLookupService,
     leases: LeaseStore,
+    recording: RecordingSettings,
+    portalSettings: PortalSettings,
   ) {
     super();
     const portal = client.portalId;
@@ -45,6 +49,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         maxAttempts: delivery.maxAttempts,
         maxInFlight: delivery.maxInFlight,
         pauseMs: 30_000,
+        maxPayloadBytes: recording.requestMaxBytes,
       },
       lease,
       {
@@ -55,6 +60,19 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
       {
         employeeFor: (extension) => (directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined),
         bindingFor: (phone) => lookups.bindingFor(phone),
+      },
+      {
+        fetcher: new RecordingFetcher({
+          hosts: new RecordingHosts(recording.fetchHosts),
+          authorization: recording.fetchAuthorization,
+          maxBytes: recording.maxBytes,
+          timeoutMs: 30_000,
+        }),
+        requestMaxBytes: recording.requestMaxBytes,
+        maxBackoffMs: Math.min(delivery.maxBackoffMs, 60_000),
+        fetchLeaseMs: 300_000,
+        maxConcurrentFetches: 2,
+        uploadTimeoutMs: Math.max(portalSettings.timeoutMs, 120_000),
       },
     );
     trackDeliveryGauges(metrics, {

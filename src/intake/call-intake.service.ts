@@ -3,7 +3,8 @@ import { CallEvent } from '../calls/call';
 import { applyEvent, newCall } from '../calls/call-lifecycle';
 import { WorkSignal } from '../common/work-signal';
 import { PORTAL_ID } from '../config/portal-id';
-import { DeliverySettings } from '../config/settings';
+import { RecordingHosts } from '../common/recording-hosts';
+import { DeliverySettings, RecordingSettings } from '../config/settings';
 import { CallStore, IngestResult } from '../store/call-store';
 
 interface Submission {
@@ -21,13 +22,19 @@ interface Submission {
 export class CallIntake {
   private pending: Submission[] = [];
   private flushScheduled = false;
+  private readonly recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
 
   constructor(
     private readonly store: CallStore,
     private readonly delivery: DeliverySettings,
     private readonly work: WorkSignal,
     @Inject(PORTAL_ID) private readonly portalId: string,
-  ) {}
+    recording: RecordingSettings,
+  ) {
+    const hosts = new RecordingHosts(recording.fetchHosts);
+    if (!hosts.empty)
+      this.recordingFetch = { fetchable: (url) => hosts.allows(url), waitMs: recording.waitMs };
+  }
 
   submit(events: CallEvent[]): Promise<IngestResult> {
     return new Promise((resolve, reject) => {
@@ -47,6 +54,7 @@ export class CallIntake {
     const settings = {
       now: Date.now(),
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
+      recordingFetch: this.recordingFetch,
     };
     try {
       const results = await this.store.ingest(

@@ -9,6 +9,7 @@ import { CallEventSubmission } from './call-event-submission';
 import { pbxJsonBody } from './json-body.middleware';
 import { LookupController } from './lookup.controller';
 import { PbxController } from './pbx.controller';
+import { RecordingController } from './recording.controller';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxTokenGuard } from './pbx-token.guard';
 
@@ -22,7 +23,7 @@ import { PbxTokenGuard } from './pbx-token.guard';
       useFactory: (intake: IntakeSettings) => [{ ttl: 1000, limit: intake.rateLimitRps }],
     }),
   ],
-  controllers: [PbxController, PbxAdaptersController, LookupController],
+  controllers: [PbxController, RecordingController, PbxAdaptersController, LookupController],
   providers: [PbxTokenGuard, PbxThrottlerGuard, CallEventSubmission],
 })
 export class PbxModule implements NestModule {
