@@ -25,7 +25,17 @@ export interface CallRecording {
   FILE_ID: number;
   /** Decoded size of FILE_CONTENT; the content itself is not kept, to keep memory flat. */
   bytes?: number;
+  /** sha256 (hex) of the file's bytes, so tests compare what arrived with what was sent. */
+  sha256?: string;
+  /** How it came: `url` (RECORD_URL), `content` (FILE_CONTENT) or `upload` (POST to the uploadUrl). */
+  via?: 'url' | 'content' | 'upload';
   at: number;
+}
+
+/** An attachRecord answered with an uploadUrl, waiting for its file. */
+export interface PendingUpload {
+  callId: string;
+  FILENAME: string;
 }
 
 /** One change of a call card: `register` (SHOW=1) and `show` open it, `hide` and `finish` close it. */
@@ -75,6 +85,23 @@ export class CallRegistry {
   private nextStatisticId = 1;
   private nextFileId = 1;
   private nextActivityId = 1;
+  private nextUploadId = 1;
+  /** uploadUrl token → the attachRecord it answered. */
+  private readonly uploads = new Map<string, PendingUpload>();
+
+  /** An uploadUrl token for a file of `call` (attachRecord without content or URL). */
+  expectUpload(call: PortalCall, fileName: string): string {
+    const token = `${this.nextUploadId++}-${Math.random().toString(36).slice(2, 10)}`;
+    this.uploads.set(token, { callId: call.CALL_ID, FILENAME: fileName });
+    return token;
+  }
+
+  /** The upload a token stands for, used once. */
+  takeUpload(token: string): PendingUpload | undefined {
+    const upload = this.uploads.get(token);
+    this.uploads.delete(token);
+    return upload;
+  }
 
   static newCallId(now: number): string {
     return `externalCall.${randomBytes(16).toString('hex')}.${Math.floor(now / 1000)}`;
@@ -140,6 +167,7 @@ export class CallRegistry {
   }
 
   clear(): void {
+    this.uploads.clear();
     this.calls.clear();
     this.byDedupeKey.clear();
   }

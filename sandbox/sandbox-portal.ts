@@ -11,6 +11,7 @@ import { portalMethods } from './methods';
 import { OAuthServer, TokenAnswer } from './oauth-server';
 import { PortalState } from './portal-state';
 import { RequestLogEntry, RequestStats } from './request-log';
+import { handleRecordUpload, UPLOAD_PREFIX } from './record-upload';
 import { RestRouter } from './rest-router';
 import { defaultSeed, SandboxSeed, WebhookSeed } from './seed';
 
@@ -183,6 +184,10 @@ export class SandboxPortal {
     const path = url.pathname;
     if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`))
       return this.control.handle(req, res, url);
+    if (path.startsWith(UPLOAD_PREFIX)) {
+      if (this.state.faults.outage()) return void req.socket.destroy();
+      return handleRecordUpload(this.state, req, res, path.slice(UPLOAD_PREFIX.length));
+    }
     const area = /^\/(rest|oauth)(\/|$)/.exec(path)?.[1];
     if (area === undefined) return sendJson(res, 404, { error: 'NOT_FOUND', error_description: 'Not found' });
     // An injected outage looks like a dead portal: the connection drops without an answer.

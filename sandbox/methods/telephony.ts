@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { CallRegistry, PortalCall, RegisterAnswer } from '../call-registry';
 import { CrmEntityKind, CrmRecord } from '../crm-store';
 import { formatPortalDate, parseDateWithOffset } from '../date-format';
@@ -18,6 +19,7 @@ export const TELEPHONY_ERRORS = {
   noRecord: 'RECORD_URL or FILENAME with FILE_CONTENT should be set',
   unknownCall: 'Call is not found',
   badDuration: 'DURATION should be a non-negative integer',
+  badFileName: 'FILENAME should end in .mp3 or .wav',
 };
 
 /** Binding order when several CRM records have the number. */
@@ -208,17 +210,29 @@ function attachRecord(params: Params, context: MethodContext): MethodResult {
   if (recordUrl) {
     return {
       result: {
-        FILE_ID: context.state.calls.attach(call, { RECORD_URL: recordUrl, at: context.now }).FILE_ID,
+        FILE_ID: context.state.calls.attach(call, { RECORD_URL: recordUrl, via: 'url', at: context.now })
+          .FILE_ID,
       },
     };
   }
+  if (fileName && !/\.(mp3|wav)$/i.test(fileName))
+    throw portalErrors.validation(TELEPHONY_ERRORS.badFileName);
   if (fileName && content) {
-    const bytes = Buffer.from(content, 'base64').length;
-    return {
-      result: {
-        FILE_ID: context.state.calls.attach(call, { FILENAME: fileName, bytes, at: context.now }).FILE_ID,
-      },
-    };
+    const bytes = Buffer.from(content, 'base64');
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const stored = context.state.calls.attach(call, {
+      FILENAME: fileName,
+      bytes: bytes.length,
+      sha256,
+      via: 'content',
+      at: context.now,
+    });
+    return { result: { FILE_ID: stored.FILE_ID } };
+  }
+  // Neither content nor URL: the portal answers where to upload the file (REAL-PORTAL.md "Recordings").
+  if (fileName) {
+    const token = context.state.calls.expectUpload(call, fileName);
+    return { result: { uploadUrl: `${context.state.identity.url}/upload/record/${token}` } };
   }
   throw portalErrors.validation(TELEPHONY_ERRORS.noRecord);
 }

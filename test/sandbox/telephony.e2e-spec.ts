@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { SandboxPortal } from '../../sandbox';
 import { Json, request } from './http';
 
@@ -249,10 +250,24 @@ describe('sandbox portal: telephony.externalcall.*', () => {
       {
         RECORD_URL: 'https://pbx.example.com/rec/1.mp3',
         FILE_ID: byUrl.body.result.FILE_ID,
+        via: 'url',
         at: expect.any(Number),
       },
-      { FILENAME: 'call.wav', bytes: 13, FILE_ID: byFile.body.result.FILE_ID, at: expect.any(Number) },
+      {
+        FILENAME: 'call.wav',
+        bytes: 13,
+        sha256: createHash('sha256').update('RIFF fake wav').digest('hex'),
+        via: 'content',
+        FILE_ID: byFile.body.result.FILE_ID,
+        at: expect.any(Number),
+      },
     ]);
+    // With a file name but neither content nor URL, the answer says where to upload the file.
+    const upload = await call('telephony.externalcall.attachRecord', { CALL_ID, FILENAME: 'big.wav' });
+    expect(upload.body.result.uploadUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/upload\/record\//);
+    expect(await call('telephony.externalcall.attachRecord', { CALL_ID, FILENAME: 'x.ogg' })).toMatchObject(
+      validationError('FILENAME should end in .mp3 or .wav'),
+    );
     expect(await call('telephony.externalcall.attachRecord', { CALL_ID })).toMatchObject(
       validationError('RECORD_URL or FILENAME with FILE_CONTENT should be set'),
     );
