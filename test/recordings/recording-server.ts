@@ -41,12 +41,12 @@ export class RecordingServer {
   ) {}
 
   static async start(): Promise<RecordingServer> {
-    let self: RecordingServer | undefined;
-    const server = createServer((req, res) => self!.handle(req, res));
+    const ready: { self?: RecordingServer } = {};
+    const server = createServer((req, res) => ready.self!.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as AddressInfo;
-    self = new RecordingServer(server, `http://127.0.0.1:${port}`, port);
-    return self;
+    ready.self = new RecordingServer(server, `http://127.0.0.1:${port}`, port);
+    return ready.self;
   }
 
   serve(path: string, served: Served): string {
