@@ -135,7 +135,7 @@ export class RecordingFetcher {
         if (settled) return;
         kind ??= sniffAudio(Buffer.concat(chunks), contentType);
         if (!kind) return finish(notAudio(contentType));
-        const name = decodeURIComponent(target.pathname.split('/').pop() ?? '') || 'recording';
+        const name = baseName(target);
         finish({ kind: 'fetched', content: Buffer.concat(chunks, total), audio: kind, name });
       });
       response.once('error', (error) =>
@@ -153,6 +153,16 @@ function notAudio(contentType: string | undefined): FetchOutcome {
     kind: 'failed',
     reason: `recording: not wav or mp3 (Content-Type ${contentType ?? 'none'}); the portal takes wav and mp3 only`,
   };
+}
+
+/** The file name the URL ends in (the portal's FILENAME is made from it). */
+function baseName(url: URL): string {
+  const last = url.pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(last) || 'recording';
+  } catch {
+    return last || 'recording';
+  }
 }
 
 /** Host and path of a URL, without its query (it may hold a token). */
