@@ -82,7 +82,7 @@ async function main(): Promise<void> {
       const answer = await fetch(`${sandbox.url}${req.url}`, {
         method: req.method,
         headers: { 'content-type': req.headers['content-type'] ?? 'application/json' },
-        body: req.method === 'GET' ? undefined : body,
+        body: req.method === 'GET' ? undefined : (body as unknown as BodyInit),
       });
       res
         .writeHead(answer.status, { 'content-type': 'application/json' })
