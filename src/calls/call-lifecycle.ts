@@ -266,7 +266,12 @@ export function markRecordingStored(
   stored: StoredRecording,
   now: number,
 ): CallRecord {
-  const recording = { ...(source === call.recording?.source ? call.recording : {}), source, ...stored };
+  const recording = {
+    ...(source === call.recording?.source ? call.recording : {}),
+    source,
+    ...stored,
+    storedAt: now,
+  };
   return plan({ ...succeeded(call, now), recording, recordAttached: false, recordFailed: false }, now);
 }
 

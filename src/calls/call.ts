@@ -26,6 +26,8 @@ export interface RecordingUpload {
   upload?: 'content' | 'url';
   /** FILE_CONTENT's size as it goes in a batch command (base64, percent-encoded), counted by the planner. */
   wireBytes?: number;
+  /** When the content now held was stored (ms epoch): tells an upload's answer from a newer push's. */
+  storedAt?: number;
   /** A download that finds the file not there yet is retried until then (ms epoch). */
   fetchUntil?: number;
   /** Downloads tried, for the backoff. */

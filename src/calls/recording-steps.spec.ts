@@ -91,6 +91,7 @@ describe('recording steps', () => {
       filename: 'a.wav',
       upload: 'content',
       wireBytes: 4,
+      storedAt: 5,
     });
     expect(pushed.nextStep).toBe('uploadRecord');
   });

@@ -303,7 +303,13 @@ export class DeliveryBatches {
       const updated = await this.store.updateCalls(
         this.transport.portalId,
         sendable.callIds,
-        (call) => applyAnswers(call, entries.get(call.callId)!, answers, settings),
+        (call) =>
+          applyAnswers(
+            call,
+            RecordingDelivery.current(call, marked.get(call.callId), entries.get(call.callId)!),
+            answers,
+            settings,
+          ),
         lease,
       );
       this.report(sendable, answers, updated);

@@ -6,7 +6,7 @@ import {
   markRecordingNotReady,
   markRecordingStored,
 } from '../calls/call-lifecycle';
-import { BatchPlan, WireCommand } from '../calls/step-planner';
+import { BatchPlan, PlannedCommand, WireCommand } from '../calls/step-planner';
 import { storedRecordingOf } from '../common/audio-type';
 import { PortalError } from '../portal/portal-error';
 import { CallStore } from '../store/call-store';
@@ -195,13 +195,27 @@ export class RecordingDelivery {
     }
   }
 
-  /** The portal has the recording (or it was given up): its content leaves the store. */
+  /** The portal has the recording (or it was given up): its content leaves the store, unless pushed anew since. */
   async forget(updated: CallRecord[]): Promise<void> {
     for (const call of updated) {
-      if (call.recording?.bytes !== undefined && (call.recordAttached || call.recordFailed)) {
-        await this.store.deleteRecording(this.portalId, call.callId);
+      const recording = call.recording;
+      if (recording?.bytes !== undefined && (call.recordAttached || call.recordFailed)) {
+        await this.store.deleteRecording(this.portalId, call.callId, recording.storedAt);
       }
     }
+  }
+
+  /**
+   * The call's commands whose answers still apply: an upload answered after the PBX pushed a newer file is
+   * dropped (the newer one goes next).
+   */
+  static current(
+    call: CallRecord,
+    sent: CallRecord | undefined,
+    commands: PlannedCommand[],
+  ): PlannedCommand[] {
+    const stale = call.recording?.storedAt !== sent?.recording?.storedAt;
+    return stale ? commands.filter((command) => command.step !== 'uploadRecord') : commands;
   }
 }
 

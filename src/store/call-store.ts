@@ -58,7 +58,7 @@ export abstract class CallStore {
 
   /**
    * Stores a recording's content (replacing one held before) and applies `mutate` to its call, in one synced
-   * transaction; undefined (nothing stored) when the bridge never heard of the call. With `fence`, as in
+   * transaction, under the call's `recording.storedAt` after `mutate`; undefined (nothing stored) when the bridge never heard of the call. With `fence`, as in
    * updateCalls.
    */
   abstract putRecording(
@@ -72,8 +72,11 @@ export abstract class CallStore {
   /** A recording's content, read right before it is uploaded; undefined when none is held. */
   abstract getRecording(portalId: string, callId: string): Promise<Buffer | undefined>;
 
-  /** Forgets a recording's content (the portal has it, or it was given up). */
-  abstract deleteRecording(portalId: string, callId: string): Promise<void>;
+  /**
+   * Forgets a recording's content (the portal has it, or it was given up); with `storedAt`, only the content
+   * stored then (a file pushed again since stays).
+   */
+  abstract deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void>;
 
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;

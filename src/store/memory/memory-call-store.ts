@@ -13,7 +13,7 @@ import { MemoryLeaseStore } from './memory-lease-store';
 export class MemoryCallStore extends CallStore {
   private readonly calls = new Map<string, CallRecord>();
   private readonly events = new Set<string>();
-  private readonly recordings = new Map<string, Buffer>();
+  private readonly recordings = new Map<string, { content: Buffer; storedAt: number }>();
 
   /** `leases`: where fenced writes check the lease, as the SQL stores read their `portal_leases` row. */
   constructor(private readonly leases?: MemoryLeaseStore) {
@@ -91,16 +91,20 @@ export class MemoryCallStore extends CallStore {
     fence?: DeliveryLease,
   ): Promise<CallRecord | undefined> {
     const [next] = await this.updateCalls(portalId, [callId], mutate, fence);
-    if (next) this.recordings.set(JSON.stringify([portalId, callId]), Buffer.from(content));
+    const storedAt = next?.recording?.storedAt ?? Date.now();
+    if (next)
+      this.recordings.set(JSON.stringify([portalId, callId]), { content: Buffer.from(content), storedAt });
     return next;
   }
 
   async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
-    return this.recordings.get(JSON.stringify([portalId, callId]));
+    return this.recordings.get(JSON.stringify([portalId, callId]))?.content;
   }
 
-  async deleteRecording(portalId: string, callId: string): Promise<void> {
-    this.recordings.delete(JSON.stringify([portalId, callId]));
+  async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
+    const key = JSON.stringify([portalId, callId]);
+    if (storedAt === undefined || this.recordings.get(key)?.storedAt === storedAt)
+      this.recordings.delete(key);
   }
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {

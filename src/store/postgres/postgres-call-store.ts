@@ -155,13 +155,13 @@ export class PostgresCallStore extends CallStore {
       }
       const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
       if (!call) return undefined;
+      const next = mutate(call);
       await client.query(
         `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
            content = excluded.content`,
-        [portalId, callId, content.length, Date.now(), content],
+        [portalId, callId, content.length, next.recording?.storedAt ?? Date.now(), content],
       );
-      const next = mutate(call);
       await this.saveCalls(client, [next]);
       if (!fence) await this.announceWork(client, portalId, [next]);
       return next;
@@ -176,8 +176,11 @@ export class PostgresCallStore extends CallStore {
     return rows[0]?.content;
   }
 
-  async deleteRecording(portalId: string, callId: string): Promise<void> {
-    await this.db.query('DELETE FROM recordings WHERE portal_id = $1 AND call_id = $2', [portalId, callId]);
+  async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
+    await this.db.query(
+      'DELETE FROM recordings WHERE portal_id = $1 AND call_id = $2 AND ($3::bigint IS NULL OR stored_at = $3)',
+      [portalId, callId, storedAt ?? null],
+    );
   }
 
   watchNewWork(portalId: string, listener: () => void): () => void {

@@ -70,6 +70,9 @@ export class SqliteCallStore extends CallStore {
       ),
       getRecording: this.db.prepare('SELECT content FROM recordings WHERE portal_id = ? AND call_id = ?'),
       deleteRecording: this.db.prepare('DELETE FROM recordings WHERE portal_id = ? AND call_id = ?'),
+      deleteRecordingStoredAt: this.db.prepare(
+        'DELETE FROM recordings WHERE portal_id = ? AND call_id = ? AND stored_at = ?',
+      ),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
       leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
     };
@@ -160,8 +163,9 @@ export class SqliteCallStore extends CallStore {
         if (fence) this.checkFence(portalId, fence);
         const call = this.read(portalId, callId);
         if (!call) return undefined;
-        this.statements.putRecording.run(portalId, callId, content.length, Date.now(), content);
         const next = mutate(call);
+        const storedAt = next.recording?.storedAt ?? Date.now();
+        this.statements.putRecording.run(portalId, callId, content.length, storedAt, content);
         this.save(next);
         return next;
       })
@@ -173,8 +177,9 @@ export class SqliteCallStore extends CallStore {
     return row?.content;
   }
 
-  async deleteRecording(portalId: string, callId: string): Promise<void> {
-    this.statements.deleteRecording.run(portalId, callId);
+  async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
+    if (storedAt === undefined) this.statements.deleteRecording.run(portalId, callId);
+    else this.statements.deleteRecordingStoredAt.run(portalId, callId, storedAt);
   }
 
   private checkFence(portalId: string, fence: DeliveryLease): void {
