@@ -1,3 +1,4 @@
+import { RecordUrlDownload } from './record-url-download';
 import { CallRegistry } from './call-registry';
 import { SandboxClock } from './clock';
 import { CredentialStore } from './credentials';
@@ -47,6 +48,14 @@ export class PortalState {
   crm: CrmStore;
   tasks: TaskStore;
   identity: PortalIdentity = { url: '', domain: '', memberId: '' };
+
+  /**
+   * Off by default (tests of other things attach made-up URLs): when on, attachRecord tries its RECORD_URL
+   * once while answering and fails the command when the download fails, as portals do.
+   */
+  downloadRecordUrls = false;
+  /** RECORD_URL → what trying it gave, filled right before a request's commands run. */
+  readonly recordUrlDownloads = new Map<string, RecordUrlDownload>();
 
   constructor(private readonly options: PortalStateOptions) {
     this.budget = new SandboxRateLimiter(options.rateLimitRps, options.rateBurst, this.now);

@@ -1,3 +1,4 @@
+import { downloadRecordUrls } from './record-url-download';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { runBatch } from './batch';
 import { Caller } from './credentials';
@@ -136,6 +137,9 @@ export class RestRouter {
       const caller = this.authenticate(req, address, params);
       const method = address?.method ?? '';
       const run = this.runner(method);
+      if (this.state.downloadRecordUrls) {
+        await downloadRecordUrls(method, params, this.state.recordUrlDownloads);
+      }
       executed = commands;
       const { envelope, operating } = run(params, { state: this.state, caller, now: arrivedAt });
       const finish = arrivedAt + commands * this.state.operating.performance.commandMs;

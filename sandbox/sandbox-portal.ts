@@ -41,6 +41,8 @@ export interface SandboxOptions {
   operatingWindowSec?: number;
   /** Server seconds a method may use within the window before it is blocked, default 480. */
   operatingLimitSec?: number;
+  /** attachRecord tries RECORD_URL once while answering and fails when it cannot download it (default off). */
+  downloadRecordUrls?: boolean;
 }
 
 /** A running sandbox portal: the portal's REST API, its OAuth server and the test control API over HTTP. */
@@ -111,6 +113,7 @@ export class SandboxPortal {
         resolve();
       });
     });
+    state.downloadRecordUrls = options.downloadRecordUrls ?? false;
     return new SandboxPortal(server, state);
   }
 

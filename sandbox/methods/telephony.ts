@@ -20,6 +20,7 @@ export const TELEPHONY_ERRORS = {
   unknownCall: 'Call is not found',
   badDuration: 'DURATION should be a non-negative integer',
   badFileName: 'FILENAME should end in .mp3 or .wav',
+  recordUrlFailed: 'Could not download the file from RECORD_URL',
 };
 
 /** Binding order when several CRM records have the number. */
@@ -207,6 +208,17 @@ function attachRecord(params: Params, context: MethodContext): MethodResult {
   const recordUrl = stringParam(params, 'RECORD_URL');
   const fileName = stringParam(params, 'FILENAME');
   const content = stringParam(params, 'FILE_CONTENT');
+  if (recordUrl && context.state.downloadRecordUrls) {
+    const got = context.state.recordUrlDownloads.get(recordUrl) ?? { error: 'not tried' };
+    if ('error' in got) throw portalErrors.validation(`${TELEPHONY_ERRORS.recordUrlFailed}: ${got.error}`);
+    const stored = context.state.calls.attach(call, {
+      RECORD_URL: recordUrl,
+      ...got,
+      via: 'url',
+      at: context.now,
+    });
+    return { result: { FILE_ID: stored.FILE_ID } };
+  }
   if (recordUrl) {
     return {
       result: {

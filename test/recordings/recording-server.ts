@@ -27,8 +27,8 @@ export function sha256(bytes: Buffer): string {
 export type Served = { file: Buffer; type: string; readyAt?: number } | { redirect: string };
 
 /**
- * A PBX's private file server on 127.0.0.1 with HTTP Basic auth: 401 without the right credentials, 404 for
- * unknown paths and for files not ready yet. Counts the requests per path.
+ * A PBX's private file server on 127.0.0.1 with HTTP Basic auth (except under `/public/`): 401 without the
+ * right credentials, 404 for unknown paths and for files not ready yet. Counts the requests per path.
  */
 export class RecordingServer {
   readonly hits = new Map<string, number>();
@@ -63,7 +63,7 @@ export class RecordingServer {
     const path = new URL(req.url ?? '/', this.url).pathname;
     this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
     const expected = `Basic ${Buffer.from(`${REC_USER}:${REC_PASSWORD}`).toString('base64')}`;
-    if (req.headers.authorization !== expected) {
+    if (!path.startsWith('/public/') && req.headers.authorization !== expected) {
       res.writeHead(401, { 'www-authenticate': 'Basic realm="rec"' }).end();
       return;
     }
