@@ -97,6 +97,8 @@ describe('recordings: downloaded by the bridge', () => {
     expect(status.recording).toBe('failed');
     expect(status.lastError).toMatch(/redirect to localhost:\d+ is not in RECORDING_FETCH_HOSTS/);
     expect(server.hits.get(`/store/${callId}.wav`)).toBeUndefined();
+    // The download credentials never show.
+    expect(JSON.stringify(status)).not.toContain(REC_PASSWORD);
     expect(recordsOf(callId)).toEqual([]);
   });
 
