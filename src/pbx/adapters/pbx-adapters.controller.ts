@@ -30,6 +30,7 @@ import { PbxThrottlerGuard } from '../pbx-throttler.guard';
 import { PbxTokenGuard } from '../pbx-token.guard';
 import { asteriskCdrToEvents } from './asterisk-cdr';
 import { freeSwitchCdrToEvents } from './freeswitch-cdr';
+import { InternalNumbers } from './internal-numbers';
 import { AdapterAnswer, AdapterOutcome, withheldCaller } from './native-record';
 import { timeZoneOf } from './pbx-time';
 import { portalWebUrl, ThreeCxContact, toThreeCxContact } from './threecx-contact';
@@ -101,7 +102,12 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   freeSwitch(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => freeSwitchCdrToEvents(body, this.zone(query)));
+    return this.accept(() =>
+      freeSwitchCdrToEvents(body, this.zone(query), {
+        numbers: this.internalNumbers(),
+        recordingTemplate: this.intake.recordingUrls.freeswitch,
+      }),
+    );
   }
 
   @Post('asterisk')
@@ -121,10 +127,7 @@ export class PbxAdaptersController {
   @ApiResponse(REJECTED)
   asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
     return this.accept(() =>
-      asteriskCdrToEvents(body, this.zone(query), {
-        isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
-        maxDigits: this.intake.internalMaxDigits,
-      }),
+      asteriskCdrToEvents(body, this.zone(query), this.internalNumbers(), this.intake.recordingUrls.asterisk),
     );
   }
 
@@ -149,7 +152,9 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   yeastar(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => yeastarWebhookToEvents(body, this.zone(query)));
+    return this.accept(() =>
+      yeastarWebhookToEvents(body, this.zone(query), this.intake.recordingUrls.yeastar),
+    );
   }
 
   @Get('3cx/lookup')
@@ -201,6 +206,14 @@ export class PbxAdaptersController {
   @ApiResponse(REJECTED)
   threeCxCall(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
     return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry));
+  }
+
+  /** Internal numbers: the employee directory's, else short ones (PBX_INTERNAL_MAX_DIGITS). */
+  private internalNumbers(): InternalNumbers {
+    return {
+      isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
+      maxDigits: this.intake.internalMaxDigits,
+    };
   }
 
   private zone(query: unknown): string {
