@@ -114,6 +114,44 @@ describe('PBX adapters: ring groups, answerers, transfers', () => {
     });
   });
 
+  describe('Asterisk live events from the dialplan', () => {
+    it('ringing before Dial() shows the ring group the card, answered moves it, the CDR finishes with the answerer', async () => {
+      const callId = '1795356000.640';
+      const form = (fields: Record<string, string>) =>
+        asterisk(new URLSearchParams({ linkedid: callId, ...fields }).toString());
+      const ring = await form({
+        event: 'ringing',
+        direction: 'inbound',
+        src: '030555060640',
+        dst: '4930123456',
+        dial: 'PJSIP/101&PJSIP/102&PJSIP/103,30',
+      });
+      expect(ring.body).toEqual({ accepted: 1, duplicates: 0, callId });
+      expect(await cardOf(callId, [2, 3, 4])).toMatchObject({ SHOW: true, USER_ID: 2 });
+
+      const pickedUp = await form({ event: 'answered', dstchannel: 'PJSIP/103-0000002c' });
+      expect(pickedUp.body).toEqual({ accepted: 1, duplicates: 0, callId });
+      await cardOf(callId, [4]);
+
+      // The hang-up handler's CDR names the same answerer: that answer is a duplicate.
+      const cdr = await form({
+        direction: 'inbound',
+        src: '030555060640',
+        dst: '4930123456',
+        disposition: 'ANSWERED',
+        duration: '60',
+        billsec: '50',
+        start: '2026-11-22 14:10:00',
+        dstchannel: 'PJSIP/103-0000002c',
+      });
+      expect(cdr.body).toEqual({ accepted: 1, duplicates: 1, callId });
+      const done = await settled(callId);
+      expect(done.registerRequests).toBe(1);
+      expect(done.finished).toMatchObject({ USER_ID: 4, DURATION: 50, STATUS_CODE: '200' });
+      expect(done.shownTo).toEqual([]);
+    });
+  });
+
   describe('FreeSWITCH', () => {
     type Cdr = { variables: Record<string, string>; callflow: Record<string, unknown>[] };
 

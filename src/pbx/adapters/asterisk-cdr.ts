@@ -236,8 +236,8 @@ function answeredAt(cdr: AsteriskCdrDto, startedAt: string, zone: string): strin
  * Asterisk's CDR has no direction: the side with an employee's internal number placed (src) or took (dst)
  * the call. A call with both sides internal, or neither, cannot be told and is a 400 naming both.
  */
-function inferDirection(
-  cdr: AsteriskCdrDto,
+export function inferDirection(
+  cdr: Pick<AsteriskCdrDto, 'src' | 'dst'>,
   numbers: InternalNumbers,
 ): { direction: Direction; directionInferred: string } {
   const src = internalBecause(cdr.src, numbers);

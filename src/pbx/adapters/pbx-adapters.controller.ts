@@ -28,7 +28,7 @@ import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallEventSubmission } from '../call-event-submission';
 import { PbxThrottlerGuard } from '../pbx-throttler.guard';
 import { PbxTokenGuard } from '../pbx-token.guard';
-import { asteriskCdrToEvents } from './asterisk-cdr';
+import { asteriskPostToEvents } from './asterisk-live';
 import { freeSwitchCdrToEvents } from './freeswitch-cdr';
 import { InternalNumbers } from './internal-numbers';
 import { AdapterAnswer, AdapterOutcome, withheldCaller } from './native-record';
@@ -112,7 +112,10 @@ export class PbxAdaptersController {
 
   @Post('asterisk')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Asterisk: the form a dialplan hang-up handler posts with CURL()' })
+  @ApiOperation({
+    summary:
+      'Asterisk: the form a dialplan hang-up handler posts with CURL(); with event=ringing|answered, a live event',
+  })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({
     schema: {
@@ -127,14 +130,20 @@ export class PbxAdaptersController {
   @ApiResponse(REJECTED)
   asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
     return this.accept(() =>
-      asteriskCdrToEvents(body, this.zone(query), this.internalNumbers(), this.intake.recordingUrls.asterisk),
+      asteriskPostToEvents(
+        body,
+        this.zone(query),
+        this.internalNumbers(),
+        this.intake.recordingUrls.asterisk,
+      ),
     );
   }
 
   @Post('yeastar')
   @HttpCode(202)
   @ApiOperation({
-    summary: 'Yeastar P-Series webhook: 30011 starts and answers a call, 30012 ends it; other events ignored',
+    summary:
+      'Yeastar P-Series webhook: 30011 starts and answers a call (ring groups: every member), 30013/30014 move it to a new answerer, 30012 ends it; other events ignored',
   })
   @ApiConsumes('application/json')
   @ApiBody({
