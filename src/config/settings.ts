@@ -40,6 +40,8 @@ export abstract class IntakeSettings {
   abstract readonly internalMaxDigits: number;
   /** ISO 3166 alpha-2 country of national numbers; unset: only international numbers are understood. */
   abstract readonly defaultCountry?: string;
+  /** *_RECORDING_URL: where each PBX serves recordings it names by file (base URL or `{file}`/`{path}` template). */
+  abstract readonly recordingUrls: Readonly<{ yeastar?: string; asterisk?: string; freeswitch?: string }>;
 }
 
 /** Delivery to the portal and a call's life (DELIVERY_*, HOLD_ENDED_WITHOUT_START_SEC, B24_DEFAULT_USER_ID). */
@@ -138,6 +140,11 @@ export const intakeSettingsOf = (config: AppConfig): IntakeSettings =>
     timeZone: config.PBX_TIME_ZONE,
     internalMaxDigits: config.PBX_INTERNAL_MAX_DIGITS,
     defaultCountry: config.DEFAULT_COUNTRY,
+    recordingUrls: Object.freeze({
+      yeastar: config.YEASTAR_RECORDING_URL,
+      asterisk: config.ASTERISK_RECORDING_URL,
+      freeswitch: config.FREESWITCH_RECORDING_URL,
+    }),
   });
 
 export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
