@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
-import { applyEvent, newCall } from '../calls/call-lifecycle';
+import { applyEvent, newCall, plan } from '../calls/call-lifecycle';
+import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
 import { WorkSignal } from '../common/work-signal';
 import { PORTAL_ID } from '../config/portal-id';
 import { DeliverySettings } from '../config/settings';
@@ -39,6 +40,25 @@ export class CallIntake {
     });
   }
 
+  /**
+   * MISSED_CALL_TASK: a call answered now completes the tasks of earlier missed calls from its number whose
+   * deadline has not passed. Done before the 202 and for duplicates too (it changes nothing the second
+   * time), so a crash between the events' commit and this write is made good by the PBX's retry.
+   */
+  private async noteCallbacks(events: CallEvent[]): Promise<void> {
+    if (this.delivery.missedCallTaskDeadlineMs === undefined) return;
+    for (const event of events) {
+      const answeredAt = answeredAtOf(event);
+      if (answeredAt === undefined) continue;
+      const phone =
+        event.phoneNumber ?? (await this.store.findCall(this.portalId, event.callId))?.phoneNumber;
+      if (!phone) continue;
+      await this.store.updateCallsAwaitingCallback(this.portalId, phone, answeredAt, (call) =>
+        plan({ ...markCalledBack(call, event.callId, answeredAt), updatedAt: Date.now() }, Date.now()),
+      );
+    }
+  }
+
   private async flush(): Promise<void> {
     const submissions = this.pending;
     this.pending = [];
@@ -47,6 +67,7 @@ export class CallIntake {
     const settings = {
       now: Date.now(),
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
+      missedCallTaskDeadlineMs: this.delivery.missedCallTaskDeadlineMs,
     };
     try {
       const results = await this.store.ingest(
@@ -54,6 +75,7 @@ export class CallIntake {
         submissions.map((submission) => submission.events),
         (call, event) => applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings),
       );
+      await this.noteCallbacks(submissions.flatMap((submission) => submission.events));
       submissions.forEach((submission, index) => submission.resolve(results[index]));
       this.work.workAdded();
     } catch (error) {

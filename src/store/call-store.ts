@@ -56,6 +56,18 @@ export abstract class CallStore {
     fence?: DeliveryLease,
   ): Promise<CallRecord[]>;
 
+  /**
+   * Missed-call tasks: read-modify-write, in one transaction, of the portal's calls still awaiting a
+   * callback from `phone` (E.164) whose task's deadline is after `answeredAt` (ms epoch). Intake calls it
+   * when a call from that number is answered; the columns it selects on are kept from `awaitingCallback`.
+   */
+  abstract updateCallsAwaitingCallback(
+    portalId: string,
+    phone: string,
+    answeredAt: number,
+    mutate: CallMutator,
+  ): Promise<CallRecord[]>;
+
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;
 

@@ -1,5 +1,6 @@
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
+import { awaitingCallback } from '../../calls/missed-call-task';
 import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
@@ -80,6 +81,23 @@ export class MemoryCallStore extends CallStore {
     });
     for (const call of next) this.calls.set(JSON.stringify([portalId, call.callId]), call);
     return next.map(copy);
+  }
+
+  async updateCallsAwaitingCallback(
+    portalId: string,
+    phone: string,
+    answeredAt: number,
+    mutate: CallMutator,
+  ): Promise<CallRecord[]> {
+    const waiting = this.ofPortal(portalId).filter((call) => {
+      const callback = awaitingCallback(call);
+      return callback?.phone === phone && callback.until > answeredAt;
+    });
+    return this.updateCalls(
+      portalId,
+      waiting.map((call) => call.callId),
+      mutate,
+    );
   }
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
