@@ -427,7 +427,8 @@ export class DeliveryBatches {
         if (card.steps[0] === 'addTask') {
           const fixed = this.fixTaskResponsible(call, now);
           if (fixed.missedTask?.failed) return replan(fixed, now);
-          call = countTaskAdd(fixed, now);
+          // Stored with the lookup as its next step: after a crash mid-request, the restart looks first.
+          call = replan(countTaskAdd(fixed, now), now);
         }
         sending.set(call.callId, card.steps);
         return countSent(call, card.steps);
@@ -558,7 +559,12 @@ export class DeliveryBatches {
     }
     return {
       ...call,
-      missedTask: { ...task, responsibleId, clientName: client?.name || undefined },
+      // A lead the register made for an unknown number is titled after the number: no name worth repeating.
+      missedTask: {
+        ...task,
+        responsibleId,
+        clientName: namesClient(client, call) ? client!.name : undefined,
+      },
       updatedAt: now,
     };
   }
@@ -590,4 +596,9 @@ export class DeliveryBatches {
       maxAttempts: this.settings.maxAttempts,
     };
   }
+}
+
+/** Whether the CRM's name for the client says more than the number already does. */
+function namesClient(client: TaskClient | null | undefined, call: CallRecord): boolean {
+  return Boolean(client?.name) && !client!.name.includes(call.phoneNumber ?? '\u0000');
 }
