@@ -53,9 +53,10 @@ export class CallIntake {
       const phone =
         event.phoneNumber ?? (await this.store.findCall(this.portalId, event.callId))?.phoneNumber;
       if (!phone) continue;
-      await this.store.updateCallsAwaitingCallback(this.portalId, phone, answeredAt, (call) =>
-        plan({ ...markCalledBack(call, event.callId, answeredAt), updatedAt: Date.now() }, Date.now()),
-      );
+      await this.store.updateCallsAwaitingCallback(this.portalId, phone, answeredAt, (call) => {
+        const marked = markCalledBack(call, event.callId, answeredAt);
+        return marked === call ? call : plan({ ...marked, updatedAt: Date.now() }, Date.now());
+      });
     }
   }
 

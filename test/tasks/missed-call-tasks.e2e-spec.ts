@@ -121,6 +121,28 @@ describe('missed-call tasks (MISSED_CALL_TASK=1)', () => {
     expect(completes.nextStep).toBeNull();
   });
 
+  it('is completed by an outbound callback (a CDR), also one that came before the task existed', async () => {
+    await postEvents(h.url, [
+      ...inboundCall('early-miss', '+49 30 5555 0002', 'missed'),
+      {
+        event: 'call.ended',
+        callId: 'early-callback',
+        direction: 'outbound',
+        phoneNumber: '+49 30 5555 0002',
+        extension: '103',
+        startedAt: '2026-11-22T10:10:00+01:00',
+        at: '2026-11-22T10:11:00+01:00',
+        durationSec: 30,
+        status: 'answered',
+      },
+    ]);
+    const status = await statusWhen(h.url, 'early-miss', (s) => s.missedTask?.state === 'completed');
+    expect(status.missedTask.calledBackBy).toBe('early-callback');
+    const tasks = await tasksOfCall(h.sandbox, 'early-miss');
+    expect(tasks).toHaveLength(1);
+    expect(tasks[0].status).toBe('5');
+  });
+
   it('leaves the task open when the callback is answered after the deadline, or not answered', async () => {
     await postEvents(h.url, inboundCall('late-miss', '+49 30 6666 0001', 'missed'));
     await statusWhen(h.url, 'late-miss', taskCreated);
