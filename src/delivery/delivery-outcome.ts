@@ -251,8 +251,16 @@ function afterTaskStep(
   return replan(taskGivenUp(call, `completeTask: ${error.message}`), now);
 }
 
+/** A task step went through: a retry's note goes; a reason the call kept from before (a recording) stays. */
 function succeededTask(call: CallRecord, now: number): CallRecord {
-  return { ...call, consecutiveFailures: 0, retryAt: undefined, batchLimit: undefined, updatedAt: now };
+  return {
+    ...call,
+    consecutiveFailures: 0,
+    retryAt: undefined,
+    batchLimit: undefined,
+    lastError: call.consecutiveFailures > 0 ? undefined : call.lastError,
+    updatedAt: now,
+  };
 }
 
 function toId(value: number | string | null | undefined): number | undefined {

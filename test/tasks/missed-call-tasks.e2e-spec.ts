@@ -93,6 +93,7 @@ describe('missed-call tasks (MISSED_CALL_TASK=1)', () => {
     const tasks = await tasksOfCall(h.sandbox, 'lost-1');
     expect(tasks).toHaveLength(1);
     expect(status.missedTask.id).toBe(Number(tasks[0].id));
+    expect(status.lastError).toBeNull();
     // The add went once, its answer never came; the lookup found the task it made.
     const lost = h.sandbox.requests().filter((entry) => entry.error === 'ANSWER_LOST');
     expect(lost).toHaveLength(1);
@@ -119,6 +120,30 @@ describe('missed-call tasks (MISSED_CALL_TASK=1)', () => {
     expect(task.status).toBe('5');
     const completes = await callStatus(h.url, 'cb-miss');
     expect(completes.nextStep).toBeNull();
+  });
+
+  it('completes it once also when the answer to the completion is lost', async () => {
+    await postEvents(h.url, inboundCall('lost-complete', '+49 30 5555 0003', 'missed'));
+    await statusWhen(h.url, 'lost-complete', taskCreated);
+    await injectFault(h.sandbox, { kind: 'lose-answer', method: 'tasks.task.complete', times: 1 });
+    await postEvents(h.url, [
+      {
+        event: 'call.ended',
+        callId: 'lost-complete-cb',
+        direction: 'inbound',
+        phoneNumber: '+49 30 5555 0003',
+        extension: '101',
+        startedAt: '2026-11-22T10:05:00+01:00',
+        at: '2026-11-22T10:06:00+01:00',
+        durationSec: 50,
+        status: 'answered',
+      },
+    ]);
+    // The repeat is refused (already completed): after a send whose answer was lost, that means done.
+    const status = await statusWhen(h.url, 'lost-complete', (s) => s.missedTask?.state === 'completed');
+    expect(status.lastError).toBeNull();
+    const [task] = await tasksOfCall(h.sandbox, 'lost-complete');
+    expect(task.status).toBe('5');
   });
 
   it('is completed by an outbound callback (a CDR), also one that came before the task existed', async () => {
