@@ -5,7 +5,7 @@ import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
 import { WorkSignal } from '../common/work-signal';
 import { PORTAL_ID } from '../config/portal-id';
 import { DeliverySettings } from '../config/settings';
-import { CallStore, IngestResult } from '../store/call-store';
+import { AnsweredCall, CallStore, IngestResult } from '../store/call-store';
 
 interface Submission {
   events: CallEvent[];
@@ -41,23 +41,37 @@ export class CallIntake {
   }
 
   /**
-   * MISSED_CALL_TASK: a call answered now completes the tasks of earlier missed calls from its number whose
-   * deadline has not passed. Done before the 202 and for duplicates too (it changes nothing the second
-   * time), so a crash between the events' commit and this write is made good by the PBX's retry.
+   * MISSED_CALL_TASK: calls answered now complete the tasks of earlier missed calls from their numbers
+   * whose deadline has not passed, in one store transaction per flush. Done before the 202 and for
+   * duplicates too (it changes nothing the second time), so a crash between the events' commit and this
+   * write is made good by the PBX's retry. `phones`: each applied event's call's number, as just stored.
    */
-  private async noteCallbacks(events: CallEvent[]): Promise<void> {
-    if (this.delivery.missedCallTaskDeadlineMs === undefined) return;
+  private async noteCallbacks(
+    events: CallEvent[],
+    phones: ReadonlyMap<string, string | undefined>,
+  ): Promise<void> {
+    const answered: AnsweredCall[] = [];
     for (const event of events) {
       const answeredAt = answeredAtOf(event);
       if (answeredAt === undefined) continue;
       const phone =
-        event.phoneNumber ?? (await this.store.findCall(this.portalId, event.callId))?.phoneNumber;
-      if (!phone) continue;
-      await this.store.updateCallsAwaitingCallback(this.portalId, phone, answeredAt, (call) => {
-        const marked = markCalledBack(call, event.callId, answeredAt);
-        return marked === call ? call : plan({ ...marked, updatedAt: Date.now() }, Date.now());
-      });
+        event.phoneNumber ??
+        (phones.has(event.callId)
+          ? phones.get(event.callId)
+          : (await this.store.findCall(this.portalId, event.callId))?.phoneNumber);
+      if (phone) answered.push({ callId: event.callId, phone, answeredAt });
     }
+    if (answered.length === 0) return;
+    // The earliest answer from a number is the one that calls its missed calls back.
+    answered.sort((a, b) => a.answeredAt - b.answeredAt);
+    await this.store.updateCallsAwaitingCallback(this.portalId, answered, (call) => {
+      let marked = call;
+      for (const answer of answered) {
+        if (answer.phone === call.phoneNumber)
+          marked = markCalledBack(marked, answer.callId, answer.answeredAt);
+      }
+      return marked === call ? call : plan({ ...marked, updatedAt: Date.now() }, Date.now());
+    });
   }
 
   private async flush(): Promise<void> {
@@ -70,13 +84,23 @@ export class CallIntake {
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
       missedCallTaskDeadlineMs: this.delivery.missedCallTaskDeadlineMs,
     };
+    const phones = new Map<string, string | undefined>();
     try {
       const results = await this.store.ingest(
         portalId,
         submissions.map((submission) => submission.events),
-        (call, event) => applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings),
+        (call, event) => {
+          const next = applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings);
+          phones.set(event.callId, next.phoneNumber);
+          return next;
+        },
       );
-      await this.noteCallbacks(submissions.flatMap((submission) => submission.events));
+      if (settings.missedCallTaskDeadlineMs !== undefined) {
+        await this.noteCallbacks(
+          submissions.flatMap((submission) => submission.events),
+          phones,
+        );
+      }
       submissions.forEach((submission, index) => submission.resolve(results[index]));
       this.work.workAdded();
     } catch (error) {

@@ -1,7 +1,7 @@
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
 
@@ -85,13 +85,14 @@ export class MemoryCallStore extends CallStore {
 
   async updateCallsAwaitingCallback(
     portalId: string,
-    phone: string,
-    answeredAt: number,
+    answered: readonly AnsweredCall[],
     mutate: CallMutator,
   ): Promise<CallRecord[]> {
     const waiting = this.ofPortal(portalId).filter((call) => {
       const callback = awaitingCallback(call);
-      return callback?.phone === phone && callback.until > answeredAt;
+      return answered.some(
+        (answer) => callback?.phone === answer.phone && callback.until > answer.answeredAt,
+      );
     });
     return this.updateCalls(
       portalId,

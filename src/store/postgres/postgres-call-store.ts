@@ -2,7 +2,7 @@ import { PoolClient } from 'pg';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
 
@@ -142,22 +142,25 @@ export class PostgresCallStore extends CallStore {
    */
   async updateCallsAwaitingCallback(
     portalId: string,
-    phone: string,
-    answeredAt: number,
+    answered: readonly AnsweredCall[],
     mutate: CallMutator,
   ): Promise<CallRecord[]> {
     return this.db.transaction(async (client) => {
       // Intake answers 202 after this too: it must survive a database crash like the events.
       await client.query('SET LOCAL synchronous_commit = on');
       const rows = await client.query<CallRow>(
-        `SELECT call_id, data FROM calls
-         WHERE portal_id = $1 AND callback_phone = $2 AND callback_until > $3
+        `SELECT call_id, data FROM calls c
+         WHERE c.portal_id = $1 AND c.callback_phone IS NOT NULL AND EXISTS (
+           SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS a(phone, answered_at)
+           WHERE c.callback_phone = a.phone AND c.callback_until > a.answered_at)
          ORDER BY call_id FOR UPDATE`,
-        [portalId, phone, answeredAt],
+        [portalId, answered.map((answer) => answer.phone), answered.map((answer) => answer.answeredAt)],
       );
-      const updated = rows.rows.map((row) => mutate(parse(row)));
-      await this.saveCalls(client, updated);
-      await this.announceWork(client, portalId, updated);
+      const calls = rows.rows.map(parse);
+      const updated = calls.map((call) => mutate(call));
+      const changed = updated.filter((call, index) => call !== calls[index]);
+      await this.saveCalls(client, changed);
+      await this.announceWork(client, portalId, changed);
       return updated;
     });
   }

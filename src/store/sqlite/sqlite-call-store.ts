@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { SqliteDatabase } from './sqlite-database';
 
@@ -150,20 +150,23 @@ export class SqliteCallStore extends CallStore {
 
   async updateCallsAwaitingCallback(
     portalId: string,
-    phone: string,
-    answeredAt: number,
+    answered: readonly AnsweredCall[],
     mutate: CallMutator,
   ): Promise<CallRecord[]> {
     return this.db
       .transaction(() => {
-        const rows = this.statements.awaitingCallback.all(portalId, phone, answeredAt) as {
-          call_id: string;
-        }[];
-        return rows.flatMap(({ call_id: callId }) => {
+        const callIds = new Set<string>();
+        for (const { phone, answeredAt } of answered) {
+          const rows = this.statements.awaitingCallback.all(portalId, phone, answeredAt) as {
+            call_id: string;
+          }[];
+          for (const row of rows) callIds.add(row.call_id);
+        }
+        return [...callIds].flatMap((callId) => {
           const call = this.read(portalId, callId);
           if (!call) return [];
           const next = mutate(call);
-          this.save(next);
+          if (next !== call) this.save(next);
           return [next];
         });
       })
