@@ -136,8 +136,8 @@ function legacyCardToHide(call: CallRecord): boolean {
 
 /**
  * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
- * everything else, SPEC.md §4 "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside `due_at` so the store lists
- * class 0 first.
+ * everything else, SPEC.md §4 "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
+ * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {
   const step = call.nextStep;

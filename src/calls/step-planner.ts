@@ -32,7 +32,8 @@ export interface StepKind {
   /**
    * Priority class: calls whose next step has a lower class are packed first when not all fit, and the
    * store lists them first (`deliveryPriority`, stored beside `due_at`): 0 for a live call's register and
-   * card moves, 2 for missed-call tasks, 1 for the rest; within a class the store's order (oldest due first).
+   * card moves, 2 for missed-call tasks, 1 for the rest; within a class the store's order (oldest due
+   * first).
    */
   priority: number | ((call: CallRecord) => number);
   /**
