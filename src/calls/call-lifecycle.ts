@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
 import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './call-card';
+import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 
 /**
  * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
@@ -10,6 +11,8 @@ import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './
 export interface LifecycleSettings {
   now: number;
   holdEndedWithoutStartMs: number;
+  /** MISSED_CALL_TASK: from a missed call's end to its task's deadline; undefined when off. */
+  missedCallTaskDeadlineMs?: number;
 }
 
 export function newCall(portalId: string, callId: string, now: number): CallRecord {
@@ -37,7 +40,7 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
   if (event.event === 'call.started') applyStarted(next, event);
   else if (event.event === 'call.answered') applyAnswered(next, event);
   else applyEnded(next, event, settings);
-  return plan(next, settings.now);
+  return plan(withMissedTask(next, settings.missedCallTaskDeadlineMs), settings.now);
 }
 
 function applyStarted(call: CallRecord, event: CallEvent): void {
@@ -123,7 +126,7 @@ function nextStep(call: CallRecord): CallRecord['nextStep'] {
   if (moves.show.length > 0) return 'show';
   if (moves.hide.length > 0) return 'hide';
   if (call.ended?.recordingUrl && !call.recordAttached && !call.recordFailed) return 'attachRecord';
-  return undefined;
+  return missedTaskStep(call);
 }
 
 /** A call stored before card keys existed, parked after its card popped: its register's employee is hidden. */
@@ -133,11 +136,13 @@ function legacyCardToHide(call: CallRecord): boolean {
 
 /**
  * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
- * everything else, SPEC.md §4 "Ringing first"), 1 for the rest. Stored beside `due_at` so the store lists
- * class 0 first.
+ * everything else, SPEC.md §4 "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
+ * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {
   const step = call.nextStep;
+  // Missed-call tasks wait behind history (class 2): they never delay a card, a register or a finish.
+  if (isTaskStep(step as PortalStep | undefined)) return TASK_PRIORITY;
   return isLive(call) && (step === 'register' || step === 'show' || step === 'hide') ? 0 : 1;
 }
 

@@ -2,6 +2,7 @@ import { stringify } from 'qs';
 import { CallRecord, PortalStep } from './call';
 import { cardKey, cardMoves, finishKey, ringGroupRest } from './call-card';
 import { deliveryPriority } from './call-lifecycle';
+import { addTaskParams, completeTaskParams, findTaskParams, TASK_PRIORITY } from './missed-call-task';
 import {
   attachRecordParams,
   finishParams,
@@ -31,7 +32,8 @@ export interface StepKind {
   /**
    * Priority class: calls whose next step has a lower class are packed first when not all fit, and the
    * store lists them first (`deliveryPriority`, stored beside `due_at`): 0 for a live call's register and
-   * card moves, 1 for the rest; within a class the store's order (oldest due first).
+   * card moves, 2 for missed-call tasks, 1 for the rest; within a class the store's order (oldest due
+   * first).
    */
   priority: number | ((call: CallRecord) => number);
   /**
@@ -80,6 +82,10 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
       cardMoves(call).hide.some((key) => key !== finishKey(call)) ? 'hide' : recordingDue(call),
   },
   attachRecord: { method: 'telephony.externalcall.attachRecord', params: attachRecordParams, priority: 1 },
+  // Missed-call tasks (missed-call-task.ts): below history, and each alone in its call's request.
+  addTask: { method: 'tasks.task.add', params: addTaskParams, priority: TASK_PRIORITY },
+  findTask: { method: 'tasks.task.list', params: findTaskParams, priority: TASK_PRIORITY },
+  completeTask: { method: 'tasks.task.complete', params: completeTaskParams, priority: TASK_PRIORITY },
 };
 
 /** The priority class of a call's next step. */

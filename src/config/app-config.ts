@@ -295,6 +295,17 @@ export class AppConfig {
   @IsBoolean()
   B24_BIND_CRM_ENTITY = false;
 
+  /** `1`: an inbound call that ends missed, busy or cancelled gives its client's responsible employee a task. */
+  @Transform(toFlag)
+  @IsBoolean()
+  MISSED_CALL_TASK = false;
+
+  /** Minutes from the end of a missed call to its task's deadline. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MISSED_CALL_TASK_DEADLINE_MIN = 60;
+
   // --- Hardening (issue 13) ---
 
   /**

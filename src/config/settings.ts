@@ -57,6 +57,11 @@ export abstract class DeliverySettings {
   abstract readonly holdEndedWithoutStartMs: number;
   /** The most batches in flight to the portal at once. */
   abstract readonly maxInFlight: number;
+  /**
+   * MISSED_CALL_TASK: from the end of a missed inbound call to its task's deadline
+   * (MISSED_CALL_TASK_DEADLINE_MIN); undefined when missed calls make no task.
+   */
+  abstract readonly missedCallTaskDeadlineMs?: number;
 }
 
 /** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */
@@ -155,6 +160,9 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
     leaseMs: config.DELIVERY_LEASE_SEC * SECOND_MS,
     holdEndedWithoutStartMs: config.HOLD_ENDED_WITHOUT_START_SEC * SECOND_MS,
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
+    missedCallTaskDeadlineMs: config.MISSED_CALL_TASK
+      ? config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS
+      : undefined,
   });
 
 export const portalSettingsOf = (config: AppConfig): PortalSettings =>
