@@ -56,7 +56,7 @@ export class ControlApi {
       if (path === '/') return ok({ endpoints: ENDPOINTS });
       if (path === '/calls') return ok(this.inspection.calls(callQuery(query)));
       if (segments.length === 1 && head in CRM_PATHS) return ok(this.inspection.crm(CRM_PATHS[head]));
-      if (path === '/tasks') return ok(this.inspection.tasks());
+      if (path === '/tasks') return ok(this.inspection.tasks(Object.fromEntries(query)));
       if (path === '/users') return ok(this.inspection.users());
       if (path === '/requests') {
         const since = query.get('since');
@@ -188,13 +188,14 @@ function randomCode(): string {
 const ENDPOINTS = [
   'GET /_sandbox/calls?CALL_ID=&EXTERNAL_CALL_ID=&USER_ID=',
   'GET /_sandbox/leads | contacts | companies | deals | tasks | users',
+  'GET /_sandbox/tasks?xmlId=&responsibleId=&status=',
   'GET /_sandbox/requests?since=<ms>',
   'GET /_sandbox/stats',
   'GET /_sandbox/budget',
   'GET /_sandbox/operating',
   'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?}',
   'GET /_sandbox/credentials',
-  'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|redirect|decline|refuse, …}',
+  'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|lose-answer|redirect|decline|refuse, …}',
   'POST /_sandbox/reset',
   'POST /_sandbox/clock {advanceSec|advanceMs}',
   'POST /_sandbox/webhooks {userId, scopes?, code?}',

@@ -18,8 +18,16 @@ export type FaultSpec =
       /** For OPERATION_TIME_LIMIT: seconds until `time.operating_reset_at` (default 5). */
       resetAfterSec?: number;
     }
-  /** Every /rest answer is held back this long (the request is processed at once). */
-  | { kind: 'latency'; ms: number; times?: number }
+  /**
+   * Every /rest answer (with `method`: of requests calling it, also inside a batch) is held back this long;
+   * the request is processed at once.
+   */
+  | { kind: 'latency'; ms: number; method?: string; times?: number }
+  /**
+   * A request calling `method` (also inside a batch) is processed, then its connection is dropped without
+   * an answer: what a caller sees when an answer is lost on the way back.
+   */
+  | { kind: 'lose-answer'; method: string; times?: number }
   /** The portal moved: /rest requests are redirected to the same path under `location`. */
   | { kind: 'redirect'; location: string; status?: 301 | 302 | 307 | 308; times?: number }
   /** The user declines the application on /oauth/authorize/ (`error=access_denied`). */
@@ -84,9 +92,20 @@ export class FaultInjector {
     };
   }
 
-  latencyMs(): number {
-    const fault = this.take((candidate) => candidate.kind === 'latency');
+  /** `methods`: what the request called (lower case; a batch's commands' methods). */
+  latencyMs(methods: readonly string[] = []): number {
+    const fault = this.take(
+      (candidate) => candidate.kind === 'latency' && callsMethod(candidate.method, methods),
+    );
     return fault?.kind === 'latency' ? fault.ms : 0;
+  }
+
+  /** Whether this request's answer is to be lost (it was processed). */
+  loseAnswer(methods: readonly string[]): boolean {
+    return (
+      this.take((candidate) => candidate.kind === 'lose-answer' && callsMethod(candidate.method, methods)) !==
+      undefined
+    );
   }
 
   /** A fault for the whole request, whatever method it calls. */
@@ -124,6 +143,11 @@ export class FaultInjector {
   }
 }
 
+/** A fault limited to `method` applies to requests calling it; one without applies to all. */
+function callsMethod(method: string | undefined, methods: readonly string[]): boolean {
+  return method === undefined || methods.includes(method.toLowerCase());
+}
+
 /** Answers with a page that is not the portal's JSON (a proxy's refusal). */
 export function sendPage(res: ServerResponse, status: number, page: string): void {
   if (res.writableEnded || res.destroyed) return;
@@ -147,7 +171,17 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
     case 'latency':
       if (!Number.isInteger(body.ms) || (body.ms as number) < 0)
         return 'latency needs ms, a non-negative integer';
-      return { kind: 'latency', ms: body.ms as number, times: times as number | undefined };
+      if (body.method !== undefined && typeof body.method !== 'string') return 'method must be a string';
+      return {
+        kind: 'latency',
+        ms: body.ms as number,
+        method: body.method as string | undefined,
+        times: times as number | undefined,
+      };
+    case 'lose-answer':
+      if (typeof body.method !== 'string' || body.method === '')
+        return 'lose-answer needs method, the method whose answer is lost';
+      return { kind: 'lose-answer', method: body.method, times: times as number | undefined };
     case 'redirect':
       if (typeof body.location !== 'string' || !/^https?:\/\//.test(body.location))
         return 'redirect needs location, an http(s) URL';
@@ -188,6 +222,6 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         resetAfterSec: body.resetAfterSec as number | undefined,
       };
     default:
-      return 'kind must be one of outage, http, latency, redirect, decline, refuse';
+      return 'kind must be one of outage, http, latency, lose-answer, redirect, decline, refuse';
   }
 }

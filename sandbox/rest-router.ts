@@ -61,6 +61,8 @@ function bearerToken(req: IncomingMessage): string | undefined {
 interface Answer {
   status: number;
   body: unknown;
+  /** The methods the request called (lower case; a batch's commands' methods). */
+  methods: string[];
   /** Commands that passed the budget and authentication. */
   executed: number;
   commands: number;
@@ -104,8 +106,14 @@ export class RestRouter {
     const answer = await this.answer(req, url, address, arrivedAt);
     // The server time its commands took (they ran side by side with other requests), then any injected latency.
     const delay =
-      answer.executed * this.state.operating.performance.commandMs + this.state.faults.latencyMs();
+      answer.executed * this.state.operating.performance.commandMs +
+      this.state.faults.latencyMs(answer.methods);
     if (delay > 0) await this.sleep(delay);
+    if (answer.executed > 0 && this.state.faults.loseAnswer(answer.methods)) {
+      res.destroy();
+      this.record(entry, 0, 'ANSWER_LOST', answer.executed);
+      return;
+    }
     entry.commands = answer.commands;
     const error = (answer.body as { error?: unknown }).error;
     if (typeof answer.body === 'string') sendPage(res, answer.status, answer.body);
@@ -121,6 +129,7 @@ export class RestRouter {
   ): Promise<Answer> {
     let commands = 1;
     let executed = 0;
+    let methods: string[] = address?.method ? [address.method] : [];
     try {
       const body = await readBody(req);
       if (body === null) throw portalErrors.tooLarge(MAX_BODY_BYTES);
@@ -128,9 +137,12 @@ export class RestRouter {
         ...parseFormParams(url.search),
         ...parseBodyParams(req.headers['content-type'], body),
       };
-      if (address?.method === 'batch') commands = Math.max(1, countCommands(params));
+      if (address?.method === 'batch') {
+        commands = Math.max(1, countCommands(params));
+        methods = batchMethods(params);
+      }
       const refusal = this.state.faults.refusal(body);
-      if (refusal) return { ...refusal, executed: 0, commands };
+      if (refusal) return { ...refusal, executed: 0, commands, methods };
       const injected = this.state.faults.requestError();
       if (injected) throw injected;
       if (!this.state.budget.tryTake()) throw portalErrors.queryLimitExceeded();
@@ -156,6 +168,7 @@ export class RestRouter {
         },
         executed,
         commands,
+        methods,
       };
     } catch (error) {
       if (!isSandboxPortalError(error)) console.error('sandbox portal: unexpected failure', error);
@@ -164,7 +177,7 @@ export class RestRouter {
         : new SandboxPortalError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error');
       // An over-long batch is refused before any of its commands runs.
       const ran = failure.code === 'ERROR_BATCH_LENGTH_EXCEEDED' ? 0 : executed;
-      return { status: failure.status, body: failure.body(), executed: ran, commands };
+      return { status: failure.status, body: failure.body(), executed: ran, commands, methods };
     }
   }
 
@@ -205,6 +218,13 @@ export class RestRouter {
   private record(entry: RequestLogEntry, status: number, error: string | null, executed: number): void {
     this.state.requestLog.record({ ...entry, status, error }, executed);
   }
+}
+
+/** The methods a batch's commands call (`method?query`), lower case. */
+function batchMethods(params: Params): string[] {
+  const cmd = param(params, 'cmd');
+  const texts = Array.isArray(cmd) ? cmd : cmd !== null && typeof cmd === 'object' ? Object.values(cmd) : [];
+  return texts.map((text) => String(text).split('?')[0].toLowerCase());
 }
 
 function countCommands(params: Params): number {

@@ -14,6 +14,12 @@ export interface TaskRecord {
   GROUP_ID: number;
   CREATED_DATE: number;
   CHANGED_DATE: number;
+  /** An external marker the caller sets (`fields[XML_ID]`); '' when none. */
+  XML_ID: string;
+  /** CRM records the task is bound to: `C_<id>`, `CO_<id>`, `L_<id>`, `D_<id>`. */
+  UF_CRM_TASK: string[];
+  /** When it was completed (`tasks.task.complete`, STATUS 5), else null. */
+  CLOSED_DATE: number | null;
 }
 
 /** tasks.task.* answer with camelCase keys, unlike the upper-case `fields` they take. */
@@ -29,6 +35,9 @@ const CAMEL_NAMES: Record<string, string> = {
   GROUP_ID: 'groupId',
   CREATED_DATE: 'createdDate',
   CHANGED_DATE: 'changedDate',
+  XML_ID: 'xmlId',
+  UF_CRM_TASK: 'ufCrmTask',
+  CLOSED_DATE: 'closedDate',
 };
 const FIELD_BY_CAMEL = Object.fromEntries(
   Object.entries(CAMEL_NAMES).map(([upper, camel]) => [camel.toUpperCase(), upper]),
@@ -53,8 +62,17 @@ export class TaskStore {
     return this.tasks.get(id);
   }
 
-  add(fields: Omit<TaskRecord, 'ID' | 'CREATED_DATE' | 'CHANGED_DATE'>, now: number): TaskRecord {
-    const task: TaskRecord = { ...fields, ID: this.nextId++, CREATED_DATE: now, CHANGED_DATE: now };
+  add(
+    fields: Omit<TaskRecord, 'ID' | 'CREATED_DATE' | 'CHANGED_DATE' | 'CLOSED_DATE'>,
+    now: number,
+  ): TaskRecord {
+    const task: TaskRecord = {
+      ...fields,
+      ID: this.nextId++,
+      CREATED_DATE: now,
+      CHANGED_DATE: now,
+      CLOSED_DATE: null,
+    };
     this.tasks.set(task.ID, task);
     return task;
   }
@@ -75,9 +93,11 @@ export class TaskStore {
       full[camel] =
         value === null
           ? null
-          : upper.endsWith('DATE') || upper === 'DEADLINE'
-            ? formatPortalDate(value as number)
-            : String(value);
+          : Array.isArray(value)
+            ? [...value]
+            : upper.endsWith('DATE') || upper === 'DEADLINE'
+              ? formatPortalDate(value as number)
+              : String(value);
     }
     if (select === undefined || select.length === 0 || select.includes('*')) return full;
     const picked: Record<string, unknown> = { id: full.id };

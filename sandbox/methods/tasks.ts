@@ -37,6 +37,17 @@ function deadlineField(value: unknown): number | null {
   return deadline;
 }
 
+/** `UF_CRM_TASK`: a list (or one value) of `C_<id>`, `CO_<id>`, `L_<id>`, `D_<id>`. */
+function crmBindingsField(value: unknown): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const values = Array.isArray(value) ? value : isPlainObject(value) ? Object.values(value) : [value];
+  return values.map((binding) => {
+    const text = String(binding);
+    if (!/^(C|CO|L|D)_\d+$/.test(text)) throw portalErrors.core(`UF_CRM_TASK: ${text} is not a CRM binding`);
+    return text;
+  });
+}
+
 function add(params: Params, context: MethodContext): MethodResult {
   const fields = taskFields(params);
   if (typeof fields.TITLE !== 'string' || fields.TITLE.trim() === '')
@@ -57,6 +68,8 @@ function add(params: Params, context: MethodContext): MethodResult {
       PRIORITY: fields.PRIORITY === undefined ? 1 : integerField(fields.PRIORITY, 'PRIORITY'),
       STATUS: 2,
       GROUP_ID: fields.GROUP_ID === undefined ? 0 : integerField(fields.GROUP_ID, 'GROUP_ID'),
+      XML_ID: fields.XML_ID === undefined ? '' : String(fields.XML_ID),
+      UF_CRM_TASK: crmBindingsField(fields.UF_CRM_TASK),
     },
     context.now,
   );
@@ -80,6 +93,19 @@ function update(params: Params, context: MethodContext): MethodResult {
   if (fields.DEADLINE !== undefined) task.DEADLINE = deadlineField(fields.DEADLINE);
   if (fields.PRIORITY !== undefined) task.PRIORITY = integerField(fields.PRIORITY, 'PRIORITY');
   if (fields.STATUS !== undefined) task.STATUS = integerField(fields.STATUS, 'STATUS');
+  if (fields.XML_ID !== undefined) task.XML_ID = String(fields.XML_ID);
+  if (fields.UF_CRM_TASK !== undefined) task.UF_CRM_TASK = crmBindingsField(fields.UF_CRM_TASK);
+  task.CHANGED_DATE = context.now;
+  return { result: { task: context.state.tasks.present(task) } };
+}
+
+/** Completes the task (STATUS 5); completing a completed task is refused, as on the portal. */
+function complete(params: Params, context: MethodContext): MethodResult {
+  const task = context.state.tasks.get(requireTaskId(params));
+  if (!task) throw taskNotFound();
+  if (task.STATUS === 5) throw portalErrors.core('Action is not allowed: the task is already completed');
+  task.STATUS = 5;
+  task.CLOSED_DATE = context.now;
   task.CHANGED_DATE = context.now;
   return { result: { task: context.state.tasks.present(task) } };
 }
@@ -105,5 +131,6 @@ export const taskMethods: MethodDefinition[] = [
   { name: 'tasks.task.get', scope: 'task', handler: get },
   { name: 'tasks.task.update', scope: 'task', handler: update },
   { name: 'tasks.task.delete', scope: 'task', handler: remove },
+  { name: 'tasks.task.complete', scope: 'task', handler: complete },
   { name: 'tasks.task.list', scope: 'task', handler: list },
 ];

@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
 import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './call-card';
+import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 
 /**
  * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
@@ -12,6 +13,8 @@ export interface LifecycleSettings {
   holdEndedWithoutStartMs: number;
   /** RECORDING_FETCH_HOSTS: a recordingUrl the bridge downloads itself, and for how long (SPEC.md §5). */
   recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
+  /** MISSED_CALL_TASK: from a missed call's end to its task's deadline; undefined when off. */
+  missedCallTaskDeadlineMs?: number;
 }
 
 export function newCall(portalId: string, callId: string, now: number): CallRecord {
@@ -39,7 +42,7 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
   if (event.event === 'call.started') applyStarted(next, event);
   else if (event.event === 'call.answered') applyAnswered(next, event);
   else applyEnded(next, event, settings);
-  return plan(next, settings.now);
+  return plan(withMissedTask(next, settings.missedCallTaskDeadlineMs), settings.now);
 }
 
 function applyStarted(call: CallRecord, event: CallEvent): void {
@@ -128,7 +131,7 @@ function nextStep(call: CallRecord): CallRecord['nextStep'] {
   const moves = cardMoves(call);
   if (moves.show.length > 0) return 'show';
   if (moves.hide.length > 0) return 'hide';
-  return recordingStep(call);
+  return recordingStep(call) ?? missedTaskStep(call);
 }
 
 /**
@@ -150,11 +153,13 @@ function legacyCardToHide(call: CallRecord): boolean {
 
 /**
  * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
- * everything else, SPEC.md §4 "Ringing first"), 1 for the rest. Stored beside `due_at` so the store lists
- * class 0 first.
+ * everything else, SPEC.md §4 "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
+ * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {
   const step = call.nextStep;
+  // Missed-call tasks wait behind history (class 2): they never delay a card, a register or a finish.
+  if (isTaskStep(step as PortalStep | undefined)) return TASK_PRIORITY;
   return isLive(call) && (step === 'register' || step === 'show' || step === 'hide') ? 0 : 1;
 }
 

@@ -1,5 +1,6 @@
 import { CallRecord } from './call';
 import { cardKey, cardOpenFor } from './call-card';
+import { MissedTaskState, missedTaskState } from './missed-call-task';
 
 /** What `GET /v1/calls/:callId` and the admin list show of a call (SPEC.md §2). */
 export interface CallStatusView {
@@ -29,6 +30,8 @@ export interface CallStatusView {
    * (internal numbers, or `user:<id>`).
    */
   card: { ringing: string[]; answeredBy: string | null; openFor: string[] };
+  /** MISSED_CALL_TASK, only for a missed inbound call given a task (SPEC.md §7): its portal id and state. */
+  missedTask?: { id: number | null; state: MissedTaskState; deadline: string; calledBackBy: string | null };
   updatedAt: string;
 }
 
@@ -69,6 +72,12 @@ export function toStatusView(call: CallRecord): CallStatusView {
       ringing: call.ringing ?? [cardKey(call.extension, call.userId)].filter((key) => key !== undefined),
       answeredBy: call.answeredBy ?? null,
       openFor: cardOpenFor(call),
+    },
+    missedTask: call.missedTask && {
+      id: call.missedTask.id ?? null,
+      state: missedTaskState(call.missedTask),
+      deadline: call.missedTask.deadline,
+      calledBackBy: call.missedTask.calledBackBy ?? null,
     },
     updatedAt: new Date(call.updatedAt).toISOString(),
   };

@@ -10,7 +10,18 @@ export type CallState = 'queued' | 'registered' | 'finished' | 'failed';
  * does not close it.
  */
 export type DeliveryStep =
-  'register' | 'show' | 'hide' | 'finish' | 'attachRecord' | 'uploadRecord' | 'fetchRecord' | 'wait-start';
+  | 'register'
+  | 'show'
+  | 'hide'
+  | 'finish'
+  | 'attachRecord'
+  | 'uploadRecord'
+  | 'fetchRecord'
+  | 'wait-start'
+  // Missed-call tasks (missed-call-task.ts): add the task, look for one an unanswered add made, complete it.
+  | 'addTask'
+  | 'findTask'
+  | 'completeTask';
 /** `fetchRecord` (the bridge downloads a recording into its store) is the bridge's own work, not a command. */
 export type PortalStep = Exclude<DeliveryStep, 'wait-start' | 'fetchRecord'>;
 
@@ -52,6 +63,34 @@ export interface CallEvent {
   recordingUrl?: string;
   /** Set by an adapter that inferred `direction` (the PBX sent none): which rule decided. */
   directionInferred?: string;
+}
+
+/**
+ * The task a missed inbound call gives (SPEC.md §7). What the task says is fixed before its first add, so
+ * every repeat and every lookup names the same task.
+ */
+export interface MissedTask {
+  /** End of the call + MISSED_CALL_TASK_DEADLINE_MIN, ISO 8601 with the PBX's offset. */
+  deadline: string;
+  /** The portal's task id, once an add or a lookup told it. */
+  id?: number;
+  /** Whom the task goes to, fixed before the first add. */
+  responsibleId?: number;
+  /** The client's name, when the CRM knew the number (fixed with the responsible). */
+  clientName?: string;
+  /** When the first add was sent (ms epoch): a lookup looks for tasks created since shortly before. */
+  firstTriedAt?: number;
+  /** Adds sent, counted before sending (kept apart from `stepsSent`, which an operator's re-queue resets). */
+  addsSent?: number;
+  /** Adds known to have made no task (answered with an error, or a lookup after them found none). */
+  addsCleared?: number;
+  /** The number's next call was answered at this time (ms epoch), before the deadline: complete the task. */
+  calledBackAt?: number;
+  /** The call that answered it. */
+  calledBackBy?: string;
+  completed?: boolean;
+  /** Given up: why (the portal refused the add or the completion for good). */
+  failed?: string;
 }
 
 /** The employee a call is registered to on the portal, exactly as sent (a retried register must match). */
@@ -149,6 +188,8 @@ export interface CallRecord {
   cardToHide?: boolean;
   /** Whom `hide` closes the card for: the register's employee, fixed before the hide is sent. */
   cardUserIds?: number[];
+  /** MISSED_CALL_TASK: the task this missed inbound call gives its client's employee (missed-call-task.ts). */
+  missedTask?: MissedTask;
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;

@@ -2,6 +2,7 @@ import { stringify } from 'qs';
 import { CallRecord, PortalStep } from './call';
 import { cardKey, cardMoves, finishKey, ringGroupRest } from './call-card';
 import { deliveryPriority } from './call-lifecycle';
+import { addTaskParams, completeTaskParams, findTaskParams, TASK_PRIORITY } from './missed-call-task';
 import {
   attachRecordParams,
   finishParams,
@@ -32,7 +33,8 @@ export interface StepKind {
   /**
    * Priority class: calls whose next step has a lower class are packed first when not all fit, and the
    * store lists them first (`deliveryPriority`, stored beside `due_at`): 0 for a live call's register and
-   * card moves, 1 for the rest; within a class the store's order (oldest due first).
+   * card moves, 2 for missed-call tasks, 1 for the rest; within a class the store's order (oldest due
+   * first).
    */
   priority: number | ((call: CallRecord) => number);
   /**
@@ -95,6 +97,10 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
     priority: 1,
     payloadBytes: (call) => (call.recording?.upload === 'content' ? (call.recording.wireBytes ?? 0) : 0),
   },
+  // Missed-call tasks (missed-call-task.ts): below history, and each alone in its call's request.
+  addTask: { method: 'tasks.task.add', params: addTaskParams, priority: TASK_PRIORITY },
+  findTask: { method: 'tasks.task.list', params: findTaskParams, priority: TASK_PRIORITY },
+  completeTask: { method: 'tasks.task.complete', params: completeTaskParams, priority: TASK_PRIORITY },
 };
 
 /** The file content bytes one request carries by default: RECORDING_REQUEST_MAX_MB's default. */

@@ -30,6 +30,8 @@ const toFlag = ({ value }: { value: unknown }) =>
   value === undefined || value === ''
     ? undefined
     : ['1', 'true', 'yes'].includes(String(value).toLowerCase());
+/** An http(s) URL, possibly with `{file}`/`{path}` placeholders (PBX recording templates). */
+const RECORDING_TEMPLATE = /^https?:\/\/[^/\s]+(\/\S*)?$/i;
 const emptyAsUnset = ({ value }: { value: unknown }) => (value === '' ? undefined : value);
 
 /** pino's level names and Nest's, which operators type as often. */
@@ -293,6 +295,17 @@ export class AppConfig {
   @IsBoolean()
   B24_BIND_CRM_ENTITY = false;
 
+  /** `1`: an inbound call that ends missed, busy or cancelled gives its client's responsible employee a task. */
+  @Transform(toFlag)
+  @IsBoolean()
+  MISSED_CALL_TASK = false;
+
+  /** Minutes from the end of a missed call to its task's deadline. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  MISSED_CALL_TASK_DEADLINE_MIN = 60;
+
   // --- Hardening (issue 13) ---
 
   /**
@@ -309,6 +322,25 @@ export class AppConfig {
   @Min(1)
   @Max(15)
   PBX_INTERNAL_MAX_DIGITS = 6;
+
+  /**
+   * Where each PBX serves the recordings it names only by file (docs/PBX.md): a base URL the file name is
+   * appended to, or a template with `{file}`/`{path}`. Unset: such recordings are not attached.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(RECORDING_TEMPLATE, { message: 'YEASTAR_RECORDING_URL must be an http(s) URL' })
+  YEASTAR_RECORDING_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(RECORDING_TEMPLATE, { message: 'ASTERISK_RECORDING_URL must be an http(s) URL' })
+  ASTERISK_RECORDING_URL?: string;
+
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(RECORDING_TEMPLATE, { message: 'FREESWITCH_RECORDING_URL must be an http(s) URL' })
+  FREESWITCH_RECORDING_URL?: string;
 
   /** Finished and failed calls (and their events) older than this many days are deleted in the background. */
   @Transform(toInt)

@@ -40,6 +40,8 @@ export abstract class IntakeSettings {
   abstract readonly internalMaxDigits: number;
   /** ISO 3166 alpha-2 country of national numbers; unset: only international numbers are understood. */
   abstract readonly defaultCountry?: string;
+  /** *_RECORDING_URL: where each PBX serves recordings it names by file (base URL or `{file}`/`{path}` template). */
+  abstract readonly recordingUrls: Readonly<{ yeastar?: string; asterisk?: string; freeswitch?: string }>;
 }
 
 /** Delivery to the portal and a call's life (DELIVERY_*, HOLD_ENDED_WITHOUT_START_SEC, B24_DEFAULT_USER_ID). */
@@ -55,6 +57,11 @@ export abstract class DeliverySettings {
   abstract readonly holdEndedWithoutStartMs: number;
   /** The most batches in flight to the portal at once. */
   abstract readonly maxInFlight: number;
+  /**
+   * MISSED_CALL_TASK: from the end of a missed inbound call to its task's deadline
+   * (MISSED_CALL_TASK_DEADLINE_MIN); undefined when missed calls make no task.
+   */
+  abstract readonly missedCallTaskDeadlineMs?: number;
 }
 
 /** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */
@@ -151,6 +158,11 @@ export const intakeSettingsOf = (config: AppConfig): IntakeSettings =>
     timeZone: config.PBX_TIME_ZONE,
     internalMaxDigits: config.PBX_INTERNAL_MAX_DIGITS,
     defaultCountry: config.DEFAULT_COUNTRY,
+    recordingUrls: Object.freeze({
+      yeastar: config.YEASTAR_RECORDING_URL,
+      asterisk: config.ASTERISK_RECORDING_URL,
+      freeswitch: config.FREESWITCH_RECORDING_URL,
+    }),
   });
 
 export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
@@ -161,6 +173,9 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
     leaseMs: config.DELIVERY_LEASE_SEC * SECOND_MS,
     holdEndedWithoutStartMs: config.HOLD_ENDED_WITHOUT_START_SEC * SECOND_MS,
     maxInFlight: config.DELIVERY_MAX_IN_FLIGHT,
+    missedCallTaskDeadlineMs: config.MISSED_CALL_TASK
+      ? config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS
+      : undefined,
   });
 
 export const portalSettingsOf = (config: AppConfig): PortalSettings =>

@@ -115,6 +115,24 @@ export class CrmLookupService implements OnModuleInit {
     }
   }
 
+  /**
+   * Missed-call tasks: the client a number belongs to, whatever B24_BIND_CRM_ENTITY says, at background
+   * priority; null when nothing matches or the portal refuses the search for good; rejects with the
+   * PortalError when the portal may answer later and nothing is cached.
+   */
+  async clientFor(phoneE164: string): Promise<CrmMatch | null> {
+    const cached = this.cache.get(phoneE164);
+    if (cached?.fresh) return cached.match;
+    try {
+      return await this.findInBackground(phoneE164);
+    } catch (error) {
+      if (cached) return cached.match;
+      if (error instanceof PortalError && error.retryable) throw error;
+      this.logger.warn(`finding the client of a missed call skipped: ${(error as Error).message}`);
+      return null;
+    }
+  }
+
   private answer(phone: string, match: CrmMatch | null): LookupAnswer {
     if (!match) return { phone, match: null };
     const extension = this.directory.extensionOf(match.responsibleUserId);

@@ -21,6 +21,7 @@ import {
   plan as replan,
 } from '../calls/call-lifecycle';
 import { BatchLimits, BatchPlan, dueSteps, planBatch, STEP_KINDS } from '../calls/step-planner';
+import { countTaskAdd, taskGivenUp } from '../calls/missed-call-task';
 import { BudgetUnit } from '../portal/budget-unit';
 import { OperatingReservation } from '../portal/operating-time';
 import { PortalError } from '../portal/portal-error';
@@ -53,6 +54,17 @@ export interface CallRouting {
   employeeFor(extension: string): number | null | undefined;
   /** The CRM client to bind a register to; undefined when binding is off or none is found. */
   bindingFor(phoneE164: string): Promise<CrmBinding | undefined>;
+  /**
+   * Missed-call tasks: the client a number belongs to (name, responsible employee), null when none;
+   * rejects with a retryable PortalError when the portal cannot be asked now.
+   */
+  clientFor?(phoneE164: string): Promise<TaskClient | null>;
+}
+
+/** Who a missed call's task goes to, from the CRM. */
+export interface TaskClient {
+  name: string;
+  responsibleUserId: number | null;
 }
 
 /** Told what became of each command, for metrics; kept out of delivery's logic. */
@@ -104,6 +116,8 @@ type Bindings = Map<string, CrmBinding | null | PortalError>;
  */
 export class DeliveryBatches {
   private readonly logger: Logger;
+  /** Missed-call tasks: the CRM client found for a call whose first add is in this batch. */
+  private readonly taskClients = new Map<string, TaskClient | null>();
   /** Planning is one at a time, so each batch sees the calls the batches before it claimed. */
   private planning: Promise<unknown> = Promise.resolve();
 
@@ -154,11 +168,18 @@ export class DeliveryBatches {
       }
       const calls = new Set(plan.callIds);
       const bindings = await this.findBindings(planned.due.filter((call) => calls.has(call.callId)));
+      await this.findTaskClients(
+        planned.due.filter((call) => calls.has(call.callId)),
+        bindings,
+      );
       await this.deliver(plan, bindings, lease, unit, onAnswer);
       return { kind: 'worked' };
     } finally {
       if (reservation) this.transport.operating?.release(reservation);
-      for (const callId of plan?.callIds ?? []) claimed.delete(callId);
+      for (const callId of plan?.callIds ?? []) {
+        claimed.delete(callId);
+        this.taskClients.delete(callId);
+      }
       unit.giveBack();
     }
   }
@@ -272,6 +293,28 @@ export class DeliveryBatches {
       }),
     );
     return found;
+  }
+
+  /**
+   * Missed-call tasks: the client of each call whose first add is planned (its responsible employee gets
+   * the task), kept beside the bindings; a lookup the portal could not answer now is retried later.
+   */
+  private async findTaskClients(calls: CallRecord[], found: Bindings): Promise<void> {
+    const clientFor = this.routing?.clientFor?.bind(this.routing);
+    if (!clientFor) return;
+    const first = calls.filter(
+      (call) => call.nextStep === 'addTask' && call.missedTask?.responsibleId === undefined,
+    );
+    await Promise.all(
+      first.map(async (call) => {
+        try {
+          this.taskClients.set(call.callId, await clientFor(call.phoneNumber!));
+        } catch (error) {
+          if (!(error instanceof PortalError)) throw error;
+          found.set(call.callId, error);
+        }
+      }),
+    );
   }
 
   private async deliver(
@@ -401,6 +444,12 @@ export class DeliveryBatches {
         if (card.steps.includes('finish') && !call.finishUser) {
           call = { ...call, finishUser: this.finishUserOf(call) };
         }
+        if (card.steps[0] === 'addTask') {
+          const fixed = this.fixTaskResponsible(call, now);
+          if (fixed.missedTask?.failed) return replan(fixed, now);
+          // Stored with the lookup as its next step: after a crash mid-request, the restart looks first.
+          call = replan(countTaskAdd(fixed, now), now);
+        }
         sending.set(call.callId, card.steps);
         return countSent(call, card.steps);
       },
@@ -507,6 +556,39 @@ export class DeliveryBatches {
     return { call: next, steps };
   }
 
+  /**
+   * Whom a missed call's task goes to, fixed before its first add (every repeat and lookup must name the
+   * same): the client's responsible employee, else the call's employee, else B24_DEFAULT_USER_ID.
+   */
+  private fixTaskResponsible(call: CallRecord, now: number): CallRecord {
+    const task = call.missedTask!;
+    if (task.responsibleId !== undefined) return call;
+    const client = this.taskClients.get(call.callId);
+    this.taskClients.delete(call.callId);
+    const employee = call.finishUser ?? call.portalUser;
+    const responsibleId =
+      client?.responsibleUserId ??
+      employee?.USER_ID ??
+      (employee?.USER_PHONE_INNER === undefined ? undefined : this.cardUserOf(call)) ??
+      this.settings.defaultUserId;
+    if (responsibleId === undefined) {
+      return taskGivenUp(
+        call,
+        'addTask: nobody to give the task to (no CRM client, no employee, B24_DEFAULT_USER_ID not set)',
+      );
+    }
+    return {
+      ...call,
+      // A lead the register made for an unknown number is titled after the number: no name worth repeating.
+      missedTask: {
+        ...task,
+        responsibleId,
+        clientName: namesClient(client, call) ? client!.name : undefined,
+      },
+      updatedAt: now,
+    };
+  }
+
   /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
   private finishUserOf(call: CallRecord): PortalUser | undefined {
     const answerer = call.answeredBy;
@@ -534,4 +616,9 @@ export class DeliveryBatches {
       maxAttempts: this.settings.maxAttempts,
     };
   }
+}
+
+/** Whether the CRM's name for the client says more than the number already does. */
+function namesClient(client: TaskClient | null | undefined, call: CallRecord): boolean {
+  return Boolean(client?.name) && !client!.name.includes(call.phoneNumber ?? '\u0000');
 }

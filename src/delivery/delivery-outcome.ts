@@ -9,8 +9,18 @@ import {
   markRecordFailed,
   markRegistered,
   markRetry,
+  plan as replan,
   routeToDefaultUser,
 } from '../calls/call-lifecycle';
+import {
+  addedTaskId,
+  foundTaskId,
+  isTaskStep,
+  taskAddsCleared,
+  taskCompleted,
+  taskCreated,
+  taskGivenUp,
+} from '../calls/missed-call-task';
 import { PortalError, PortalErrorKind } from '../portal/portal-error';
 import { PlannedCommand } from '../calls/step-planner';
 import { backoffMs } from './backoff';
@@ -74,6 +84,7 @@ export function applyAnswers(
     // A show riding with the register counts only once the register is through.
     else if (step === 'show') next = next.portalCallId ? afterShow(next, answer, settings) : next;
     else if (step === 'hide') next = afterHide(next, answer, settings);
+    else if (isTaskStep(step)) next = afterTaskStep(next, step, answer, settings);
     // attachRecord rides with finish; it only counts once the finish is through (uploadRecord goes after).
     else if (next.finishedOnPortal) next = afterAttach(next, answer, settings);
     // Card moves and the recording do not hold up what follows them; a failed register or finish does.
@@ -184,6 +195,7 @@ function refuse(
     return markRecordFailed(counted, reason, settings.now);
   if (step === 'hide') return markCardHidden(counted, settings.now, reason);
   if (step === 'show') return markCardShown(counted, settings.now, reason);
+  if (isTaskStep(step)) return replan(taskGivenUp(counted, reason), settings.now);
   return markFailed(counted, reason, settings.now);
 }
 
@@ -193,6 +205,63 @@ function retry(call: CallRecord, error: PortalError, settings: OutcomeSettings):
   // A parked call closing its card keeps the reason it was parked for.
   const reason = call.failed && call.lastError ? call.lastError : `${error.message} (retrying)`;
   return markRetry(call, reason, retryAt, settings.now);
+}
+
+/**
+ * A missed-call task's step was answered. An add answered with an error made no task; an add whose answer
+ * never came (the whole request failed, `applyRequestFailure`) leaves its count above the cleared one, so
+ * the call's next step is a lookup, not a second add. A task refused for good leaves the call finished,
+ * with the reason.
+ */
+function afterTaskStep(
+  call: CallRecord,
+  step: PortalStep,
+  answer: CommandAnswer,
+  settings: OutcomeSettings,
+): CallRecord {
+  const { error, result } = answer;
+  const now = settings.now;
+  if (step === 'addTask') {
+    if (!error) {
+      const id = addedTaskId(result);
+      if (id !== undefined) return replan(taskCreated(succeededTask(call, now), id), now);
+      // An answer without an id: the task may exist, so the next step looks for it.
+      return retry(
+        call,
+        new PortalError('server', 'NO_TASK_ID', 'tasks.task.add answered without a task id'),
+        settings,
+      );
+    }
+    const cleared = taskAddsCleared(call);
+    if (error.retryable) return retryCommand(cleared, step, error, settings);
+    return replan(taskGivenUp(cleared, `addTask: ${error.message}`), now);
+  }
+  if (step === 'findTask') {
+    if (error) {
+      if (error.retryable) return retryCommand(call, step, error, settings);
+      return replan(taskGivenUp(call, `findTask: ${error.message}`), now);
+    }
+    const id = foundTaskId(call, result);
+    const found = id === undefined ? taskAddsCleared(call) : taskCreated(call, id);
+    return replan(succeededTask(found, now), now);
+  }
+  if (!error) return replan(taskCompleted(succeededTask(call, now)), now);
+  if (error.retryable) return retryCommand(call, step, error, settings);
+  // A completion sent before whose answer was lost: the portal may refuse to complete it again.
+  if ((call.stepsSent.completeTask ?? 0) > 1) return replan(taskCompleted(succeededTask(call, now)), now);
+  return replan(taskGivenUp(call, `completeTask: ${error.message}`), now);
+}
+
+/** A task step went through: a retry's note goes; a reason the call kept from before (a recording) stays. */
+function succeededTask(call: CallRecord, now: number): CallRecord {
+  return {
+    ...call,
+    consecutiveFailures: 0,
+    retryAt: undefined,
+    batchLimit: undefined,
+    lastError: call.consecutiveFailures > 0 ? undefined : call.lastError,
+    updatedAt: now,
+  };
 }
 
 function toId(value: number | string | null | undefined): number | undefined {

@@ -60,6 +60,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
       {
         employeeFor: (extension) => (directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined),
         bindingFor: (phone) => lookups.bindingFor(phone),
+        clientFor: (phone) => lookups.clientFor(phone),
       },
       {
         fetcher: new RecordingFetcher({

@@ -1,11 +1,12 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
-import { applyEvent, newCall } from '../calls/call-lifecycle';
+import { applyEvent, newCall, plan } from '../calls/call-lifecycle';
+import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
 import { WorkSignal } from '../common/work-signal';
 import { PORTAL_ID } from '../config/portal-id';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, RecordingSettings } from '../config/settings';
-import { CallStore, IngestResult } from '../store/call-store';
+import { AnsweredCall, CallStore, IngestResult } from '../store/call-store';
 
 interface Submission {
   events: CallEvent[];
@@ -46,6 +47,40 @@ export class CallIntake {
     });
   }
 
+  /**
+   * MISSED_CALL_TASK: calls answered now complete the tasks of earlier missed calls from their numbers
+   * whose deadline has not passed, in one store transaction per flush. Done before the 202 and for
+   * duplicates too (it changes nothing the second time), so a crash between the events' commit and this
+   * write is made good by the PBX's retry. `phones`: each applied event's call's number, as just stored.
+   */
+  private async noteCallbacks(
+    events: CallEvent[],
+    phones: ReadonlyMap<string, string | undefined>,
+  ): Promise<void> {
+    const answered: AnsweredCall[] = [];
+    for (const event of events) {
+      const answeredAt = answeredAtOf(event);
+      if (answeredAt === undefined) continue;
+      const phone =
+        event.phoneNumber ??
+        (phones.has(event.callId)
+          ? phones.get(event.callId)
+          : (await this.store.findCall(this.portalId, event.callId))?.phoneNumber);
+      if (phone) answered.push({ callId: event.callId, phone, answeredAt });
+    }
+    if (answered.length === 0) return;
+    // The earliest answer from a number is the one that calls its missed calls back.
+    answered.sort((a, b) => a.answeredAt - b.answeredAt);
+    await this.store.updateCallsAwaitingCallback(this.portalId, answered, (call) => {
+      let marked = call;
+      for (const answer of answered) {
+        if (answer.phone === call.phoneNumber)
+          marked = markCalledBack(marked, answer.callId, answer.answeredAt);
+      }
+      return marked === call ? call : plan({ ...marked, updatedAt: Date.now() }, Date.now());
+    });
+  }
+
   private async flush(): Promise<void> {
     const submissions = this.pending;
     this.pending = [];
@@ -55,13 +90,25 @@ export class CallIntake {
       now: Date.now(),
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
       recordingFetch: this.recordingFetch,
+      missedCallTaskDeadlineMs: this.delivery.missedCallTaskDeadlineMs,
     };
+    const phones = new Map<string, string | undefined>();
     try {
       const results = await this.store.ingest(
         portalId,
         submissions.map((submission) => submission.events),
-        (call, event) => applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings),
+        (call, event) => {
+          const next = applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings);
+          phones.set(event.callId, next.phoneNumber);
+          return next;
+        },
       );
+      if (settings.missedCallTaskDeadlineMs !== undefined) {
+        await this.noteCallbacks(
+          submissions.flatMap((submission) => submission.events),
+          phones,
+        );
+      }
       submissions.forEach((submission, index) => submission.resolve(results[index]));
       this.work.workAdded();
     } catch (error) {

@@ -11,6 +11,13 @@ export interface IngestResult {
 export type EventApplier = (call: CallRecord | undefined, event: CallEvent) => CallRecord;
 export type CallMutator = (call: CallRecord) => CallRecord;
 
+/** A call from `phone` (E.164) answered at `answeredAt` (ms epoch): it may complete earlier missed calls' tasks. */
+export interface AnsweredCall {
+  callId: string;
+  phone: string;
+  answeredAt: number;
+}
+
 export interface QueueStats {
   /** Calls with portal work left (held calls included). */
   depth: number;
@@ -77,6 +84,18 @@ export abstract class CallStore {
    * stored then (a file pushed again since stays).
    */
   abstract deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void>;
+
+  /**
+   * Missed-call tasks: read-modify-write, in one transaction, of the portal's calls still awaiting a
+   * callback from one of the `answered` numbers (E.164) whose task's deadline is after that answer (ms
+   * epoch). Intake calls it when calls are answered; the columns it selects on are kept from
+   * `awaitingCallback`. `mutate` decides which answer, if any, completes each call's task.
+   */
+  abstract updateCallsAwaitingCallback(
+    portalId: string,
+    answered: readonly AnsweredCall[],
+    mutate: CallMutator,
+  ): Promise<CallRecord[]>;
 
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;

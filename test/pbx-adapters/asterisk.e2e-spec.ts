@@ -44,7 +44,8 @@ describe('Asterisk CURL() hang-up handler adapter', () => {
   it('delivers an answered inbound call with its recording, its local start in the URL time zone', async () => {
     const response = await post(fixtureText('asterisk/inbound-answered.txt'));
     expect(response.status).toBe(202);
-    expect(response.body).toEqual({ accepted: 1, duplicates: 0, callId: '1795338000.101' });
+    // An answered call: its call.answered (extension 101) and its call.ended.
+    expect(response.body).toEqual({ accepted: 2, duplicates: 0, callId: '1795338000.101' });
     const call = await finishedOnPortal(h, '1795338000.101', true);
     expect(call).toMatchObject({
       PHONE_NUMBER: '+4930555060606',
@@ -106,8 +107,8 @@ describe('Asterisk CURL() hang-up handler adapter', () => {
 
   it('counts a second post of one call (both legs run the handler) as a duplicate: one call on the portal', async () => {
     const form = variant('asterisk/inbound-answered.txt', '1795338000.dup', { recording: '' });
-    expect((await post(form)).body).toEqual({ accepted: 1, duplicates: 0, callId: '1795338000.dup' });
-    expect((await post(form)).body).toEqual({ accepted: 0, duplicates: 1, callId: '1795338000.dup' });
+    expect((await post(form)).body).toEqual({ accepted: 2, duplicates: 0, callId: '1795338000.dup' });
+    expect((await post(form)).body).toEqual({ accepted: 0, duplicates: 2, callId: '1795338000.dup' });
     const call = await finishedOnPortal(h, '1795338000.dup');
     expect(call.registerRequests).toBe(1);
   });

@@ -44,7 +44,8 @@ describe('FreeSWITCH mod_json_cdr adapter', () => {
 
     const first = await post(aLeg, 'application/json', callId);
     expect(first.status).toBe(202);
-    expect(first.body).toEqual({ accepted: 1, duplicates: 0, callId });
+    // An answered call: its call.answered (the leg last bridged to, 101) and its call.ended.
+    expect(first.body).toEqual({ accepted: 2, duplicates: 0, callId });
     const second = await post(bLeg, 'application/json', bLeg.variables.uuid);
     expect(second.status).toBe(202);
     expect(second.body).toMatchObject({
@@ -71,8 +72,8 @@ describe('FreeSWITCH mod_json_cdr adapter', () => {
 
   it('counts the same record posted again (a retry) as a duplicate: one call on the portal', async () => {
     const cdr = outbound('4a1b2c3d-0000-4a7b-8c9d-00000000dup1', 'NORMAL_CLEARING', 42);
-    expect((await post(cdr)).body).toEqual({ accepted: 1, duplicates: 0, callId: cdr.variables.uuid });
-    expect((await post(cdr)).body).toEqual({ accepted: 0, duplicates: 1, callId: cdr.variables.uuid });
+    expect((await post(cdr)).body).toEqual({ accepted: 2, duplicates: 0, callId: cdr.variables.uuid });
+    expect((await post(cdr)).body).toEqual({ accepted: 0, duplicates: 2, callId: cdr.variables.uuid });
     const call = await finishedOnPortal(h, cdr.variables.uuid);
     expect(call.registerRequests).toBe(1);
   });

@@ -294,5 +294,48 @@ describe('sandbox portal: users, CRM and tasks', () => {
         body: { error: 'ERROR_CORE' },
       });
     });
+
+    it('keeps XML_ID and UF_CRM_TASK, filters by them, and completes a task once (STATUS 5)', async () => {
+      const fields = { TITLE: 'Missed call', RESPONSIBLE_ID: 3, XML_ID: 'marker-1', UF_CRM_TASK: ['C_2'] };
+      const taskId = (await call('tasks.task.add', { fields })).body.result.task.id;
+      await call('tasks.task.add', { fields: { ...fields, XML_ID: 'marker-2', UF_CRM_TASK: ['L_1'] } });
+      const listed = await call('tasks.task.list', {
+        filter: { XML_ID: 'marker-1', RESPONSIBLE_ID: 3, '>=CREATED_DATE': '2020-01-01T00:00:00+00:00' },
+        select: ['ID', 'XML_ID'],
+      });
+      expect(listed.body.result.tasks).toEqual([{ id: taskId, xmlId: 'marker-1' }]);
+      expect(
+        (await call('tasks.task.list', { filter: { UF_CRM_TASK: 'L_1' } })).body.result.tasks,
+      ).toHaveLength(1);
+      expect((await call('tasks.task.complete', { taskId })).body.result.task).toMatchObject({
+        status: '5',
+        closedDate: expect.any(String),
+        ufCrmTask: ['C_2'],
+      });
+      expect(await call('tasks.task.complete', { taskId })).toMatchObject({
+        status: 400,
+        body: { error: 'ERROR_CORE' },
+      });
+      expect(await call('tasks.task.add', { fields: { TITLE: 'x', UF_CRM_TASK: ['X_1'] } })).toMatchObject({
+        status: 400,
+        body: { error: 'ERROR_CORE' },
+      });
+      const inspected = await request(`${portal.url}/_sandbox/tasks?xmlId=marker-1`);
+      expect(inspected.body).toEqual([expect.objectContaining({ id: taskId, status: '5' })]);
+    });
+
+    it('loses the answer of a request that called a chosen method, after running it', async () => {
+      const fault = { kind: 'lose-answer', method: 'tasks.task.add', times: 1 };
+      expect((await request(`${portal.url}/_sandbox/faults`, { json: fault })).status).toBeLessThan(300);
+      const lost = await call('batch', {
+        halt: 0,
+        cmd: { add: `tasks.task.add?${query({ fields: { TITLE: 'Lost', XML_ID: 'lost-1' } })}` },
+      }).catch((error: unknown) => error);
+      // No answer at all: the connection is dropped (fetch's own error, from another realm than jest's).
+      expect((lost as Error).message).toMatch(/fetch failed/);
+      const inspected = await request(`${portal.url}/_sandbox/tasks?xmlId=lost-1`);
+      expect(inspected.body).toHaveLength(1);
+      expect((await call('tasks.task.add', { fields: { TITLE: 'Kept' } })).status).toBe(200);
+    });
   });
 });

@@ -127,7 +127,7 @@ describe('sandbox portal: fault injection and the inspection API', () => {
     });
     expect(await inject({ kind: 'flood' })).toMatchObject({
       status: 400,
-      body: { error: 'kind must be one of outage, http, latency, redirect, decline, refuse' },
+      body: { error: 'kind must be one of outage, http, latency, lose-answer, redirect, decline, refuse' },
     });
   });
 

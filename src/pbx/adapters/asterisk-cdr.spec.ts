@@ -1,11 +1,15 @@
 import { BadRequestException } from '@nestjs/common';
-import { asteriskCdrToEvents, InternalNumbers, statusOf } from './asterisk-cdr';
+import { asteriskCdrToEvents, extensionOfChannel, InternalNumbers, statusOf } from './asterisk-cdr';
+import { AdapterOutcome } from './native-record';
 
 /** A directory that knows the employees with internal numbers 101 and 7001234, and the default 6 digits. */
 const numbers: InternalNumbers = {
   isEmployee: (number) => ['101', '7001234'].includes(number),
   maxDigits: 6,
 };
+
+/** The call's end among the events an outcome carries (an answered call has its answer first). */
+const endOf = (outcome: AdapterOutcome) => outcome.events.find((event) => event.event === 'call.ended')!;
 
 const form = (fields: Record<string, string> = {}) => ({
   uniqueid: '1795338000.101',
@@ -55,13 +59,11 @@ describe('Asterisk CDR mapping', () => {
   });
 
   it('takes the extension the dialplan names over src/dst; an empty recording is no recording', () => {
-    const [inbound] = asteriskCdrToEvents(form({ extension: '101', recording: '' }), 'UTC', numbers).events;
+    const inbound = endOf(asteriskCdrToEvents(form({ extension: '101', recording: '' }), 'UTC', numbers));
     expect(inbound).toMatchObject({ extension: '101', recordingUrl: undefined });
-    const [outbound] = asteriskCdrToEvents(
-      form({ direction: 'OUTBOUND', src: '102', dst: '0301234567' }),
-      'UTC',
-      numbers,
-    ).events;
+    const outbound = endOf(
+      asteriskCdrToEvents(form({ direction: 'OUTBOUND', src: '102', dst: '0301234567' }), 'UTC', numbers),
+    );
     expect(outbound).toMatchObject({ direction: 'outbound', phoneNumber: '0301234567', extension: '102' });
   });
 
@@ -81,7 +83,7 @@ describe('Asterisk CDR mapping', () => {
       if (src === undefined) delete (fields as Partial<typeof fields>).src;
       else fields.src = src;
       const outcome = asteriskCdrToEvents(fields, 'UTC', internal);
-      const event: Record<string, unknown> = { ...outcome.events[0] };
+      const event: Record<string, unknown> = { ...endOf(outcome) };
       event.directionInferred = outcome.directionInferred;
       return event;
     };
@@ -154,8 +156,85 @@ describe('Asterisk CDR mapping', () => {
         'UTC',
         numbers,
       );
-      expect(outcome.events[0].direction).toBe('outbound');
+      expect(endOf(outcome).direction).toBe('outbound');
       expect(outcome.directionInferred).toBeUndefined();
     });
+  });
+});
+
+describe('Asterisk CDR: who answered, and the recording', () => {
+  const outcome = (fields: Record<string, string>, template?: string) =>
+    asteriskCdrToEvents(form({ extension: '101', ...fields }), 'Europe/Berlin', numbers, template);
+
+  it.each([
+    ['PJSIP/201-0000001a', '201'],
+    ['SIP/202-00000003', '202'],
+    ['IAX2/203-12345', '203'],
+    ['Local/204@from-queue-00000012;1', '204'],
+    ['PJSIP/carrier-0000001b', undefined],
+    ['PJSIP/4930555060606-0000001c', undefined],
+    ['', undefined],
+  ])('dstchannel %s is answered by %s', (channel, extension) => {
+    expect(extensionOfChannel(channel || undefined, numbers)).toBe(extension);
+  });
+
+  it('an answered inbound call: call.answered by the dstchannel extension at CDR(answer), before call.ended', () => {
+    const { events } = outcome({
+      dstchannel: 'PJSIP/201-0000001a',
+      lastapp: 'Dial',
+      lastdata: 'PJSIP/201&PJSIP/202&PJSIP/203,30',
+      answer: '2026-11-22 10:00:09',
+    });
+    expect(events).toEqual([
+      { event: 'call.answered', callId: '1795338000.100', extension: '201', at: '2026-11-22T10:00:09+01:00' },
+      expect.objectContaining({ event: 'call.ended', extension: '101', status: 'answered' }),
+    ]);
+  });
+
+  it('a queue member answering through a Local channel; without CDR(answer), start plus the ringing time', () => {
+    const [answered] = outcome({ dstchannel: 'Local/204@from-queue-00000012;1', lastapp: 'Queue' }).events;
+    // duration 130, billsec 121: answered 9 s after the start.
+    expect(answered).toMatchObject({
+      event: 'call.answered',
+      extension: '204',
+      at: '2026-11-22T10:00:09+01:00',
+    });
+  });
+
+  it('without a usable dstchannel the call is answered by its own extension; an outbound call by the caller', () => {
+    expect(outcome({ dstchannel: 'PJSIP/carrier-0000001b' }).events[0]).toMatchObject({
+      event: 'call.answered',
+      extension: '101',
+    });
+    const outbound = outcome({ direction: 'outbound', src: '102', dst: '0301234567', extension: '' });
+    expect(outbound.events[0]).toMatchObject({ event: 'call.answered', extension: '102' });
+  });
+
+  it('a call nobody answered has no call.answered; neither has one whose employee is no internal number', () => {
+    const missed = outcome({ disposition: 'NO ANSWER', billsec: '0', dstchannel: 'PJSIP/201-0000001a' });
+    expect(missed.events.map((event) => event.event)).toEqual(['call.ended']);
+    const did = asteriskCdrToEvents(form(), 'UTC', numbers);
+    expect(did.events.map((event) => event.event)).toEqual(['call.ended']);
+  });
+
+  it('a CDR(answer) that is no date is a 400 naming answer', () => {
+    expect(() => outcome({ answer: '22.11.2026 10:00' })).toThrow(BadRequestException);
+  });
+
+  it('recordingfile / MIXMONITOR_FILENAME become a URL through ASTERISK_RECORDING_URL; a full URL wins', () => {
+    const file = 'in-4930123456-030555060606-20261122-100000-1795338000.100.wav';
+    expect(endOf(outcome({ recordingfile: file })).recordingUrl).toBeUndefined();
+    expect(endOf(outcome({ recordingfile: file }, 'https://pbx.local/monitor/')).recordingUrl).toBe(
+      `https://pbx.local/monitor/${file}`,
+    );
+    const mix = '/var/spool/asterisk/monitor/2026/11/22/1795338000.100.wav';
+    expect(endOf(outcome({ MIXMONITOR_FILENAME: mix }, 'https://pbx.local/rec/{path}')).recordingUrl).toBe(
+      'https://pbx.local/rec/var/spool/asterisk/monitor/2026/11/22/1795338000.100.wav',
+    );
+    const both = outcome(
+      { recording: 'https://pbx.example.com/r.wav', recordingfile: file },
+      'https://x.local/',
+    );
+    expect(endOf(both).recordingUrl).toBe('https://pbx.example.com/r.wav');
   });
 });

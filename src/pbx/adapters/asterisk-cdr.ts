@@ -1,7 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches } from 'class-validator';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { Direction, EndStatus } from '../../calls/call';
+import { internalBecause, InternalNumbers } from './internal-numbers';
 import {
   AdapterOutcome,
   badField,
@@ -12,6 +12,9 @@ import {
   validateNative,
 } from './native-record';
 import { fromLocalTime, LOCAL_TIME, secondsAfter } from './pbx-time';
+import { recordingUrlOf } from './recording-url';
+
+export type { InternalNumbers } from './internal-numbers';
 
 /**
  * Asterisk: the form a dialplan hang-up handler posts with `CURL()` (docs/PBX.md has the handler): the
@@ -20,7 +23,6 @@ import { fromLocalTime, LOCAL_TIME, secondsAfter } from './pbx-time';
  */
 
 const WHAT = 'Asterisk CDR';
-const DIGITS = /^\d+$/;
 /** Whole seconds, at most nine digits (31 years): a longer number is no call's length. */
 const SECONDS = /^\d{1,9}$/;
 
@@ -101,18 +103,52 @@ export class AsteriskCdrDto {
   @IsOptional()
   @IsString()
   recording?: string;
+
+  /**
+   * `${CDR(dstchannel)}`: the channel that took the call (`PJSIP/201-0000001a`, `SIP/201-…`,
+   * `Local/201@from-queue-…;1`); on an answered inbound call, whoever picked up (ring group, queue, transfer).
+   */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  dstchannel?: string;
+
+  /** `${CDR(answer)}`: when the call was answered, the PBX's local time like `start`. */
+  @Transform(optionalText)
+  @IsOptional()
+  @Matches(LOCAL_TIME, { message: 'answer must be YYYY-MM-DD HH:MM:SS, as ${CDR(answer)} writes it' })
+  answer?: string;
+
+  /** `${CDR(recordingfile)}` (FreePBX): the recording's file name, made a URL by ASTERISK_RECORDING_URL. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  recordingfile?: string;
+
+  /** `${MIXMONITOR_FILENAME}`: the file MixMonitor wrote, made a URL by ASTERISK_RECORDING_URL. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  MIXMONITOR_FILENAME?: string;
+
+  /** `${MONITOR_FILENAME}` (Monitor(), older dialplans): the same. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  MONITOR_FILENAME?: string;
 }
 
-/** How to tell an employee's internal number from an outside one, for a CDR without `direction`. */
-export interface InternalNumbers {
-  /** The employee directory knows an active employee with this internal number. */
-  isEmployee(number: string): boolean;
-  /** PBX_INTERNAL_MAX_DIGITS: a number the directory does not know is internal up to this many digits. */
-  maxDigits: number;
-}
-
-/** An Asterisk CDR as one `call.ended` carrying everything needed to register the call too. */
-export function asteriskCdrToEvents(body: unknown, zone: string, numbers: InternalNumbers): AdapterOutcome {
+/**
+ * An Asterisk CDR as one `call.ended` carrying everything needed to register the call too; an answered call
+ * gets a `call.answered` first (who picked up: `dstchannel`, else the call's employee), so the portal's
+ * finish names the answerer. `recordingTemplate` is ASTERISK_RECORDING_URL.
+ */
+export function asteriskCdrToEvents(
+  body: unknown,
+  zone: string,
+  numbers: InternalNumbers,
+  recordingTemplate?: string,
+): AdapterOutcome {
   const cdr = validateNative(AsteriskCdrDto, body, WHAT);
   const { direction, directionInferred } = cdr.direction
     ? { direction: cdr.direction, directionInferred: undefined }
@@ -121,21 +157,34 @@ export function asteriskCdrToEvents(body: unknown, zone: string, numbers: Intern
   const startedAt = fromLocalTime(cdr.start, zone);
   if (!startedAt) throw badField(WHAT, 'start', `start ${cdr.start} is not a real moment in ${zone}`);
   const { status, failedReason } = statusOf(cdr.disposition, direction);
+  const extension = cdr.extension ?? (inbound ? cdr.dst : cdr.src);
+  const recordingFile = cdr.recordingfile ?? cdr.MIXMONITOR_FILENAME ?? cdr.MONITOR_FILENAME;
   const event = {
     event: 'call.ended',
     callId: cdr.linkedid,
     direction,
     phoneNumber: inbound ? cdr.src : cdr.dst,
-    extension: cdr.extension ?? (inbound ? cdr.dst : cdr.src),
+    extension,
     startedAt,
     at: secondsAfter(startedAt, Number(cdr.duration)),
     durationSec: Number(cdr.billsec),
     status,
     failedReason,
-    recordingUrl: cdr.recording,
+    recordingUrl: cdr.recording ?? recordingUrlOf(recordingFile, recordingTemplate),
+  };
+  const answerer =
+    status === 'answered'
+      ? ((inbound ? extensionOfChannel(cdr.dstchannel, numbers) : undefined) ??
+        (internalBecause(extension, numbers) ? extension : undefined))
+      : undefined;
+  const answered = answerer && {
+    event: 'call.answered',
+    callId: cdr.linkedid,
+    extension: answerer,
+    at: answeredAt(cdr, startedAt, zone),
   };
   return {
-    events: [event],
+    events: answered ? [answered, event] : [event],
     sources: {
       callId: 'linkedid',
       phoneNumber: inbound ? 'src' : 'dst',
@@ -143,18 +192,52 @@ export function asteriskCdrToEvents(body: unknown, zone: string, numbers: Intern
       at: 'duration',
       durationSec: 'billsec',
       status: 'disposition',
-      recordingUrl: 'recording',
+      recordingUrl: cdr.recording
+        ? 'recording'
+        : cdr.recordingfile
+          ? 'recordingfile'
+          : cdr.MIXMONITOR_FILENAME
+            ? 'MIXMONITOR_FILENAME'
+            : 'MONITOR_FILENAME',
     },
     directionInferred,
   };
 }
 
 /**
+ * The internal number in a channel name: `PJSIP/201-0000001a`, `SIP/201-00000003`, `IAX2/201-1234`,
+ * `Local/201@from-queue-00000012;1`. A trunk's channel (`PJSIP/carrier-0000001b`) or an outside number is
+ * no employee: undefined.
+ */
+export function extensionOfChannel(
+  channel: string | undefined,
+  numbers: InternalNumbers,
+): string | undefined {
+  const resource = channel?.match(/^[A-Za-z0-9_]+\/(.+)$/)?.[1];
+  if (!resource) return undefined;
+  const name = resource
+    .replace(/;\d+$/, '')
+    .replace(/-[0-9a-f]+$/i, '')
+    .replace(/^sip:/i, '')
+    .split('@')[0]
+    .split('/')[0];
+  return internalBecause(name, numbers) ? name : undefined;
+}
+
+/** When the call was answered: `answer`, else `start` plus the ringing time (`duration − billsec`). */
+function answeredAt(cdr: AsteriskCdrDto, startedAt: string, zone: string): string {
+  const answer = cdr.answer ? fromLocalTime(cdr.answer, zone) : undefined;
+  if (cdr.answer && !answer)
+    throw badField(WHAT, 'answer', `answer ${cdr.answer} is not a real moment in ${zone}`);
+  return answer ?? secondsAfter(startedAt, Math.max(0, Number(cdr.duration) - Number(cdr.billsec)));
+}
+
+/**
  * Asterisk's CDR has no direction: the side with an employee's internal number placed (src) or took (dst)
  * the call. A call with both sides internal, or neither, cannot be told and is a 400 naming both.
  */
-function inferDirection(
-  cdr: AsteriskCdrDto,
+export function inferDirection(
+  cdr: Pick<AsteriskCdrDto, 'src' | 'dst'>,
   numbers: InternalNumbers,
 ): { direction: Direction; directionInferred: string } {
   const src = internalBecause(cdr.src, numbers);
@@ -174,26 +257,6 @@ function inferDirection(
     { field: 'src', problems: [problem] },
     { field: 'dst', problems: [problem] },
   ]);
-}
-
-/** Why `number` counts as an internal one, or undefined when it is an outside number (or none). */
-function internalBecause(number: string | undefined, numbers: InternalNumbers): string | undefined {
-  if (number === undefined) return undefined;
-  if (numbers.isEmployee(number)) return "an employee's internal number";
-  const short =
-    DIGITS.test(number) &&
-    number.length <= numbers.maxDigits &&
-    !number.startsWith('00') &&
-    !isE164WithoutPlus(number);
-  return short ? `a short number (at most ${numbers.maxDigits} digits)` : undefined;
-}
-
-/**
- * Trunks often write international numbers as E.164 digits without the `+` (`4930123456`): with a large
- * PBX_INTERNAL_MAX_DIGITS those must still count as outside.
- */
-function isE164WithoutPlus(digits: string): boolean {
-  return parsePhoneNumberFromString(`+${digits}`)?.isValid() ?? false;
 }
 
 /** Disposition as the portal's status (table in docs/PBX.md). */

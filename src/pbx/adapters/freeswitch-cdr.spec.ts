@@ -27,7 +27,9 @@ function cdr(vars: Record<string, string> = {}, profile: Record<string, unknown>
   };
 }
 
-const only = (body: unknown) => freeSwitchCdrToEvents(body, 'Europe/Berlin').events[0];
+/** The call's end (an answered call has its `call.answered` first). */
+const only = (body: unknown) =>
+  freeSwitchCdrToEvents(body, 'Europe/Berlin').events.find((event) => event.event === 'call.ended')!;
 
 describe('FreeSWITCH CDR mapping', () => {
   it.each([
@@ -131,5 +133,74 @@ describe('FreeSWITCH CDR mapping', () => {
   it('reads {cdr: "<JSON>"} from an encode=true form and names cdr when it is not JSON', () => {
     expect(only({ cdr: JSON.stringify(cdr()) })).toMatchObject({ callId: 'a-leg-1' });
     expect(() => freeSwitchCdrToEvents({ cdr: '{' }, 'UTC')).toThrow('invalid FreeSWITCH CDR');
+  });
+});
+
+describe('FreeSWITCH CDR: who answered, and the recording', () => {
+  /** A ring group's a-leg: it dialled 101, 102 and 103 at once; `last_bridge_to` is the leg that answered. */
+  const ringGroup = (vars: Record<string, string> = {}) =>
+    cdr(
+      { bridge_epoch: '1795338012', ...vars },
+      {
+        destination_number: '6300',
+        originatee: {
+          originatee_caller_profiles: [
+            { destination_number: '101', uuid: 'b-101', chan_name: 'sofia/internal/101@192.0.2.21:5060' },
+            { destination_number: '102', uuid: 'b-102', chan_name: 'sofia/internal/102@192.0.2.22:5060' },
+            { destination_number: '103', uuid: 'b-103', chan_name: 'sofia/internal/103@192.0.2.23:5060' },
+          ],
+        },
+      },
+    );
+  const events = (body: unknown, template?: string) =>
+    freeSwitchCdrToEvents(body, 'Europe/Berlin', { recordingTemplate: template }).events;
+
+  it('a ring group member answered: call.answered names the leg last bridged to, at bridge_epoch', () => {
+    const [answered, ended] = events(ringGroup({ last_bridge_to: 'b-102' }));
+    expect(answered).toEqual({
+      event: 'call.answered',
+      callId: 'a-leg-1',
+      extension: '102',
+      at: '2026-11-22T10:00:12+01:00',
+    });
+    expect(ended).toMatchObject({ event: 'call.ended', extension: '101', status: 'answered' });
+  });
+
+  it('else bridge_channel (sip: or not), else dialed_user; answer_epoch when there is no bridge_epoch', () => {
+    expect(events(ringGroup({ bridge_channel: 'sofia/internal/sip:103@192.0.2.23:5060' }))[0]).toMatchObject({
+      extension: '103',
+    });
+    expect(events(cdr({ dialed_user: '104' }))[0]).toMatchObject({
+      event: 'call.answered',
+      extension: '104',
+      at: '2026-11-22T10:00:09+01:00',
+    });
+    // A bridge to an outside number (a forward to a mobile) is no employee: the call's own extension.
+    expect(
+      events(cdr({ bridge_channel: 'sofia/external/+4915112345678@sip.carrier.example' }))[0],
+    ).toMatchObject({ extension: '101' });
+  });
+
+  it('an outbound call is answered by its caller; a missed call has no call.answered', () => {
+    const outbound = cdr({ call_direction: 'outbound' }, { context: 'default', caller_id_number: '102' });
+    expect(events(outbound)[0]).toMatchObject({ event: 'call.answered', extension: '102' });
+    const missed = events(cdr({ billsec: '0', answer_epoch: '0', hangup_cause: 'NO_ANSWER' }));
+    expect(missed.map((event) => event.event)).toEqual(['call.ended']);
+  });
+
+  it('record_path (+ record_name) becomes a URL through FREESWITCH_RECORDING_URL; record_url wins', () => {
+    const fusion = cdr({
+      record_path: '/var/lib/freeswitch/recordings/pbx.example.com/archive/2026/Nov/22',
+      record_name: 'a-leg-1.wav',
+    });
+    expect(only(fusion).recordingUrl).toBeUndefined();
+    expect(events(fusion, 'https://pbx.local/recordings/{file}')[1].recordingUrl).toBe(
+      'https://pbx.local/recordings/a-leg-1.wav',
+    );
+    expect(events(fusion, 'https://pbx.local/{path}')[1].recordingUrl).toBe(
+      'https://pbx.local/var/lib/freeswitch/recordings/pbx.example.com/archive/2026/Nov/22/a-leg-1.wav',
+    );
+    const withUrl = cdr({ record_path: '/rec/x.wav', record_url: 'https://pbx.example.com/x.wav' });
+    expect(events(withUrl, 'https://pbx.local/')[1].recordingUrl).toBe('https://pbx.example.com/x.wav');
   });
 });

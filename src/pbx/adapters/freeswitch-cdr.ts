@@ -22,7 +22,9 @@ import {
   text,
   validateNative,
 } from './native-record';
+import { internalBecause, InternalNumbers } from './internal-numbers';
 import { fromEpochSeconds } from './pbx-time';
+import { joinedPath, recordingUrlOf } from './recording-url';
 
 /**
  * FreeSWITCH mod_json_cdr: one JSON record per channel (leg) at hang-up, as JSON, as the form field
@@ -125,6 +127,43 @@ export class FreeSwitchVariablesDto {
   @IsOptional()
   @IsString()
   record_url?: string;
+
+  /**
+   * The recording's folder (FusionPBX: `record_path` + `record_name`) or the file itself; made a URL by
+   * FREESWITCH_RECORDING_URL.
+   */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  record_path?: string;
+
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  record_name?: string;
+
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  record_file?: string;
+
+  /** The uuid of the leg this one was last bridged to: in a ring group, the member who answered. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  last_bridge_to?: string;
+
+  /** The channel name of that leg: `sofia/internal/101@192.0.2.21:5060`. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  bridge_channel?: string;
+
+  /** When the bridge to the answering leg began (the employee picked up; `answer_epoch` may be an IVR's). */
+  @Transform(optionalText)
+  @IsOptional()
+  @Matches(DIGITS, EPOCH)
+  bridge_epoch?: string;
 }
 
 export class FreeSwitchCdrDto {
@@ -141,8 +180,24 @@ export class FreeSwitchCdrDto {
   callflow: FreeSwitchCallflowDto[];
 }
 
-/** A FreeSWITCH CDR as call events: one `call.ended` with what the bridge needs to register it too. */
-export function freeSwitchCdrToEvents(body: unknown, zone: string): AdapterOutcome {
+/** What the FreeSWITCH adapter needs beyond the record: internal numbers, FREESWITCH_RECORDING_URL. */
+export interface FreeSwitchOptions {
+  numbers?: InternalNumbers;
+  recordingTemplate?: string;
+}
+
+/** Without the employee directory: internal numbers are short ones (PBX_INTERNAL_MAX_DIGITS' default). */
+const SHORT_NUMBERS: InternalNumbers = { isEmployee: () => false, maxDigits: 6 };
+
+/**
+ * A FreeSWITCH CDR as call events: one `call.ended` with what the bridge needs to register it too; an
+ * answered call gets a `call.answered` first, naming whoever picked up (ring group member, transfer target).
+ */
+export function freeSwitchCdrToEvents(
+  body: unknown,
+  zone: string,
+  options: FreeSwitchOptions = {},
+): AdapterOutcome {
   const plain = normalise(cdrOf(body));
   const bLeg = bLegOf(plain);
   if (bLeg) return ignoredPost(bLeg);
@@ -157,6 +212,10 @@ export function freeSwitchCdrToEvents(body: unknown, zone: string): AdapterOutco
   if (direction === 'local') return ignoredPost(`internal call ${vars.uuid}: no outside party for the CRM`);
   const inbound = direction === 'inbound';
   const { status, failedReason } = statusOf(vars.hangup_cause, Number(vars.billsec ?? 0), direction);
+  const extension = inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number;
+  const endedAt = epoch(vars.end_epoch, zone, 'variables.end_epoch');
+  const durationSec = talkSeconds(vars);
+  const recordFile = joinedPath(vars.record_path, vars.record_name ?? vars.record_file);
   const event = {
     event: 'call.ended',
     callId: vars.uuid,
@@ -164,16 +223,28 @@ export function freeSwitchCdrToEvents(body: unknown, zone: string): AdapterOutco
     phoneNumber: inbound
       ? first.caller_id_number
       : (dialled?.destination_number ?? latest.destination_number),
-    extension: inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number,
+    extension,
     startedAt: epoch(vars.start_epoch, zone, 'variables.start_epoch'),
-    at: epoch(vars.end_epoch, zone, 'variables.end_epoch'),
-    durationSec: talkSeconds(vars),
+    at: endedAt,
+    durationSec,
     status,
     failedReason,
-    recordingUrl: vars.record_url,
+    recordingUrl: vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate),
+  };
+  const numbers = options.numbers ?? SHORT_NUMBERS;
+  const answerer =
+    status === 'answered'
+      ? ((inbound ? answererOf(vars, flows, numbers) : undefined) ??
+        (internalBecause(extension, numbers) ? extension : undefined))
+      : undefined;
+  const answered = answerer && {
+    event: 'call.answered',
+    callId: vars.uuid,
+    extension: answerer,
+    at: answeredAt(vars, endedAt, durationSec, zone),
   };
   return {
-    events: [event],
+    events: answered ? [answered, event] : [event],
     sources: {
       callId: 'variables.uuid',
       phoneNumber: inbound ? CALLER : DIALLED,
@@ -182,9 +253,68 @@ export function freeSwitchCdrToEvents(body: unknown, zone: string): AdapterOutco
       at: 'variables.end_epoch',
       durationSec: 'variables.billsec',
       status: 'variables.hangup_cause',
-      recordingUrl: 'variables.record_url',
+      recordingUrl: vars.record_url ? 'variables.record_url' : 'variables.record_path',
     },
   };
+}
+
+/**
+ * Who picked up an inbound call, when it is an internal number: the dialled leg the call was last bridged
+ * to (`last_bridge_to`, matched to an originatee profile's uuid: the ring group member who answered), that
+ * leg's channel (`bridge_channel`), else the directory user dialled (`dialed_user`).
+ */
+function answererOf(
+  vars: FreeSwitchVariablesDto,
+  flows: FreeSwitchCallflowDto[],
+  numbers: InternalNumbers,
+): string | undefined {
+  const candidates = [
+    bridgedProfileNumber(vars.last_bridge_to, flows),
+    userOfChannel(vars.bridge_channel),
+    vars.dialed_user,
+  ];
+  return candidates.find((number) => number !== undefined && internalBecause(number, numbers) !== undefined);
+}
+
+function bridgedProfileNumber(uuid: string | undefined, flows: FreeSwitchCallflowDto[]): string | undefined {
+  if (!uuid) return undefined;
+  for (const flow of [...flows].reverse()) {
+    const profiles = flow.caller_profile.originatee?.originatee_caller_profiles;
+    if (!Array.isArray(profiles)) continue;
+    const profile: unknown = profiles.find((candidate) => isRecord(candidate) && candidate.uuid === uuid);
+    if (!isRecord(profile)) continue;
+    const fromChannel = typeof profile.chan_name === 'string' ? userOfChannel(profile.chan_name) : undefined;
+    const dialled = typeof profile.destination_number === 'string' ? profile.destination_number.trim() : '';
+    return fromChannel ?? (dialled || undefined);
+  }
+  return undefined;
+}
+
+/** The user part of a channel name: `sofia/internal/101@192.0.2.21:5060` → `101` (also `sip:101@…`). */
+export function userOfChannel(channel: string | undefined): string | undefined {
+  const parts = channel?.split('/') ?? [];
+  if (parts.length < 3) return undefined;
+  const user = parts
+    .slice(2)
+    .join('/')
+    .replace(/^sips?:/i, '')
+    .split('@')[0]
+    .trim();
+  return user || undefined;
+}
+
+/** When the employee picked up: `bridge_epoch`, else `answer_epoch`, else the end minus the talk time. */
+function answeredAt(
+  vars: FreeSwitchVariablesDto,
+  endedAt: string,
+  durationSec: number,
+  zone: string,
+): string {
+  const bridged = Number(vars.bridge_epoch ?? 0);
+  if (bridged > 0) return epoch(vars.bridge_epoch!, zone, 'variables.bridge_epoch');
+  const answered = Number(vars.answer_epoch ?? 0);
+  if (answered > 0) return epoch(vars.answer_epoch!, zone, 'variables.answer_epoch');
+  return fromEpochSeconds(Date.parse(endedAt) / 1000 - durationSec, zone) ?? endedAt;
 }
 
 /** The CDR whichever way mod_json_cdr encoded it: the JSON itself, or `{cdr: "<JSON>"}` from a form. */

@@ -28,8 +28,9 @@ import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallEventSubmission } from '../call-event-submission';
 import { PbxThrottlerGuard } from '../pbx-throttler.guard';
 import { PbxTokenGuard } from '../pbx-token.guard';
-import { asteriskCdrToEvents } from './asterisk-cdr';
+import { asteriskPostToEvents } from './asterisk-live';
 import { freeSwitchCdrToEvents } from './freeswitch-cdr';
+import { InternalNumbers } from './internal-numbers';
 import { AdapterAnswer, AdapterOutcome, withheldCaller } from './native-record';
 import { timeZoneOf } from './pbx-time';
 import { portalWebUrl, ThreeCxContact, toThreeCxContact } from './threecx-contact';
@@ -101,12 +102,20 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   freeSwitch(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => freeSwitchCdrToEvents(body, this.zone(query)));
+    return this.accept(() =>
+      freeSwitchCdrToEvents(body, this.zone(query), {
+        numbers: this.internalNumbers(),
+        recordingTemplate: this.intake.recordingUrls.freeswitch,
+      }),
+    );
   }
 
   @Post('asterisk')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Asterisk: the form a dialplan hang-up handler posts with CURL()' })
+  @ApiOperation({
+    summary:
+      'Asterisk: the form a dialplan hang-up handler posts with CURL(); with event=ringing|answered, a live event',
+  })
   @ApiConsumes('application/x-www-form-urlencoded')
   @ApiBody({
     schema: {
@@ -121,17 +130,20 @@ export class PbxAdaptersController {
   @ApiResponse(REJECTED)
   asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
     return this.accept(() =>
-      asteriskCdrToEvents(body, this.zone(query), {
-        isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
-        maxDigits: this.intake.internalMaxDigits,
-      }),
+      asteriskPostToEvents(
+        body,
+        this.zone(query),
+        this.internalNumbers(),
+        this.intake.recordingUrls.asterisk,
+      ),
     );
   }
 
   @Post('yeastar')
   @HttpCode(202)
   @ApiOperation({
-    summary: 'Yeastar P-Series webhook: 30011 starts and answers a call, 30012 ends it; other events ignored',
+    summary:
+      'Yeastar P-Series webhook: 30011 starts and answers a call (ring groups: every member), 30013/30014 move it to a new answerer, 30012 ends it; other events ignored',
   })
   @ApiConsumes('application/json')
   @ApiBody({
@@ -149,7 +161,9 @@ export class PbxAdaptersController {
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
   yeastar(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => yeastarWebhookToEvents(body, this.zone(query)));
+    return this.accept(() =>
+      yeastarWebhookToEvents(body, this.zone(query), this.intake.recordingUrls.yeastar),
+    );
   }
 
   @Get('3cx/lookup')
@@ -201,6 +215,14 @@ export class PbxAdaptersController {
   @ApiResponse(REJECTED)
   threeCxCall(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
     return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry));
+  }
+
+  /** Internal numbers: the employee directory's, else short ones (PBX_INTERNAL_MAX_DIGITS). */
+  private internalNumbers(): InternalNumbers {
+    return {
+      isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
+      maxDigits: this.intake.internalMaxDigits,
+    };
   }
 
   private zone(query: unknown): string {

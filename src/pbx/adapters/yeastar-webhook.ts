@@ -25,16 +25,27 @@ import {
   validateNative,
 } from './native-record';
 import { fromLocalTime, LOCAL_TIME, now, secondsAfter } from './pbx-time';
+import { recordingUrlOf } from './recording-url';
 
 /**
  * Yeastar P-Series webhooks (Integrations › API › Webhook Event Push): `{"type": <event id>, "sn": …,
  * "msg": "<the event as a JSON string>"}`. 30011 (call state changed) starts and answers a call while it
- * rings, 30012 (new CDR) ends it; every other event is acknowledged and stored nowhere.
+ * rings (a ring group: every member ringing at once), 30013 (call transfer) and 30014 (call forward) carry
+ * the same members and move the card to whoever talks now, 30012 (new CDR) ends it; every other event is
+ * acknowledged and stored nowhere.
  */
 
 const WHAT = 'Yeastar webhook';
 export const CALL_STATE_CHANGED = 30011;
 export const NEW_CDR = 30012;
+export const CALL_TRANSFER = 30013;
+export const CALL_FORWARD = 30014;
+/** The events whose `msg` lists the call's members (P-Series: the same Call_Info for all three). */
+const MEMBER_EVENTS: Record<number, string> = {
+  [CALL_STATE_CHANGED]: '30011 (Call State Changed)',
+  [CALL_TRANSFER]: '30013 (Call Transfer)',
+  [CALL_FORWARD]: '30014 (Call Forward)',
+};
 
 /** Loose JSON number: Yeastar firmware writes some numbers as strings. */
 const toInt = ({ value }: { value: unknown }) =>
@@ -107,7 +118,10 @@ export class YeastarCdrDto {
   @IsIn(['inbound', 'outbound', 'internal'], { message: 'type must be Inbound, Outbound or Internal' })
   type: Direction | 'internal';
 
-  /** A file name on the PBX (its API serves it); attached only when the PBX already sends a full URL. */
+  /**
+   * A file name on the PBX (its API serves it): attached when the PBX sends a full URL, or through
+   * YEASTAR_RECORDING_URL (where the recordings are served, e.g. synced to a web server).
+   */
   @Transform(optionalText)
   @IsOptional()
   @IsString()
@@ -179,13 +193,21 @@ export class YeastarCallStateDto {
   members: YeastarMemberDto[];
 }
 
-export function yeastarWebhookToEvents(body: unknown, zone: string): AdapterOutcome {
+/** `recordingTemplate` is YEASTAR_RECORDING_URL: where the CDR's recording file names are served. */
+export function yeastarWebhookToEvents(
+  body: unknown,
+  zone: string,
+  recordingTemplate?: string,
+): AdapterOutcome {
   const envelope = validateNative(YeastarWebhookDto, body, WHAT);
-  if (envelope.type !== NEW_CDR && envelope.type !== CALL_STATE_CHANGED) {
+  const members = MEMBER_EVENTS[envelope.type];
+  if (envelope.type !== NEW_CDR && !members) {
     return ignoredPost(`event type ${envelope.type} carries no call record`);
   }
   const msg = messageOf(envelope.msg);
-  return envelope.type === NEW_CDR ? cdrToEvents(msg, zone) : callStateToEvents(msg, zone);
+  return envelope.type === NEW_CDR
+    ? cdrToEvents(msg, zone, recordingTemplate)
+    : callStateToEvents(msg, zone, members);
 }
 
 function messageOf(msg: unknown): unknown {
@@ -201,7 +223,7 @@ function messageOf(msg: unknown): unknown {
 }
 
 /** A finished call: one `call.ended` with all a CDR-only call needs. */
-function cdrToEvents(msg: unknown, zone: string): AdapterOutcome {
+function cdrToEvents(msg: unknown, zone: string, recordingTemplate?: string): AdapterOutcome {
   const cdr = validateNative(YeastarCdrDto, msg, `${WHAT} 30012 (New CDR)`, 'msg');
   if (cdr.type === 'internal')
     return ignoredPost(`internal call ${cdr.call_id}: no outside party for the CRM`);
@@ -222,7 +244,7 @@ function cdrToEvents(msg: unknown, zone: string): AdapterOutcome {
     durationSec: cdr.talk_duration,
     status,
     failedReason,
-    recordingUrl: cdr.recording && /^https?:\/\//i.test(cdr.recording) ? cdr.recording : undefined,
+    recordingUrl: recordingUrlOf(cdr.recording, recordingTemplate),
   };
   return {
     events: [event],
@@ -256,11 +278,13 @@ export function cdrStatusOf(status: CdrStatus): { status: EndStatus; failedReaso
 
 /**
  * A call while it rings: `call.started` (the portal pops the call card) once an employee's phone is part
- * of it, `call.answered` once the employee talks. Yeastar repeats states; the bridge keeps the first of each
- * event per call (idempotency). A state event carries no time: the bridge's receipt time stands in.
+ * of it, with every extension ringing at once (a ring group or queue) as `extensions`; `call.answered` once
+ * an employee talks. Yeastar repeats states; the bridge keeps the first start per call and the first answer
+ * per employee (idempotency), so an answer by another employee (a transfer, 30013; a forward, 30014; or a
+ * later 30011) moves the card. A state event carries no time: the bridge's receipt time stands in.
  */
-function callStateToEvents(msg: unknown, zone: string): AdapterOutcome {
-  const state = validateNative(YeastarCallStateDto, msg, `${WHAT} 30011 (Call State Changed)`, 'msg');
+function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOutcome {
+  const state = validateNative(YeastarCallStateDto, msg, `${WHAT} ${what}`, 'msg');
   const extensions = state.members.flatMap((member) => (member.extension ? [member.extension] : []));
   const inbound = state.members.find((member) => member.inbound)?.inbound;
   const outbound = state.members.find((member) => member.outbound)?.outbound;
@@ -270,15 +294,18 @@ function callStateToEvents(msg: unknown, zone: string): AdapterOutcome {
     [...RINGING, ...TALKING].includes(member.member_status),
   );
   if (!live) return ignoredPost(`call ${state.call_id} hung up: the 30012 CDR ends it`);
-  const employee = extensions.find((member) => member.member_status !== 'BYE');
+  const present = extensions.filter((member) => member.member_status !== 'BYE');
+  const employee = present[0];
   if (!employee) return ignoredPost(`call ${state.call_id}: no employee's phone rings yet`);
 
   const at = now(zone);
   const answered = inbound
-    ? extensions.find((member) => TALKING.includes(member.member_status))
+    ? answererOf(extensions)
     : TALKING.includes(trunk.member_status)
       ? employee
       : undefined;
+  // Every phone of a ring group or queue rings at once: each is shown the card (SPEC.md §4).
+  const group = inbound ? [...new Set(present.map((member) => member.number))] : [];
   const events: Record<string, unknown>[] = [
     {
       event: 'call.started',
@@ -286,6 +313,7 @@ function callStateToEvents(msg: unknown, zone: string): AdapterOutcome {
       direction: inbound ? 'inbound' : 'outbound',
       phoneNumber: inbound ? trunk.from : trunk.to,
       extension: employee.number,
+      ...(group.length > 1 ? { extensions: group.slice(0, 50) } : {}),
       at,
     },
   ];
@@ -297,6 +325,17 @@ function callStateToEvents(msg: unknown, zone: string): AdapterOutcome {
       callId: 'msg.call_id',
       phoneNumber: inbound ? 'msg.members[].inbound.from' : 'msg.members[].outbound.to',
       extension: 'msg.members[].extension.number',
+      extensions: 'msg.members[].extension.number',
     },
   };
+}
+
+/**
+ * The employee talking on an inbound call: the extension listed as talking (ANSWER/ANSWERED), else the one
+ * holding it; should several be (an attended transfer being completed), the last listed.
+ */
+function answererOf(extensions: YeastarExtensionMemberDto[]): YeastarExtensionMemberDto | undefined {
+  const talking = extensions.filter((member) => ['ANSWERED', 'ANSWER'].includes(member.member_status));
+  const holding = extensions.filter((member) => member.member_status === 'HOLD');
+  return talking[talking.length - 1] ?? holding[holding.length - 1];
 }

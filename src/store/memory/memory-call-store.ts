@@ -1,6 +1,7 @@
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { awaitingCallback } from '../../calls/missed-call-task';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
 
@@ -105,6 +106,24 @@ export class MemoryCallStore extends CallStore {
     const key = JSON.stringify([portalId, callId]);
     if (storedAt === undefined || this.recordings.get(key)?.storedAt === storedAt)
       this.recordings.delete(key);
+  }
+
+  async updateCallsAwaitingCallback(
+    portalId: string,
+    answered: readonly AnsweredCall[],
+    mutate: CallMutator,
+  ): Promise<CallRecord[]> {
+    const waiting = this.ofPortal(portalId).filter((call) => {
+      const callback = awaitingCallback(call);
+      return answered.some(
+        (answer) => callback?.phone === answer.phone && callback.until > answer.answeredAt,
+      );
+    });
+    return this.updateCalls(
+      portalId,
+      waiting.map((call) => call.callId),
+      mutate,
+    );
   }
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {

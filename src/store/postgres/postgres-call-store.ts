@@ -1,7 +1,8 @@
 import { PoolClient } from 'pg';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { awaitingCallback } from '../../calls/missed-call-task';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
 
@@ -183,6 +184,35 @@ export class PostgresCallStore extends CallStore {
     );
   }
 
+  /**
+   * Not fenced (intake runs it on any replica, like `ingest`): the rows are locked in id order, so delivery's
+   * fenced writes to the same calls wait for it or it for them.
+   */
+  async updateCallsAwaitingCallback(
+    portalId: string,
+    answered: readonly AnsweredCall[],
+    mutate: CallMutator,
+  ): Promise<CallRecord[]> {
+    return this.db.transaction(async (client) => {
+      // Intake answers 202 after this too: it must survive a database crash like the events.
+      await client.query('SET LOCAL synchronous_commit = on');
+      const rows = await client.query<CallRow>(
+        `SELECT call_id, data FROM calls c
+         WHERE c.portal_id = $1 AND c.callback_phone IS NOT NULL AND EXISTS (
+           SELECT 1 FROM unnest($2::text[], $3::bigint[]) AS a(phone, answered_at)
+           WHERE c.callback_phone = a.phone AND c.callback_until > a.answered_at)
+         ORDER BY call_id FOR UPDATE`,
+        [portalId, answered.map((answer) => answer.phone), answered.map((answer) => answer.answeredAt)],
+      );
+      const calls = rows.rows.map(parse);
+      const updated = calls.map((call) => mutate(call));
+      const changed = updated.filter((call, index) => call !== calls[index]);
+      await this.saveCalls(client, changed);
+      await this.announceWork(client, portalId, changed);
+      return updated;
+    });
+  }
+
   watchNewWork(portalId: string, listener: () => void): () => void {
     return this.db.listen(NEW_WORK_CHANNEL, (payload) => {
       if (payload === workPayload(this.db.schema, portalId)) listener();
@@ -276,12 +306,14 @@ export class PostgresCallStore extends CallStore {
   private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
     if (!calls.length) return;
     await client.query(
-      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority)
+      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority,
+         callback_phone, callback_until)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
-         $7::bigint[], $8::text[], $9::smallint[])
+         $7::bigint[], $8::text[], $9::smallint[], $10::text[], $11::bigint[])
        ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
          due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
-         priority = excluded.priority`,
+         priority = excluded.priority, callback_phone = excluded.callback_phone,
+         callback_until = excluded.callback_until`,
       [
         calls.map((call) => call.portalId),
         calls.map((call) => call.callId),
@@ -292,6 +324,8 @@ export class PostgresCallStore extends CallStore {
         calls.map((call) => call.updatedAt),
         calls.map((call) => JSON.stringify(call)),
         calls.map((call) => deliveryPriority(call)),
+        calls.map((call) => awaitingCallback(call)?.phone ?? null),
+        calls.map((call) => awaitingCallback(call)?.until ?? null),
       ],
     );
   }

@@ -1,7 +1,8 @@
 import Database from 'better-sqlite3';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
-import { CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { awaitingCallback } from '../../calls/missed-call-task';
+import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { SqliteDatabase } from './sqlite-database';
 
@@ -31,11 +32,14 @@ export class SqliteCallStore extends CallStore {
       ),
       findCall: this.db.prepare('SELECT data FROM calls WHERE portal_id = ? AND call_id = ?'),
       upsertCall: this.db.prepare(
-        `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority)
-         VALUES (@portalId, @callId, @state, @nextStep, @dueAt, @createdAt, @updatedAt, @data, @priority)
+        `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority,
+           callback_phone, callback_until)
+         VALUES (@portalId, @callId, @state, @nextStep, @dueAt, @createdAt, @updatedAt, @data, @priority,
+           @callbackPhone, @callbackUntil)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET state = excluded.state, next_step = excluded.next_step,
            due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
-           priority = excluded.priority`,
+           priority = excluded.priority, callback_phone = excluded.callback_phone,
+           callback_until = excluded.callback_until`,
       ),
       dueCalls: this.db.prepare(
         'SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ? ORDER BY priority, due_at LIMIT ?',
@@ -72,6 +76,9 @@ export class SqliteCallStore extends CallStore {
       deleteRecording: this.db.prepare('DELETE FROM recordings WHERE portal_id = ? AND call_id = ?'),
       deleteRecordingStoredAt: this.db.prepare(
         'DELETE FROM recordings WHERE portal_id = ? AND call_id = ? AND stored_at = ?',
+      ),
+      awaitingCallback: this.db.prepare(
+        'SELECT call_id FROM calls WHERE portal_id = ? AND callback_phone = ? AND callback_until > ?',
       ),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
       leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
@@ -172,6 +179,31 @@ export class SqliteCallStore extends CallStore {
       .immediate();
   }
 
+  async updateCallsAwaitingCallback(
+    portalId: string,
+    answered: readonly AnsweredCall[],
+    mutate: CallMutator,
+  ): Promise<CallRecord[]> {
+    return this.db
+      .transaction(() => {
+        const callIds = new Set<string>();
+        for (const { phone, answeredAt } of answered) {
+          const rows = this.statements.awaitingCallback.all(portalId, phone, answeredAt) as {
+            call_id: string;
+          }[];
+          for (const row of rows) callIds.add(row.call_id);
+        }
+        return [...callIds].flatMap((callId) => {
+          const call = this.read(portalId, callId);
+          if (!call) return [];
+          const next = mutate(call);
+          if (next !== call) this.save(next);
+          return [next];
+        });
+      })
+      .immediate();
+  }
+
   async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
     const row = this.statements.getRecording.get(portalId, callId) as { content: Buffer } | undefined;
     return row?.content;
@@ -250,6 +282,8 @@ export class SqliteCallStore extends CallStore {
       updatedAt: call.updatedAt,
       data: JSON.stringify(call),
       priority: deliveryPriority(call),
+      callbackPhone: awaitingCallback(call)?.phone ?? null,
+      callbackUntil: awaitingCallback(call)?.until ?? null,
     });
   }
 }

@@ -54,6 +54,11 @@ export const SQLITE_MIGRATIONS: string[] = [
   // Ringing first: a live call's register and card moves are listed before the history (SPEC.md §4).
   `ALTER TABLE calls ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX calls_due_priority ON calls (portal_id, priority, due_at) WHERE due_at IS NOT NULL;`,
+  // Missed-call tasks: the calls whose task a callback from their number completes (SPEC.md §7).
+  `ALTER TABLE calls ADD COLUMN callback_phone TEXT;
+   ALTER TABLE calls ADD COLUMN callback_until INTEGER;
+   CREATE INDEX calls_awaiting_callback ON calls (portal_id, callback_phone, callback_until)
+     WHERE callback_phone IS NOT NULL;`,
   // Recordings the bridge uploads itself (SPEC.md §5): downloaded or pushed content, until the portal has it.
   `CREATE TABLE recordings (
      portal_id  TEXT    NOT NULL,

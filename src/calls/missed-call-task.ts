@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import { DateTime } from 'luxon';
+import { CallEvent, CallRecord, EndStatus, MissedTask, PortalStep } from './call';
+import { PortalParams } from './portal-commands';
+
+/**
+ * Missed-call tasks (SPEC.md §7), pure: which calls get one, what `tasks.task.add` / `list` / `complete`
+ * carry, and what each answer does to the call's task. The add is not idempotent on the portal, so a
+ * call whose add may have gone through without an answer looks for its task (`findTask`, by `XML_ID`)
+ * before it adds again; the count of adds sent is stored before each is sent.
+ */
+
+/** The steps of a missed-call task; they go after everything else a call has (priority class 2). */
+export const TASK_STEPS: readonly PortalStep[] = ['addTask', 'findTask', 'completeTask'];
+
+/** Their priority class: below history (1), so they never delay a ringing call's card or a finish. */
+export const TASK_PRIORITY = 2;
+
+const MISSED: readonly EndStatus[] = ['missed', 'busy', 'cancelled'];
+
+/** A lookup looks for tasks created since this long before the first add (the portal's clock may differ). */
+const LOOKUP_MARGIN_MS = 15 * 60 * 1000;
+
+export type MissedTaskState = 'pending' | 'created' | 'completed' | 'failed';
+
+export function isTaskStep(step: PortalStep | undefined): boolean {
+  return step !== undefined && TASK_STEPS.includes(step);
+}
+
+/** An inbound call that ended missed, busy or cancelled. */
+export function isMissedInbound(call: CallRecord): boolean {
+  return call.direction === 'inbound' && call.ended !== undefined && MISSED.includes(call.ended.status);
+}
+
+/**
+ * With MISSED_CALL_TASK (`deadlineMs` set): a missed inbound call is given its task, once; the deadline is
+ * its end plus `deadlineMs`, keeping the PBX's offset.
+ */
+export function withMissedTask(call: CallRecord, deadlineMs: number | undefined): CallRecord {
+  if (deadlineMs === undefined || call.missedTask || !isMissedInbound(call)) return call;
+  const end = DateTime.fromISO(call.ended!.at, { setZone: true });
+  const deadline = end.plus({ milliseconds: deadlineMs }).toISO({ suppressMilliseconds: true });
+  return { ...call, missedTask: { deadline: deadline ?? call.ended!.at } };
+}
+
+/** What is next for the call's task once the call is finished on the portal, if anything. */
+export function missedTaskStep(call: CallRecord): PortalStep | undefined {
+  const task = call.missedTask;
+  if (!task || task.failed || !call.finishedOnPortal) return undefined;
+  if (task.id === undefined) return (task.addsSent ?? 0) > (task.addsCleared ?? 0) ? 'findTask' : 'addTask';
+  if (task.calledBackAt !== undefined && !task.completed) return 'completeTask';
+  return undefined;
+}
+
+export function missedTaskState(task: MissedTask): MissedTaskState {
+  if (task.failed) return 'failed';
+  if (task.completed) return 'completed';
+  return task.id === undefined ? 'pending' : 'created';
+}
+
+/**
+ * The task's marker on the portal: a stable hash of (portal, call), so a lookup finds the task an add
+ * whose answer was lost made, and nothing else.
+ */
+export function taskMarker(portalId: string, callId: string): string {
+  const digest = createHash('sha256').update(`${portalId}\u001f${callId}`).digest('hex');
+  return `pbx-bridge-missed-${digest.slice(0, 32)}`;
+}
+
+export function taskTitle(call: CallRecord): string {
+  const client = call.missedTask?.clientName;
+  return `Missed call from ${call.phoneNumber}${client ? ` (${client})` : ''}`;
+}
+
+function taskDescription(call: CallRecord): string {
+  const client = call.missedTask?.clientName;
+  const line = call.ringing?.length ? call.ringing.join(', ') : (call.extension ?? '—');
+  return [
+    `Inbound call from ${call.phoneNumber}${client ? ` (${client})` : ''}, ${call.ended!.status}.`,
+    `Rang at ${call.startedAt}, ended at ${call.ended!.at}.`,
+    `Line/extension: ${line}. PBX call id: ${call.callId}.`,
+    `Please call back before ${call.missedTask!.deadline}.`,
+  ].join('\n');
+}
+
+const CRM_PREFIX: Record<string, string> = { CONTACT: 'C', COMPANY: 'CO', LEAD: 'L', DEAL: 'D' };
+
+/** The CRM record the register bound the call to or created (`C_5`, `CO_2`, `L_9`), if any. */
+export function crmTaskBinding(call: CallRecord): string | undefined {
+  const prefix = call.crmEntityType ? CRM_PREFIX[call.crmEntityType] : undefined;
+  if (prefix && call.crmEntityId !== undefined) return `${prefix}_${call.crmEntityId}`;
+  return call.createdLead !== undefined ? `L_${call.createdLead}` : undefined;
+}
+
+export function addTaskParams(call: CallRecord): PortalParams {
+  const task = call.missedTask!;
+  const binding = crmTaskBinding(call);
+  return {
+    fields: {
+      TITLE: taskTitle(call),
+      DESCRIPTION: taskDescription(call),
+      RESPONSIBLE_ID: task.responsibleId,
+      DEADLINE: task.deadline,
+      XML_ID: taskMarker(call.portalId, call.callId),
+      ...(binding ? { UF_CRM_TASK: [binding] } : {}),
+    },
+  };
+}
+
+/**
+ * Looks for the task by its marker. The portal's filter by `XML_ID` is not confirmed on real portals, so
+ * the filter also narrows by responsible and creation time, and the answer's rows are checked again
+ * (`foundTaskId`): a portal ignoring the marker filter cannot make a stranger's task ours.
+ */
+export function findTaskParams(call: CallRecord): PortalParams {
+  const task = call.missedTask!;
+  const since = new Date((task.firstTriedAt ?? 0) - LOOKUP_MARGIN_MS).toISOString();
+  return {
+    filter: {
+      XML_ID: taskMarker(call.portalId, call.callId),
+      RESPONSIBLE_ID: task.responsibleId,
+      '>=CREATED_DATE': since,
+    },
+    select: ['ID', 'TITLE', 'XML_ID', 'RESPONSIBLE_ID', 'CREATED_DATE'],
+    order: { ID: 'ASC' },
+  };
+}
+
+export function completeTaskParams(call: CallRecord): PortalParams {
+  return { taskId: call.missedTask!.id };
+}
+
+/** The task id in `tasks.task.add`'s answer (`{"task": {"id": …}}`). */
+export function addedTaskId(result: unknown): number | undefined {
+  const task = (result as { task?: Record<string, unknown> } | undefined)?.task;
+  return toId(task?.id ?? task?.ID);
+}
+
+/**
+ * The id of our task among `tasks.task.list`'s rows: the row with our marker; a row that carries no marker
+ * at all counts when its title is ours (a portal that does not keep `XML_ID`). The oldest one wins.
+ */
+export function foundTaskId(call: CallRecord, result: unknown): number | undefined {
+  const rows = (result as { tasks?: unknown } | undefined)?.tasks;
+  if (!Array.isArray(rows)) return undefined;
+  const marker = taskMarker(call.portalId, call.callId);
+  const title = taskTitle(call);
+  const ids = rows.flatMap((row: Record<string, unknown>) => {
+    const rowMarker = row.xmlId ?? row.XML_ID;
+    const ours = rowMarker ? rowMarker === marker : (row.title ?? row.TITLE) === title;
+    const id = ours ? toId(row.id ?? row.ID) : undefined;
+    return id === undefined ? [] : [id];
+  });
+  return ids.length > 0 ? Math.min(...ids) : undefined;
+}
+
+/** The add is about to be sent: counted first, so a lost answer is followed by a lookup, not a repeat. */
+export function countTaskAdd(call: CallRecord, now: number): CallRecord {
+  const task = call.missedTask!;
+  return {
+    ...call,
+    missedTask: { ...task, addsSent: (task.addsSent ?? 0) + 1, firstTriedAt: task.firstTriedAt ?? now },
+  };
+}
+
+export function taskCreated(call: CallRecord, id: number): CallRecord {
+  return { ...call, missedTask: { ...call.missedTask!, id } };
+}
+
+/** The adds sent so far made no task (the portal answered them with an error, or a lookup found none). */
+export function taskAddsCleared(call: CallRecord): CallRecord {
+  const task = call.missedTask!;
+  return { ...call, missedTask: { ...task, addsCleared: task.addsSent ?? 0 } };
+}
+
+export function taskCompleted(call: CallRecord): CallRecord {
+  return { ...call, missedTask: { ...call.missedTask!, completed: true } };
+}
+
+/** The task is given up; the call itself stays as it is (finished), with the reason in `lastError`. */
+export function taskGivenUp(call: CallRecord, reason: string): CallRecord {
+  return { ...call, lastError: reason, missedTask: { ...call.missedTask!, failed: reason } };
+}
+
+/**
+ * The phone number whose next answered call completes this call's task, and until when (ms epoch): the
+ * store keeps both in indexed columns, so intake finds the calls a callback answers on any replica.
+ */
+export function awaitingCallback(call: CallRecord): { phone: string; until: number } | undefined {
+  const task = call.missedTask;
+  if (!task || task.failed || task.completed || task.calledBackAt !== undefined || !call.phoneNumber) {
+    return undefined;
+  }
+  return { phone: call.phoneNumber, until: Date.parse(task.deadline) };
+}
+
+/**
+ * `answeredCallId` (from the same number) was answered at `answeredAt` (ms epoch): the task is completed
+ * when that is after this call ended and before the task's deadline. Anything else leaves the call as is.
+ */
+export function markCalledBack(call: CallRecord, answeredCallId: string, answeredAt: number): CallRecord {
+  const waiting = awaitingCallback(call);
+  if (!waiting || call.callId === answeredCallId) return call;
+  if (answeredAt >= waiting.until || answeredAt < Date.parse(call.ended!.at)) return call;
+  return {
+    ...call,
+    missedTask: { ...call.missedTask!, calledBackAt: answeredAt, calledBackBy: answeredCallId },
+  };
+}
+
+/**
+ * When a PBX event says its call was answered (ms epoch), if it does: `call.answered` at its time, an
+ * answered `call.ended` (a CDR) at its end minus the talk time.
+ */
+export function answeredAtOf(event: CallEvent): number | undefined {
+  let at = NaN;
+  if (event.event === 'call.answered') at = Date.parse(event.at);
+  else if (event.event === 'call.ended' && event.status === 'answered') {
+    at = Date.parse(event.at) - (event.durationSec ?? 0) * 1000;
+  }
+  return Number.isFinite(at) ? at : undefined;
+}
+
+function toId(value: unknown): number | undefined {
+  if (value === null || value === undefined || value === '') return undefined;
+  const id = Number(value);
+  return Number.isInteger(id) && id > 0 ? id : undefined;
+}
