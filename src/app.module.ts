@@ -3,6 +3,7 @@ import { AdminModule } from './admin/admin.module';
 import { AuthModule } from './auth/auth.module';
 import { OAuthModule } from './auth/oauth.module';
 import { AppConfig } from './config/app-config';
+import { ClicksModule } from './clicks/clicks.module';
 import { ConfigurationModule } from './config/configuration.module';
 import { CrmModule } from './crm/crm.module';
 import { DeliveryModule } from './delivery/delivery.module';
@@ -27,6 +28,7 @@ export class AppModule {
         LoggingModule,
         MetricsModule,
         StoreModule,
+        ClicksModule,
         AuthModule,
         OAuthModule,
         PortalModule,

@@ -61,6 +61,11 @@ export interface CallEvent {
   status?: EndStatus;
   failedReason?: string;
   recordingUrl?: string;
+  /**
+   * The portal's CALL_ID when the PBX knows it (a click-to-call it dialled, SPEC.md §4, §6): the call is
+   * never registered, that CALL_ID is finished.
+   */
+  crmCallId?: string;
   /** Set by an adapter that inferred `direction` (the PBX sent none): which rule decided. */
   directionInferred?: string;
 }

@@ -1,0 +1,53 @@
+/**
+ * The seam between the portal's events and the PBX side of click-to-call (SPEC.md §6). The portal-events
+ * processor turns a stored `ONEXTERNALCALLSTART` or `ONEXTERNALCALLBACKSTART` into a `PortalClick` and
+ * publishes it on the `ClickBus`; the dialer (asks the PBX to ring and dial) and the click registry (matches
+ * the PBX's later report of that call to the portal's CALL_ID) subscribe. Pure data and an in-process bus:
+ * durability is the publisher's (the event stays stored until every handler has taken the click), and every
+ * handler must be idempotent by `portalCallId` (a click may be published again after a crash).
+ */
+
+/** A click on a number in the CRM (`click`), or a visitor's callback request (`callback`). */
+export interface PortalClick {
+  portalId: string;
+  kind: 'click' | 'callback';
+  /** The portal's CALL_ID: the portal registered the call already; the bridge only finishes it. */
+  portalCallId: string;
+  /** The employee who clicked (`click`); for a callback the portal names none (the responsible is looked up). */
+  userId?: number;
+  /** The number to dial, E.164 when it parses, else as the portal sent it. */
+  phoneNumber: string;
+  crmEntityType?: string;
+  crmEntityId?: number;
+  lineNumber?: string;
+  /** When the portal sent the event (its `ts`, else when the bridge received it), ms epoch. */
+  clickedAt: number;
+}
+
+export type ClickHandler = (click: PortalClick) => Promise<void>;
+
+/** In-process publish/subscribe for clicks; provided once, globally (`ClicksModule`). */
+export class ClickBus {
+  private readonly handlers: { name: string; handle: ClickHandler }[] = [];
+
+  /** Registers a handler under a name (for logs and the events' `lastError`); call from onModuleInit. */
+  subscribe(name: string, handle: ClickHandler): void {
+    this.handlers.push({ name, handle });
+  }
+
+  /** The handlers' names; none means click-to-call is off (the event is acknowledged and counted). */
+  get subscribers(): string[] {
+    return this.handlers.map((handler) => handler.name);
+  }
+
+  /** Hands the click to every handler; rejects (naming the handler) if any does, so the event is retried. */
+  async publish(click: PortalClick): Promise<void> {
+    for (const { name, handle } of this.handlers) {
+      try {
+        await handle(click);
+      } catch (error) {
+        throw new Error(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+}
