@@ -56,7 +56,22 @@ function readAll(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/**
+ * `idle`: the sandbox's usual bucket (burst 50), so a request goes out as soon as a file is in: about one file
+ * per request. `budget`: burst 2, so the budget binds and files wait together: the planner packs them up to
+ * RECORDING_REQUEST_MAX_MB. BENCH_REC_SCENARIOS picks (default both).
+ */
+const SCENARIOS: Record<string, number> = { idle: 50, budget: 2 };
+
 async function main(): Promise<void> {
+  const names = (process.env.BENCH_REC_SCENARIOS ?? 'idle,budget').split(',');
+  for (const name of names) {
+    if (!(name in SCENARIOS)) throw new Error(`unknown scenario ${name}`);
+    await scenario(name, SCENARIOS[name]);
+  }
+}
+
+async function scenario(name: string, burst: number): Promise<void> {
   const files = new Map<string, Buffer>();
   for (let i = 0; i < SMALL; i += 1) files.set(`small-${i}`, wav(Math.round(SMALL_MB * 1e6), i + 1));
   for (let i = 0; i < BIG; i += 1) files.set(`big-${i}`, wav(Math.round(BIG_MB * 1e6), 1000 + i));
@@ -69,7 +84,7 @@ async function main(): Promise<void> {
   });
   const filePort = await listen(fileServer);
 
-  const sandbox = await SandboxPortal.start();
+  const sandbox = await SandboxPortal.start({ rateLimitRps: 2, rateBurst: burst });
   // The portal's REST API through a proxy that weighs every request body.
   const sizes: { bytes: number; records: number }[] = [];
   const proxy = createServer((req, res) => {
@@ -143,7 +158,7 @@ async function main(): Promise<void> {
     const largest = Math.max(...sizes.map((size) => size.bytes));
     const requests = carrying.length + uploads;
     console.log(
-      `recordings: ${arrived}/${files.size} files (${SMALL} × ${SMALL_MB} MB as FILE_CONTENT, ${BIG} × ${BIG_MB} MB via uploadUrl), ` +
+      `recordings, ${name} (bucket 2/s, burst ${burst}): ${arrived}/${files.size} files (${SMALL} × ${SMALL_MB} MB as FILE_CONTENT, ${BIG} × ${BIG_MB} MB via uploadUrl), ` +
         `${(totalBytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(1)} s = ${(totalBytes / 1e6 / seconds).toFixed(1)} MB/s`,
     );
     console.log(

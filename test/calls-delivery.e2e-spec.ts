@@ -47,6 +47,8 @@ describe('call delivery to the portal', () => {
     const first = await post(started(callId));
     expect(first.status).toBe(202);
     expect(first.body).toEqual({ accepted: 1, duplicates: 0 });
+    // Registered while it rings (SHOW=1); a call that ends before its register goes out is registered with SHOW=0.
+    await untilState(callId, 'registered');
     const second = await post(ended(callId, { recordingUrl }));
     expect(second.body).toEqual({ accepted: 1, duplicates: 0 });
 
