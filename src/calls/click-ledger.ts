@@ -27,12 +27,12 @@ export class ClickLedger implements ClickClaims {
     for (const row of rows) this.rows.set(row.portalCallId, { ...row });
   }
 
-  claim(portalCallId: string, callId: string): string {
+  claim(portalCallId: string, callId: string): { holder: string; userId?: number } {
     const row = this.rows.get(portalCallId);
-    if (row?.matchedCallId !== undefined) return row.matchedCallId;
+    if (row?.matchedCallId !== undefined) return { holder: row.matchedCallId, userId: row.userId };
     this.rows.set(portalCallId, { ...(row ?? { portalCallId }), matchedCallId: callId });
     this.touched.add(portalCallId);
-    return callId;
+    return { holder: callId, userId: row?.userId };
   }
 
   openClicks(phoneNumber: string): StoredClick[] {

@@ -26,9 +26,10 @@ export interface StoredClick {
 export interface ClickClaims {
   /**
    * Claims the portal call for `callId` (recording a row for it when the click is not known yet). Returns
-   * the bridge call that holds it: `callId` itself, or another call that claimed it first.
+   * the bridge call that holds it (`callId` itself, or another call that claimed it first) and the clicking
+   * employee when the click is known.
    */
-  claim(portalCallId: string, callId: string): string;
+  claim(portalCallId: string, callId: string): { holder: string; userId?: number };
   /** Clicks to `phoneNumber` (E.164) no call has taken yet, oldest first. */
   openClicks(phoneNumber: string): StoredClick[];
 }
@@ -99,7 +100,7 @@ export function linkPortalCall(
   if (!hasStartDetails(call) || call.direction !== 'outbound') return call;
   const click = pickClick(claims.openClicks(call.phoneNumber!), call, settings);
   if (!click) return call;
-  const holder = claims.claim(click.portalCallId, call.callId);
+  const { holder } = claims.claim(click.portalCallId, call.callId);
   const user = click.userId ?? call.userId;
   return linked(call, { portalCallId: click.portalCallId, matchedBy: 'click' }, holder, user);
 }
@@ -127,8 +128,10 @@ function linkByCrmCallId(
     const had = call.portalCallId ?? 'a register already sent';
     return { ...call, lastError: `crmCallId ${crmCallId} of ${event.event} ignored: the call has ${had}` };
   }
-  const holder = claims ? claims.claim(crmCallId, call.callId) : call.callId;
-  return linked(call, { portalCallId: crmCallId, matchedBy: 'crmCallId' }, holder, call.userId);
+  const claimed = claims ? claims.claim(crmCallId, call.callId) : { holder: call.callId };
+  // The PBX's own employee first (who really called), else the one who clicked.
+  const user = call.userId ?? (call.extension ? undefined : claimed.userId);
+  return linked(call, { portalCallId: crmCallId, matchedBy: 'crmCallId' }, claimed.holder, user);
 }
 
 function linked(call: CallRecord, link: ClickToCall, holder: string, userId: number | undefined): CallRecord {
