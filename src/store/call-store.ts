@@ -128,6 +128,7 @@ export abstract class CallStore {
    * Retention: deletes up to `limit` settled calls (finished or failed, nothing due) of every portal whose
    * last change was before `before` (ms epoch), oldest first, with their events, in one transaction.
    * Returns how many calls it deleted. Their `(callId, event)` keys are then unknown: a late repeat is new.
+   * Up to `limit` clicks (click-to-call) stored before `before` go too.
    */
   abstract deleteSettledCalls(before: number, limit: number): Promise<number>;
 

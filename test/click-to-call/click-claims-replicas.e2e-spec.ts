@@ -100,4 +100,15 @@ describe(`click claims across replicas (${onPostgres ? 'PostgreSQL' : 'SQLite'})
       matchedCallId: holders[0]!.callId,
     });
   });
+
+  it('retention removes clicks stored before its cut-off', async () => {
+    await first.calls.saveClick(PORTAL, {
+      portalCallId: 'externalCall.old.1',
+      phoneNumber: PHONE,
+      clickedAt: 1,
+    });
+    await first.calls.deleteSettledCalls(Date.now() + 1000, 100);
+    expect(await second.calls.findClick(PORTAL, 'externalCall.old.1')).toBeUndefined();
+    expect(await second.calls.findClick(PORTAL, 'externalCall.r1.1')).toBeUndefined();
+  });
 });

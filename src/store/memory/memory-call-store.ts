@@ -196,6 +196,9 @@ export class MemoryCallStore extends CallStore {
         if (portal === call.portalId && callId === call.callId) this.events.delete(key);
       }
     }
+    for (const [id, click] of this.clicks) {
+      if ((click.clickedAt ?? 0) < before) this.clicks.delete(id);
+    }
     return settled.length;
   }
 

@@ -330,6 +330,12 @@ export class PostgresCallStore extends CallStore {
        RETURNING c.call_id`,
       [before, limit],
     );
+    // Clicks (click-to-call) older than the retention: matched long ago, or never dialled.
+    await this.db.query(
+      `DELETE FROM clicks WHERE (portal_id, portal_call_id) IN
+         (SELECT portal_id, portal_call_id FROM clicks WHERE created_at < $1 LIMIT $2)`,
+      [before, limit],
+    );
     return deleted.length;
   }
 

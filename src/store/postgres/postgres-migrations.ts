@@ -87,5 +87,6 @@ export const POSTGRES_MIGRATIONS: string[] = [
      created_at      bigint NOT NULL,
      PRIMARY KEY (portal_id, portal_call_id)
    );
-   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;`,
+   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
+   CREATE INDEX clicks_created ON clicks (created_at);`,
 ];

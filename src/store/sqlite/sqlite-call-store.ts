@@ -86,6 +86,10 @@ export class SqliteCallStore extends CallStore {
       ),
       deleteEvents: this.db.prepare('DELETE FROM call_events WHERE portal_id = ? AND call_id = ?'),
       deleteCall: this.db.prepare('DELETE FROM calls WHERE portal_id = ? AND call_id = ?'),
+      deleteOldClicks: this.db.prepare(
+        `DELETE FROM clicks WHERE (portal_id, portal_call_id) IN
+           (SELECT portal_id, portal_call_id FROM clicks WHERE created_at < ? LIMIT ?)`,
+      ),
       putRecording: this.db.prepare(
         `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
@@ -314,6 +318,8 @@ export class SqliteCallStore extends CallStore {
           this.statements.deleteRecording.run(portalId, callId);
           this.statements.deleteCall.run(portalId, callId);
         }
+        // Clicks (click-to-call) older than the retention: matched long ago, or never dialled.
+        this.statements.deleteOldClicks.run(before, limit);
         return settled.length;
       })
       .immediate();

@@ -79,5 +79,6 @@ export const SQLITE_MIGRATIONS: string[] = [
      created_at      INTEGER NOT NULL,
      PRIMARY KEY (portal_id, portal_call_id)
    ) WITHOUT ROWID;
-   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;`,
+   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
+   CREATE INDEX clicks_created ON clicks (created_at);`,
 ];
