@@ -153,4 +153,21 @@ describe('click-to-call in the call lifecycle', () => {
     const call = apply(undefined, { ...started, direction: 'inbound' }, ledger);
     expect(call.portalCallId).toBeUndefined();
   });
+
+  it('a crmCallId report naming nobody finishes as the employee who clicked', () => {
+    const ledger = new ClickLedger([click]);
+    const failed: CallEvent = {
+      event: 'call.ended',
+      callId: 'dial-externalCall.abc.1',
+      at: '2026-11-22T10:01:00+01:00',
+      durationSec: 0,
+      status: 'failed',
+      crmCallId: click.portalCallId,
+    };
+    expect(apply(undefined, failed, ledger).portalUser).toEqual({ USER_ID: 7 });
+    // The PBX's own extension wins over the click's user (who really called).
+    const ledger2 = new ClickLedger([click]);
+    const own = apply(undefined, { ...started, extension: '102', crmCallId: click.portalCallId }, ledger2);
+    expect(own.portalUser).toEqual({ USER_PHONE_INNER: '102' });
+  });
 });
