@@ -125,7 +125,8 @@ export function plan(call: CallRecord, now: number): CallRecord {
 
 function nextStep(call: CallRecord): CallRecord['nextStep'] {
   if (call.failed) return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
-  if (!hasStartDetails(call)) return call.ended ? 'wait-start' : undefined;
+  // A click-to-call's CALL_ID is the portal's own (click-match.ts): its finish needs no start details.
+  if (!hasStartDetails(call) && !call.clickToCall) return call.ended ? 'wait-start' : undefined;
   if (!call.portalCallId) return 'register';
   if (call.ended && !call.finishedOnPortal) return 'finish';
   const moves = cardMoves(call);

@@ -32,6 +32,8 @@ export interface CallStatusView {
   card: { ringing: string[]; answeredBy: string | null; openFor: string[] };
   /** MISSED_CALL_TASK, only for a missed inbound call given a task (SPEC.md §7): its portal id and state. */
   missedTask?: { id: number | null; state: MissedTaskState; deadline: string; calledBackBy: string | null };
+  /** Click-to-call: the portal's own CALL_ID, and how the PBX's report was tied to it (SPEC.md §6). */
+  clickToCall?: { portalCallId: string; matchedBy: 'crmCallId' | 'click'; finishedBy?: string };
   updatedAt: string;
 }
 
@@ -79,6 +81,7 @@ export function toStatusView(call: CallRecord): CallStatusView {
       deadline: call.missedTask.deadline,
       calledBackBy: call.missedTask.calledBackBy ?? null,
     },
+    clickToCall: call.clickToCall && { ...call.clickToCall },
     updatedAt: new Date(call.updatedAt).toISOString(),
   };
 }

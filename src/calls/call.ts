@@ -115,6 +115,14 @@ export interface CardTarget {
   userIds: number[];
 }
 
+/** How a call came to carry a portal CALL_ID it did not register (click-match.ts; shown in its status). */
+export interface ClickToCall {
+  portalCallId: string;
+  matchedBy: 'crmCallId' | 'click';
+  /** Another bridge call took this CALL_ID first (it finishes it): this one never finishes it again. */
+  finishedBy?: string;
+}
+
 export interface CallEnd {
   at: string;
   durationSec: number;
@@ -163,6 +171,8 @@ export interface CallRecord {
   crmBinding?: CrmBinding | null;
   routedToDefaultUser: boolean;
   portalCallId?: string;
+  /** Click-to-call (click-match.ts): the CALL_ID is the portal's own, taken from a crmCallId or a click. */
+  clickToCall?: ClickToCall;
   crmEntityType?: string;
   crmEntityId?: number;
   createdLead?: number;

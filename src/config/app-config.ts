@@ -306,6 +306,15 @@ export class AppConfig {
   @Min(1)
   MISSED_CALL_TASK_DEADLINE_MIN = 60;
 
+  /**
+   * Click-to-call: a PBX outbound call that carries no CRM_CALL_ID is the click's call when it goes from the
+   * clicking employee's extension to the clicked number and starts within this many seconds of the click.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  DIAL_MATCH_SEC = 60;
+
   // --- Hardening (issue 13) ---
 
   /**

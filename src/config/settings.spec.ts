@@ -24,6 +24,7 @@ describe('typed settings', () => {
       EMPLOYEE_REFRESH_SEC: '120',
       OAUTH_STATE_TTL_SEC: '30',
       RETENTION_DAYS: '2',
+      DIAL_MATCH_SEC: '45',
     });
     expect(deliverySettingsOf(config)).toEqual({
       defaultUserId: 7,
@@ -32,6 +33,7 @@ describe('typed settings', () => {
       leaseMs: 12_000,
       holdEndedWithoutStartMs: 90_000,
       maxInFlight: 16,
+      dialMatchMs: 45_000,
     });
     expect(lookupSettingsOf(config)).toMatchObject({ cacheTtlMs: 60_000, employeeRefreshMs: 120_000 });
     expect(authSettingsOf(config).stateTtlMs).toBe(30_000);

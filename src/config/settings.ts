@@ -62,6 +62,8 @@ export abstract class DeliverySettings {
    * (MISSED_CALL_TASK_DEADLINE_MIN); undefined when missed calls make no task.
    */
   abstract readonly missedCallTaskDeadlineMs?: number;
+  /** DIAL_MATCH_SEC: how long after a click the PBX's call from that extension to that number is its call. */
+  abstract readonly dialMatchMs: number;
 }
 
 /** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */
@@ -176,6 +178,7 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
     missedCallTaskDeadlineMs: config.MISSED_CALL_TASK
       ? config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS
       : undefined,
+    dialMatchMs: config.DIAL_MATCH_SEC * SECOND_MS,
   });
 
 export const portalSettingsOf = (config: AppConfig): PortalSettings =>

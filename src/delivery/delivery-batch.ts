@@ -592,6 +592,9 @@ export class DeliveryBatches {
   /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
   private finishUserOf(call: CallRecord): PortalUser | undefined {
     const answerer = call.answeredBy;
+    // A click-to-call's report that names nobody (the dialer's timeout): B24_DEFAULT_USER_ID.
+    const fallback = call.clickToCall && this.settings.defaultUserId !== undefined;
+    if (!answerer && !call.portalUser && fallback) return { USER_ID: this.settings.defaultUserId! };
     if (!answerer || answerer === call.cardRegisterKey) return call.portalUser;
     const who = whoOfCardKey(answerer);
     if (who.userId !== undefined) return { USER_ID: who.userId };

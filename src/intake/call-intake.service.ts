@@ -1,7 +1,9 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
 import { applyEvent, newCall, plan } from '../calls/call-lifecycle';
+import { ClickMatchSettings, linkPortalCall } from '../calls/click-match';
 import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
+import { EmployeeDirectory } from '../crm/employee-directory';
 import { WorkSignal } from '../common/work-signal';
 import { PORTAL_ID } from '../config/portal-id';
 import { RecordingHosts } from '../common/recording-hosts';
@@ -24,6 +26,7 @@ export class CallIntake {
   private pending: Submission[] = [];
   private flushScheduled = false;
   private readonly recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
+  private readonly clickMatch: ClickMatchSettings;
 
   constructor(
     private readonly store: CallStore,
@@ -31,7 +34,12 @@ export class CallIntake {
     private readonly work: WorkSignal,
     @Inject(PORTAL_ID) private readonly portalId: string,
     recording: RecordingSettings,
+    @Optional() directory?: EmployeeDirectory,
   ) {
+    this.clickMatch = {
+      windowMs: delivery.dialMatchMs ?? 60_000,
+      userOf: (extension) => directory?.userIdFor(extension),
+    };
     const hosts = new RecordingHosts(recording.fetchHosts);
     if (!hosts.empty)
       this.recordingFetch = { fetchable: (url) => hosts.allows(url), waitMs: recording.waitMs };
@@ -97,8 +105,11 @@ export class CallIntake {
       const results = await this.store.ingest(
         portalId,
         submissions.map((submission) => submission.events),
-        (call, event) => {
-          const next = applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings);
+        (call, event, clicks) => {
+          const applied = applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings);
+          // Click-to-call: the portal's own CALL_ID, from the event's crmCallId or a stored click.
+          const linked = linkPortalCall(applied, event, clicks, this.clickMatch);
+          const next = linked === applied ? applied : plan(linked, settings.now);
           phones.set(event.callId, next.phoneNumber);
           return next;
         },

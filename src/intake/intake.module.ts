@@ -1,12 +1,16 @@
 import { Module } from '@nestjs/common';
+import { CrmModule } from '../crm/crm.module';
 import { CallIntake } from './call-intake.service';
+import { ClickRegistry } from './click-registry';
 
 /**
- * Intake: PBX events stored before they are acknowledged. Its store, configuration and the `WorkSignal`
- * that wakes delivery come from global modules, so it imports no feature module.
+ * Intake: PBX events stored before they are acknowledged. Its store, configuration, the `WorkSignal` that
+ * wakes delivery and the `ClickBus` come from global modules; the employee directory (CrmModule) tells
+ * whose extension a click-to-call's PBX report comes from.
  */
 @Module({
-  providers: [CallIntake],
+  imports: [CrmModule],
+  providers: [CallIntake, ClickRegistry],
   exports: [CallIntake],
 })
 export class IntakeModule {}

@@ -16,6 +16,7 @@ import {
   ValidateIf,
 } from 'class-validator';
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { CRM_CALL_ID_MAX, CRM_CALL_ID_PATTERN } from '../calls/click-match';
 import { CallEventName, Direction, EndStatus } from '../calls/call';
 
 const ISO_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/;
@@ -159,4 +160,20 @@ export class CallEventDto {
   @MaxLength(255)
   @IsUrl({ protocols: ['http', 'https'], require_protocol: true, require_tld: false })
   recordingUrl?: string;
+
+  @ApiPropertyOptional({
+    description:
+      "Click-to-call: the portal's CALL_ID of a call the PBX dialled for a click (from the dialer, or the " +
+      'dialplan variable CRM_CALL_ID). On any event: the call is never registered, that CALL_ID is finished.',
+    maxLength: CRM_CALL_ID_MAX,
+    pattern: CRM_CALL_ID_PATTERN.source,
+    example: 'externalCall.2f5e8c0b9a7d4e1f.1732269000',
+  })
+  @IsOptional()
+  @IsString()
+  @Length(1, CRM_CALL_ID_MAX)
+  @Matches(CRM_CALL_ID_PATTERN, {
+    message: "crmCallId must be the portal's CALL_ID (letters, digits, '.', '_', ':', '-')",
+  })
+  crmCallId?: string;
 }

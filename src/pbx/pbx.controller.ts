@@ -80,6 +80,19 @@ export class PbxController {
           recordingUrl: 'https://pbx.example.com/rec/1732269000.1234.mp3',
         },
       },
+      clickToCall: {
+        value: {
+          event: 'call.ended',
+          callId: '1732269100.1240',
+          direction: 'outbound',
+          phoneNumber: '+49 151 1234-5678',
+          extension: '101',
+          at: '2026-11-22T10:05:00+01:00',
+          durationSec: 42,
+          status: 'answered',
+          crmCallId: 'externalCall.2f5e8c0b9a7d4e1f.1732269000',
+        },
+      },
     },
   })
   @ApiResponse({

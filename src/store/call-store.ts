@@ -1,4 +1,6 @@
 import { CallEvent, CallRecord, CallState } from '../calls/call';
+import { ClickClaims } from '../calls/click-match';
+import { ClickRow } from '../calls/click-ledger';
 import { DeliveryLease } from './coordination-store';
 
 /** What one intake transaction did with the events of one PBX request. */
@@ -7,8 +9,16 @@ export interface IngestResult {
   duplicates: number;
 }
 
-/** Applies one new event to a call (undefined: the bridge never heard of it), inside the store's transaction. */
-export type EventApplier = (call: CallRecord | undefined, event: CallEvent) => CallRecord;
+/**
+ * Applies one new event to a call (undefined: the bridge never heard of it), inside the store's transaction.
+ * `clicks`: the stored clicks to the batch's numbers and CALL_IDs (locked until the commit), for matching the
+ * call to a click-to-call (click-match.ts); what it claims is written in the same transaction.
+ */
+export type EventApplier = (
+  call: CallRecord | undefined,
+  event: CallEvent,
+  clicks: ClickClaims,
+) => CallRecord;
 export type CallMutator = (call: CallRecord) => CallRecord;
 
 /** A call from `phone` (E.164) answered at `answeredAt` (ms epoch): it may complete earlier missed calls' tasks. */
@@ -38,6 +48,15 @@ export abstract class CallStore {
   abstract ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]>;
 
   abstract findCall(portalId: string, callId: string): Promise<CallRecord | undefined>;
+
+  /**
+   * Click-to-call: keeps a click for matching, idempotent by its CALL_ID (a repeat changes nothing; a row a
+   * `crmCallId` made before the click arrived gets the click's details and stays taken).
+   */
+  abstract saveClick(portalId: string, click: ClickRow): Promise<void>;
+
+  /** A stored click by its CALL_ID (operators, specs). */
+  abstract findClick(portalId: string, portalCallId: string): Promise<ClickRow | undefined>;
 
   /**
    * Calls whose next step is due, oldest due first, leaving out the ones named in `skip` and those whose
@@ -109,6 +128,7 @@ export abstract class CallStore {
    * Retention: deletes up to `limit` settled calls (finished or failed, nothing due) of every portal whose
    * last change was before `before` (ms epoch), oldest first, with their events, in one transaction.
    * Returns how many calls it deleted. Their `(callId, event)` keys are then unknown: a late repeat is new.
+   * Up to `limit` clicks (click-to-call) stored before `before` go too.
    */
   abstract deleteSettledCalls(before: number, limit: number): Promise<number>;
 

@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Direction, EndStatus } from '../../calls/call';
+import { crmCallIdOf } from '../../calls/click-match';
 import { internalBecause, InternalNumbers } from './internal-numbers';
 import {
   AdapterOutcome,
@@ -136,6 +137,15 @@ export class AsteriskCdrDto {
   @IsOptional()
   @IsString()
   MONITOR_FILENAME?: string;
+
+  /**
+   * Click-to-call: `${CRM_CALL_ID}`, the portal's CALL_ID the dialer set on the call (a channel variable,
+   * inherited by the outbound leg; empty or malformed: none). The call is then finished, never registered.
+   */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  CRM_CALL_ID?: string;
 }
 
 /**
@@ -171,6 +181,7 @@ export function asteriskCdrToEvents(
     status,
     failedReason,
     recordingUrl: cdr.recording ?? recordingUrlOf(recordingFile, recordingTemplate),
+    crmCallId: crmCallIdOf(cdr.CRM_CALL_ID),
   };
   const answerer =
     status === 'answered'
@@ -187,6 +198,7 @@ export function asteriskCdrToEvents(
     events: answered ? [answered, event] : [event],
     sources: {
       callId: 'linkedid',
+      crmCallId: 'CRM_CALL_ID',
       phoneNumber: inbound ? 'src' : 'dst',
       extension: cdr.extension ? 'extension' : inbound ? 'dst' : 'src',
       at: 'duration',

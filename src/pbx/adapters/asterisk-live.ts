@@ -1,6 +1,7 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Direction } from '../../calls/call';
+import { crmCallIdOf } from '../../calls/click-match';
 import { asteriskCdrToEvents, extensionOfChannel, inferDirection, InternalNumbers } from './asterisk-cdr';
 import {
   AdapterOutcome,
@@ -78,6 +79,12 @@ export class AsteriskLiveDto {
   @IsOptional()
   @Matches(LOCAL_TIME, { message: 'at must be YYYY-MM-DD HH:MM:SS (the PBX local time)' })
   at?: string;
+
+  /** Click-to-call: `${CRM_CALL_ID}`, the portal's CALL_ID the dialer set on the call (empty: none). */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  CRM_CALL_ID?: string;
 }
 
 /** One post to /v1/pbx/asterisk: a live event when it names one, else the hang-up handler's CDR. */
@@ -119,6 +126,7 @@ function ringing(live: AsteriskLiveDto, at: string, numbers: InternalNumbers): A
         extension,
         ...(extensions.length > 1 ? { extensions } : {}),
         at,
+        crmCallId: crmCallIdOf(live.CRM_CALL_ID),
       },
     ],
     sources: {
@@ -152,7 +160,15 @@ function answered(live: AsteriskLiveDto, at: string, numbers: InternalNumbers): 
     );
   }
   return {
-    events: [{ event: 'call.answered', callId: live.linkedid, extension, at }],
+    events: [
+      {
+        event: 'call.answered',
+        callId: live.linkedid,
+        extension,
+        at,
+        crmCallId: crmCallIdOf(live.CRM_CALL_ID),
+      },
+    ],
     sources: { callId: 'linkedid', extension: live.dstchannel ? 'dstchannel' : 'extension', at: 'at' },
   };
 }

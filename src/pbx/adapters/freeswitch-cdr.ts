@@ -12,6 +12,7 @@ import {
   ValidateNested,
 } from 'class-validator';
 import { Direction, EndStatus } from '../../calls/call';
+import { crmCallIdOf } from '../../calls/click-match';
 import {
   AdapterOutcome,
   badField,
@@ -129,6 +130,15 @@ export class FreeSwitchVariablesDto {
   record_url?: string;
 
   /**
+   * Click-to-call: the portal's CALL_ID the dialer set on the originate (`{crm_call_id=…}`); empty or
+   * malformed: none. The call is then finished, never registered.
+   */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  crm_call_id?: string;
+
+  /**
    * The recording's folder (FusionPBX: `record_path` + `record_name`) or the file itself; made a URL by
    * FREESWITCH_RECORDING_URL.
    */
@@ -230,6 +240,7 @@ export function freeSwitchCdrToEvents(
     status,
     failedReason,
     recordingUrl: vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate),
+    crmCallId: crmCallIdOf(vars.crm_call_id),
   };
   const numbers = options.numbers ?? SHORT_NUMBERS;
   const answerer =
@@ -247,6 +258,7 @@ export function freeSwitchCdrToEvents(
     events: answered ? [answered, event] : [event],
     sources: {
       callId: 'variables.uuid',
+      crmCallId: 'variables.crm_call_id',
       phoneNumber: inbound ? CALLER : DIALLED,
       extension: inbound ? DIALLED : CALLER,
       startedAt: 'variables.start_epoch',

@@ -2,6 +2,7 @@ import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/ca
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
 import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
 
@@ -15,6 +16,7 @@ export class MemoryCallStore extends CallStore {
   private readonly calls = new Map<string, CallRecord>();
   private readonly events = new Set<string>();
   private readonly recordings = new Map<string, { content: Buffer; storedAt: number }>();
+  private readonly clicks = new Map<string, ClickRow>();
 
   /** `leases`: where fenced writes check the lease, as the SQL stores read their `portal_leases` row. */
   constructor(private readonly leases?: MemoryLeaseStore) {
@@ -24,6 +26,17 @@ export class MemoryCallStore extends CallStore {
   async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
     const staged = new Map<string, CallRecord>();
     const seen = new Set<string>();
+    const keys = clickKeysOf(submissions.flat());
+    const ledger = new ClickLedger(
+      [...this.clicks.entries()]
+        .filter(([id]) => JSON.parse(id)[0] === portalId)
+        .map(([, row]) => row)
+        .filter(
+          (row) =>
+            keys.portalCallIds.includes(row.portalCallId) ||
+            (row.matchedCallId === undefined && keys.phones.includes(row.phoneNumber ?? '')),
+        ),
+    );
     const results = submissions.map((events) => {
       const result: IngestResult = { accepted: 0, duplicates: 0 };
       for (const event of events) {
@@ -36,13 +49,29 @@ export class MemoryCallStore extends CallStore {
         result.accepted += 1;
         const id = JSON.stringify([portalId, event.callId]);
         const call = staged.get(id) ?? this.read(portalId, event.callId);
-        staged.set(id, copy(apply(call && copy(call), copy(event))));
+        staged.set(id, copy(apply(call && copy(call), copy(event), ledger)));
       }
       return result;
     });
     for (const key of seen) this.events.add(key);
     for (const [id, call] of staged) this.calls.set(id, call);
+    for (const claimed of ledger.changed) {
+      const id = JSON.stringify([portalId, claimed.portalCallId]);
+      this.clicks.set(id, { ...(this.clicks.get(id) ?? claimed), matchedCallId: claimed.matchedCallId });
+    }
     return results;
+  }
+
+  async saveClick(portalId: string, click: ClickRow): Promise<void> {
+    const id = JSON.stringify([portalId, click.portalCallId]);
+    const held = this.clicks.get(id);
+    if (held?.clickedAt !== undefined) return;
+    this.clicks.set(id, { ...click, matchedCallId: held?.matchedCallId });
+  }
+
+  async findClick(portalId: string, portalCallId: string): Promise<ClickRow | undefined> {
+    const row = this.clicks.get(JSON.stringify([portalId, portalCallId]));
+    return row && { ...row };
   }
 
   async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
@@ -166,6 +195,9 @@ export class MemoryCallStore extends CallStore {
         const [portal, callId] = JSON.parse(key) as string[];
         if (portal === call.portalId && callId === call.callId) this.events.delete(key);
       }
+    }
+    for (const [id, click] of this.clicks) {
+      if ((click.clickedAt ?? 0) < before) this.clicks.delete(id);
     }
     return settled.length;
   }

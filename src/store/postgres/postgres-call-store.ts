@@ -3,6 +3,7 @@ import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/ca
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
 import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
 
@@ -56,6 +57,7 @@ export class PostgresCallStore extends CallStore {
       );
       const fresh = new Set(inserted.rows.map((row) => eventKey(row.call_id, row.event)));
       const calls = await this.lockCalls(client, portalId, callIds);
+      const clicks = await this.lockClicks(client, portalId, events);
       const changed = new Map<string, CallRecord>();
       const results = submissions.map((list) => {
         const result: IngestResult = { accepted: 0, duplicates: 0 };
@@ -67,7 +69,7 @@ export class PostgresCallStore extends CallStore {
             continue;
           }
           result.accepted += 1;
-          const call = apply(calls.get(event.callId), event);
+          const call = apply(calls.get(event.callId), event, clicks);
           calls.set(event.callId, call);
           changed.set(event.callId, call);
         }
@@ -75,9 +77,70 @@ export class PostgresCallStore extends CallStore {
       });
       const saved = [...changed.values()];
       await this.saveCalls(client, saved);
+      const claimed = clicks.changed;
+      if (claimed.length > 0) {
+        await client.query(
+          `INSERT INTO clicks (portal_id, portal_call_id, matched_call_id, created_at)
+           SELECT $1, c.id, c.call_id, $4 FROM unnest($2::text[], $3::text[]) AS c(id, call_id)
+           ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET matched_call_id = excluded.matched_call_id`,
+          [portalId, claimed.map((row) => row.portalCallId), claimed.map((row) => row.matchedCallId), now],
+        );
+      }
       await this.announceWork(client, portalId, saved);
       return results;
     });
+  }
+
+  /**
+   * The clicks this batch may take, locked until the commit: the CALL_IDs its events carry (an advisory lock
+   * covers one not stored yet) and the open clicks to its numbers. A replica waiting on a row another took
+   * sees it taken once that one commits (the row no longer qualifies), so no click is taken twice.
+   */
+  private async lockClicks(client: PoolClient, portalId: string, events: CallEvent[]): Promise<ClickLedger> {
+    const keys = clickKeysOf(events);
+    if (keys.portalCallIds.length === 0 && keys.phones.length === 0) return new ClickLedger([]);
+    if (keys.portalCallIds.length > 0) {
+      await client.query(
+        `SELECT pg_advisory_xact_lock(hashtextextended('click' || chr(31) || $1 || chr(31) || id, 0))
+         FROM unnest($2::text[]) AS id`,
+        [portalId, keys.portalCallIds],
+      );
+    }
+    const rows = await client.query<ClickDbRow>(
+      `SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
+       WHERE portal_id = $1 AND (portal_call_id = ANY($2::text[])
+         OR (matched_call_id IS NULL AND phone_number = ANY($3::text[])))
+       ORDER BY portal_call_id FOR UPDATE`,
+      [portalId, keys.portalCallIds, keys.phones],
+    );
+    return new ClickLedger(rows.rows.map(clickOf));
+  }
+
+  async saveClick(portalId: string, click: ClickRow): Promise<void> {
+    await this.db.query(
+      `INSERT INTO clicks (portal_id, portal_call_id, user_id, phone_number, clicked_at, created_at)
+       VALUES ($1, $2, $3, $4, $5, $6)
+       ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET user_id = excluded.user_id,
+         phone_number = excluded.phone_number, clicked_at = excluded.clicked_at
+       WHERE clicks.clicked_at IS NULL`,
+      [
+        portalId,
+        click.portalCallId,
+        click.userId ?? null,
+        click.phoneNumber ?? null,
+        click.clickedAt ?? null,
+        Date.now(),
+      ],
+    );
+  }
+
+  async findClick(portalId: string, portalCallId: string): Promise<ClickRow | undefined> {
+    const rows = await this.db.query<ClickDbRow>(
+      `SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
+       WHERE portal_id = $1 AND portal_call_id = $2`,
+      [portalId, portalCallId],
+    );
+    return rows[0] && clickOf(rows[0]);
   }
 
   async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
@@ -267,6 +330,12 @@ export class PostgresCallStore extends CallStore {
        RETURNING c.call_id`,
       [before, limit],
     );
+    // Clicks (click-to-call) older than the retention: matched long ago, or never dialled.
+    await this.db.query(
+      `DELETE FROM clicks WHERE (portal_id, portal_call_id) IN
+         (SELECT portal_id, portal_call_id FROM clicks WHERE created_at < $1 LIMIT $2)`,
+      [before, limit],
+    );
     return deleted.length;
   }
 
@@ -333,6 +402,25 @@ export class PostgresCallStore extends CallStore {
 
 function workPayload(schema: string, portalId: string): string {
   return `${schema}\u001f${portalId}`;
+}
+
+interface ClickDbRow {
+  portal_call_id: string;
+  user_id: string | number | null;
+  phone_number: string | null;
+  clicked_at: string | number | null;
+  matched_call_id: string | null;
+}
+
+/** bigint columns arrive as strings. */
+function clickOf(row: ClickDbRow): ClickRow {
+  return {
+    portalCallId: row.portal_call_id,
+    userId: row.user_id === null ? undefined : Number(row.user_id),
+    phoneNumber: row.phone_number ?? undefined,
+    clickedAt: row.clicked_at === null ? undefined : Number(row.clicked_at),
+    matchedCallId: row.matched_call_id ?? undefined,
+  };
 }
 
 function eventKey(callId: string, event: string): string {

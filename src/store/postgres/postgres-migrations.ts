@@ -76,4 +76,17 @@ export const POSTGRES_MIGRATIONS: string[] = [
      content    bytea  NOT NULL,
      PRIMARY KEY (portal_id, call_id)
    );`,
+  // Click-to-call (SPEC.md §6): the portal's clicks, kept until a PBX call takes one (or a crmCallId its CALL_ID).
+  `CREATE TABLE clicks (
+     portal_id       text   NOT NULL,
+     portal_call_id  text   NOT NULL,
+     user_id         bigint,
+     phone_number    text,
+     clicked_at      bigint,
+     matched_call_id text,
+     created_at      bigint NOT NULL,
+     PRIMARY KEY (portal_id, portal_call_id)
+   );
+   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
+   CREATE INDEX clicks_created ON clicks (created_at);`,
 ];

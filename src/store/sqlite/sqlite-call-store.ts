@@ -3,11 +3,30 @@ import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/ca
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
 import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { SqliteDatabase } from './sqlite-database';
 
 interface CallRow {
   data: string;
+}
+
+interface ClickDbRow {
+  portal_call_id: string;
+  user_id: number | null;
+  phone_number: string | null;
+  clicked_at: number | null;
+  matched_call_id: string | null;
+}
+
+function clickOf(row: ClickDbRow): ClickRow {
+  return {
+    portalCallId: row.portal_call_id,
+    userId: row.user_id ?? undefined,
+    phoneNumber: row.phone_number ?? undefined,
+    clickedAt: row.clicked_at ?? undefined,
+    matchedCallId: row.matched_call_id ?? undefined,
+  };
 }
 
 /**
@@ -67,6 +86,10 @@ export class SqliteCallStore extends CallStore {
       ),
       deleteEvents: this.db.prepare('DELETE FROM call_events WHERE portal_id = ? AND call_id = ?'),
       deleteCall: this.db.prepare('DELETE FROM calls WHERE portal_id = ? AND call_id = ?'),
+      deleteOldClicks: this.db.prepare(
+        `DELETE FROM clicks WHERE (portal_id, portal_call_id) IN
+           (SELECT portal_id, portal_call_id FROM clicks WHERE created_at < ? LIMIT ?)`,
+      ),
       putRecording: this.db.prepare(
         `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
@@ -80,6 +103,26 @@ export class SqliteCallStore extends CallStore {
       awaitingCallback: this.db.prepare(
         'SELECT call_id FROM calls WHERE portal_id = ? AND callback_phone = ? AND callback_until > ?',
       ),
+      saveClick: this.db.prepare(
+        `INSERT INTO clicks (portal_id, portal_call_id, user_id, phone_number, clicked_at, created_at)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET user_id = excluded.user_id,
+           phone_number = excluded.phone_number, clicked_at = excluded.clicked_at
+         WHERE clicks.clicked_at IS NULL`,
+      ),
+      claimClick: this.db.prepare(
+        `INSERT INTO clicks (portal_id, portal_call_id, matched_call_id, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET matched_call_id = excluded.matched_call_id`,
+      ),
+      clicksFor: this.db.prepare(
+        `SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
+         WHERE portal_id = ? AND (portal_call_id IN (SELECT value FROM json_each(?))
+           OR (matched_call_id IS NULL AND phone_number IN (SELECT value FROM json_each(?))))`,
+      ),
+      findClick: this.db.prepare(
+        `SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
+         WHERE portal_id = ? AND portal_call_id = ?`,
+      ),
       probe: this.db.prepare('INSERT OR REPLACE INTO probe (id, at) VALUES (1, ?)'),
       leaseHolder: this.db.prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?'),
     };
@@ -88,8 +131,15 @@ export class SqliteCallStore extends CallStore {
   async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
     const now = Date.now();
     return this.db
-      .transaction(() =>
-        submissions.map((events) => {
+      .transaction(() => {
+        const keys = clickKeysOf(submissions.flat());
+        const rows = this.statements.clicksFor.all(
+          portalId,
+          JSON.stringify(keys.portalCallIds),
+          JSON.stringify(keys.phones),
+        ) as ClickDbRow[];
+        const clicks = new ClickLedger(rows.map(clickOf));
+        const results = submissions.map((events) => {
           const result: IngestResult = { accepted: 0, duplicates: 0 };
           for (const event of events) {
             const inserted = this.statements.insertEvent.run(
@@ -104,12 +154,32 @@ export class SqliteCallStore extends CallStore {
               continue;
             }
             result.accepted += 1;
-            this.save(apply(this.read(portalId, event.callId), event));
+            this.save(apply(this.read(portalId, event.callId), event, clicks));
           }
           return result;
-        }),
-      )
+        });
+        for (const claimed of clicks.changed) {
+          this.statements.claimClick.run(portalId, claimed.portalCallId, claimed.matchedCallId, now);
+        }
+        return results;
+      })
       .immediate();
+  }
+
+  async saveClick(portalId: string, click: ClickRow): Promise<void> {
+    this.statements.saveClick.run(
+      portalId,
+      click.portalCallId,
+      click.userId ?? null,
+      click.phoneNumber ?? null,
+      click.clickedAt ?? null,
+      Date.now(),
+    );
+  }
+
+  async findClick(portalId: string, portalCallId: string): Promise<ClickRow | undefined> {
+    const row = this.statements.findClick.get(portalId, portalCallId) as ClickDbRow | undefined;
+    return row && clickOf(row);
   }
 
   async findCall(portalId: string, callId: string): Promise<CallRecord | undefined> {
@@ -248,6 +318,8 @@ export class SqliteCallStore extends CallStore {
           this.statements.deleteRecording.run(portalId, callId);
           this.statements.deleteCall.run(portalId, callId);
         }
+        // Clicks (click-to-call) older than the retention: matched long ago, or never dialled.
+        this.statements.deleteOldClicks.run(before, limit);
         return settled.length;
       })
       .immediate();

@@ -68,4 +68,17 @@ export const SQLITE_MIGRATIONS: string[] = [
      content    BLOB    NOT NULL,
      PRIMARY KEY (portal_id, call_id)
    ) WITHOUT ROWID;`,
+  // Click-to-call (SPEC.md §6): the portal's clicks, kept until a PBX call takes one (or a crmCallId its CALL_ID).
+  `CREATE TABLE clicks (
+     portal_id       TEXT    NOT NULL,
+     portal_call_id  TEXT    NOT NULL,
+     user_id         INTEGER,
+     phone_number    TEXT,
+     clicked_at      INTEGER,
+     matched_call_id TEXT,
+     created_at      INTEGER NOT NULL,
+     PRIMARY KEY (portal_id, portal_call_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
+   CREATE INDEX clicks_created ON clicks (created_at);`,
 ];

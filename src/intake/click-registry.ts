@@ -1,0 +1,32 @@
+import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { ClickBus, PortalClick } from '../clicks/click';
+import { PORTAL_ID } from '../config/portal-id';
+import { CallStore } from '../store/call-store';
+
+/**
+ * Click-to-call (SPEC.md §6): keeps every click the portal published, so the PBX's later report of the call
+ * (without a CRM_CALL_ID) can be matched to it at intake (click-match.ts). Idempotent by CALL_ID: the
+ * publisher may hand the same click again after a crash. Stored under this bridge's PORTAL_ID, whatever
+ * `click.portalId` says (one bridge serves one portal).
+ */
+@Injectable()
+export class ClickRegistry implements OnModuleInit {
+  constructor(
+    private readonly bus: ClickBus,
+    private readonly store: CallStore,
+    @Inject(PORTAL_ID) private readonly portalId: string,
+  ) {}
+
+  onModuleInit(): void {
+    this.bus.subscribe('click-registry', (click) => this.keep(click));
+  }
+
+  async keep(click: PortalClick): Promise<void> {
+    await this.store.saveClick(this.portalId, {
+      portalCallId: click.portalCallId,
+      userId: click.userId,
+      phoneNumber: click.phoneNumber,
+      clickedAt: click.clickedAt,
+    });
+  }
+}
