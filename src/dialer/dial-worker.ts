@@ -31,8 +31,8 @@ const DIRECTORY_WAIT_MS = 2000;
 
 /** The PBX's state as the last originate found it, for health. */
 export type DialerStatus = {
-  mode: string;
-  target: string;
+  mode: string | null;
+  target: string | null;
   pbxReachable: boolean | null;
   lastError: string | null;
   lastAttemptAt: string | null;

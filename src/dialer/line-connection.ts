@@ -88,8 +88,10 @@ export class LineConnection {
     }
   }
 
+  /** Ends the connection after what was sent (a Logoff, an exit); destroyed if the PBX does not close it. */
   close(): void {
-    this.socket.destroy();
+    this.socket.end();
+    setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
   private bounded<T>(promise: Promise<T>, what: string): Promise<T> {
