@@ -51,13 +51,13 @@ export class PostgresDialStore extends DialStore {
       [portalId, now],
     );
     const rows = await this.db.query<DialRow>(
-      `UPDATE dial_requests SET due_at = $3, updated_at = $2
-       WHERE portal_id = $1 AND portal_call_id IN (
+      `WITH due AS (
          SELECT portal_call_id FROM dial_requests
          WHERE portal_id = $1 AND state = 'pending' AND due_at <= $2
          ORDER BY due_at LIMIT $4 FOR UPDATE SKIP LOCKED)
-         AND state = 'pending' AND due_at <= $2
-       RETURNING *`,
+       UPDATE dial_requests SET due_at = $3, updated_at = $2
+       FROM due WHERE dial_requests.portal_id = $1 AND dial_requests.portal_call_id = due.portal_call_id
+       RETURNING dial_requests.*`,
       [portalId, now, now + leaseMs, limit],
     );
     return rows.map(dialRequestOf);
