@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickBus, PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
+import { createServer } from 'node:http';
 import { AmiServer } from '../support/ami-server';
+import { EslServer } from '../support/esl-server';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { freePort } from '../support/bridge-process';
 import { storedEvents } from '../support/stored-events';
@@ -167,6 +169,69 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       userId: 3,
       extension: '102',
     });
+  });
+
+  it('DIAL_MODE=esl: the click goes out as bgapi originate with crm_call_id', async () => {
+    const esl = await EslServer.start('esl-pw');
+    try {
+      harness = await startHarness({ DIAL_MODE: 'esl', ESL_URL: esl.url() });
+      await harness.app.get(ClickBus).publish(click('externalCall.fs'));
+      await eventually(async () => (esl.originates().length ? true : undefined));
+      expect(esl.originates()).toEqual([
+        'bgapi originate {crm_call_id=externalCall.fs}user/101 +4930555123 XML default',
+      ]);
+      const ready = await harness.http.get('/health/ready');
+      expect(ready.body.details.dialer).toMatchObject({ mode: 'esl', pbxReachable: true });
+      expect(JSON.stringify(ready.body)).not.toContain('esl-pw');
+    } finally {
+      await esl.close();
+    }
+  });
+
+  it('DIAL_MODE=http: one POST per click with the bearer token', async () => {
+    const received: { url: string; auth?: string; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ url: req.url!, auth: req.headers.authorization, body });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      harness = await startHarness({
+        DIAL_MODE: 'http',
+        DIAL_URL: `http://127.0.0.1:${port}/dial?ext={extension}&to={number}`,
+        DIAL_AUTH: 'bearer:dial-t0ken',
+      });
+      await harness.app.get(ClickBus).publish(click('externalCall.web'));
+      await eventually(async () =>
+        (await dialRequest(harness!, 'externalCall.web'))?.state === 'sent' ? true : undefined,
+      );
+      expect(received).toEqual([
+        {
+          url: '/dial?ext=101&to=%2B4930555123',
+          auth: 'Bearer dial-t0ken',
+          body: JSON.stringify({
+            extension: '101',
+            number: '+4930555123',
+            crmCallId: 'externalCall.web',
+            userId: 2,
+          }),
+        },
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('DIAL_MODE unset: nobody subscribes, health shows the dialer off', async () => {
+    harness = await startHarness();
+    expect(harness.app.get(ClickBus).subscribers).not.toContain('dialer');
+    const ready = await harness.http.get('/health/ready');
+    expect(ready.body.details.dialer).toMatchObject({ mode: null, pbxReachable: null });
   });
 
   describe('a restart finds requests stored before it', () => {
