@@ -171,6 +171,19 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     });
   });
 
+  it('a callback from a known client rings the client responsible (ASSIGNED_BY_ID)', async () => {
+    ami = await AmiServer.start('crm', SECRET);
+    harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
+    // The sandbox's seeded contact with +49 151 12345678 is assigned to user 2 (internal number 101).
+    await harness.app
+      .get(ClickBus)
+      .publish(
+        click('externalCall.cb2', { kind: 'callback', userId: undefined, phoneNumber: '+4915112345678' }),
+      );
+    await eventually(async () => (ami!.originates().length ? true : undefined));
+    expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4915112345678' });
+  });
+
   it('DIAL_MODE=esl: the click goes out as bgapi originate with crm_call_id', async () => {
     const esl = await EslServer.start('esl-pw');
     try {
