@@ -75,6 +75,9 @@ describe('dialer crash recovery (SIGKILL)', () => {
     await eventually(async () => ((await request(callId))!.attempts >= 1 ? true : undefined));
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
+    // The retries are logged (LOG_LEVEL=warn) with the cause and the host, never AMI_URL's secret.
+    expect(first.output()).toContain(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
+    expect(first.output()).not.toContain(SECRET);
   }
 
   it('restarted within DIAL_TIMEOUT_SEC, it dials once', async () => {
