@@ -414,6 +414,67 @@ export class AppConfig {
   @Max(31)
   RECORDING_REQUEST_MAX_MB = 30;
 
+  /** Click-to-call (SPEC.md §6): how the PBX is asked to dial; unset: click-to-call is off. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['ami', 'esl', 'http'], { message: 'DIAL_MODE must be ami, esl or http' })
+  DIAL_MODE?: 'ami' | 'esl' | 'http';
+
+  /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038`. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^tcp:\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
+    message: 'AMI_URL must be tcp://user:secret@host:5038',
+  })
+  AMI_URL?: string;
+
+  /** The Originate's Channel; `{extension}` is the clicking employee's internal number. */
+  @IsString()
+  @Matches(/\{extension\}/, { message: 'AMI_CHANNEL must contain {extension}' })
+  AMI_CHANNEL = 'PJSIP/{extension}';
+
+  /** The dialplan context the Originate dials the number in. */
+  @IsString()
+  @Matches(/^[\w-]+$/, { message: 'AMI_CONTEXT must be a dialplan context name' })
+  AMI_CONTEXT = 'from-internal';
+
+  /** Secret: the FreeSWITCH event socket, `tcp://:password@host:8021`. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^tcp:\/\/[^:@/\s]*:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
+    message: 'ESL_URL must be tcp://:password@host:8021',
+  })
+  ESL_URL?: string;
+
+  /** The arguments of `bgapi originate`: `{crmCallId}`, `{extension}`, `{number}`, `{userId}` are filled in. */
+  @IsString()
+  @Matches(/^[^\r\n]+$/, { message: 'ESL_ORIGINATE must be one line' })
+  ESL_ORIGINATE = '{crm_call_id={crmCallId}}user/{extension} {number} XML default';
+
+  /** DIAL_MODE=http: the URL template (`{extension}`, `{number}`, `{crmCallId}`, `{userId}`, URL-encoded). */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^https?:\/\/\S+$/i, { message: 'DIAL_URL must be an http(s) URL template' })
+  DIAL_URL?: string;
+
+  @IsIn(['POST', 'GET'], { message: 'DIAL_METHOD must be POST or GET' })
+  DIAL_METHOD: 'POST' | 'GET' = 'POST';
+
+  /** Secret: credentials of DIAL_URL, `basic:user:password` or `bearer:token`. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^(basic:[^:]+:.+|bearer:.+)$/, {
+    message: 'DIAL_AUTH must be basic:user:password or bearer:token',
+  })
+  DIAL_AUTH?: string;
+
+  /** How long a click is retried while the PBX cannot be reached before the portal's call is finished as failed. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  @Max(600)
+  DIAL_TIMEOUT_SEC = 30;
+
   /** pino's level names, or Nest's (`log` is pino's `info`, `verbose` its `trace`). */
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'log';
@@ -503,6 +564,10 @@ function crossFieldProblems(config: AppConfig): string[] {
       'B24_WEBHOOK_URL: no portal configured (set B24_WEBHOOK_URL or B24_PORTAL_URL) in production',
     );
   }
+  if (config.DIAL_MODE === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when DIAL_MODE=ami');
+  if (config.DIAL_MODE === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when DIAL_MODE=esl');
+  if (config.DIAL_MODE === 'http' && !config.DIAL_URL)
+    problems.push('DIAL_URL: required when DIAL_MODE=http');
   if (production) problems.push(...productionProblems(config));
   if (config.B24_AUTH_MODE === 'webhook' && !config.B24_WEBHOOK_URL && !config.SANDBOX) {
     problems.push('B24_WEBHOOK_URL: required when B24_AUTH_MODE=webhook');

@@ -133,6 +133,26 @@ export abstract class RecordingSettings {
   abstract readonly requestMaxBytes: number;
 }
 
+/** Click-to-call (DIAL_*, AMI_*, ESL_*, SPEC.md §6). URLs and auth are secrets: never logged. */
+export abstract class DialSettings {
+  /** undefined: click-to-call is off. */
+  abstract readonly mode?: 'ami' | 'esl' | 'http';
+  abstract readonly amiUrl?: string;
+  abstract readonly amiChannel: string;
+  abstract readonly amiContext: string;
+  abstract readonly eslUrl?: string;
+  abstract readonly eslOriginate: string;
+  abstract readonly url?: string;
+  abstract readonly method: 'POST' | 'GET';
+  /** The Authorization header value of DIAL_URL (a secret), or undefined. */
+  abstract readonly authorization?: string;
+  /** From the click: how long the PBX is retried before the portal's call is finished as failed. */
+  abstract readonly timeoutMs: number;
+  abstract readonly matchMs: number;
+  /** The employee of a callback whose client has no responsible one (B24_DEFAULT_USER_ID). */
+  abstract readonly defaultUserId?: number;
+}
+
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
@@ -239,6 +259,22 @@ function authorizationOf(auth: string | undefined): string | undefined {
   return `Basic ${Buffer.from(auth.slice('basic:'.length)).toString('base64')}`;
 }
 
+export const dialSettingsOf = (config: AppConfig): DialSettings =>
+  Object.freeze({
+    mode: config.DIAL_MODE,
+    amiUrl: config.AMI_URL,
+    amiChannel: config.AMI_CHANNEL,
+    amiContext: config.AMI_CONTEXT,
+    eslUrl: config.ESL_URL,
+    eslOriginate: config.ESL_ORIGINATE,
+    url: config.DIAL_URL,
+    method: config.DIAL_METHOD,
+    authorization: authorizationOf(config.DIAL_AUTH),
+    timeoutMs: config.DIAL_TIMEOUT_SEC * SECOND_MS,
+    matchMs: config.DIAL_MATCH_SEC * SECOND_MS,
+    defaultUserId: config.B24_DEFAULT_USER_ID,
+  });
+
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
   Object.freeze({ level: config.LOG_LEVEL });
 
@@ -257,6 +293,7 @@ export interface BridgeSettings {
   store: StoreSettings;
   logging: LoggingSettings;
   recording: RecordingSettings;
+  dial: DialSettings;
 }
 
 /** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
@@ -271,6 +308,7 @@ export const SETTINGS = {
   store: { token: StoreSettings, of: storeSettingsOf },
   logging: { token: LoggingSettings, of: loggingSettingsOf },
   recording: { token: RecordingSettings, of: recordingSettingsOf },
+  dial: { token: DialSettings, of: dialSettingsOf },
 } as const;
 
 /** All views of one validated configuration, derived once and frozen. */

@@ -1,3 +1,4 @@
+import { DialWorker } from '../dialer/dial-worker';
 import { Controller, Get } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { PortalCredentials } from '../portal/portal-credentials';
@@ -35,6 +36,7 @@ export class HealthController {
     private readonly delivery: DeliveryService,
     private readonly lifecycle: Lifecycle,
     private readonly credentials: PortalCredentials,
+    private readonly dialer: DialWorker,
   ) {}
 
   /**
@@ -96,6 +98,15 @@ export class HealthController {
             ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
             : 0,
         });
+      },
+      () => {
+        // Click-to-call (SPEC.md §6): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
+        const status = this.dialer.dialerStatus;
+        return this.indicators
+          .check('dialer')
+          .up(
+            status ?? { mode: null, target: null, pbxReachable: null, lastError: null, lastAttemptAt: null },
+          );
       },
     ]);
   }

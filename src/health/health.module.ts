@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
+import { DialerModule } from '../dialer/dialer.module';
 import { HealthController } from './health.controller';
 import { Lifecycle } from './lifecycle';
 
 @Module({
-  imports: [TerminusModule],
+  imports: [TerminusModule, DialerModule],
   controllers: [HealthController],
   providers: [Lifecycle],
   exports: [Lifecycle],

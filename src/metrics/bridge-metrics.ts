@@ -129,6 +129,21 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly dials = new Counter({
+    name: 'bridge_dials_total',
+    help: 'Click-to-call dial requests by outcome: sent (the PBX took it), failed (the portal call finished as failed), retried',
+    labelNames: ['mode', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly clickToOriginate = new Histogram({
+    name: 'bridge_click_to_originate_seconds',
+    help: "Seconds from a click (the portal event's time) to the PBX accepting the originate",
+    labelNames: ['mode'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30],
+    registers: [this.registry],
+  });
+
   private readonly scrapeHooks: (() => Promise<void>)[] = [];
 
   constructor() {

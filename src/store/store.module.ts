@@ -14,12 +14,16 @@ import { SqliteDatabase } from './sqlite/sqlite-database';
 import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
 import { SqliteTokenStore } from './sqlite/sqlite-token-store';
 import { TokenStore } from './token-store';
+import { DialStore } from './dial-store';
+import { PostgresDialStore } from './postgres/postgres-dial-store';
+import { SqliteDialStore } from './sqlite/sqlite-dial-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
   calls: CallStore;
   tokens: TokenStore;
   leases: LeaseStore;
+  dials: DialStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -44,6 +48,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       calls: new SqliteCallStore(database),
       tokens: new SqliteTokenStore(database),
       leases: new SqliteLeaseStore(database),
+      dials: new SqliteDialStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -58,6 +63,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     calls: new PostgresCallStore(database),
     tokens: new PostgresTokenStore(database),
     leases: new PostgresLeaseStore(database),
+    dials: new PostgresDialStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -69,10 +75,11 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: CallStore, useFactory: (stores: Stores) => stores.calls, inject: [STORES] },
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
+    { provide: DialStore, useFactory: (stores: Stores) => stores.dials, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
-  exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore],
+  exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore, DialStore],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(CallStore) private readonly store: CallStore) {}

@@ -89,4 +89,25 @@ export const POSTGRES_MIGRATIONS: string[] = [
    );
    CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
    CREATE INDEX clicks_created ON clicks (created_at);`,
+  // Click-to-call (SPEC.md §6): dial requests the dialer works in the background.
+  `CREATE TABLE dial_requests (
+     portal_id       text    NOT NULL,
+     portal_call_id  text    NOT NULL,
+     kind            text    NOT NULL,
+     user_id         bigint,
+     extension       text,
+     phone_number    text    NOT NULL,
+     crm_entity_type text,
+     crm_entity_id   bigint,
+     line_number     text,
+     clicked_at      bigint  NOT NULL,
+     deadline        bigint  NOT NULL,
+     state           text    NOT NULL,
+     attempts        bigint  NOT NULL DEFAULT 0,
+     last_error      text,
+     due_at          bigint  NOT NULL,
+     updated_at      bigint  NOT NULL,
+     PRIMARY KEY (portal_id, portal_call_id)
+   );
+   CREATE INDEX dial_requests_due ON dial_requests (portal_id, state, due_at);`,
 ];

@@ -81,4 +81,25 @@ export const SQLITE_MIGRATIONS: string[] = [
    ) WITHOUT ROWID;
    CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
    CREATE INDEX clicks_created ON clicks (created_at);`,
+  // Click-to-call (SPEC.md §6): dial requests the dialer works in the background.
+  `CREATE TABLE dial_requests (
+     portal_id       TEXT    NOT NULL,
+     portal_call_id  TEXT    NOT NULL,
+     kind            TEXT    NOT NULL,
+     user_id         INTEGER,
+     extension       TEXT,
+     phone_number    TEXT    NOT NULL,
+     crm_entity_type TEXT,
+     crm_entity_id   INTEGER,
+     line_number     TEXT,
+     clicked_at      INTEGER NOT NULL,
+     deadline        INTEGER NOT NULL,
+     state           TEXT    NOT NULL,
+     attempts        INTEGER NOT NULL DEFAULT 0,
+     last_error      TEXT,
+     due_at          INTEGER NOT NULL,
+     updated_at      INTEGER NOT NULL,
+     PRIMARY KEY (portal_id, portal_call_id)
+   ) WITHOUT ROWID;
+   CREATE INDEX dial_requests_due ON dial_requests (portal_id, state, due_at);`,
 ];

@@ -1,0 +1,92 @@
+import { randomUUID } from 'node:crypto';
+import { DialError, Dialer, dialString, fillTemplate, oneLine, OriginateRequest } from './dialer';
+import { LineConnection, ProtocolMessage, tcpTarget } from './line-connection';
+
+export interface AmiOptions {
+  /** `tcp://user:secret@host:5038` (a secret). */
+  url: string;
+  /** `PJSIP/{extension}`. */
+  channel: string;
+  context: string;
+  timeoutMs?: number;
+}
+
+/**
+ * Asterisk Manager Interface (written from the AMI documentation; no library: see docs/ARCHITECTURE.md
+ * "Click-to-call dialer"). One short connection per click: greeting, `Login`, `Originate` (Async, so the
+ * answer comes as soon as Asterisk queued the call), `Logoff`. Replies are matched by ActionID; events in
+ * between are skipped.
+ */
+export class AmiDialer extends Dialer {
+  readonly target: string;
+  private readonly server: ReturnType<typeof tcpTarget>;
+
+  constructor(private readonly options: AmiOptions) {
+    super();
+    this.server = tcpTarget(options.url, 5038);
+    this.target = `ami tcp://${this.server.host}:${this.server.port}`;
+  }
+
+  async originate(request: OriginateRequest): Promise<void> {
+    const { host, port, user, password } = this.server;
+    const timeoutMs = this.options.timeoutMs ?? 5000;
+    const connection = await LineConnection.open(host, port, timeoutMs);
+    try {
+      const greeting = await connection.readLine();
+      if (!/^Asterisk Call Manager/i.test(greeting)) {
+        throw new DialError(`not an Asterisk Manager Interface at ${host}:${port}`);
+      }
+      const login = await this.action(connection, 'Login', [
+        ['Username', user],
+        ['Secret', password],
+      ]);
+      if (!/^success$/i.test(login.headers.Response ?? '')) {
+        throw new DialError(
+          `AMI login refused for user ${oneLine(user)} at ${host}:${port}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
+        );
+      }
+      const extension = dialString(request.extension);
+      const number = dialString(request.number);
+      const variables = [`CRM_CALL_ID=${oneLine(request.crmCallId)}`];
+      const originate = await this.action(connection, 'Originate', [
+        [
+          'Channel',
+          oneLine(fillTemplate(this.options.channel, { extension, userId: String(request.userId) })),
+        ],
+        ['Context', oneLine(this.options.context)],
+        ['Exten', number],
+        ['Priority', '1'],
+        ['Async', 'true'],
+        ['CallerID', oneLine(request.callerId ?? number)],
+        ['Timeout', '30000'],
+        ...variables.map((variable): [string, string] => ['Variable', variable]),
+      ]);
+      if (!/^success$/i.test(originate.headers.Response ?? '')) {
+        throw new DialError(
+          `Asterisk refused the Originate: ${oneLine(originate.headers.Message ?? 'no reason given')}`,
+        );
+      }
+      connection.send(`Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`);
+    } finally {
+      connection.close();
+    }
+  }
+
+  private async action(
+    connection: LineConnection,
+    name: string,
+    fields: [string, string][],
+  ): Promise<ProtocolMessage> {
+    const actionId = randomUUID();
+    const lines = [
+      `Action: ${name}`,
+      `ActionID: ${actionId}`,
+      ...fields.map(([key, value]) => `${key}: ${value}`),
+    ];
+    connection.send(`${lines.join('\r\n')}\r\n\r\n`);
+    return connection.next(
+      (message) => message.headers.ActionID === actionId && 'Response' in message.headers,
+      `the ${name} action`,
+    );
+  }
+}

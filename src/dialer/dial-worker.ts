@@ -1,0 +1,281 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleInit,
+  Optional,
+} from '@nestjs/common';
+import { CallEvent } from '../calls/call';
+import { ClickBus, PortalClick } from '../clicks/click';
+import { PORTAL_ID } from '../config/portal-id';
+import { DialSettings } from '../config/settings';
+import { CrmLookupService } from '../crm/crm-lookup.service';
+import { EmployeeDirectory } from '../crm/employee-directory';
+import { CallIntake } from '../intake/call-intake.service';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { DialRequest, DialStore } from '../store/dial-store';
+import { DialError, Dialer } from './dialer';
+import { createDialer } from './dialer-factory';
+
+/** How long a claimed request is this replica's before another may take it (far above one originate). */
+const CLAIM_MS = 15_000;
+/** Retries while the PBX cannot be reached: the employee is waiting, so never more than this apart. */
+const MAX_RETRY_MS = 2000;
+const FIRST_RETRY_MS = 500;
+/** Without news, the store is looked at this often (another replica's clicks, retries). */
+const IDLE_POLL_MS = 1000;
+/** How long a request waits for the employee directory's first copy before that counts as a failure. */
+const DIRECTORY_WAIT_MS = 2000;
+
+/** The PBX's state as the last originate found it, for health. */
+export type DialerStatus = {
+  mode: string | null;
+  target: string | null;
+  pbxReachable: boolean | null;
+  lastError: string | null;
+  lastAttemptAt: string | null;
+};
+
+/** Why a request cannot be dialled at all: the portal's call is finished as failed at once. */
+class Undiallable extends Error {}
+
+/**
+ * Click-to-call (SPEC.md §6, docs/ARCHITECTURE.md "Click-to-call dialer"). Subscribed to the ClickBus when
+ * DIAL_MODE is set: a click is only stored (`dial_requests`, idempotent by CALL_ID), then a background loop
+ * claims due requests, finds the employee's extension, asks the PBX, and retries while the PBX cannot be
+ * reached until the click's deadline; past it the portal's call is finished as failed through intake.
+ *
+ * At most once: the request is marked `sending` before the originate; a request found `sending` after its
+ * claim ran out (the bridge died during the originate) is taken as sent, never dialled again.
+ */
+@Injectable()
+export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Dialer');
+  readonly dialer?: Dialer;
+  private readonly portals = new Set<string>();
+  private running = false;
+  private loop?: Promise<void>;
+  private wake?: () => void;
+  private woken = false;
+  private status: Omit<DialerStatus, 'mode' | 'target'> = {
+    pbxReachable: null,
+    lastError: null,
+    lastAttemptAt: null,
+  };
+
+  constructor(
+    private readonly bus: ClickBus,
+    private readonly store: DialStore,
+    private readonly settings: DialSettings,
+    private readonly intake: CallIntake,
+    private readonly directory: EmployeeDirectory,
+    private readonly lookup: CrmLookupService,
+    private readonly metrics: BridgeMetrics,
+    @Inject(PORTAL_ID) portalId: string,
+    @Optional() @Inject(Dialer) dialer?: Dialer,
+  ) {
+    this.dialer = dialer ?? createDialer(settings);
+    this.portals.add(portalId);
+  }
+
+  onModuleInit(): void {
+    if (this.dialer) this.bus.subscribe('dialer', (click) => this.accept(click));
+  }
+
+  onApplicationBootstrap(): void {
+    if (!this.dialer) return;
+    this.running = true;
+    this.loop = this.run();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.running = false;
+    this.poke();
+    await this.loop;
+  }
+
+  /** Health: DIAL_MODE, the PBX (no credentials), and whether it was reachable last time. */
+  get dialerStatus(): DialerStatus | undefined {
+    if (!this.dialer || !this.settings.mode) return undefined;
+    return { mode: this.settings.mode, target: this.dialer.target, ...this.status };
+  }
+
+  /** The ClickBus handler: stores the request (fast, idempotent by CALL_ID) and wakes the loop. */
+  async accept(click: PortalClick): Promise<void> {
+    this.portals.add(click.portalId);
+    await this.store.add(
+      {
+        portalId: click.portalId,
+        portalCallId: click.portalCallId,
+        kind: click.kind,
+        userId: click.userId,
+        phoneNumber: click.phoneNumber,
+        crmEntityType: click.crmEntityType,
+        crmEntityId: click.crmEntityId,
+        lineNumber: click.lineNumber,
+        clickedAt: click.clickedAt,
+        deadline: click.clickedAt + this.settings.timeoutMs,
+      },
+      Date.now(),
+    );
+    this.poke();
+  }
+
+  private poke(): void {
+    this.woken = true;
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      this.woken = false;
+      let nextDue = Date.now() + IDLE_POLL_MS;
+      for (const portalId of this.portals) {
+        try {
+          const claimed = await this.store.claim(portalId, Date.now(), CLAIM_MS, 20);
+          await Promise.all(claimed.map((request) => this.work(request)));
+          const due = await this.store.nextDueAt(portalId);
+          if (due !== undefined) nextDue = Math.min(nextDue, due);
+        } catch (error) {
+          this.logger.error(`dial requests of ${portalId}: ${(error as Error).message}`);
+        }
+      }
+      if (!this.running || this.woken) continue;
+      const waitMs = Math.max(20, nextDue - Date.now());
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, waitMs);
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.wake = undefined;
+    }
+  }
+
+  private async work(request: DialRequest): Promise<void> {
+    const { portalId, portalCallId } = request;
+    try {
+      if (Date.now() >= request.deadline) {
+        await this.fail(request, request.lastError ?? 'not dialled within DIAL_TIMEOUT_SEC');
+        return;
+      }
+      const { userId, extension } = await this.employeeOf(request);
+      await this.store.update(
+        portalId,
+        portalCallId,
+        { state: 'sending', dueAt: Date.now() + CLAIM_MS, userId, extension },
+        Date.now(),
+      );
+      await this.dialer!.originate({
+        extension,
+        number: request.phoneNumber,
+        crmCallId: portalCallId,
+        userId,
+      });
+      const now = Date.now();
+      await this.store.update(portalId, portalCallId, { state: 'sent', attempts: request.attempts + 1 }, now);
+      this.status = { pbxReachable: true, lastError: null, lastAttemptAt: new Date(now).toISOString() };
+      this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'sent' });
+      this.metrics.clickToOriginate.observe(
+        { mode: this.settings.mode },
+        Math.max(0, (now - request.clickedAt) / 1000),
+      );
+      this.logger.log(`dialled ${portalCallId}: extension ${extension}, attempt ${request.attempts + 1}`);
+    } catch (error) {
+      if (error instanceof Undiallable) {
+        await this.fail(request, error.message);
+        return;
+      }
+      await this.retry(request, error).catch((failure: Error) =>
+        this.logger.error(`dial request ${portalCallId}: ${failure.message}`),
+      );
+    }
+  }
+
+  /** The employee to ring: the clicking user, or for a callback the client's responsible (else the default). */
+  private async employeeOf(request: DialRequest): Promise<{ userId: number; extension: string }> {
+    let userId = request.userId;
+    if (userId === undefined && request.kind === 'callback') {
+      const client = await this.lookup.clientFor(request.phoneNumber);
+      userId = client?.responsibleUserId ?? this.settings.defaultUserId;
+      if (userId === undefined) {
+        throw new Undiallable('no responsible employee for the callback and no B24_DEFAULT_USER_ID');
+      }
+    }
+    if (userId === undefined) throw new Undiallable('the click names no employee (USER_ID)');
+    if (!this.directory.loaded) {
+      await Promise.race([
+        this.directory.whenLoaded(),
+        new Promise((resolve) => setTimeout(resolve, DIRECTORY_WAIT_MS)),
+      ]);
+      if (!this.directory.loaded)
+        throw new Error('the employee directory has not been read from the portal yet');
+    }
+    const extension = this.directory.extensionOf(userId);
+    if (!extension) {
+      throw new Undiallable(`employee ${userId} has no internal number (UF_PHONE_INNER) or is inactive`);
+    }
+    return { userId, extension };
+  }
+
+  /** The PBX (or the portal, for a callback's responsible) could not be asked: again soon, until the deadline. */
+  private async retry(request: DialRequest, error: unknown): Promise<void> {
+    const now = Date.now();
+    const reason = error instanceof Error ? error.message : String(error);
+    const attempts = request.attempts + 1;
+    if (error instanceof DialError) {
+      this.status = { pbxReachable: false, lastError: reason, lastAttemptAt: new Date(now).toISOString() };
+    }
+    const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(request.attempts, 4));
+    const dueAt = Math.min(now + delay, request.deadline);
+    this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'retried' });
+    this.logger.warn(`dial request ${request.portalCallId}, attempt ${attempts}: ${reason}`);
+    await this.store.update(
+      request.portalId,
+      request.portalCallId,
+      { state: 'pending', attempts, lastError: reason, dueAt },
+      now,
+    );
+  }
+
+  /**
+   * Finishes the portal's call as failed through intake: a synthetic PBX call `dial-<CALL_ID>` whose events
+   * carry `crmCallId`, so that CALL_ID is finished and nothing is registered. Stored before the request is
+   * marked failed; a crash between them submits the same events again, which intake takes as duplicates.
+   */
+  private async fail(request: DialRequest, reason: string): Promise<void> {
+    const callId = `dial-${request.portalCallId}`;
+    const common = {
+      callId,
+      direction: 'outbound' as const,
+      phoneNumber: request.phoneNumber,
+      extension: request.extension,
+      userId: request.userId,
+      crmCallId: request.portalCallId,
+    };
+    const events: CallEvent[] = [
+      { ...common, event: 'call.started', at: new Date(request.clickedAt).toISOString() },
+      {
+        ...common,
+        event: 'call.ended',
+        at: new Date().toISOString(),
+        startedAt: new Date(request.clickedAt).toISOString(),
+        durationSec: 0,
+        status: 'failed',
+        failedReason: reason,
+      },
+    ];
+    await this.intake.submit(events);
+    await this.store.update(
+      request.portalId,
+      request.portalCallId,
+      { state: 'failed', lastError: reason },
+      Date.now(),
+    );
+    this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'failed' });
+    this.logger.warn(`dial request ${request.portalCallId} failed: ${reason}`);
+  }
+}

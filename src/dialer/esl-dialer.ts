@@ -1,0 +1,73 @@
+import { randomUUID } from 'node:crypto';
+import { DialError, Dialer, dialString, fillTemplate, oneLine, OriginateRequest } from './dialer';
+import { LineConnection, tcpTarget } from './line-connection';
+
+export interface EslOptions {
+  /** `tcp://:password@host:8021` (a secret). */
+  url: string;
+  /** The arguments of `bgapi originate`, with `{crmCallId}`, `{extension}`, `{number}`, `{userId}`. */
+  originate: string;
+  timeoutMs?: number;
+}
+
+/**
+ * The FreeSWITCH event socket, inbound mode (written from the mod_event_socket documentation; no library:
+ * see docs/ARCHITECTURE.md "Click-to-call dialer"). One short connection per click: `auth/request` →
+ * `auth <password>` → `+OK accepted`; `bgapi originate …` → `+OK Job-UUID: …` (the call is started in the
+ * background); `exit`.
+ */
+export class EslDialer extends Dialer {
+  readonly target: string;
+  private readonly server: ReturnType<typeof tcpTarget>;
+
+  constructor(private readonly options: EslOptions) {
+    super();
+    this.server = tcpTarget(options.url, 8021);
+    this.target = `esl tcp://${this.server.host}:${this.server.port}`;
+  }
+
+  /** The originate arguments for a request, as sent. */
+  originateArguments(request: OriginateRequest): string {
+    return oneLine(
+      fillTemplate(this.options.originate, {
+        crmCallId: dialString(request.crmCallId),
+        extension: dialString(request.extension),
+        number: dialString(request.number),
+        userId: String(request.userId),
+      }),
+    );
+  }
+
+  async originate(request: OriginateRequest): Promise<void> {
+    const { host, port, password } = this.server;
+    const timeoutMs = this.options.timeoutMs ?? 5000;
+    const connection = await LineConnection.open(host, port, timeoutMs);
+    try {
+      await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
+      connection.send(`auth ${oneLine(password)}\n\n`);
+      const auth = await connection.next(
+        (message) => message.headers['Content-Type'] === 'command/reply',
+        'the auth command',
+      );
+      const authReply = auth.headers['Reply-Text'] ?? '';
+      if (!authReply.startsWith('+OK')) {
+        throw new DialError(
+          `event socket login refused at ${host}:${port}: ${oneLine(authReply) || 'no reason given'}`,
+        );
+      }
+      const jobUuid = randomUUID();
+      connection.send(`bgapi originate ${this.originateArguments(request)}\nJob-UUID: ${jobUuid}\n\n`);
+      const reply = await connection.next(
+        (message) => message.headers['Content-Type'] === 'command/reply',
+        'bgapi originate',
+      );
+      const text = reply.headers['Reply-Text'] ?? '';
+      if (!text.startsWith('+OK')) {
+        throw new DialError(`FreeSWITCH refused the originate: ${oneLine(text) || 'no reason given'}`);
+      }
+      connection.send('exit\n\n');
+    } finally {
+      connection.close();
+    }
+  }
+}

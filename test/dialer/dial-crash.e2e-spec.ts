@@ -1,0 +1,121 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxPortal } from '../../sandbox';
+import { loadConfig } from '../../src/config/app-config';
+import { createStores, Stores } from '../../src/store/store.module';
+import { DialRequest } from '../../src/store/dial-store';
+import { AmiServer } from '../support/ami-server';
+import { eventually, testEnv } from '../support/bridge-harness';
+import { BridgeProcess, freePort, startBridgeProcess } from '../support/bridge-process';
+import { storedEvents } from '../support/stored-events';
+
+const SECRET = 'crash-ami-secret';
+
+/**
+ * `kill -9` of a real bridge process (dist/main.js) after a click was stored and before the PBX took it (the
+ * AMI double is not listening yet): the restarted bridge dials it once within the deadline, or finishes the
+ * portal's call as failed past it. Clicks are stored through the store API from this process, as the
+ * portal-events side would store them through the ClickBus.
+ */
+describe('dialer crash recovery (SIGKILL)', () => {
+  let sandbox: SandboxPortal;
+  let dir: string;
+  let stores: Stores;
+  let env: Record<string, string>;
+  let amiPort: number;
+  let ami: AmiServer | undefined;
+  const children: BridgeProcess[] = [];
+
+  beforeAll(async () => {
+    sandbox = await SandboxPortal.start();
+    dir = mkdtempSync(join(tmpdir(), 'bridge-dial-crash-'));
+    amiPort = await freePort();
+    env = testEnv(sandbox, dir, {
+      DIAL_MODE: 'ami',
+      AMI_URL: `tcp://crm:${SECRET}@127.0.0.1:${amiPort}`,
+      LOG_LEVEL: 'warn',
+    });
+    stores = await createStores(loadConfig(env));
+  });
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      child.child.kill('SIGKILL');
+      await child.exited;
+    }
+    await ami?.close();
+    ami = undefined;
+  });
+  afterAll(async () => {
+    await stores.calls.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  async function storeClick(callId: string, timeoutMs: number): Promise<void> {
+    const now = Date.now();
+    await stores.dials.add(
+      {
+        portalId: 'sandbox',
+        portalCallId: callId,
+        kind: 'click',
+        userId: 2,
+        phoneNumber: '+4930777888',
+        clickedAt: now,
+        deadline: now + timeoutMs,
+      },
+      now,
+    );
+  }
+
+  const request = (callId: string): Promise<DialRequest | undefined> => stores.dials.find('sandbox', callId);
+
+  async function killAfterAnAttempt(callId: string): Promise<void> {
+    const first = await startBridgeProcess(env);
+    await eventually(async () => ((await request(callId))!.attempts >= 1 ? true : undefined));
+    first.child.kill('SIGKILL');
+    expect((await first.exited).signal).toBe('SIGKILL');
+    // The retries are logged (LOG_LEVEL=warn) with the cause and the host, never AMI_URL's secret.
+    expect(first.output()).toContain(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
+    expect(first.output()).not.toContain(SECRET);
+  }
+
+  it('restarted within DIAL_TIMEOUT_SEC, it dials once', async () => {
+    await storeClick('externalCall.k1', 60_000);
+    await killAfterAnAttempt('externalCall.k1');
+    expect((await request('externalCall.k1'))!.state).toBe('pending');
+
+    ami = await AmiServer.start('crm', SECRET, amiPort);
+    children.push(await startBridgeProcess(env));
+    await eventually(
+      async () => ((await request('externalCall.k1'))?.state === 'sent' ? true : undefined),
+      30_000,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(ami.originates().map((action) => action.Variable)).toEqual(['CRM_CALL_ID=externalCall.k1']);
+    expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4930777888' });
+  });
+
+  it('restarted past DIAL_TIMEOUT_SEC, the portal call is finished as failed and nothing is dialled', async () => {
+    await storeClick('externalCall.k2', 2500);
+    await killAfterAnAttempt('externalCall.k2');
+    const left = await request('externalCall.k2');
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, left!.deadline - Date.now() + 200)));
+
+    ami = await AmiServer.start('crm', SECRET, amiPort);
+    children.push(await startBridgeProcess(env));
+    const failed = await eventually(async () => {
+      const found = await request('externalCall.k2');
+      return found?.state === 'failed' ? found : undefined;
+    }, 30_000);
+    expect(failed.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
+    const events = await storedEvents(env.DATABASE_URL, 'dial-externalCall.k2');
+    expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
+      crmCallId: 'externalCall.k2',
+      direction: 'outbound',
+      status: 'failed',
+      failedReason: `PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`,
+    });
+    expect(ami.originates()).toEqual([]);
+  });
+});

@@ -1,0 +1,292 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ClickBus, PortalClick } from '../../src/clicks/click';
+import { DialStore } from '../../src/store/dial-store';
+import { createServer } from 'node:http';
+import { AmiServer } from '../support/ami-server';
+import { EslServer } from '../support/esl-server';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { freePort } from '../support/bridge-process';
+import { storedEvents } from '../support/stored-events';
+
+const SECRET = 'ami-w0rker-secret';
+
+function click(callId: string, extra: Partial<PortalClick> = {}): PortalClick {
+  return {
+    portalId: 'sandbox',
+    kind: 'click',
+    portalCallId: callId,
+    userId: 2,
+    phoneNumber: '+4930555123',
+    crmEntityType: 'CONTACT',
+    crmEntityId: 7,
+    clickedAt: Date.now(),
+    ...extra,
+  };
+}
+
+/** The bridge with DIAL_MODE=ami against an AMI double on `amiPort` (listening or not). */
+async function bridge(amiPort: number, env: Record<string, string> = {}, dir?: string): Promise<Harness> {
+  return startHarness(
+    {
+      DIAL_MODE: 'ami',
+      AMI_URL: `tcp://crm:${SECRET}@127.0.0.1:${amiPort}`,
+      DIAL_TIMEOUT_SEC: '10',
+      ...env,
+    },
+    {},
+    dir ? { dir } : undefined,
+  );
+}
+
+async function dialRequest(harness: Harness, callId: string) {
+  return harness.app.get(DialStore).find('sandbox', callId);
+}
+
+describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', () => {
+  let harness: Harness | undefined;
+  let ami: AmiServer | undefined;
+
+  afterEach(async () => {
+    await harness?.close();
+    await ami?.close();
+    harness = undefined;
+    ami = undefined;
+  });
+
+  it('a click published on the ClickBus rings the employee extension once, even when published again', async () => {
+    ami = await AmiServer.start('crm', SECRET);
+    harness = await bridge(ami.port);
+    const bus = harness.app.get(ClickBus);
+    expect(bus.subscribers).toContain('dialer');
+    const theClick = click('externalCall.c1');
+    await bus.publish(theClick);
+    const request = await dialRequest(harness, 'externalCall.c1');
+    expect(request).toMatchObject({ kind: 'click', userId: 2, phoneNumber: '+4930555123', crmEntityId: 7 });
+    expect(request!.deadline).toBe(theClick.clickedAt + 10_000);
+    await eventually(async () => (ami!.originates().length ? true : undefined));
+    expect(ami.originates()[0]).toMatchObject({
+      Channel: 'PJSIP/101',
+      Context: 'from-internal',
+      Exten: '+4930555123',
+      Variable: 'CRM_CALL_ID=externalCall.c1',
+    });
+    await eventually(async () =>
+      (await dialRequest(harness!, 'externalCall.c1'))?.state === 'sent' ? true : undefined,
+    );
+    await bus.publish(theClick);
+    await new Promise((resolve) => setTimeout(resolve, 700));
+    expect(ami.originates()).toHaveLength(1);
+    const metrics = await harness.http.get('/metrics');
+    expect(metrics.text).toMatch(/bridge_dials_total\{mode="ami",outcome="sent"\} 1/);
+    expect(metrics.text).toMatch(/bridge_click_to_originate_seconds_count\{mode="ami"\} 1/);
+    const ready = await harness.http.get('/health/ready');
+    expect(ready.body.details.dialer).toMatchObject({
+      mode: 'ami',
+      pbxReachable: true,
+      target: `ami tcp://127.0.0.1:${ami.port}`,
+    });
+    expect(JSON.stringify(ready.body)).not.toContain(SECRET);
+  });
+
+  it('PBX down, then up within DIAL_TIMEOUT_SEC: dials once', async () => {
+    const port = await freePort();
+    harness = await bridge(port);
+    await harness.app.get(ClickBus).publish(click('externalCall.late'));
+    await eventually(async () =>
+      (await dialRequest(harness!, 'externalCall.late'))!.attempts >= 2 ? true : undefined,
+    );
+    const ready = await harness.http.get('/health/ready');
+    expect(ready.body.details.dialer).toMatchObject({ pbxReachable: false });
+    expect(ready.body.details.dialer.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
+    ami = await AmiServer.start('crm', SECRET, port);
+    await eventually(async () =>
+      (await dialRequest(harness!, 'externalCall.late'))?.state === 'sent' ? true : undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(ami.originates()).toHaveLength(1);
+    expect(ami.originates()[0]).toMatchObject({ Variable: 'CRM_CALL_ID=externalCall.late' });
+  });
+
+  it('PBX down past DIAL_TIMEOUT_SEC: the portal call is finished as failed through intake, never dialled', async () => {
+    const port = await freePort();
+    harness = await bridge(port, { DIAL_TIMEOUT_SEC: '2' });
+    await harness.app.get(ClickBus).publish(click('externalCall.gone'));
+    const request = await eventually(async () => {
+      const found = await dialRequest(harness!, 'externalCall.gone');
+      return found?.state === 'failed' ? found : undefined;
+    }, 10_000);
+    expect(request.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
+    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.gone');
+    const ended = events.find((event) => event.event === 'call.ended');
+    expect(ended).toMatchObject({
+      callId: 'dial-externalCall.gone',
+      crmCallId: 'externalCall.gone',
+      direction: 'outbound',
+      phoneNumber: '+4930555123',
+      extension: '101',
+      userId: 2,
+      status: 'failed',
+      failedReason: `PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`,
+    });
+    const call = await harness.http
+      .get('/v1/calls/dial-externalCall.gone')
+      .set('Authorization', `Bearer ${PBX_TOKEN}`);
+    expect(call.status).toBe(200);
+    const metrics = await harness.http.get('/metrics');
+    expect(metrics.text).toMatch(/bridge_dials_total\{mode="ami",outcome="failed"\} 1/);
+  });
+
+  it('an employee without an internal number: failed at once with a clear reason', async () => {
+    ami = await AmiServer.start('crm', SECRET);
+    harness = await bridge(ami.port);
+    await harness.app.get(ClickBus).publish(click('externalCall.nobody', { userId: 999 }));
+    const request = await eventually(async () => {
+      const found = await dialRequest(harness!, 'externalCall.nobody');
+      return found?.state === 'failed' ? found : undefined;
+    });
+    expect(request.lastError).toBe('employee 999 has no internal number (UF_PHONE_INNER) or is inactive');
+    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.nobody');
+    expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
+      crmCallId: 'externalCall.nobody',
+      status: 'failed',
+      failedReason: request.lastError,
+    });
+    expect(ami.originates()).toEqual([]);
+  });
+
+  it('a callback rings the responsible employee, else B24_DEFAULT_USER_ID', async () => {
+    ami = await AmiServer.start('crm', SECRET);
+    harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
+    await harness.app
+      .get(ClickBus)
+      .publish(click('externalCall.cb', { kind: 'callback', userId: undefined, phoneNumber: '+4930999000' }));
+    await eventually(async () => (ami!.originates().length ? true : undefined));
+    expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/102', Exten: '+4930999000' });
+    expect(await dialRequest(harness, 'externalCall.cb')).toMatchObject({
+      state: 'sent',
+      userId: 3,
+      extension: '102',
+    });
+  });
+
+  it('a callback from a known client rings the client responsible (ASSIGNED_BY_ID)', async () => {
+    ami = await AmiServer.start('crm', SECRET);
+    harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
+    // The sandbox's seeded contact with +49 151 12345678 is assigned to user 2 (internal number 101).
+    await harness.app
+      .get(ClickBus)
+      .publish(
+        click('externalCall.cb2', { kind: 'callback', userId: undefined, phoneNumber: '+4915112345678' }),
+      );
+    await eventually(async () => (ami!.originates().length ? true : undefined));
+    expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4915112345678' });
+  });
+
+  it('DIAL_MODE=esl: the click goes out as bgapi originate with crm_call_id', async () => {
+    const esl = await EslServer.start('esl-pw');
+    try {
+      harness = await startHarness({ DIAL_MODE: 'esl', ESL_URL: esl.url() });
+      await harness.app.get(ClickBus).publish(click('externalCall.fs'));
+      await eventually(async () => (esl.originates().length ? true : undefined));
+      expect(esl.originates()).toEqual([
+        'bgapi originate {crm_call_id=externalCall.fs}user/101 +4930555123 XML default',
+      ]);
+      const ready = await harness.http.get('/health/ready');
+      expect(ready.body.details.dialer).toMatchObject({ mode: 'esl', pbxReachable: true });
+      expect(JSON.stringify(ready.body)).not.toContain('esl-pw');
+    } finally {
+      await esl.close();
+    }
+  });
+
+  it('DIAL_MODE=http: one POST per click with the bearer token', async () => {
+    const received: { url: string; auth?: string; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => (body += chunk.toString()));
+      req.on('end', () => {
+        received.push({ url: req.url!, auth: req.headers.authorization, body });
+        res.end('ok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      harness = await startHarness({
+        DIAL_MODE: 'http',
+        DIAL_URL: `http://127.0.0.1:${port}/dial?ext={extension}&to={number}`,
+        DIAL_AUTH: 'bearer:dial-t0ken',
+      });
+      await harness.app.get(ClickBus).publish(click('externalCall.web'));
+      await eventually(async () =>
+        (await dialRequest(harness!, 'externalCall.web'))?.state === 'sent' ? true : undefined,
+      );
+      expect(received).toEqual([
+        {
+          url: '/dial?ext=101&to=%2B4930555123',
+          auth: 'Bearer dial-t0ken',
+          body: JSON.stringify({
+            extension: '101',
+            number: '+4930555123',
+            crmCallId: 'externalCall.web',
+            userId: 2,
+          }),
+        },
+      ]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('DIAL_MODE unset: nobody subscribes, health shows the dialer off', async () => {
+    harness = await startHarness();
+    expect(harness.app.get(ClickBus).subscribers).not.toContain('dialer');
+    const ready = await harness.http.get('/health/ready');
+    expect(ready.body.details.dialer).toMatchObject({ mode: null, pbxReachable: null });
+  });
+
+  describe('a restart finds requests stored before it', () => {
+    let dir: string;
+    beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'bridge-dial-'))));
+    afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+    it('within the deadline it dials once; past it the call is finished as failed; `sending` is taken as sent', async () => {
+      const port = await freePort();
+      // First run: the PBX is not listening; the clicks are stored and retried.
+      harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);
+      const store = harness.app.get(DialStore);
+      const now = Date.now();
+      await store.add(
+        { ...click('externalCall.old'), clickedAt: now - 120_000, deadline: now - 60_000 },
+        now,
+      );
+      await store.add({ ...click('externalCall.fresh'), deadline: now + 60_000 }, now);
+      await store.add({ ...click('externalCall.crashed'), deadline: now + 60_000 }, now);
+      // As if a bridge had died during this one's originate.
+      await store.update('sandbox', 'externalCall.crashed', { state: 'sending', dueAt: now - 1 }, now);
+      await harness.close();
+      harness = undefined;
+
+      ami = await AmiServer.start('crm', SECRET, port);
+      harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);
+      await eventually(async () =>
+        (await dialRequest(harness!, 'externalCall.fresh'))?.state === 'sent' ? true : undefined,
+      );
+      const old = await eventually(async () => {
+        const found = await dialRequest(harness!, 'externalCall.old');
+        return found?.state === 'failed' ? found : undefined;
+      });
+      expect(old.lastError).toBe('not dialled within DIAL_TIMEOUT_SEC');
+      expect(await dialRequest(harness, 'externalCall.crashed')).toMatchObject({ state: 'sent' });
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(ami.originates().map((action) => action.Variable)).toEqual(['CRM_CALL_ID=externalCall.fresh']);
+      const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.old');
+      expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
+        crmCallId: 'externalCall.old',
+        status: 'failed',
+      });
+    });
+  });
+});
