@@ -7,6 +7,7 @@ import { ClicksModule } from './clicks/clicks.module';
 import { ConfigurationModule } from './config/configuration.module';
 import { CrmModule } from './crm/crm.module';
 import { DeliveryModule } from './delivery/delivery.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -35,6 +36,7 @@ export class AppModule {
         DeliveryModule,
         PbxModule,
         CrmModule,
+        EventsModule,
         AdminModule,
         HealthModule,
       ],

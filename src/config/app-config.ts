@@ -120,6 +120,12 @@ export class AppConfig {
   @Matches(/^https?:\/\/.+/, { message: 'PUBLIC_URL must be an http(s) URL' })
   PUBLIC_URL?: string;
 
+  /** Webhook mode: the outbound webhook's authentication code, `auth[application_token]` of its event posts. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  B24_APPLICATION_TOKEN?: string;
+
   @Transform(emptyAsUnset)
   @IsOptional()
   @IsIn(['webhook', 'oauth'])

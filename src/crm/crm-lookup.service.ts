@@ -64,6 +64,14 @@ export class CrmLookupService implements OnModuleInit {
   }
 
   /**
+   * A CRM record changed (a portal event): its cached lookups and every cached "no match" are dropped, so
+   * the next lookup asks the portal. Returns how many cached answers went.
+   */
+  forgetRecord(entityType: string, entityId: number): number {
+    return this.cache.forgetRecord(entityType, entityId);
+  }
+
+  /**
    * For a ringing call: never slower than the deadline; `match: null` with a reason when the portal failed.
    * Its whole duration is observed in `bridge_lookup_duration_seconds` by where the answer came from.
    */

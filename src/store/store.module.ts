@@ -14,12 +14,17 @@ import { SqliteDatabase } from './sqlite/sqlite-database';
 import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
 import { SqliteTokenStore } from './sqlite/sqlite-token-store';
 import { TokenStore } from './token-store';
+import { PortalEventStore } from './portal-event-store';
+import { SqlitePortalEventStore } from './sqlite/sqlite-portal-event-store';
+import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
   calls: CallStore;
   tokens: TokenStore;
   leases: LeaseStore;
+  /** The portal's event posts (SPEC.md §6). */
+  events: PortalEventStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -44,6 +49,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       calls: new SqliteCallStore(database),
       tokens: new SqliteTokenStore(database),
       leases: new SqliteLeaseStore(database),
+      events: new SqlitePortalEventStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -58,6 +64,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     calls: new PostgresCallStore(database),
     tokens: new PostgresTokenStore(database),
     leases: new PostgresLeaseStore(database),
+    events: new PostgresPortalEventStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -69,10 +76,11 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: CallStore, useFactory: (stores: Stores) => stores.calls, inject: [STORES] },
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
+    { provide: PortalEventStore, useFactory: (stores: Stores) => stores.events, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
-  exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore],
+  exports: [CallStore, TokenStore, LeaseStore, PortalEventStore, SharedBucketStore],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(CallStore) private readonly store: CallStore) {}
