@@ -130,4 +130,55 @@ describe('portal events (webhook mode)', () => {
     expect(Date.now() - firedAt).toBeLessThan(1000);
     expect(found.match).toMatchObject({ entityType: 'CONTACT', entityId: contact.ID });
   });
+
+  it('the sandbox portal: a click registers the call there and posts ONEXTERNALCALLSTART to the outbound webhook', async () => {
+    const control = request(h.sandbox.url);
+    await control
+      .post('/_sandbox/events/outbound')
+      .send({ url: `${h.url}/v1/portal/events`, applicationToken: APP_TOKEN })
+      .expect(200);
+    const { body: click } = await control
+      .post('/_sandbox/click')
+      .send({ phone: '+49 151 1234-5678', userId: 1, lineNumber: 'bridge' })
+      .expect(200);
+    expect(click.CALL_ID).toEqual(expect.any(String));
+    const { body: calls } = await control
+      .get('/_sandbox/calls')
+      .query({ CALL_ID: click.CALL_ID })
+      .expect(200);
+    expect(calls).toHaveLength(1);
+    const stored = await eventually(async () => {
+      const events = (await listEvents(h)).filter((event) => event.data.CALL_ID === click.CALL_ID);
+      return events[0]?.state === 'ignored' ? events : undefined;
+    }, 5000);
+    expect(stored).toHaveLength(1);
+    expect(stored[0].data).toMatchObject({ USER_ID: '1', LINE_NUMBER: 'bridge', IS_MOBILE: '0' });
+    const { body: events } = await control.get('/_sandbox/events').expect(200);
+    expect(events.posts.at(-1)).toMatchObject({ event: 'ONEXTERNALCALLSTART', status: 200 });
+    expect(JSON.stringify(events)).not.toContain(APP_TOKEN);
+  });
+
+  it('the sandbox portal: a contact added there (ONCRMCONTACTADD) is found by the next lookup within 1 s', async () => {
+    const control = request(h.sandbox.url);
+    await control
+      .post('/_sandbox/events/outbound')
+      .send({ url: `${h.url}/v1/portal/events`, applicationToken: APP_TOKEN, events: ['ONCRMCONTACTADD'] })
+      .expect(200);
+    const phone = '+49 30 5550888';
+    const lookup = () =>
+      request(h.url).get('/v1/lookup').query({ phone }).set('Authorization', `Bearer ${PBX_TOKEN}`);
+    expect((await lookup().expect(200)).body.match).toBeNull();
+    const firedAt = Date.now();
+    const { body: added } = await control
+      .post('/_sandbox/crm/contact')
+      .send({ fields: { NAME: 'Lena', PHONE: [{ VALUE: phone, VALUE_TYPE: 'WORK' }] } })
+      .expect(200);
+    expect(added.event).toBe('ONCRMCONTACTADD');
+    const found = await eventually(async () => {
+      const { body } = await lookup().expect(200);
+      return body.match ? body : undefined;
+    }, 1000);
+    expect(Date.now() - firedAt).toBeLessThan(1000);
+    expect(found.match).toMatchObject({ entityType: 'CONTACT', entityId: added.ID });
+  });
 });
