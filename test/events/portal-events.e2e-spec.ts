@@ -1,4 +1,5 @@
 import request from 'supertest';
+import { ClickBus } from '../../src/clicks/click';
 import { ADMIN_TOKEN, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 const APP_TOKEN = 'outbound-hook-code-5d1e';
@@ -180,5 +181,26 @@ describe('portal events (webhook mode)', () => {
     }, 1000);
     expect(Date.now() - firedAt).toBeLessThan(1000);
     expect(found.match).toMatchObject({ entityType: 'CONTACT', entityId: added.ID });
+  });
+
+  // Last: the subscriber stays on the bus. It stands for the dialer (DIAL_MODE) that is not on this branch;
+  // what is asserted is the store's state and the metric, not what the subscriber saw.
+  it('with a subscriber: a click is published, retried after a rejection (lastError kept) and settled once', async () => {
+    let failNext = true;
+    h.app.get(ClickBus).subscribe('test-dialer', async (click) => {
+      if (click.portalCallId === 'externalCall.retry' && failNext) {
+        failNext = false;
+        throw new Error('PBX unreachable');
+      }
+    });
+    await post(h, click('externalCall.retry')).expect(200);
+    const settled = await eventually(async () => {
+      const [event] = (await listEvents(h)).filter((item) => item.data.CALL_ID === 'externalCall.retry');
+      return event?.state === 'processed' ? event : undefined;
+    }, 5000);
+    expect(settled).toMatchObject({ attempts: 2, lastError: 'test-dialer: PBX unreachable' });
+    const { text } = await h.http.get('/metrics');
+    expect(metric(text, 'ONEXTERNALCALLSTART', 'retried')).toBe(1);
+    expect(metric(text, 'ONEXTERNALCALLSTART', 'published')).toBe(1);
   });
 });
