@@ -1,7 +1,9 @@
+import axios from 'axios';
 import request from 'supertest';
 import { SandboxPortal } from '../../sandbox';
-import { installApp, OAuthBridge, startOAuthBridge, tempDir } from '../auth/oauth-harness';
-import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
+import { installApp, OAuthBridge, oauthEnv, startOAuthBridge, tempDir } from '../auth/oauth-harness';
+import { ADMIN_TOKEN, eventually, testEnv } from '../support/bridge-harness';
+import { startBridgeProcess } from '../support/bridge-process';
 
 interface SandboxEvents {
   bindings: { clientId: string; event: string; handler: string; eventType: string }[];
@@ -86,10 +88,16 @@ describe('portal events in OAuth mode', () => {
     }
   });
 
-  it('offline: events queued while the bridge is down are all stored and handled after it starts, and cleared', async () => {
-    const first = await startOAuthBridge(sandbox, temp.dir, { B24_EVENTS: 'offline' });
+  // Child processes of the built bridge (`npm run build` first): the first is killed, the second starts later.
+  it('offline: events queued while the bridge process is down are all stored and handled after it starts, and cleared', async () => {
+    const env = testEnv(sandbox, temp.dir, oauthEnv(sandbox, { B24_EVENTS: 'offline' }));
+    const first = await startBridgeProcess(env);
     try {
-      await installApp(sandbox, first);
+      const { data } = await axios.post(
+        `${sandbox.url}/_sandbox/apps/${encodeURIComponent(sandbox.oauthApp.clientId)}/install`,
+        { handlerUrl: `${first.url}/oauth/install` },
+      );
+      expect(data.status).toBe(200);
       await eventually(async () => {
         const events = await sandboxEvents(sandbox);
         return events.bindings.filter((binding) => binding.eventType === 'offline').length === 11
@@ -97,7 +105,8 @@ describe('portal events in OAuth mode', () => {
           : undefined;
       }, 10000);
     } finally {
-      await first.close();
+      first.child.kill('SIGKILL');
+      await first.exited;
     }
     const callIds: string[] = [];
     for (const phone of ['+49 151 1234-5678', '+49 30 1234567', '+49 40 7654321']) {
@@ -109,14 +118,20 @@ describe('portal events in OAuth mode', () => {
       .expect(200);
     expect((await sandboxEvents(sandbox)).offline).toHaveLength(4);
 
-    const second = await startOAuthBridge(sandbox, temp.dir, { B24_EVENTS: 'offline' });
+    const second = await startBridgeProcess(env);
     try {
+      const listed = async () =>
+        (
+          await axios.get(`${second.url}/v1/admin/portal-events`, {
+            headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+          })
+        ).data.events as { event: string; state: string; data: Record<string, unknown> }[];
       const handled = await eventually(async () => {
-        const events = await storedEvents(second);
+        const events = await listed();
         return events.length === 4 && events.every((event) => event.state !== 'pending') ? events : undefined;
       }, 15000);
       expect(
-        handled.filter((event) => event.event === 'ONEXTERNALCALLSTART').map((e) => e.data.CALL_ID),
+        handled.filter((event) => event.event === 'ONEXTERNALCALLSTART').map((event) => event.data.CALL_ID),
       ).toEqual(expect.arrayContaining(callIds));
       expect(handled.find((event) => event.event === 'ONCRMCONTACTADD')?.state).toBe('processed');
       await eventually(
@@ -124,7 +139,8 @@ describe('portal events in OAuth mode', () => {
         5000,
       );
     } finally {
-      await second.close();
+      second.child.kill('SIGTERM');
+      await second.exited;
     }
   });
 });
