@@ -94,6 +94,23 @@ describe('sandbox portal events', () => {
     expect((await call('event.offline.list')).body.total).toBe(2);
   });
 
+  it('crm.*.add/update/delete fire the change events', async () => {
+    await call('event.unbind', { event: 'ONCRMCONTACTADD' });
+    for (const event of ['ONCRMLEADADD', 'ONCRMLEADUPDATE', 'ONCRMLEADDELETE'])
+      await call('event.bind', { event, handler: receiverUrl });
+    const added = await request(`${portal.webhookUrl}crm.lead.add`, {
+      form: { fields: { TITLE: 'Hooked' } },
+    });
+    const id = String(added.body.result);
+    await request(`${portal.webhookUrl}crm.lead.update`, { form: { id, fields: { TITLE: 'Changed' } } });
+    await request(`${portal.webhookUrl}crm.lead.delete`, { form: { id } });
+    const events = await eventually(async () => {
+      const mine = received.filter((item) => (item.data as { FIELDS?: { ID?: string } })?.FIELDS?.ID === id);
+      return mine.length === 3 ? mine.map((item) => item.event) : undefined;
+    });
+    expect(events.sort()).toEqual(['ONCRMLEADADD', 'ONCRMLEADDELETE', 'ONCRMLEADUPDATE']);
+  });
+
   it('lines: add is idempotent by NUMBER, get lists them, delete removes', async () => {
     await call('telephony.externalLine.add', { NUMBER: 'pbx-bridge', NAME: 'PBX bridge' });
     await call('telephony.externalLine.add', { NUMBER: 'pbx-bridge', NAME: 'PBX bridge' });
