@@ -1,4 +1,3 @@
-import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -65,8 +64,10 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     @Inject(PORTAL_ID) private readonly portalId: string,
   ) {
     this.offline = config.B24_EVENTS === 'offline';
-    // Stable across restarts of one host: events it marked and did not clear come back to it.
-    this.processId = `bridge-${hostname()}`.replace(/[^\w.-]/g, '_').slice(0, 60);
+    // One per portal, shared by every replica and stable across restarts and new pods: events marked and not
+    // cleared (a crash) come back to whichever replica asks next; replicas reading the same events store them
+    // once (the dedupe key) and each clears them.
+    this.processId = `bridge-${portalId}`.replace(/[^\w.-]/g, '_').slice(0, 60);
   }
 
   private get oauth(): OAuthCredentials | undefined {
