@@ -27,6 +27,8 @@ export async function installApp(
 ): Promise<InstallOutcome | undefined> {
   const app = state.credentials.app(clientId);
   if (!app) return undefined;
+  // A (re)installed application's handlers vanish, as on the portal: it binds them again.
+  state.events.forgetApp(app.clientId);
   const tokens = tokenAnswer(state, state.credentials.issuePair(app, 1, state.now()));
   const posted: Record<string, string> = {
     event: 'ONAPPINSTALL',
@@ -57,7 +59,7 @@ export async function installApp(
 }
 
 /** One form POST without keep-alive, so a closing sandbox leaves no sockets behind. */
-function postForm(target: string, form: string): Promise<{ status: number; body: string }> {
+export function postForm(target: string, form: string): Promise<{ status: number; body: string }> {
   const url = new URL(target);
   const transport = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {

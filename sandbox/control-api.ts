@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { IncomingMessage, ServerResponse } from 'node:http';
 import { SandboxControls } from './controls';
 import { CrmEntityKind } from './crm-store';
+import { EventControlError, EventControls } from './event-controls';
 import { parseFaultSpec } from './faults';
 import { readBody, sendJson } from './http-io';
 import { Inspection } from './inspection';
@@ -28,11 +29,15 @@ const ok = (body: unknown): Reply => ({ status: 200, body });
 const fail = (status: number, message: string): Reply => ({ status, body: { error: message } });
 
 export class ControlApi {
+  private readonly events: EventControls;
+
   constructor(
     private readonly state: PortalState,
     private readonly inspection: Inspection,
     private readonly controls: SandboxControls,
-  ) {}
+  ) {
+    this.events = new EventControls(state);
+  }
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const raw = await readBody(req, 1024 * 1024);
@@ -67,6 +72,7 @@ export class ControlApi {
       if (path === '/operating') return ok(this.controls.operating());
       if (path === '/faults') return ok(this.state.faults.list());
       if (path === '/credentials') return ok(this.credentials());
+      if (path === '/events') return ok(this.events.inspect());
     }
     if (method === 'POST') {
       if (path === '/faults') {
@@ -82,6 +88,8 @@ export class ControlApi {
       if (path === '/clock') return this.advanceClock(body);
       if (path === '/performance') return this.setPerformance(body);
       if (path === '/webhooks') return this.addWebhook(body);
+      if (path === '/events/outbound' || path === '/click' || path === '/callback' || head === 'crm')
+        return this.eventAction(path, segments, body);
       if (head === 'apps' && segments.length === 3)
         return this.appAction(decodeURIComponent(clientId), action, body);
     }
@@ -140,6 +148,20 @@ export class ControlApi {
     return { status: 201, body: this.controls.addWebhook({ userId: body.userId as number, code, scopes }) };
   }
 
+  private async eventAction(path: string, segments: string[], body: unknown): Promise<Reply> {
+    try {
+      if (path === '/events/outbound') return ok({ outbound: this.events.setOutbound(body) });
+      if (path === '/click') return ok(this.events.click(body, 'click'));
+      if (path === '/callback') return ok(this.events.click(body, 'callback'));
+      const entity = CRM_EVENT_PATHS[segments[1]];
+      if (segments.length !== 2 || !entity) return fail(404, 'POST /_sandbox/crm/contact|company|lead');
+      return ok(this.events.crmChange(entity, body));
+    } catch (error) {
+      if (error instanceof EventControlError) return fail(400, error.message);
+      throw error;
+    }
+  }
+
   private async appAction(clientId: string, action: string, body: unknown): Promise<Reply> {
     if (!this.state.credentials.app(clientId)) return fail(404, `no application with client id ${clientId}`);
     if (action === 'revoke') return ok({ revokedTokenPairs: this.controls.revokeApp(clientId) });
@@ -185,7 +207,18 @@ function randomCode(): string {
   return randomBytes(8).toString('hex');
 }
 
+const CRM_EVENT_PATHS: Record<string, CrmEntityKind> = {
+  contact: 'CONTACT',
+  company: 'COMPANY',
+  lead: 'LEAD',
+};
+
 const ENDPOINTS = [
+  'GET /_sandbox/events (bound handlers, offline queue, lines, posts)',
+  'POST /_sandbox/events/outbound {url, applicationToken, events?} (webhook mode; null to remove)',
+  'POST /_sandbox/click {phone, userId?, crmEntityType?, crmEntityId?, lineNumber?}',
+  'POST /_sandbox/callback {phone, text?, crmEntityType?, crmEntityId?}',
+  'POST /_sandbox/crm/contact|company|lead {fields} | {id, fields} | {id, delete: true}',
   'GET /_sandbox/calls?CALL_ID=&EXTERNAL_CALL_ID=&USER_ID=',
   'GET /_sandbox/leads | contacts | companies | deals | tasks | users',
   'GET /_sandbox/tasks?xmlId=&responsibleId=&status=',

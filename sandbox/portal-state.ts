@@ -1,5 +1,6 @@
 import { RecordUrlDownload } from './record-url-download';
 import { CallRegistry } from './call-registry';
+import { EventHub } from './event-hub';
 import { SandboxClock } from './clock';
 import { CredentialStore } from './credentials';
 import { CrmStore } from './crm-store';
@@ -44,6 +45,8 @@ export class PortalState {
   readonly operating: OperatingTimeLedger;
   readonly credentials: CredentialStore;
   readonly calls = new CallRegistry();
+  /** Bound handlers, the offline queue, the outbound webhook and the applications' lines. */
+  readonly events: EventHub = new EventHub(this);
   employees: SandboxUserDirectory;
   crm: CrmStore;
   tasks: TaskStore;
@@ -85,6 +88,7 @@ export class PortalState {
    */
   reset(): void {
     this.calls.clear();
+    this.events.clear();
     this.requestLog.reset();
     this.faults.clear();
     this.budget.reset();

@@ -8,6 +8,7 @@ import { ConfigurationModule } from './config/configuration.module';
 import { CrmModule } from './crm/crm.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { DialerModule } from './dialer/dialer.module';
+import { EventsModule } from './events/events.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -37,6 +38,7 @@ export class AppModule {
         PbxModule,
         CrmModule,
         DialerModule,
+        EventsModule,
         AdminModule,
         HealthModule,
       ],

@@ -58,7 +58,9 @@ function add(entity: CrmEntityKind) {
     ) {
       throw portalErrors.validation(`Contact with ID ${String(fields.CONTACT_ID)} is not found`);
     }
-    return { result: context.state.crm.add(entity, fields, context.caller.userId, context.now).ID };
+    const id = context.state.crm.add(entity, fields, context.caller.userId, context.now).ID;
+    context.state.events.fire(`ONCRM${entity}ADD`, { FIELDS: { ID: String(id) } }, context.caller.userId);
+    return { result: id };
   };
 }
 
@@ -67,13 +69,17 @@ function update(entity: CrmEntityKind) {
     const record = context.state.crm.get(entity, requireId(params));
     if (!record) throw portalErrors.notFound();
     context.state.crm.update(entity, record, requireFields(params), context.caller.userId, context.now);
+    const data = { FIELDS: { ID: String(record.ID) } };
+    context.state.events.fire(`ONCRM${entity}UPDATE`, data, context.caller.userId);
     return { result: true };
   };
 }
 
 function remove(entity: CrmEntityKind) {
   return (params: Params, context: MethodContext): MethodResult => {
-    if (!context.state.crm.delete(entity, requireId(params))) throw portalErrors.notFound();
+    const id = requireId(params);
+    if (!context.state.crm.delete(entity, id)) throw portalErrors.notFound();
+    context.state.events.fire(`ONCRM${entity}DELETE`, { FIELDS: { ID: String(id) } }, context.caller.userId);
     return { result: true };
   };
 }

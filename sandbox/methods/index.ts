@@ -1,6 +1,7 @@
 import { MethodRegistry } from '../method-registry';
 import { appMethods } from './app';
 import { crmMethods } from './crm';
+import { eventMethods } from './events';
 import { taskMethods } from './tasks';
 import { telephonyMethods } from './telephony';
 import { userMethods } from './users';
@@ -13,5 +14,6 @@ export function portalMethods(): MethodRegistry {
     ...userMethods,
     ...taskMethods,
     ...appMethods,
+    ...eventMethods,
   ]);
 }

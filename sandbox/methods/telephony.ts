@@ -50,7 +50,7 @@ function leadTitle(type: number, phone: string): string {
   return type === 1 ? `Call to ${phone}` : `Call from ${phone}`;
 }
 
-function register(params: Params, context: MethodContext): MethodResult {
+export function register(params: Params, context: MethodContext): MethodResult {
   const user = resolveUser(params, context);
   const type = intParam(params, 'TYPE');
   if (type === undefined || !(type >= 1 && type <= 5))

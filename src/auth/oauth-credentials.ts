@@ -46,6 +46,7 @@ export class OAuthCredentials extends PortalCredentials {
   private movedTo?: string;
   private announced?: AuthorisationStatus['state'];
   /** Told the outcome of every refresh this replica makes, for metrics. */
+  private readonly grantListeners: (() => void)[] = [];
   onRefresh?: (outcome: 'ok' | 'refused' | 'unavailable') => void;
 
   constructor(
@@ -148,6 +149,12 @@ export class OAuthCredentials extends PortalCredentials {
     await this.store.saveGrant(tokens);
     await this.reload();
     this.logger.log(`stored new OAuth tokens for portal ${this.portalId} from ${source}`);
+    for (const listener of this.grantListeners) listener();
+  }
+
+  /** Called after every stored grant (install, re-install, app update, code flow): portal events bind again. */
+  onGrant(listener: () => void): void {
+    this.grantListeners.push(listener);
   }
 
   /** The portal took the application away (ONAPPUNINSTALL): delivery pauses until it is installed again. */

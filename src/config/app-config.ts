@@ -120,6 +120,26 @@ export class AppConfig {
   @Matches(/^https?:\/\/.+/, { message: 'PUBLIC_URL must be an http(s) URL' })
   PUBLIC_URL?: string;
 
+  /** OAuth mode: portal events bound as `online` handlers (posted to PUBLIC_URL) or `offline` (polled). */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['online', 'offline'])
+  B24_EVENTS: 'online' | 'offline' = 'online';
+
+  /** OAuth mode: the line the bridge registers (telephony.externalLine.add), for the default outgoing number. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^[\w.+-]{1,50}$/, {
+    message: 'B24_LINE_NUMBER must be 1-50 letters, digits, dots, pluses or dashes',
+  })
+  B24_LINE_NUMBER: string = 'pbx-bridge';
+
+  /** Webhook mode: the outbound webhook's authentication code, `auth[application_token]` of its event posts. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsString()
+  B24_APPLICATION_TOKEN?: string;
+
   @Transform(emptyAsUnset)
   @IsOptional()
   @IsIn(['webhook', 'oauth'])

@@ -38,6 +38,8 @@ export class CrmLookupService implements OnModuleInit {
   private readonly interactive = new Map<string, Promise<CrmMatch | null>>();
   private readonly backgroundRunning = new Map<string, Promise<CrmMatch | null>>();
   private failing = false;
+  /** Rises at every CRM change: answers of requests started before it are not cached. */
+  private generation = 0;
 
   constructor(
     private readonly search: CrmSearch,
@@ -61,6 +63,18 @@ export class CrmLookupService implements OnModuleInit {
   onModuleInit(): void {
     const problem = this.search.capacityProblem(1);
     if (problem) this.logger.warn(`lookups will answer without a match: ${problem.message}`);
+  }
+
+  /**
+   * A CRM record changed (a portal event): its cached lookups and every cached "no match" are dropped, so
+   * the next lookup asks the portal. Returns how many cached answers went.
+   */
+  forgetRecord(entityType: string, entityId: number): number {
+    // Requests under way started before the change: later lookups start their own, and theirs are not cached.
+    this.generation += 1;
+    this.interactive.clear();
+    this.backgroundRunning.clear();
+    return this.cache.forgetRecord(entityType, entityId);
   }
 
   /**
@@ -160,12 +174,18 @@ export class CrmLookupService implements OnModuleInit {
   ): Promise<CrmMatch | null> {
     const existing = running.get(phone);
     if (existing) return existing;
+    const generation = this.generation;
     const request = find().then((match) => {
-      this.cache.set(phone, match);
+      // A CRM change since the request started may make its answer stale: answer it, do not cache it.
+      if (generation === this.generation) this.cache.set(phone, match);
       return match;
     });
     running.set(phone, request);
-    void request.catch(() => undefined).finally(() => running.delete(phone));
+    void request
+      .catch(() => undefined)
+      .finally(() => {
+        if (running.get(phone) === request) running.delete(phone);
+      });
     return request;
   }
 

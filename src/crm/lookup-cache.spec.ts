@@ -50,3 +50,22 @@ describe('LookupCache', () => {
     expect(lookups.get('+491')?.match).toEqual(match);
   });
 });
+
+describe('LookupCache.forgetRecord', () => {
+  it('drops the changed record and every "no match", keeps other matches', () => {
+    const cache = new LookupCache({ maxEntries: 10, ttlMs: 60_000, missTtlMs: 30_000, staleMs: 0 });
+    const match = (entityId: number) => ({
+      entityType: 'CONTACT' as const,
+      entityId,
+      name: 'x',
+      responsibleUserId: null,
+    });
+    cache.set('+1', match(1));
+    cache.set('+2', match(2));
+    cache.set('+3', null);
+    expect(cache.forgetRecord('CONTACT', 1)).toBe(2);
+    expect(cache.get('+1')).toBeUndefined();
+    expect(cache.get('+3')).toBeUndefined();
+    expect(cache.get('+2')?.match?.entityId).toBe(2);
+  });
+});

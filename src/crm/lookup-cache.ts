@@ -53,6 +53,22 @@ export class LookupCache {
     this.entries.set(phone, { match, freshUntil: this.now() + ttl }, { ttl: ttl + this.settings.staleMs });
   }
 
+  /**
+   * A CRM record changed (portal event): drops every answer naming that record, and every "no match",
+   * since the change may have given any unknown number a client. Returns how many entries went.
+   */
+  forgetRecord(entityType: string, entityId: number): number {
+    let dropped = 0;
+    for (const [phone, entry] of this.entries.entries()) {
+      const { match } = entry;
+      if (match === null || (match.entityType === entityType && match.entityId === entityId)) {
+        this.entries.delete(phone);
+        dropped += 1;
+      }
+    }
+    return dropped;
+  }
+
   get size(): number {
     return this.entries.size;
   }

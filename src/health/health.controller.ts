@@ -4,6 +4,7 @@ import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs
 import { PortalCredentials } from '../portal/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
+import { PortalEventsStatus } from '../events/portal-events-status';
 import { Lifecycle } from './lifecycle';
 
 /** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
@@ -37,6 +38,7 @@ export class HealthController {
     private readonly lifecycle: Lifecycle,
     private readonly credentials: PortalCredentials,
     private readonly dialer: DialWorker,
+    private readonly portalEvents: PortalEventsStatus,
   ) {}
 
   /**
@@ -94,6 +96,8 @@ export class HealthController {
           })),
           queueDepth: stats.depth,
           failedCalls: stats.failed,
+          // Portal events (SPEC.md §6): OAuth bindings, the line to choose as the default outgoing number.
+          events: this.portalEvents.view(),
           oldestWaitingSec: stats.oldestCreatedAt
             ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
             : 0,

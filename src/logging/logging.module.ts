@@ -19,7 +19,9 @@ const PINO_LEVEL: Record<LogLevel, string> = {
 };
 
 /** Query parameters whose values are secrets (OAuth codes, tokens) and are never written to a log. */
-const SECRET_QUERY = /([?&](?:code|state|auth|access_token|refresh_token|token|application_token)=)[^&]*/gi;
+// `auth[application_token]=…` (a portal post's fields, bracketed or percent-encoded) counts as `auth`.
+const SECRET_QUERY =
+  /([?&](?:code|state|auth|access_token|refresh_token|token|application_token|auth(?:\[|%5B)[^=&]*)=)[^&]*/gi;
 
 export function redactUrl(url: string | undefined): string | undefined {
   return url?.replace(SECRET_QUERY, '$1[Redacted]');

@@ -144,6 +144,15 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  readonly portalEvents = new Counter({
+    name: 'bridge_portal_events_total',
+    help:
+      'Portal event posts and their handling by event and outcome: stored, duplicate, refused, unknown ' +
+      '(answered and ignored), published, no_subscriber, cache_dropped, malformed, retried',
+    labelNames: ['event', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
   private readonly scrapeHooks: (() => Promise<void>)[] = [];
 
   constructor() {

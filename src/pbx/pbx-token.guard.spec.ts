@@ -32,5 +32,11 @@ describe('redactUrl', () => {
       '/v1/pbx/yeastar?token=[Redacted]&tz=Europe/Berlin',
     );
     expect(redactUrl('/v1/pbx/yeastar?tz=UTC&token=s3cret')).toBe('/v1/pbx/yeastar?tz=UTC&token=[Redacted]');
+    expect(redactUrl('/v1/portal/events?auth[application_token]=s3cret&x=1')).toBe(
+      '/v1/portal/events?auth[application_token]=[Redacted]&x=1',
+    );
+    expect(redactUrl('/v1/portal/events?auth%5Baccess_token%5D=s3cret')).toBe(
+      '/v1/portal/events?auth%5Baccess_token%5D=[Redacted]',
+    );
   });
 });

@@ -17,6 +17,9 @@ import { TokenStore } from './token-store';
 import { DialStore } from './dial-store';
 import { PostgresDialStore } from './postgres/postgres-dial-store';
 import { SqliteDialStore } from './sqlite/sqlite-dial-store';
+import { PortalEventStore } from './portal-event-store';
+import { SqlitePortalEventStore } from './sqlite/sqlite-portal-event-store';
+import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
@@ -24,6 +27,8 @@ export interface Stores {
   tokens: TokenStore;
   leases: LeaseStore;
   dials: DialStore;
+  /** The portal's event posts (SPEC.md §6). */
+  events: PortalEventStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -49,6 +54,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       tokens: new SqliteTokenStore(database),
       leases: new SqliteLeaseStore(database),
       dials: new SqliteDialStore(database),
+      events: new SqlitePortalEventStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -64,6 +70,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     tokens: new PostgresTokenStore(database),
     leases: new PostgresLeaseStore(database),
     dials: new PostgresDialStore(database),
+    events: new PostgresPortalEventStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -76,10 +83,11 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
     { provide: DialStore, useFactory: (stores: Stores) => stores.dials, inject: [STORES] },
+    { provide: PortalEventStore, useFactory: (stores: Stores) => stores.events, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
-  exports: [CallStore, TokenStore, LeaseStore, SharedBucketStore, DialStore],
+  exports: [CallStore, TokenStore, LeaseStore, PortalEventStore, SharedBucketStore, DialStore],
 })
 export class StoreModule implements OnApplicationShutdown {
   constructor(@Inject(CallStore) private readonly store: CallStore) {}

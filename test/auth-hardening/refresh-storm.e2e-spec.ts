@@ -34,6 +34,10 @@ describe('OAuth refresh storms', () => {
 
   it('refreshes once when the fresh token is refused too, then pauses for re-authorisation', async () => {
     expect((await installApp(sandbox, bridge)).status).toBe(200);
+    // The install binds the portal's events in the background: let it finish before every token is refused.
+    await eventually(
+      async () => ((await bridge.portalHealth()).events as { boundAt: unknown }).boundAt ?? undefined,
+    );
     // From now on the portal refuses every token of the application as invalid_token.
     sandbox.injectFault({ kind: 'http', status: 401, error: 'invalid_token', description: 'refused' });
 

@@ -103,6 +103,10 @@ describe('OAuth tokens: refresh', () => {
       const sandbox = open(await SandboxPortal.start({ expiredTokenError }));
       const bridge = open(await startOAuthBridge(sandbox, workspace.dir));
       await installApp(sandbox, bridge);
+      // The install binds the portal's events in the background: let it finish so only app.info meets the expiry.
+      await eventually(
+        async () => ((await bridge.portalHealth()).events as { boundAt: unknown }).boundAt ?? undefined,
+      );
       await appInfo(bridge);
       // The portal's clock runs ahead: it says the token expired while the bridge still trusts it.
       sandbox.advanceClock(2 * 3600 * 1000);

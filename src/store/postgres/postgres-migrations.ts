@@ -110,4 +110,20 @@ export const POSTGRES_MIGRATIONS: string[] = [
      PRIMARY KEY (portal_id, portal_call_id)
    );
    CREATE INDEX dial_requests_due ON dial_requests (portal_id, state, due_at);`,
+  // Portal events (SPEC.md §6): stored before the portal's post is answered, handled by the processor.
+  `CREATE TABLE portal_events (
+     id          bigserial PRIMARY KEY,
+     portal_id   text   NOT NULL,
+     dedupe_key  text   NOT NULL,
+     event       text   NOT NULL,
+     payload     text   NOT NULL,
+     received_at bigint NOT NULL,
+     state       text   NOT NULL,
+     attempts    integer NOT NULL,
+     due_at      bigint,
+     last_error  text,
+     settled_at  bigint,
+     UNIQUE (portal_id, dedupe_key)
+   );
+   CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
 ];

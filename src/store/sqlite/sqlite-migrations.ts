@@ -102,4 +102,20 @@ export const SQLITE_MIGRATIONS: string[] = [
      PRIMARY KEY (portal_id, portal_call_id)
    ) WITHOUT ROWID;
    CREATE INDEX dial_requests_due ON dial_requests (portal_id, state, due_at);`,
+  // Portal events (SPEC.md §6): stored before the portal's post is answered, handled by the processor.
+  `CREATE TABLE portal_events (
+     id          INTEGER PRIMARY KEY AUTOINCREMENT,
+     portal_id   TEXT    NOT NULL,
+     dedupe_key  TEXT    NOT NULL,
+     event       TEXT    NOT NULL,
+     payload     TEXT    NOT NULL,
+     received_at INTEGER NOT NULL,
+     state       TEXT    NOT NULL,
+     attempts    INTEGER NOT NULL,
+     due_at      INTEGER,
+     last_error  TEXT,
+     settled_at  INTEGER,
+     UNIQUE (portal_id, dedupe_key)
+   );
+   CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
 ];

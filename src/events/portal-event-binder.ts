@@ -1,0 +1,218 @@
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+} from '@nestjs/common';
+import { OAuthCredentials } from '../auth/oauth-credentials';
+import { AppConfig } from '../config/app-config';
+import { PORTAL_ID } from '../config/portal-id';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { PortalClient } from '../portal/portal-client';
+import { PortalCredentials } from '../portal/portal-credentials';
+import { PortalEventStore } from '../store/portal-event-store';
+import { dedupeKeyOf, HANDLED_EVENTS, kindOf, PortalEventBody } from './portal-event';
+import { PortalEventProcessor } from './portal-event-processor';
+import { PortalEventsStatus } from './portal-events-status';
+
+/** How often offline mode asks the portal's queue (one request per look when it is empty). */
+export const OFFLINE_POLL_MS = 2000;
+/** Binding retries after a failure wait this long. */
+const BIND_RETRY_MS = 30_000;
+
+interface BoundHandler {
+  event?: string;
+  handler?: string;
+  offline?: number | string;
+}
+
+interface OfflineEvent {
+  ID: number | string;
+  EVENT_NAME: string;
+  EVENT_DATA?: Record<string, unknown>;
+  TIMESTAMP_X?: string;
+}
+
+/**
+ * OAuth mode (SPEC.md §6): binds every handled event at start and after every stored grant (install,
+ * re-install, app update: the portal drops an application's handlers then), registers the bridge's line,
+ * and with `B24_EVENTS=offline` polls `event.offline.get` (clear=0, this replica's process_id), stores each
+ * event durably, then clears exactly those. Requests go through the portal client and its budget
+ * (background priority). Webhook mode does nothing here: the operator sets up the outbound webhook.
+ */
+@Injectable()
+export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger(PortalEventBinder.name);
+  private readonly offline: boolean;
+  private readonly processId: string;
+  private stopped = false;
+  private binding?: Promise<void>;
+  private rebind = false;
+  private retryTimer?: NodeJS.Timeout;
+  private pollTimer?: NodeJS.Timeout;
+  private polling?: Promise<void>;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly credentials: PortalCredentials,
+    private readonly client: PortalClient,
+    private readonly store: PortalEventStore,
+    private readonly processor: PortalEventProcessor,
+    private readonly metrics: BridgeMetrics,
+    readonly status: PortalEventsStatus,
+    @Inject(PORTAL_ID) private readonly portalId: string,
+  ) {
+    this.offline = config.B24_EVENTS === 'offline';
+    // One per portal, shared by every replica and stable across restarts and new pods: events marked and not
+    // cleared (a crash) come back to whichever replica asks next; replicas reading the same events store them
+    // once (the dedupe key) and each clears them.
+    this.processId = `bridge-${portalId}`.replace(/[^\w.-]/g, '_').slice(0, 60);
+  }
+
+  private get oauth(): OAuthCredentials | undefined {
+    return this.credentials instanceof OAuthCredentials ? this.credentials : undefined;
+  }
+
+  onApplicationBootstrap(): void {
+    const oauth = this.oauth;
+    if (!oauth) return;
+    this.status.mode = this.offline ? 'offline' : 'online';
+    oauth.onGrant(() => this.bindSoon());
+    if (oauth.authorisation().state === 'authorised') this.bindSoon();
+    if (this.offline) this.schedulePoll(0);
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.pollTimer);
+    await Promise.allSettled([this.binding, this.polling]);
+  }
+
+  /** Binds now, or once more after the binding under way (a grant arrived meanwhile). */
+  bindSoon(): void {
+    if (this.stopped) return;
+    if (this.binding) {
+      this.rebind = true;
+      return;
+    }
+    this.binding = this.bindAll()
+      .catch((error: unknown) => {
+        this.status.lastError = `binding the portal's events failed: ${(error as Error).message}`;
+        this.logger.warn(`${this.status.lastError}; trying again in ${BIND_RETRY_MS / 1000} s`);
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.bindSoon(), BIND_RETRY_MS);
+      })
+      .finally(() => {
+        this.binding = undefined;
+        if (this.rebind) {
+          this.rebind = false;
+          this.bindSoon();
+        }
+      });
+  }
+
+  /** Idempotent: `event.get` first, binds only what is missing; `telephony.externalLine.get` before `.add`. */
+  async bindAll(): Promise<void> {
+    const handler = this.offline ? '' : this.handlerUrl();
+    const bound = await this.client.call<BoundHandler[]>('event.get', {}, { priority: 'background' });
+    const present = new Set(
+      (Array.isArray(bound) ? bound : [])
+        .filter((item) => (this.offline ? Number(item.offline) === 1 : item.handler === handler))
+        .map((item) => String(item.event).toUpperCase()),
+    );
+    for (const event of HANDLED_EVENTS) {
+      if (present.has(event)) continue;
+      const params: Record<string, unknown> = { event, event_type: this.offline ? 'offline' : 'online' };
+      if (!this.offline) params.handler = handler;
+      await this.client.call('event.bind', params, { priority: 'background' });
+    }
+    const number = this.config.B24_LINE_NUMBER;
+    const lines = await this.client.call<{ NUMBER?: string }[]>(
+      'telephony.externalLine.get',
+      {},
+      { priority: 'background' },
+    );
+    if (!(Array.isArray(lines) ? lines : []).some((line) => line.NUMBER === number)) {
+      await this.client.call(
+        'telephony.externalLine.add',
+        { NUMBER: number, NAME: `PBX bridge (${number})` },
+        { priority: 'background' },
+      );
+    }
+    Object.assign(this.status, {
+      boundEvents: [...HANDLED_EVENTS],
+      boundAt: Date.now(),
+      line: number,
+      lastError: null,
+    });
+    this.logger.log(
+      `bound ${HANDLED_EVENTS.length} portal events (${this.offline ? 'offline' : 'online'}); line ${number} registered`,
+    );
+  }
+
+  private handlerUrl(): string {
+    const base = this.config.PUBLIC_URL;
+    if (!base)
+      throw new Error('PUBLIC_URL is not set: the portal cannot post events (or set B24_EVENTS=offline)');
+    return `${base.replace(/\/+$/, '')}/v1/portal/events`;
+  }
+
+  private schedulePoll(delayMs: number): void {
+    if (this.stopped) return;
+    this.pollTimer = setTimeout(() => {
+      this.polling = this.pollOnce()
+        .then((fetched) => this.schedulePoll(fetched === 50 ? 0 : OFFLINE_POLL_MS))
+        .catch((error: unknown) => {
+          this.logger.warn(`event.offline.get failed: ${(error as Error).message}`);
+          this.schedulePoll(OFFLINE_POLL_MS * 5);
+        });
+    }, delayMs);
+  }
+
+  /**
+   * One look at the offline queue: the events marked with this process_id (new ones, and any fetched but
+   * not cleared before a crash), each stored (a repeat is deduplicated), then cleared by id.
+   */
+  async pollOnce(): Promise<number> {
+    const oauth = this.oauth;
+    if (!oauth || oauth.authorisation().state !== 'authorised') return 0;
+    const answer = await this.client.call<{ process_id?: string; events?: OfflineEvent[] }>(
+      'event.offline.get',
+      { clear: 0, process_id: this.processId, limit: 50 },
+      { priority: 'background' },
+    );
+    const events = Array.isArray(answer?.events) ? answer.events : [];
+    if (events.length === 0) return 0;
+    for (const item of events) {
+      const event = String(item.EVENT_NAME ?? '').toUpperCase();
+      if (!kindOf(event)) {
+        this.metrics.portalEvents.inc({ event: 'other', outcome: 'unknown' });
+        continue;
+      }
+      const at = item.TIMESTAMP_X ? Date.parse(item.TIMESTAMP_X) : NaN;
+      const body: PortalEventBody = {
+        event,
+        data: item.EVENT_DATA ?? {},
+        ts: Number.isFinite(at) ? String(Math.floor(at / 1000)) : `offline-${item.ID}`,
+      };
+      const { duplicate } = await this.store.add({
+        portalId: this.portalId,
+        dedupeKey: dedupeKeyOf(body),
+        event,
+        payload: JSON.stringify({ data: body.data, ts: body.ts }),
+        receivedAt: Date.now(),
+      });
+      this.metrics.portalEvents.inc({ event, outcome: duplicate ? 'duplicate' : 'stored' });
+    }
+    this.processor.wake();
+    await this.client.call(
+      'event.offline.clear',
+      { process_id: answer.process_id ?? this.processId, id: events.map((item) => item.ID) },
+      { priority: 'background' },
+    );
+    this.status.offlineFetched += events.length;
+    return events.length;
+  }
+}

@@ -1,0 +1,99 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  Logger,
+  Post,
+  Query,
+  UnauthorizedException,
+  UseGuards,
+} from '@nestjs/common';
+import { AdminTokenGuard } from '../admin/admin-token.guard';
+import { PORTAL_ID } from '../config/portal-id';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { PortalEventStore } from '../store/portal-event-store';
+import { PortalEventTokens } from './portal-event-tokens';
+import { PortalEventProcessor } from './portal-event-processor';
+import { applicationTokenOf, bodyOf, dedupeKeyOf, kindOf } from './portal-event';
+
+/** What `GET /v1/admin/portal-events` shows of an event: never the auth fields (they are not stored). */
+export interface PortalEventView {
+  id: number;
+  event: string;
+  state: string;
+  attempts: number;
+  receivedAt: string;
+  settledAt: string | null;
+  lastError: string | null;
+  data: unknown;
+}
+
+/**
+ * `POST /v1/portal/events`: the portal's event posts (SPEC.md §6). A post is taken only with the right
+ * application token, stored durably, then answered 200; the processor handles it in the background.
+ */
+@Controller()
+export class PortalEventsController {
+  private readonly logger = new Logger(PortalEventsController.name);
+
+  constructor(
+    private readonly store: PortalEventStore,
+    private readonly tokens: PortalEventTokens,
+    private readonly processor: PortalEventProcessor,
+    private readonly metrics: BridgeMetrics,
+    @Inject(PORTAL_ID) private readonly portalId: string,
+  ) {}
+
+  @Post('v1/portal/events')
+  @HttpCode(200)
+  async receive(@Body() form: unknown): Promise<{ event: string; stored: boolean; duplicate?: boolean }> {
+    const token = applicationTokenOf(form);
+    if (!(await this.tokens.accepts(token))) {
+      this.metrics.portalEvents.inc({ event: 'any', outcome: 'refused' });
+      this.logger.warn('a portal event post without the expected application token was refused');
+      throw new UnauthorizedException('the application token of the post is not the expected one');
+    }
+    const body = bodyOf(form);
+    if (!body) throw new BadRequestException('the post names no event');
+    if (!kindOf(body.event)) {
+      this.metrics.portalEvents.inc({ event: 'other', outcome: 'unknown' });
+      return { event: body.event, stored: false };
+    }
+    const receivedAt = Date.now();
+    const { duplicate } = await this.store.add({
+      portalId: this.portalId,
+      dedupeKey: dedupeKeyOf(body),
+      event: body.event,
+      payload: JSON.stringify({ data: body.data, ts: body.ts }),
+      receivedAt,
+    });
+    this.metrics.portalEvents.inc({ event: body.event, outcome: duplicate ? 'duplicate' : 'stored' });
+    if (!duplicate) this.processor.wake();
+    return { event: body.event, stored: true, ...(duplicate ? { duplicate } : {}) };
+  }
+
+  /** The newest portal events and how they were handled, for operators (ADMIN_TOKEN). */
+  @Get('v1/admin/portal-events')
+  @UseGuards(AdminTokenGuard)
+  async list(@Query('limit') limit = '100'): Promise<{ events: PortalEventView[] }> {
+    const size = Number(limit);
+    if (!Number.isInteger(size) || size < 1 || size > 1000)
+      throw new BadRequestException('limit must be 1 to 1000');
+    const events = await this.store.list(this.portalId, size);
+    return {
+      events: events.map((event) => ({
+        id: event.id,
+        event: event.event,
+        state: event.state,
+        attempts: event.attempts,
+        receivedAt: new Date(event.receivedAt).toISOString(),
+        settledAt: event.settledAt === undefined ? null : new Date(event.settledAt).toISOString(),
+        lastError: event.lastError ?? null,
+        data: (JSON.parse(event.payload) as { data?: unknown }).data ?? null,
+      })),
+    };
+  }
+}
