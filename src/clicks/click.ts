@@ -26,13 +26,22 @@ export interface PortalClick {
 
 export type ClickHandler = (click: PortalClick) => Promise<void>;
 
+/** When a handler runs within one publish: every `record` handler first, then every `act` handler. */
+export type ClickPhase = 'record' | 'act';
+const PHASES: readonly ClickPhase[] = ['record', 'act'];
+
 /** In-process publish/subscribe for clicks; provided once, globally (`ClicksModule`). */
 export class ClickBus {
-  private readonly handlers: { name: string; handle: ClickHandler }[] = [];
+  private readonly handlers: { name: string; handle: ClickHandler; phase: ClickPhase }[] = [];
 
-  /** Registers a handler under a name (for logs and the events' `lastError`); call from onModuleInit. */
-  subscribe(name: string, handle: ClickHandler): void {
-    this.handlers.push({ name, handle });
+  /**
+   * Registers a handler under a name (for logs and the events' `lastError`); call from onModuleInit.
+   * `record` handlers (the click registry) run before `act` handlers (the dialer), whatever the modules'
+   * start order: a click is kept for matching before anything can make the PBX report its call.
+   */
+  subscribe(name: string, handle: ClickHandler, phase: ClickPhase = 'act'): void {
+    this.handlers.push({ name, handle, phase });
+    this.handlers.sort((a, b) => PHASES.indexOf(a.phase) - PHASES.indexOf(b.phase));
   }
 
   /** The handlers' names; none means click-to-call is off (the event is acknowledged and counted). */

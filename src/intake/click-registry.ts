@@ -18,7 +18,7 @@ export class ClickRegistry implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.bus.subscribe('click-registry', (click) => this.keep(click));
+    this.bus.subscribe('click-registry', (click) => this.keep(click), 'record');
   }
 
   async keep(click: PortalClick): Promise<void> {
