@@ -49,6 +49,11 @@ export class ClickBus {
     return this.handlers.map((handler) => handler.name);
   }
 
+  /** Whether anything acts on a click (the dialer): without, click-to-call is off and clicks are only kept. */
+  get acting(): boolean {
+    return this.handlers.some((handler) => handler.phase === 'act');
+  }
+
   /** Hands the click to every handler; rejects (naming the handler) if any does, so the event is retried. */
   async publish(click: PortalClick): Promise<void> {
     for (const { name, handle } of this.handlers) {

@@ -112,9 +112,9 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
     if (kind === 'click' || kind === 'callback') {
       const click = clickOf(this.portalId, body, stored.receivedAt, this.lookupSettings.defaultCountry);
       if ('error' in click) return this.settle(stored, 'ignored', 'malformed', click.error);
-      if (this.bus.subscribers.length === 0) {
-        return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
-      }
+      // Without a dialer the click is still handed to the registry (a PBX that dials by other means is
+      // matched to it), then settled as ignored: click-to-call is off.
+      const acting = this.bus.acting;
       try {
         await this.bus.publish(click);
       } catch (error) {
@@ -124,6 +124,9 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
         this.metrics.portalEvents.inc({ event, outcome: 'retried' });
         await this.store.retry(stored.id, delay, message);
         return;
+      }
+      if (!acting) {
+        return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
       }
       return this.settle(stored, 'processed', 'published');
     }
