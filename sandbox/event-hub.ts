@@ -37,6 +37,9 @@ export interface EventPost {
   event: string;
   status: number | null;
   error: string | null;
+  /** Date.now() when the post was sent, and when its answer (or error) came. */
+  sentAt: number;
+  answeredAt: number | null;
 }
 
 /** The outbound webhook (webhook mode): posts the chosen events with its authentication code. */
@@ -119,7 +122,7 @@ export class EventHub {
       ts,
       auth: { domain, member_id: memberId, application_token: token },
     });
-    const record: EventPost = { url, event, status: null, error: null };
+    const record: EventPost = { url, event, status: null, error: null, sentAt: Date.now(), answeredAt: null };
     this.posts.push(record);
     const sent = postForm(url, form)
       .then(({ status }) => {
@@ -128,7 +131,10 @@ export class EventHub {
       .catch((error: unknown) => {
         record.error = (error as Error).message;
       })
-      .finally(() => this.inFlight.delete(sent));
+      .finally(() => {
+        record.answeredAt = Date.now();
+        this.inFlight.delete(sent);
+      });
     this.inFlight.add(sent);
   }
 }

@@ -16,6 +16,8 @@ export interface AmiAction {
  */
 export class AmiServer {
   readonly actions: AmiAction[] = [];
+  /** When each action was read (Date.now(), the moment its blank line arrived), for benchmarks. */
+  private readonly receivedAt = new WeakMap<AmiAction, number>();
   private readonly server: Server;
   private readonly sockets = new Set<Socket>();
 
@@ -42,6 +44,11 @@ export class AmiServer {
 
   originates(): AmiAction[] {
     return this.actions.filter((action) => action.Action === 'Originate');
+  }
+
+  /** The Date.now() at which the double read `action`. */
+  arrivalOf(action: AmiAction): number | undefined {
+    return this.receivedAt.get(action);
   }
 
   listen(port: number): Promise<void> {
@@ -79,6 +86,7 @@ export class AmiServer {
           const before = action[key];
           action[key] = before === undefined ? value : [...[before].flat(), value];
         }
+        this.receivedAt.set(action, Date.now());
         this.actions.push(action);
         const id = String(action.ActionID ?? '');
         const reply = (lines: string[]) =>
