@@ -28,6 +28,7 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
   private readonly firstLoad: Promise<void>;
   private markLoaded: () => void = () => undefined;
   private timer?: NodeJS.Timeout;
+  private loading = false;
   private readonly stopping = new AbortController();
 
   constructor(
@@ -50,6 +51,16 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
   /** Whether a copy has been read from the portal yet. */
   get loaded(): boolean {
     return this.loadedAt !== undefined;
+  }
+
+  /**
+   * Someone needs the directory before its first copy (a click right after the install, when the read at
+   * start had no credentials yet): read now instead of at the next retry, unless a read is under way.
+   */
+  loadNow(): void {
+    if (this.loaded || this.loading || this.stopping.signal.aborted) return;
+    clearTimeout(this.timer);
+    void this.refreshAndReschedule();
   }
 
   /** Resolves once the first copy has been read. */
@@ -84,6 +95,7 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
 
   private async refreshAndReschedule(): Promise<void> {
     let nextInMs = this.refreshMs;
+    this.loading = true;
     try {
       await this.refresh();
     } catch (error) {
@@ -95,7 +107,9 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
           `trying again in ${Math.round(nextInMs / 1000)} s`,
       );
     }
+    this.loading = false;
     if (this.stopping.signal.aborted) return;
+    clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.refreshAndReschedule(), nextInMs);
     this.timer.unref();
   }

@@ -207,6 +207,7 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     }
     if (userId === undefined) throw new Undiallable('the click names no employee (USER_ID)');
     if (!this.directory.loaded) {
+      this.directory.loadNow();
       await Promise.race([
         this.directory.whenLoaded(),
         new Promise((resolve) => setTimeout(resolve, DIRECTORY_WAIT_MS)),

@@ -35,7 +35,7 @@ describe('portal events, pure parts', () => {
   });
 
   it('turns a click into a PortalClick with an E.164 number and the portal time', () => {
-    expect(clickOf('sandbox', bodyOf(form)!, 5, 'DE')).toEqual({
+    expect(clickOf('sandbox', bodyOf(form)!, 1764000000400, 'DE')).toEqual({
       portalId: 'sandbox',
       kind: 'click',
       portalCallId: 'externalCall.abc',
@@ -44,7 +44,11 @@ describe('portal events, pure parts', () => {
       crmEntityType: 'CONTACT',
       crmEntityId: 7,
       lineNumber: 'bridge',
-      clickedAt: 1764000000000,
+      clickedAt: 1764000000400,
+    });
+    // Received a minute later (an offline event): the end of the portal's second, not the receipt.
+    expect(clickOf('sandbox', bodyOf(form)!, 1764000060000, 'DE')).toMatchObject({
+      clickedAt: 1764000000999,
     });
   });
 

@@ -78,6 +78,15 @@ export function timestampOf(ts: string | undefined): number | undefined {
   return Number(ts) * 1000;
 }
 
+/**
+ * When the employee clicked. The portal's `ts` is in whole seconds, so the click happened within the second
+ * after it: received within that second, the receipt is the better time (it keeps the click-to-originate
+ * figure honest); received later (offline events, a slow post), the end of that second.
+ */
+export function clickTime(ts: number | undefined, receivedAt: number): number {
+  return ts === undefined ? receivedAt : Math.min(receivedAt, ts + 999);
+}
+
 function positiveInteger(value: unknown): number | undefined {
   const text = textOf(value);
   if (!text || !/^\d{1,12}$/.test(text)) return undefined;
@@ -106,7 +115,7 @@ export function clickOf(
     kind,
     portalCallId,
     phoneNumber: toE164(phone, defaultCountry) ?? phone,
-    clickedAt: timestampOf(body.ts) ?? receivedAt,
+    clickedAt: clickTime(timestampOf(body.ts), receivedAt),
   };
   if (userId !== undefined) click.userId = userId;
   const entityType = textOf(data.CRM_ENTITY_TYPE)?.trim();

@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
+import { createServer, Server } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { resolve } from 'node:path';
+import axios from 'axios';
 import { SandboxPortal } from '../../sandbox';
 import { BridgeMetrics } from '../../src/metrics/bridge-metrics';
 import {
@@ -51,10 +54,10 @@ function sampledSeries(page: string): Set<string> {
 
 /**
  * A short run that gives every plotted series a sample: OAuth mode with 2 s access tokens (a refresh),
- * a portal error once (a retry), calls posted one by one (batches, budget), lookups, and the gauges
- * filled by the scrape itself.
+ * a portal error once (a retry), calls posted one by one (batches, budget), lookups, a click dialled over
+ * HTTP (portal events, dials), and the gauges filled by the scrape itself.
  */
-async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge): Promise<string> {
+async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: string[]): Promise<string> {
   expect((await installApp(sandbox, bridge)).status).toBe(200);
   // Outlives the first access token, so delivery starts with a refresh.
   await sleep(2500);
@@ -69,7 +72,15 @@ async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge): Promise<st
       .set('Authorization', `Bearer ${PBX_TOKEN}`);
     expect(lookup.status).toBe(200);
   }
+  // A click in the CRM once the bridge's handlers are bound: an event post, and a dial over HTTP.
+  await eventually(async () => {
+    const { data } = await axios.get<{ bindings: unknown[] }>(`${sandbox.url}/_sandbox/events`);
+    return data.bindings.length > 0 ? true : undefined;
+  }, 10000);
+  const click = await axios.post(`${sandbox.url}/_sandbox/click`, { phone: '+49 151 3000000', userId: 2 });
+  expect(click.status).toBe(200);
   await untilAllFinished(sandbox, 'dash', 6);
+  await eventually(async () => (dialled.length > 0 ? true : undefined), 10000);
   await eventually(async () =>
     sandbox.calls({ EXTERNAL_CALL_ID: 'ringing-dash' }).length ? true : undefined,
   );
@@ -115,18 +126,32 @@ describe('k8s/grafana-dashboard.json', () => {
     const workspace = tempDir();
     let sandbox: SandboxPortal;
     let bridge: OAuthBridge;
+    // The PBX's dial URL (DIAL_MODE=http): records what it was asked to dial.
+    const dialled: string[] = [];
+    let pbx: Server;
     beforeAll(async () => {
+      pbx = createServer((req, res) => {
+        dialled.push(req.url ?? '');
+        res.writeHead(200).end();
+      });
+      await new Promise<void>((resolve) => pbx.listen(0, '127.0.0.1', resolve));
+      const { port } = pbx.address() as AddressInfo;
       sandbox = await SandboxPortal.start({ accessTokenTtlSec: 2 });
-      bridge = await startOAuthBridge(sandbox, workspace.dir);
+      bridge = await startOAuthBridge(sandbox, workspace.dir, {
+        DIAL_MODE: 'http',
+        DIAL_METHOD: 'GET',
+        DIAL_URL: `http://127.0.0.1:${port}/dial?from={extension}&to={number}`,
+      });
     });
     afterAll(async () => {
+      pbx?.close();
       await bridge?.close();
       await sandbox?.close();
       workspace.remove();
     });
 
     it('has a sample for every series a panel plots', async () => {
-      const sampled = sampledSeries(await shortRun(sandbox, bridge));
+      const sampled = sampledSeries(await shortRun(sandbox, bridge, dialled));
       expect([...referenced].filter((name) => !sampled.has(name))).toEqual([]);
     });
   });
