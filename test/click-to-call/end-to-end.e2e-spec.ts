@@ -98,14 +98,19 @@ interface Report {
 }
 
 /** An Asterisk CDR (src = the extension, dst = the number, no direction), with CRM_CALL_ID if given. */
-async function asteriskCdr(h: Harness, phone: string, crmCallId?: string): Promise<Report> {
+async function asteriskCdr(
+  h: Harness,
+  phone: string,
+  crmCallId?: string,
+  extension = '101',
+): Promise<Report> {
   const linkedid = `${Math.floor(Date.now() / 1000)}.${++seq}`;
   const recordingUrl = `https://pbx.example.com/rec/${linkedid}.wav`;
   const start = new Date();
   const form = new URLSearchParams({
     uniqueid: linkedid,
     linkedid,
-    src: '101',
+    src: extension,
     dst: phone,
     disposition: 'ANSWERED',
     duration: '50',
@@ -125,7 +130,12 @@ async function asteriskCdr(h: Harness, phone: string, crmCallId?: string): Promi
 }
 
 /** The JSON API's native events of the call, with crmCallId if given. */
-async function nativeEvents(h: Harness, phone: string, crmCallId?: string): Promise<Report> {
+async function nativeEvents(
+  h: Harness,
+  phone: string,
+  crmCallId?: string,
+  extension = '101',
+): Promise<Report> {
   const callId = `fs-${Date.now()}-${++seq}`;
   const recordingUrl = `https://pbx.example.com/rec/${callId}.wav`;
   const at = new Date();
@@ -139,11 +149,11 @@ async function nativeEvents(h: Harness, phone: string, crmCallId?: string): Prom
         callId,
         direction: 'outbound',
         phoneNumber: phone,
-        extension: '101',
+        extension,
         at: at.toISOString(),
         ...tag,
       },
-      { event: 'call.answered', callId, extension: '101', at: new Date(at.getTime() + 8000).toISOString() },
+      { event: 'call.answered', callId, extension, at: new Date(at.getTime() + 8000).toISOString() },
       {
         event: 'call.ended',
         callId,
@@ -201,7 +211,7 @@ interface Pbx {
   count(): number;
   /** What the right originate of `portalCallId` to `number` from `extension` looks like. */
   expected(portalCallId: string, number: string, extension: string, userId: number): unknown;
-  report(h: Harness, phone: string, crmCallId?: string): Promise<Report>;
+  report(h: Harness, phone: string, crmCallId?: string, extension?: string): Promise<Report>;
   close(): Promise<void>;
 }
 
@@ -339,6 +349,71 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
       return found.length > 0 ? found : undefined;
     }, 10_000);
     expect(originates).toEqual([pbx.expected(portalCallId, '+493098765432', '102', 3)]);
+  });
+
+  it("a callback names its CRM record: that record's responsible is rung, whoever else has the number", async () => {
+    // Lead 2 (employee 3, extension 102) was made from the form; the visitor's number is not on it but on
+    // contact 1 (employee 2), as when a known client fills in a form that creates a new lead.
+    const { data } = await axios.post(`${h.sandbox.url}/_sandbox/callback`, {
+      phone: '+49 151 1234-5678',
+      crmEntityType: 'LEAD',
+      crmEntityId: 2,
+    });
+    const portalCallId = (data as { CALL_ID: string }).CALL_ID;
+    const originates = await eventually(async () => {
+      const found = pbx.originatesFor(portalCallId);
+      return found.length > 0 ? found : undefined;
+    }, 10_000);
+    expect(originates).toEqual([pbx.expected(portalCallId, '+4915112345678', '102', 3)]);
+  });
+
+  it("a callback's dialled call, reported without the CALL_ID, finishes the portal's call once", async () => {
+    const phone = freshNumber();
+    const { data: lead } = await axios.post(`${h.sandbox.url}/_sandbox/crm/lead`, {
+      fields: { TITLE: 'Callback form', ASSIGNED_BY_ID: 3, PHONE: [{ VALUE: phone, VALUE_TYPE: 'WORK' }] },
+    });
+    const callsBefore = (await sandboxCalls(h.sandbox)).length;
+    const { data } = await axios.post(`${h.sandbox.url}/_sandbox/callback`, {
+      phone,
+      crmEntityType: 'LEAD',
+      crmEntityId: (lead as { ID: number }).ID,
+    });
+    const portalCallId = (data as { CALL_ID: string }).CALL_ID;
+    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined), 10_000);
+    expect(pbx.originatesFor(portalCallId)).toEqual([pbx.expected(portalCallId, phone, '102', 3)]);
+    const report = await pbx.report(h, phone, undefined, '102');
+    const call = await portalFinished(h, portalCallId, true);
+    expect(call.finished).toMatchObject({ USER_ID: 3, DURATION: 42, STATUS_CODE: '200' });
+    expect(call.registerRequests).toBe(1);
+    expect(await settled(h, report.callId)).toMatchObject({
+      clickToCall: { portalCallId, matchedBy: 'click' },
+    });
+    expect(await sandboxCalls(h.sandbox)).toHaveLength(callsBefore + 1);
+  });
+
+  it('the portal posting the same click twice dials it once', async () => {
+    const phone = freshNumber();
+    const portalCallId = await click(h, phone);
+    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined), 10_000);
+    const { data: events } = await axios.get(`${h.sandbox.url}/_sandbox/events`);
+    expect((events as { posts: unknown[] }).posts.length).toBeGreaterThan(0);
+    const repeat = await h.http
+      .post('/v1/portal/events')
+      .type('form')
+      .send(
+        new URLSearchParams({
+          event: 'ONEXTERNALCALLSTART',
+          'data[USER_ID]': '2',
+          'data[PHONE_NUMBER]': phone,
+          'data[CALL_ID]': portalCallId,
+          ts: String(Math.floor(Date.now() / 1000)),
+          'auth[application_token]': APP_TOKEN,
+        }).toString(),
+      );
+    expect(repeat.status).toBe(200);
+    expect(repeat.body).toMatchObject({ duplicate: true });
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    expect(pbx.originatesFor(portalCallId)).toHaveLength(1);
   });
 
   it('a forged event post is 401: nothing stored, nothing dialled', async () => {
