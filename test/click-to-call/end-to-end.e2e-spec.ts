@@ -200,7 +200,12 @@ async function expectFinishedOnce(
   expect(later?.finished).toEqual(call.finished);
   expect(later?.records).toHaveLength(1);
   expect(later?.registerRequests).toBe(1);
+  expect(cardShownTo(later)).toEqual([]);
 }
+
+/** Who still sees the call's card on the portal (register popped it for the clicking employee). */
+const cardShownTo = (call: SandboxCall | undefined): number[] =>
+  (call as unknown as { shownTo?: number[] } | undefined)?.shownTo ?? [];
 
 /** One PBX double per DIAL_MODE: how the bridge is told to use it, and what it received for a CALL_ID. */
 interface Pbx {
@@ -308,9 +313,12 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
   });
 
   /** Clicks `phone` as employee 2 and waits for the PBX double to receive exactly the right originate. */
-  async function clickAndDial(phone: string): Promise<{ portalCallId: string; callsBefore: number }> {
+  async function clickAndDial(
+    phone: string,
+    shown = phone,
+  ): Promise<{ portalCallId: string; callsBefore: number }> {
     const callsBefore = (await sandboxCalls(h.sandbox)).length;
-    const portalCallId = await click(h, phone);
+    const portalCallId = await click(h, shown);
     const originates = await eventually(async () => {
       const found = pbx.originatesFor(portalCallId);
       return found.length > 0 ? found : undefined;
@@ -333,6 +341,14 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
     const report = await pbx.report(h, phone);
     await expectFinishedOnce(h, portalCallId, report, 'click', callsBefore);
     expect(pbx.originatesFor(portalCallId)).toHaveLength(1);
+  });
+
+  it('a number clicked as the CRM shows it is dialled in E.164, and the PBX report in another form of it still matches', async () => {
+    const digits = freshNumber().slice(3); // national significant number, without +49
+    const shown = `+49 (${digits.slice(0, 2)}) ${digits.slice(2, 6)}-${digits.slice(6)}`;
+    const { portalCallId, callsBefore } = await clickAndDial(`+49${digits}`, shown);
+    const report = await pbx.report(h, `0049${digits}`);
+    await expectFinishedOnce(h, portalCallId, report, 'click', callsBefore);
   });
 
   it('a callback request rings the responsible employee of the CRM record and dials the visitor', async () => {
@@ -477,6 +493,7 @@ describe('click-to-call end to end: the PBX unreachable past DIAL_TIMEOUT_SEC', 
       FAILED_REASON: `PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`,
     });
     expect(call.registerRequests).toBe(1);
+    expect(cardShownTo(call)).toEqual([]);
     const status = await settled(h, `dial-${portalCallId}`);
     expect(status).toMatchObject({
       state: 'finished',
