@@ -20,7 +20,10 @@ export interface PortalClick {
   crmEntityType?: string;
   crmEntityId?: number;
   lineNumber?: string;
-  /** When the portal sent the event (its `ts`, else when the bridge received it), ms epoch. */
+  /**
+   * When the employee clicked, ms epoch: when the bridge received the event, kept within the second of the
+   * portal's whole-second `ts` (else the receipt alone).
+   */
   clickedAt: number;
 }
 

@@ -78,6 +78,18 @@ export function timestampOf(ts: string | undefined): number | undefined {
   return Number(ts) * 1000;
 }
 
+/**
+ * When the click happened, ms epoch. The portal's `ts` is in whole seconds: the click was within the second
+ * after it, and no later than the bridge received the post. So the receipt time, kept within that second
+ * (a post read later, or an offline event, counts from the end of its second; a portal clock ahead, from
+ * `ts`). Taking `ts` alone put every click up to a second early: the dial deadline came up to a second
+ * soon and bridge_click_to_originate_seconds read up to a second high.
+ */
+export function clickTime(ts: number | undefined, receivedAt: number): number {
+  if (ts === undefined) return receivedAt;
+  return Math.min(Math.max(receivedAt, ts), ts + 999);
+}
+
 function positiveInteger(value: unknown): number | undefined {
   const text = textOf(value);
   if (!text || !/^\d{1,12}$/.test(text)) return undefined;
@@ -106,7 +118,7 @@ export function clickOf(
     kind,
     portalCallId,
     phoneNumber: toE164(phone, defaultCountry) ?? phone,
-    clickedAt: timestampOf(body.ts) ?? receivedAt,
+    clickedAt: clickTime(timestampOf(body.ts), receivedAt),
   };
   if (userId !== undefined) click.userId = userId;
   const entityType = textOf(data.CRM_ENTITY_TYPE)?.trim();
