@@ -52,6 +52,14 @@ export class ClickBus {
     return this.handlers.map((handler) => handler.name);
   }
 
+  /**
+   * Whether anything acts on a click (the dialer, with DIAL_MODE). Without, clicks are only recorded (a
+   * number the employee then dials by hand still finishes the portal's call), and click-to-call is off.
+   */
+  get acting(): boolean {
+    return this.handlers.some((handler) => handler.phase === 'act');
+  }
+
   /** Hands the click to every handler; rejects (naming the handler) if any does, so the event is retried. */
   async publish(click: PortalClick): Promise<void> {
     for (const { name, handle } of this.handlers) {

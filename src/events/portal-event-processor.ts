@@ -115,6 +115,7 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
       if (this.bus.subscribers.length === 0) {
         return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
       }
+      const acting = this.bus.acting;
       try {
         await this.bus.publish(click);
       } catch (error) {
@@ -124,6 +125,10 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
         this.metrics.portalEvents.inc({ event, outcome: 'retried' });
         await this.store.retry(stored.id, delay, message);
         return;
+      }
+      if (!acting) {
+        // Only recorded for matching (the click registry): nothing dials it.
+        return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
       }
       return this.settle(stored, 'processed', 'published');
     }

@@ -535,3 +535,36 @@ describe('click-to-call end to end: the PBX unreachable past DIAL_TIMEOUT_SEC', 
     expect(text).toMatch(/bridge_dials_total\{mode="ami",outcome="failed"\} 1/);
   });
 });
+
+describe('click-to-call end to end: no DIAL_MODE', () => {
+  let h: Harness;
+
+  beforeAll(async () => {
+    h = await startHarness(webhookEnv({}));
+    await subscribeBridge(h);
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  it('the click is not dialled (event ignored, counted), but the number dialled by hand finishes the portal call once', async () => {
+    const phone = freshNumber();
+    const callsBefore = (await sandboxCalls(h.sandbox)).length;
+    const portalCallId = await click(h, phone);
+    const { body } = await eventually(async () => {
+      const response = await h.http
+        .get('/v1/admin/portal-events')
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`);
+      const events = (response.body as { events: { state: string; data: Record<string, unknown> }[] }).events;
+      return events.some((event) => event.data.CALL_ID === portalCallId && event.state !== 'pending')
+        ? response
+        : undefined;
+    }, 5000);
+    const [event] = (
+      body as { events: { state: string; lastError: string; data: Record<string, unknown> }[] }
+    ).events.filter((item) => item.data.CALL_ID === portalCallId);
+    expect(event).toMatchObject({ state: 'ignored', lastError: 'click-to-call is off (no DIAL_MODE)' });
+    const report = await asteriskCdr(h, phone);
+    await expectFinishedOnce(h, portalCallId, report, 'click', callsBefore);
+  });
+});
