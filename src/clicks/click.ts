@@ -20,7 +20,10 @@ export interface PortalClick {
   crmEntityType?: string;
   crmEntityId?: number;
   lineNumber?: string;
-  /** When the portal sent the event (its `ts`, else when the bridge received it), ms epoch. */
+  /**
+   * When the employee clicked, ms epoch: when the bridge received the event, kept within the second of the
+   * portal's whole-second `ts` (else the receipt alone).
+   */
   clickedAt: number;
 }
 
@@ -49,7 +52,10 @@ export class ClickBus {
     return this.handlers.map((handler) => handler.name);
   }
 
-  /** Whether anything acts on a click (the dialer): without, click-to-call is off and clicks are only kept. */
+  /**
+   * Whether anything acts on a click (the dialer, with DIAL_MODE). Without, clicks are only recorded (a
+   * number the employee then dials by hand still finishes the portal's call), and click-to-call is off.
+   */
   get acting(): boolean {
     return this.handlers.some((handler) => handler.phase === 'act');
   }

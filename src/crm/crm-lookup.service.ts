@@ -9,6 +9,14 @@ import { CrmSearch } from './crm-search';
 import { EmployeeDirectory } from './employee-directory';
 import { LookupCache } from './lookup-cache';
 
+/** The record a callback names, read for its responsible. */
+const RECORD_GET: Record<string, string> = {
+  CONTACT: 'crm.contact.get',
+  COMPANY: 'crm.company.get',
+  LEAD: 'crm.lead.get',
+  DEAL: 'crm.deal.get',
+};
+
 /** How long past its TTL a cached answer is still served while the portal cannot be asked. */
 const STALE_SERVE_MS = 24 * 3600 * 1000;
 /** "No match" is cached at most this long: registering a call from an unknown number creates a lead. */
@@ -44,7 +52,7 @@ export class CrmLookupService implements OnModuleInit {
   constructor(
     private readonly search: CrmSearch,
     private readonly directory: EmployeeDirectory,
-    client: PortalClient,
+    private readonly client: PortalClient,
     settings: LookupSettings,
     private readonly metrics: BridgeMetrics,
   ) {
@@ -144,6 +152,31 @@ export class CrmLookupService implements OnModuleInit {
       if (error instanceof PortalError && error.retryable) throw error;
       this.logger.warn(`finding the client of a missed call skipped: ${(error as Error).message}`);
       return null;
+    }
+  }
+
+  /**
+   * Callbacks (SPEC.md §6): the responsible employee (`ASSIGNED_BY_ID`) of the CRM record the portal named,
+   * at background priority. Undefined for a type the bridge does not read, a record that is gone, or a
+   * refusal for good; rejects with the PortalError when the portal may answer later.
+   */
+  async responsibleOf(entityType: string, entityId: number): Promise<number | undefined> {
+    const method = RECORD_GET[entityType.toUpperCase()];
+    if (!method) return undefined;
+    try {
+      const record = await this.client.call<{ ASSIGNED_BY_ID?: unknown } | null>(
+        method,
+        { id: entityId },
+        { priority: 'background' },
+      );
+      const responsible = Number(record?.ASSIGNED_BY_ID);
+      return Number.isInteger(responsible) && responsible > 0 ? responsible : undefined;
+    } catch (error) {
+      if (error instanceof PortalError && error.retryable) throw error;
+      this.logger.warn(
+        `reading ${entityType} ${entityId}'s responsible skipped: ${(error as Error).message}`,
+      );
+      return undefined;
     }
   }
 

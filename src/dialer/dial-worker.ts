@@ -199,8 +199,13 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   private async employeeOf(request: DialRequest): Promise<{ userId: number; extension: string }> {
     let userId = request.userId;
     if (userId === undefined && request.kind === 'callback') {
-      const client = await this.lookup.clientFor(request.phoneNumber);
-      userId = client?.responsibleUserId ?? this.settings.defaultUserId;
+      // The record the callback form named decides; the number's owner only when it names none (or is gone):
+      // a known client's number may sit on another employee's record than the form's new lead.
+      if (request.crmEntityType && request.crmEntityId !== undefined) {
+        userId = await this.lookup.responsibleOf(request.crmEntityType, request.crmEntityId);
+      }
+      const client = userId === undefined ? await this.lookup.clientFor(request.phoneNumber) : undefined;
+      userId ??= client?.responsibleUserId ?? this.settings.defaultUserId;
       if (userId === undefined) {
         throw new Undiallable('no responsible employee for the callback and no B24_DEFAULT_USER_ID');
       }

@@ -112,8 +112,9 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
     if (kind === 'click' || kind === 'callback') {
       const click = clickOf(this.portalId, body, stored.receivedAt, this.lookupSettings.defaultCountry);
       if ('error' in click) return this.settle(stored, 'ignored', 'malformed', click.error);
-      // Without a dialer the click is still handed to the registry (a PBX that dials by other means is
-      // matched to it), then settled as ignored: click-to-call is off.
+      if (this.bus.subscribers.length === 0) {
+        return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
+      }
       const acting = this.bus.acting;
       try {
         await this.bus.publish(click);
@@ -126,6 +127,7 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
         return;
       }
       if (!acting) {
+        // Only recorded for matching (the click registry): nothing dials it.
         return this.settle(stored, 'ignored', 'no_subscriber', 'click-to-call is off (no DIAL_MODE)');
       }
       return this.settle(stored, 'processed', 'published');

@@ -52,6 +52,18 @@ describe('portal events, pure parts', () => {
     });
   });
 
+  it("a click's time is its receipt within the portal's whole-second ts", () => {
+    const body = bodyOf(form)!;
+    const at = (receivedAt: number) =>
+      (clickOf('p', body, receivedAt, 'DE') as { clickedAt: number }).clickedAt;
+    expect(at(1764000000420)).toBe(1764000000420);
+    expect(at(1764000000000)).toBe(1764000000000);
+    // Read later (a slow post, an offline event): the end of the portal's second.
+    expect(at(1764000060000)).toBe(1764000000999);
+    // The portal's clock ahead of the bridge's: its ts.
+    expect(at(1763999999000)).toBe(1764000000000);
+  });
+
   it('a callback needs no user; a click without CALL_ID, number or user is an error', () => {
     const callback = {
       event: 'ONEXTERNALCALLBACKSTART',

@@ -79,12 +79,15 @@ export function timestampOf(ts: string | undefined): number | undefined {
 }
 
 /**
- * When the employee clicked. The portal's `ts` is in whole seconds, so the click happened within the second
- * after it: received within that second, the receipt is the better time (it keeps the click-to-originate
- * figure honest); received later (offline events, a slow post), the end of that second.
+ * When the click happened, ms epoch. The portal's `ts` is in whole seconds: the click was within the second
+ * after it, and no later than the bridge received the post. So the receipt time, kept within that second
+ * (a post read later, or an offline event, counts from the end of its second; a portal clock ahead, from
+ * `ts`). Taking `ts` alone put every click up to a second early: the dial deadline came up to a second
+ * soon and bridge_click_to_originate_seconds read up to a second high.
  */
 export function clickTime(ts: number | undefined, receivedAt: number): number {
-  return ts === undefined ? receivedAt : Math.min(receivedAt, ts + 999);
+  if (ts === undefined) return receivedAt;
+  return Math.min(Math.max(receivedAt, ts), ts + 999);
 }
 
 function positiveInteger(value: unknown): number | undefined {
