@@ -14,8 +14,12 @@ import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalEventStore, StoredPortalEvent } from '../store/portal-event-store';
 import { clickOf, crmChangeOf, kindOf, PortalEventBody } from './portal-event';
 
-/** How long a claimed event is left to this processor before another may take it (a crash). */
-export const CLAIM_LEASE_MS = 60_000;
+/**
+ * How long a claimed event is left to this processor before another may take it (a crash). Its handlers
+ * only store (the click registry, the dialer's request), so 10 s is ample; and a click claimed by a process
+ * killed right after the 200 is taken again well within DIAL_TIMEOUT_SEC (default 30 s) and still dialled.
+ */
+export const CLAIM_LEASE_MS = 10_000;
 /** Events claimed at a time. */
 const BATCH = 20;
 /** How often the processor looks without being woken: other replicas' posts, retries falling due. */
