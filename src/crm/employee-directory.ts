@@ -1,6 +1,8 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { OAuthCredentials } from '../auth/oauth-credentials';
 import { LookupSettings } from '../config/settings';
 import { PortalClient } from '../portal/portal-client';
+import { PortalCredentials } from '../portal/portal-credentials';
 
 /** Rows per page of `user.get` (REAL-PORTAL.md "Success envelope"). */
 const PAGE_SIZE = 50;
@@ -34,12 +36,16 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
   constructor(
     private readonly client: PortalClient,
     settings: LookupSettings,
+    private readonly credentials: PortalCredentials,
   ) {
     this.refreshMs = settings.employeeRefreshMs;
     this.firstLoad = new Promise((resolve) => (this.markLoaded = resolve));
   }
 
   onApplicationBootstrap(): void {
+    // OAuth: the read at start has no tokens until the application is installed; read as soon as it is,
+    // rather than at the next retry.
+    if (this.credentials instanceof OAuthCredentials) this.credentials.onGrant(() => this.loadNow());
     void this.refreshAndReschedule();
   }
 
@@ -54,8 +60,8 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
   }
 
   /**
-   * Someone needs the directory before its first copy (a click right after the install, when the read at
-   * start had no credentials yet): read now instead of at the next retry, unless a read is under way.
+   * The directory is needed before its first copy (the application was just installed, a click waits for
+   * its employee's extension): read now instead of at the next retry, unless a read is under way.
    */
   loadNow(): void {
     if (this.loaded || this.loading || this.stopping.signal.aborted) return;
