@@ -167,11 +167,9 @@ export class DeliveryBatches {
           : { kind: 'paced', until: planned.pacedUntil };
       }
       const calls = new Set(plan.callIds);
-      const bindings = await this.findBindings(planned.due.filter((call) => calls.has(call.callId)));
-      await this.findTaskClients(
-        planned.due.filter((call) => calls.has(call.callId)),
-        bindings,
-      );
+      const inPlan = planned.due.filter((call) => calls.has(call.callId));
+      const bindings = await this.findBindings(inPlan);
+      await this.findTaskClients(inPlan, bindings);
       await this.deliver(plan, bindings, lease, unit, onAnswer);
       return { kind: 'worked' };
     } finally {
