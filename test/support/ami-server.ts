@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { TcpDouble } from './tcp-double';
 
 /** One AMI action as the double received it: its `Key: Value` lines, `Variable` possibly repeated. */
 export interface AmiAction {
@@ -14,28 +15,22 @@ export interface AmiAction {
  * `Response: Success` (`Message: Originate successfully queued`) and later sends the `OriginateResponse`
  * event; `Logoff` answers `Goodbye` and closes. Every action received is recorded.
  */
-export class AmiServer {
+export class AmiServer extends TcpDouble {
   readonly actions: AmiAction[] = [];
   /** When each action was read (Date.now(), the moment its blank line arrived), for benchmarks. */
   private readonly receivedAt = new WeakMap<AmiAction, number>();
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
   private constructor(
     private readonly user: string,
     private readonly secret: string,
   ) {
-    this.server = createServer((socket) => this.serve(socket));
+    super();
   }
 
   static async start(user: string, secret: string, port = 0): Promise<AmiServer> {
     const server = new AmiServer(user, secret);
     await server.listen(port);
     return server;
-  }
-
-  get port(): number {
-    return (this.server.address() as { port: number }).port;
   }
 
   url(secret = this.secret): string {
@@ -51,23 +46,7 @@ export class AmiServer {
     return this.receivedAt.get(action);
   }
 
-  listen(port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, '127.0.0.1', () => resolve());
-    });
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private serve(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => undefined);
-    socket.setEncoding('utf8');
+  protected serve(socket: Socket): void {
     socket.write('Asterisk Call Manager/6.0.0\r\n');
     let loggedIn = false;
     let buffer = '';

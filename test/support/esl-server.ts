@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, Server, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { TcpDouble } from './tcp-double';
 
 /**
  * A FreeSWITCH event socket double (inbound mode), written from the mod_event_socket documentation: on
@@ -9,23 +10,17 @@ import { createServer, Server, Socket } from 'node:net';
  * later sends the `BACKGROUND_JOB` event's body; `exit` answers `+OK bye` and closes. Every command received
  * is recorded (the auth password too, for the test to check).
  */
-export class EslServer {
+export class EslServer extends TcpDouble {
   readonly commands: { command: string; headers: Record<string, string> }[] = [];
-  private readonly server: Server;
-  private readonly sockets = new Set<Socket>();
 
   private constructor(private readonly password: string) {
-    this.server = createServer((socket) => this.serve(socket));
+    super();
   }
 
   static async start(password: string, port = 0): Promise<EslServer> {
     const server = new EslServer(password);
     await server.listen(port);
     return server;
-  }
-
-  get port(): number {
-    return (this.server.address() as { port: number }).port;
   }
 
   url(password = this.password): string {
@@ -38,23 +33,7 @@ export class EslServer {
       .filter((command) => command.startsWith('bgapi originate '));
   }
 
-  listen(port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen(port, '127.0.0.1', () => resolve());
-    });
-  }
-
-  async close(): Promise<void> {
-    for (const socket of this.sockets) socket.destroy();
-    await new Promise((resolve) => this.server.close(resolve));
-  }
-
-  private serve(socket: Socket): void {
-    this.sockets.add(socket);
-    socket.on('close', () => this.sockets.delete(socket));
-    socket.on('error', () => undefined);
-    socket.setEncoding('utf8');
+  protected serve(socket: Socket): void {
     socket.write('Content-Type: auth/request\n\n');
     let authed = false;
     let buffer = '';
