@@ -54,6 +54,8 @@ export class SandboxTenant extends PortalEndpoint {
   readonly url: string;
   /** The portal's client_endpoint, `${url}/rest/`. */
   readonly restUrl: string;
+  /** The tenant's own full-rights webhook base, `${url}/rest/1/<code>/` (codes differ per tenant). */
+  readonly webhookUrl: string;
 
   constructor(
     state: PortalState,
@@ -67,6 +69,8 @@ export class SandboxTenant extends PortalEndpoint {
     this.domain = identity.domain;
     this.url = identity.url;
     this.restUrl = `${identity.url}/rest/`;
+    const [hook] = state.credentials.webhookList();
+    this.webhookUrl = hook ? this.controls.webhookUrl(hook) : this.restUrl;
   }
 
   summary(): TenantSummary {

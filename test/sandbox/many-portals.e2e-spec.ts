@@ -81,6 +81,11 @@ describe('sandbox portal: many portals in one process', () => {
       memberId: small.memberId,
       domain: 'small.sandbox.test',
     });
+    // Each tenant has its own webhook codes: one tenant's webhook is refused on another.
+    expect(small.webhookUrl).toMatch(new RegExp(`^${small.restUrl}1/[0-9a-f]{16}/$`));
+    expect((await request(`${small.webhookUrl}profile`)).status).toBe(200);
+    const borrowed = small.webhookUrl.replace(small.url, large.url);
+    expect((await request(`${borrowed}profile`)).status).toBe(401);
     const unknown = await request(`${sandbox.url}/p/nobody/rest/profile`);
     expect(unknown.status).toBe(404);
     expect(unknown.body).toEqual({ error: 'NOT_FOUND', error_description: 'Not found' });
@@ -269,6 +274,39 @@ describe('sandbox portal: many portals in one process', () => {
     expect(onLarge.status).toBe(200);
     expect(onLarge.body.result).toEqual([]);
     expect(smallLeads.some((lead) => Number(lead.ID) === Number(leadId))).toBe(true);
+  });
+
+  it("takes a recording upload at the tenant's own upload address", async () => {
+    const accessToken = small.issueTokens()!.access_token;
+    const registered = await callAs(small.restUrl, accessToken, 'telephony.externalcall.register', {
+      USER_PHONE_INNER: '101',
+      PHONE_NUMBER: '+49 221 5550123',
+      CALL_START_DATE: '2026-11-22T10:00:00+01:00',
+      TYPE: 2,
+      EXTERNAL_CALL_ID: 'pbx-upload-1',
+    });
+    const CALL_ID = registered.body.result.CALL_ID as string;
+    await callAs(small.restUrl, accessToken, 'telephony.externalcall.finish', {
+      CALL_ID,
+      USER_ID: 1,
+      DURATION: 30,
+    });
+    const attach = await callAs(small.restUrl, accessToken, 'telephony.externalcall.attachRecord', {
+      CALL_ID,
+      FILENAME: 'big.wav',
+    });
+    const uploadUrl = attach.body.result.uploadUrl as string;
+    expect(uploadUrl.startsWith(`${small.url}/upload/record/`)).toBe(true);
+    const form = new FormData();
+    form.append('file', new Blob([Buffer.from('RIFF tenant wav')]), 'big.wav');
+    const uploaded = await fetch(uploadUrl, { method: 'POST', body: form });
+    expect(uploaded.status).toBe(200);
+    expect(small.calls({ CALL_ID })[0].records).toEqual([
+      expect.objectContaining({ FILENAME: 'big.wav', bytes: 15, via: 'upload' }),
+    ]);
+    // The same address on another tenant knows no such upload.
+    const elsewhere = await fetch(uploadUrl.replace(small.url, large.url), { method: 'POST', body: form });
+    expect(elsewhere.status).toBe(404);
   });
 
   it('creates 200 portals with POST /_sandbox/portals, each answering profile and app.info as itself', async () => {
