@@ -1,6 +1,7 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
 import { sendJson } from './http-io';
+import { MethodRegistry } from './method-registry';
 import { portalMethods } from './methods';
 import { PortalEndpoint } from './portal-endpoint';
 import { PortalState, PortalStateOptions } from './portal-state';
@@ -63,7 +64,7 @@ export class SandboxPortal extends PortalEndpoint {
     url: string,
     private readonly timers: Set<NodeJS.Timeout>,
     private readonly tenants: TenantPortals,
-    parts: { registry: ReturnType<typeof portalMethods>; sleep: (ms: number) => Promise<void> },
+    parts: { registry: MethodRegistry; sleep: (ms: number) => Promise<void> },
   ) {
     super(state, parts.registry, parts.sleep, (token) => tenants.issuerOf(token));
     this.url = url;

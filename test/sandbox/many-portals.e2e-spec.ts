@@ -152,6 +152,15 @@ describe('sandbox portal: many portals in one process', () => {
     expect(again.body.error).toBe('invalid_grant');
     expect(large.stats().refreshTokenReuse).toBe(1);
 
+    // The shared application's secret is checked for tenants' tokens too.
+    const wrongSecret = await token({
+      grant_type: 'refresh_token',
+      refresh_token: large.issueTokens()!.refresh_token,
+      client_secret: 'not-the-secret',
+    });
+    expect(wrongSecret.status).toBe(401);
+    expect(wrongSecret.body.error).toBe('invalid_client');
+
     // The root's own tokens are refreshed there as before.
     const root = await token({
       grant_type: 'refresh_token',
@@ -239,6 +248,23 @@ describe('sandbox portal: many portals in one process', () => {
     // The other tenant keeps its install.
     const other = await token({ grant_type: 'refresh_token', refresh_token: largePost?.auth.refresh_token });
     expect(other.body.member_id).toBe(large.memberId);
+
+    // The same over the tenant's control API.
+    posts.length = 0;
+    const overHttp = await request(
+      `${large.url}/_sandbox/apps/${encodeURIComponent(sandbox.oauthApp.clientId)}/uninstall`,
+      { json: { handlerUrl } },
+    );
+    expect(overHttp.status).toBe(200);
+    expect(overHttp.body.revokedTokenPairs).toBeGreaterThanOrEqual(1);
+    expect(posts).toEqual([
+      expect.objectContaining({
+        event: 'ONAPPUNINSTALL',
+        auth: expect.objectContaining({ member_id: large.memberId }),
+      }),
+    ]);
+    const afterHttp = await token({ grant_type: 'refresh_token', refresh_token: other.body.refresh_token });
+    expect(afterHttp.body.error).toBe('invalid_grant');
   });
 
   it("keeps one tenant's CRM records and calls out of another's", async () => {
