@@ -58,6 +58,41 @@ export async function installApp(
   }
 }
 
+/**
+ * Removes the application as an administrator would: its tokens and codes die, its handlers vanish, and
+ * the form-encoded ONAPPUNINSTALL goes to the handler. Like the portal's, that post carries no tokens, only
+ * the portal and the application token that proves it came from the portal.
+ */
+export async function uninstallApp(
+  state: PortalState,
+  clientId: string,
+  handlerUrl: string,
+): Promise<(InstallOutcome & { revokedTokenPairs: number }) | undefined> {
+  const app = state.credentials.app(clientId);
+  if (!app) return undefined;
+  const revokedTokenPairs = state.credentials.revokeApp(app.clientId);
+  state.events.forgetApp(app.clientId);
+  const { url, domain, memberId } = state.identity;
+  const posted: Record<string, string> = {
+    event: 'ONAPPUNINSTALL',
+    'data[LANGUAGE_ID]': 'en',
+    'data[CLEAN]': '0',
+    ts: String(Math.floor(state.now() / 1000)),
+    'auth[domain]': domain,
+    'auth[server_endpoint]': `${url}/rest/`,
+    'auth[status]': 'L',
+    'auth[client_endpoint]': `${url}/rest/`,
+    'auth[member_id]': memberId,
+    'auth[application_token]': app.applicationToken,
+  };
+  try {
+    const { status, body } = await postForm(handlerUrl, qs.stringify(posted));
+    return { posted, status, responseBody: body, error: null, revokedTokenPairs };
+  } catch (error) {
+    return { posted, status: null, responseBody: '', error: (error as Error).message, revokedTokenPairs };
+  }
+}
+
 /** One form POST without keep-alive, so a closing sandbox leaves no sockets behind. */
 export function postForm(target: string, form: string): Promise<{ status: number; body: string }> {
   const url = new URL(target);

@@ -169,7 +169,7 @@ export class ControlApi {
       const userId = isPlainObject(body) && Number.isInteger(body.userId) ? (body.userId as number) : 1;
       return ok(this.controls.issueTokens(clientId, userId));
     }
-    if (action === 'install') {
+    if (action === 'install' || action === 'uninstall') {
       if (
         !isPlainObject(body) ||
         typeof body.handlerUrl !== 'string' ||
@@ -177,7 +177,11 @@ export class ControlApi {
       ) {
         return fail(400, 'handlerUrl must be an http(s) URL');
       }
-      return ok(await this.controls.installApp(clientId, body.handlerUrl));
+      return ok(
+        action === 'install'
+          ? await this.controls.installApp(clientId, body.handlerUrl)
+          : await this.controls.uninstallApp(clientId, body.handlerUrl),
+      );
     }
     return fail(404, `no application action ${action}`);
   }
@@ -233,6 +237,9 @@ const ENDPOINTS = [
   'POST /_sandbox/clock {advanceSec|advanceMs}',
   'POST /_sandbox/webhooks {userId, scopes?, code?}',
   'POST /_sandbox/apps/:clientId/install {handlerUrl}',
+  'POST /_sandbox/apps/:clientId/uninstall {handlerUrl} (tokens revoked, ONAPPUNINSTALL posted)',
   'POST /_sandbox/apps/:clientId/revoke',
+  'GET /_sandbox/portals (the tenant portals, root only)',
+  'POST /_sandbox/portals {count?, memberId?, name?, domain?, rateLimitRps?, rateBurst?, requestLogLimit?, commandMs?} (root only)',
   'POST /_sandbox/apps/:clientId/tokens {userId?}',
 ];

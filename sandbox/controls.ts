@@ -1,4 +1,4 @@
-import { installApp, InstallOutcome } from './app-install';
+import { installApp, InstallOutcome, uninstallApp } from './app-install';
 import { ActiveFault, FaultSpec } from './faults';
 import { tokenAnswer, TokenAnswer } from './oauth-server';
 import { MethodOperating, OperatingPerformance } from './operating-time';
@@ -62,6 +62,14 @@ export class SandboxControls {
 
   installApp(clientId: string, handlerUrl: string): Promise<InstallOutcome | undefined> {
     return installApp(this.state, clientId, handlerUrl);
+  }
+
+  /** Removes the application: its tokens die and ONAPPUNINSTALL is posted to the handler. */
+  uninstallApp(
+    clientId: string,
+    handlerUrl: string,
+  ): Promise<(InstallOutcome & { revokedTokenPairs: number }) | undefined> {
+    return uninstallApp(this.state, clientId, handlerUrl);
   }
 
   /** Kills every token of the application: refreshes get invalid_grant, calls invalid_token. */

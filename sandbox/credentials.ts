@@ -77,6 +77,18 @@ export class CredentialStore {
     return this.apps.find((app) => app.clientId === clientId);
   }
 
+  /**
+   * Whether this portal issued the refresh token (live or already used) or the authorization code: the
+   * central OAuth server asks each portal, as the vendor's knows which portal a token belongs to.
+   */
+  issued(tokenOrCode: string): boolean {
+    return (
+      this.byRefreshToken.has(tokenOrCode) ||
+      this.usedRefreshTokens.has(tokenOrCode) ||
+      this.codes.has(tokenOrCode)
+    );
+  }
+
   authenticateWebhook(userId: number, code: string): Caller {
     const hook = this.webhooks.find((candidate) => candidate.code === code && candidate.userId === userId);
     if (!hook) throw portalErrors.invalidCredentials();

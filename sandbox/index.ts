@@ -5,6 +5,9 @@
  */
 export { SandboxPortal } from './sandbox-portal';
 export type { SandboxOptions } from './sandbox-portal';
+export { PortalEndpoint } from './portal-endpoint';
+export { SandboxTenant, TENANT_PREFIX } from './tenant-portals';
+export type { TenantOptions, TenantSummary } from './tenant-portals';
 export { defaultSeed, WEBHOOK_SCOPES, OAUTH_SCOPES } from './seed';
 export type { SandboxSeed, EmployeeSeed, CrmSeedRecord, PhoneSeed, WebhookSeed, OAuthAppSeed } from './seed';
 export type { FaultSpec, ActiveFault } from './faults';

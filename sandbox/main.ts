@@ -22,11 +22,18 @@ async function main(): Promise<void> {
     commandMs: numberFromEnv('SANDBOX_COMMAND_MS', 0, true),
     operatingWindowSec: numberFromEnv('SANDBOX_OPERATING_WINDOW_SEC', 600),
     operatingLimitSec: numberFromEnv('SANDBOX_OPERATING_LIMIT_SEC', 480),
+    portals: Math.floor(numberFromEnv('SANDBOX_PORTALS', 0, true)),
   });
   console.log(`Sandbox portal:      ${portal.url}`);
   console.log(`Webhook URL:         ${portal.webhookUrl}`);
   console.log(`OAuth client id:     ${portal.oauthApp.clientId}`);
   console.log(`OAuth client secret: ${portal.oauthApp.clientSecret}`);
+  const tenants = portal.portals();
+  if (tenants.length > 0) {
+    console.log(
+      `Tenant portals:      ${tenants.length} (${portal.url}/p/<memberId>/, GET ${portal.url}/_sandbox/portals)`,
+    );
+  }
   console.log(`Control API:         ${portal.url}/_sandbox/`);
   const stop = () => {
     portal.close().then(

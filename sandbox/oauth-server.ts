@@ -47,9 +47,19 @@ const AUTHORIZING_USER_ID = 1;
  */
 export const SANDBOX_USER_COOKIE = 'sandbox_user_id';
 
-/** `/oauth/authorize/` (auto-approving, no login page) and `/oauth/token/` of the portal. */
+/** The portal (among the sandbox's tenants) that issued a refresh token or authorization code, if any. */
+export type IssuerLookup = (tokenOrCode: string) => PortalState | undefined;
+
+/**
+ * `/oauth/authorize/` (auto-approving, no login page) and `/oauth/token/` of the portal. The root's also
+ * stands in for the vendor's central OAuth server: given `issuerOf`, its `/oauth/token/` serves tokens and
+ * codes of any tenant portal, answering as the portal that issued them.
+ */
 export class OAuthServer {
-  constructor(private readonly state: PortalState) {}
+  constructor(
+    private readonly state: PortalState,
+    private readonly issuerOf?: IssuerLookup,
+  ) {}
 
   async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     const path = url.pathname.replace(/\/+$/, '');
@@ -101,35 +111,45 @@ export class OAuthServer {
   }
 
   private token(params: Params): TokenAnswer {
-    const app = this.clientOf(params);
     const grantType = stringParam(params, 'grant_type');
-    const now = this.state.now();
+    const state = this.portalOf(
+      stringParam(params, grantType === 'authorization_code' ? 'code' : 'refresh_token'),
+    );
+    const app = clientOf(state, params);
+    const now = state.now();
     if (grantType === 'authorization_code') {
-      const pair = this.state.credentials.exchangeCode(
+      const pair = state.credentials.exchangeCode(
         app,
         stringParam(params, 'code'),
         stringParam(params, 'redirect_uri'),
         now,
       );
-      this.state.requestLog.countOAuth('codeExchanges');
-      return tokenAnswer(this.state, pair);
+      state.requestLog.countOAuth('codeExchanges');
+      return tokenAnswer(state, pair);
     }
     if (grantType === 'refresh_token') {
-      const outcome = this.state.credentials.refresh(app, stringParam(params, 'refresh_token'), now);
-      if (outcome === 'reused') this.state.requestLog.countOAuth('refreshTokenReuse');
+      const outcome = state.credentials.refresh(app, stringParam(params, 'refresh_token'), now);
+      if (outcome === 'reused') state.requestLog.countOAuth('refreshTokenReuse');
       if (outcome === 'reused' || outcome === 'invalid')
         throw oauthErrors.invalidGrant('Invalid refresh token');
-      this.state.requestLog.countOAuth('tokenRefreshes');
-      return tokenAnswer(this.state, outcome);
+      state.requestLog.countOAuth('tokenRefreshes');
+      return tokenAnswer(state, outcome);
     }
     throw oauthErrors.unsupportedGrantType();
   }
 
-  private clientOf(params: Params): OAuthAppSeed {
-    const app = this.state.credentials.app(stringParam(params, 'client_id') ?? '');
-    if (!app || app.clientSecret !== stringParam(params, 'client_secret')) throw oauthErrors.invalidClient();
-    return app;
+  /** This portal, unless the token or code is a tenant's (a token nobody issued is refused here). */
+  private portalOf(tokenOrCode: string | undefined): PortalState {
+    if (tokenOrCode === undefined || !this.issuerOf || this.state.credentials.issued(tokenOrCode))
+      return this.state;
+    return this.issuerOf(tokenOrCode) ?? this.state;
   }
+}
+
+function clientOf(state: PortalState, params: Params): OAuthAppSeed {
+  const app = state.credentials.app(stringParam(params, 'client_id') ?? '');
+  if (!app || app.clientSecret !== stringParam(params, 'client_secret')) throw oauthErrors.invalidClient();
+  return app;
 }
 
 function loggedInUser(req: IncomingMessage): number {

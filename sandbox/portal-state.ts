@@ -82,6 +82,11 @@ export class PortalState {
     this.identity = { url, domain: new URL(url).host, memberId: this.options.seed.memberId };
   }
 
+  /** A tenant portal's address: its own URL (a path under the sandbox) and a domain that is only a name. */
+  setIdentity(identity: PortalIdentity): void {
+    this.identity = { ...identity };
+  }
+
   /**
    * Back to the seeded data with no calls, log, faults, budget or operating-time use (the performance
    * settings stay). Issued OAuth tokens stay valid.

@@ -1,19 +1,18 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo, Socket } from 'node:net';
-import { InstallOutcome } from './app-install';
-import { CONTROL_PREFIX, ControlApi } from './control-api';
-import { OperatingView, SandboxControls } from './controls';
-import { OperatingPerformance } from './operating-time';
-import { ActiveFault, FaultSpec } from './faults';
 import { sendJson } from './http-io';
-import { CallQuery, CallView, Inspection } from './inspection';
+import { MethodRegistry } from './method-registry';
 import { portalMethods } from './methods';
-import { OAuthServer, TokenAnswer } from './oauth-server';
-import { PortalState } from './portal-state';
-import { RequestLogEntry, RequestStats } from './request-log';
-import { handleRecordUpload, UPLOAD_PREFIX } from './record-upload';
-import { RestRouter } from './rest-router';
-import { defaultSeed, SandboxSeed, WebhookSeed } from './seed';
+import { PortalEndpoint } from './portal-endpoint';
+import { PortalState, PortalStateOptions } from './portal-state';
+import { defaultSeed, SandboxSeed } from './seed';
+import {
+  PORTALS_CONTROL_PATH,
+  SandboxTenant,
+  TENANT_PREFIX,
+  TenantOptions,
+  TenantPortals,
+} from './tenant-portals';
 
 export interface SandboxOptions {
   /** 0 (default) picks a free port. */
@@ -43,42 +42,35 @@ export interface SandboxOptions {
   operatingLimitSec?: number;
   /** attachRecord tries RECORD_URL once while answering and fails when it cannot download it (default off). */
   downloadRecordUrls?: boolean;
+  /** Tenant portals to start with (default 0), each with `addPortal()`'s defaults. */
+  portals?: number;
 }
 
-/** A running sandbox portal: the portal's REST API, its OAuth server and the test control API over HTTP. */
-export class SandboxPortal {
+/**
+ * A running sandbox portal: the portal's REST API, its OAuth server and the test control API over HTTP, at
+ * the server root. The same process serves tenant portals (`addPortal`) under `/p/<memberId>/`, and the
+ * root's `/oauth/token/` is their central OAuth server, as the vendor's oauth.bitrix.info is for portals.
+ */
+export class SandboxPortal extends PortalEndpoint {
   /** Base URL without trailing slash, e.g. http://127.0.0.1:45123. */
   readonly url: string;
   /** The default full-rights webhook base, `${url}/rest/1/<code>/`. */
   readonly webhookUrl: string;
-  /** The default OAuth application. */
-  readonly oauthApp: { clientId: string; clientSecret: string };
-  readonly inspection: Inspection;
-  readonly controls: SandboxControls;
   private readonly sockets = new Set<Socket>();
-  private readonly timers = new Set<NodeJS.Timeout>();
-  private readonly rest: RestRouter;
-  private readonly oauth: OAuthServer;
-  private readonly control: ControlApi;
 
   private constructor(
     private readonly server: Server,
-    readonly state: PortalState,
+    state: PortalState,
+    url: string,
+    private readonly timers: Set<NodeJS.Timeout>,
+    private readonly tenants: TenantPortals,
+    parts: { registry: MethodRegistry; sleep: (ms: number) => Promise<void> },
   ) {
-    const { port } = server.address() as AddressInfo;
-    const host = (server.address() as AddressInfo).address;
-    this.url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-    state.setAddress(this.url);
-    this.inspection = new Inspection(state);
-    this.controls = new SandboxControls(state);
+    super(state, parts.registry, parts.sleep, (token) => tenants.issuerOf(token));
+    this.url = url;
     const [hook] = state.credentials.webhookList();
     this.webhookUrl = hook ? this.controls.webhookUrl(hook) : `${this.url}/rest/`;
-    const [app] = state.credentials.appList();
-    this.oauthApp = { clientId: app?.clientId ?? '', clientSecret: app?.clientSecret ?? '' };
 
-    this.rest = new RestRouter(state, portalMethods(), (ms) => this.sleep(ms));
-    this.oauth = new OAuthServer(state);
-    this.control = new ControlApi(state, this.inspection, this.controls);
     server.on('connection', (socket: Socket) => {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
@@ -94,7 +86,7 @@ export class SandboxPortal {
   }
 
   static async start(options: SandboxOptions = {}): Promise<SandboxPortal> {
-    const state = new PortalState({
+    const stateOptions: PortalStateOptions = {
       seed: { ...defaultSeed(), ...options.seed },
       rateLimitRps: options.rateLimitRps ?? 2,
       rateBurst: options.rateBurst ?? 50,
@@ -104,7 +96,8 @@ export class SandboxPortal {
       commandMs: options.commandMs ?? 0,
       operatingWindowSec: options.operatingWindowSec ?? 600,
       operatingLimitSec: options.operatingLimitSec ?? 480,
-    });
+    };
+    const state = new PortalState(stateOptions);
     const server = createServer({ keepAliveTimeout: 5000 });
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -113,63 +106,48 @@ export class SandboxPortal {
         resolve();
       });
     });
+    const { port, address } = server.address() as AddressInfo;
+    const url = `http://${address.includes(':') ? `[${address}]` : address}:${port}`;
+    state.setAddress(url);
     state.downloadRecordUrls = options.downloadRecordUrls ?? false;
-    return new SandboxPortal(server, state);
+    // One method registry and one timer set for the root and every tenant: a tenant costs only its state.
+    const registry = portalMethods();
+    const timers = new Set<NodeJS.Timeout>();
+    const sleep = (ms: number) =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve();
+        }, ms);
+        timers.add(timer);
+      });
+    const tenants = new TenantPortals({
+      url,
+      options: stateOptions,
+      downloadRecordUrls: state.downloadRecordUrls,
+      registry,
+      sleep,
+    });
+    const portal = new SandboxPortal(server, state, url, timers, tenants, { registry, sleep });
+    for (let index = 0; index < (options.portals ?? 0); index += 1) tenants.add();
+    return portal;
   }
 
-  /** Every call registered so far (optionally one CALL_ID, EXTERNAL_CALL_ID or USER_ID). */
-  calls(query?: CallQuery): CallView[] {
-    return this.inspection.calls(query);
+  /**
+   * Starts a tenant portal in this process: its own member id, domain, data, tokens, budget and logs,
+   * served under `${url}/p/<memberId>/`. It accepts the root's OAuth application (same client id and
+   * secret) with its own application token.
+   */
+  addPortal(options?: TenantOptions): SandboxTenant {
+    return this.tenants.add(options);
   }
 
-  requests(sinceMs?: number): RequestLogEntry[] {
-    return this.state.requestLog.list(sinceMs);
+  portal(memberId: string): SandboxTenant | undefined {
+    return this.tenants.get(memberId);
   }
 
-  stats(): RequestStats {
-    return this.state.requestLog.snapshot();
-  }
-
-  /** Each method's server time in the operating window, and the performance settings. */
-  operating(): OperatingView {
-    return this.controls.operating();
-  }
-
-  /** Changes the server time per command or the operating-time limit of the running portal. */
-  setPerformance(change: Partial<OperatingPerformance>): OperatingPerformance {
-    return this.controls.setPerformance(change);
-  }
-
-  injectFault(spec: FaultSpec): ActiveFault {
-    return this.controls.injectFault(spec);
-  }
-
-  clearFaults(): void {
-    this.controls.clearFaults();
-  }
-
-  reset(): void {
-    this.controls.reset();
-  }
-
-  advanceClock(ms: number): number {
-    return this.controls.advanceClock(ms);
-  }
-
-  addWebhook(hook: WebhookSeed): WebhookSeed & { url: string } {
-    return this.controls.addWebhook(hook);
-  }
-
-  issueTokens(clientId = this.oauthApp.clientId, userId = 1): TokenAnswer | undefined {
-    return this.controls.issueTokens(clientId, userId);
-  }
-
-  installApp(handlerUrl: string, clientId = this.oauthApp.clientId): Promise<InstallOutcome | undefined> {
-    return this.controls.installApp(clientId, handlerUrl);
-  }
-
-  revokeApp(clientId = this.oauthApp.clientId): number | undefined {
-    return this.controls.revokeApp(clientId);
+  portals(): SandboxTenant[] {
+    return this.tenants.list();
   }
 
   /** Stops listening and cuts every connection, keep-alive ones included. */
@@ -185,26 +163,8 @@ export class SandboxPortal {
   private async dispatch(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? '/', this.url);
     const path = url.pathname;
-    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`))
-      return this.control.handle(req, res, url);
-    if (path.startsWith(UPLOAD_PREFIX)) {
-      if (this.state.faults.outage()) return void req.socket.destroy();
-      return handleRecordUpload(this.state, req, res, path.slice(UPLOAD_PREFIX.length));
-    }
-    const area = /^\/(rest|oauth)(\/|$)/.exec(path)?.[1];
-    if (area === undefined) return sendJson(res, 404, { error: 'NOT_FOUND', error_description: 'Not found' });
-    // An injected outage looks like a dead portal: the connection drops without an answer.
-    if (this.state.faults.outage()) return void req.socket.destroy();
-    return area === 'rest' ? this.rest.handle(req, res, url) : this.oauth.handle(req, res, url);
-  }
-
-  private sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.timers.delete(timer);
-        resolve();
-      }, ms);
-      this.timers.add(timer);
-    });
+    if (path.replace(/\/+$/, '') === PORTALS_CONTROL_PATH) return this.tenants.handleControl(req, res);
+    if (path.startsWith(TENANT_PREFIX)) return this.tenants.serve(req, res, url);
+    return this.serve(req, res, path, url);
   }
 }

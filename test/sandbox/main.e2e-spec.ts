@@ -79,6 +79,23 @@ describe('npm run sandbox', () => {
     });
   });
 
+  it('starts SANDBOX_PORTALS tenant portals beside the root portal', async () => {
+    const started = await startSandboxProcess({ SANDBOX_PORT: '0', SANDBOX_PORTALS: '3' });
+    child = started.child;
+    const root = started.printed['Sandbox portal'];
+    expect(started.printed['Tenant portals']).toMatch(/^3 /);
+    const listed = (await request(`${root}/_sandbox/portals`)).body;
+    expect(listed).toHaveLength(3);
+    const [first] = listed;
+    expect(first.restUrl).toBe(`${root}/p/${first.memberId}/rest/`);
+    const tokens = await request(
+      `${first.url}/_sandbox/apps/${encodeURIComponent(started.printed['OAuth client id'])}/tokens`,
+      { json: {} },
+    );
+    const info = await request(`${first.restUrl}app.info?auth=${tokens.body.access_token}`);
+    expect(info.body.result).toMatchObject({ member_id: first.memberId, DOMAIN: first.domain });
+  });
+
   it('stops with a message naming a bad setting', async () => {
     await expect(startSandboxProcess({ SANDBOX_PORT: '0', SANDBOX_RATE_LIMIT_RPS: 'fast' })).rejects.toThrow(
       /SANDBOX_RATE_LIMIT_RPS must be a positive number, got "fast"/,
