@@ -15,6 +15,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { PbxModule } from './pbx/pbx.module';
 import { PortalModule } from './portal/portal.module';
 import { StoreModule } from './store/store.module';
+import { TenancyModule } from './tenancy/tenancy.module';
 
 @Module({})
 export class AppModule {
@@ -23,14 +24,32 @@ export class AppModule {
    * their own; ConfigurationModule provides it, its typed views and PORTAL_ID to every module.
    */
   static forRoot(config: AppConfig): DynamicModule {
+    const common = [
+      ConfigurationModule.forRoot(config),
+      LoggingModule,
+      MetricsModule,
+      StoreModule,
+      ClicksModule,
+    ];
+    if (config.B24_APP_MODE === 'multi') {
+      // Many portals (SPEC.md §8): each portal's credentials, client, lookups and delivery are the registry's
+      // (src/tenancy/), built per installed portal; nothing is bound to one configured portal.
+      return {
+        module: AppModule,
+        imports: [
+          ...common,
+          TenancyModule,
+          OAuthModule,
+          PbxModule,
+          AdminModule,
+          HealthModule.forRoot({ dialer: false }),
+        ],
+      };
+    }
     return {
       module: AppModule,
       imports: [
-        ConfigurationModule.forRoot(config),
-        LoggingModule,
-        MetricsModule,
-        StoreModule,
-        ClicksModule,
+        ...common,
         AuthModule,
         OAuthModule,
         PortalModule,
@@ -40,7 +59,7 @@ export class AppModule {
         DialerModule,
         EventsModule,
         AdminModule,
-        HealthModule,
+        HealthModule.forRoot({ dialer: true }),
       ],
     };
   }

@@ -15,6 +15,7 @@ import { CallState } from '../calls/call';
 import { requeue } from '../calls/call-lifecycle';
 import { CallStatusView, toStatusView } from '../calls/call-status';
 import { WorkSignal } from '../common/work-signal';
+import { AppConfig } from '../config/app-config';
 import { PORTAL_ID } from '../config/portal-id';
 import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
@@ -34,48 +35,66 @@ export class AdminController {
     private readonly signal: WorkSignal,
     private readonly delivery: DeliverySettings,
     @Inject(PORTAL_ID) private readonly portalId: string,
+    private readonly config: AppConfig,
   ) {}
+
+  /** `?portal=`: which portal's calls; required with many portals, else PORTAL_ID's. */
+  private portalOf(portal: string | undefined): string {
+    if (portal !== undefined && !/^[\w.:-]{1,100}$/.test(portal))
+      throw new BadRequestException('portal must be a portal id');
+    if (this.config.B24_APP_MODE !== 'multi') return portal ?? this.portalId;
+    if (!portal)
+      throw new BadRequestException('portal is required with B24_APP_MODE=multi (?portal=<member_id>)');
+    return portal;
+  }
 
   @Get('calls')
   async listCalls(
     @Query('state') state = 'failed',
     @Query('limit') limit = '100',
+    @Query('portal') portal?: string,
   ): Promise<{ calls: CallStatusView[] }> {
+    const portalId = this.portalOf(portal);
     if (!STATES.includes(state as CallState)) {
       throw new BadRequestException(`state must be one of ${STATES.join(', ')}`);
     }
     const size = Number(limit);
     if (!Number.isInteger(size) || size < 1 || size > 1000)
       throw new BadRequestException('limit must be 1 to 1000');
-    const calls = await this.store.listCalls(this.portalId, state as CallState, size);
+    const calls = await this.store.listCalls(portalId, state as CallState, size);
     return { calls: calls.map(toStatusView) };
   }
 
   @Post('calls/:callId/requeue')
   @HttpCode(200)
-  async requeueCall(@Param('callId') callId: string): Promise<CallStatusView> {
-    const existing = await this.store.findCall(this.portalId, callId);
+  async requeueCall(
+    @Param('callId') callId: string,
+    @Query('portal') portal?: string,
+  ): Promise<CallStatusView> {
+    const portalId = this.portalOf(portal);
+    const existing = await this.store.findCall(portalId, callId);
     if (!existing)
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     if (existing.state !== 'failed')
       throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
-    const [call] = await this.store.updateCalls(this.portalId, [callId], (current) =>
+    const [call] = await this.store.updateCalls(portalId, [callId], (current) =>
       current.failed ? requeue(current, Date.now(), this.holdMs()) : current,
     );
-    this.signal.workAdded();
+    this.signal.workAdded(portalId);
     return toStatusView(call);
   }
 
   @Post('calls/requeue-failed')
   @HttpCode(200)
-  async requeueFailed(): Promise<{ requeued: number }> {
-    const failed = await this.store.listCalls(this.portalId, 'failed', 10_000);
+  async requeueFailed(@Query('portal') portal?: string): Promise<{ requeued: number }> {
+    const portalId = this.portalOf(portal);
+    const failed = await this.store.listCalls(portalId, 'failed', 10_000);
     const updated = await this.store.updateCalls(
-      this.portalId,
+      portalId,
       failed.map((call) => call.callId),
       (current) => (current.failed ? requeue(current, Date.now(), this.holdMs()) : current),
     );
-    this.signal.workAdded();
+    this.signal.workAdded(portalId);
     return { requeued: updated.filter((call) => !call.failed).length };
   }
 

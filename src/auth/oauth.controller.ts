@@ -14,12 +14,20 @@ const STATE_COOKIE = 'bridge_oauth_state';
  */
 @Controller('oauth')
 export class OAuthController {
-  /** A portal installs rarely: a few posts at once, then one every 12 s per address. */
-  private readonly installPosts = new SourceRateLimit('install', 5, 12_000);
+  /**
+   * A portal installs rarely: a few posts at once, then one every 12 s per address. With many portals the
+   * vendor's few servers post every portal's installs: 50 at once, then 10 a second per address (each is
+   * checked with the OAuth server, within InstallChecks' own limits).
+   */
+  private readonly installPosts: SourceRateLimit;
   /** Events cost no portal request; the limit only keeps a flood from one address cheap. */
   private readonly eventPosts = new SourceRateLimit('event', 60, 100);
 
-  constructor(private readonly oauth: OAuthService) {}
+  constructor(private readonly oauth: OAuthService) {
+    this.installPosts = oauth.multi
+      ? new SourceRateLimit('install', 50, 100)
+      : new SourceRateLimit('install', 5, 12_000);
+  }
 
   @Get('start')
   @UseGuards(OAuthStartGuard)

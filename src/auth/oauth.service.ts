@@ -5,6 +5,7 @@ import {
   Injectable,
   Logger,
   NotFoundException,
+  Optional,
   ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
@@ -16,6 +17,7 @@ import { PortalCredentials } from '../portal/portal-credentials';
 import { TokenStore } from '../store/token-store';
 import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
+import { PortalInstalls } from './portal-installs';
 import { DEFAULT_TOKEN_LIFETIME_SEC, OAuthRefusal, TokenGrant } from './oauth-token-endpoint';
 import { InstallChecks } from './portal-post-limits';
 import { formOf, formText, InstallPost, PortalForm, readInstallPost } from './portal-post';
@@ -54,20 +56,27 @@ export class OAuthService {
   private readonly installChecks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
 
   constructor(
-    credentials: PortalCredentials,
-    client: PortalClient,
     private readonly tokens: TokenStore,
     private readonly signal: WorkSignal,
+    @Optional() credentials?: PortalCredentials,
+    @Optional() client?: PortalClient,
+    /** Many portals: installs and events go to the portal registry. */
+    @Optional() private readonly installs?: PortalInstalls,
   ) {
-    if (credentials instanceof OAuthCredentials) {
+    if (credentials instanceof OAuthCredentials && client) {
       const check = new ApplicationCheck(credentials.settings, credentials.address, client.budget);
       this.mode = { credentials, check };
     }
   }
 
   /** In webhook mode every OAuth endpoint answers 404, whatever else is wrong with the request. */
+  /** Many portals (`B24_APP_MODE=multi`): installs and events go to the portal registry. */
+  get multi(): boolean {
+    return this.installs !== undefined;
+  }
+
   get enabled(): boolean {
-    return this.mode !== undefined;
+    return this.mode !== undefined || this.installs !== undefined;
   }
 
   /**
@@ -152,6 +161,7 @@ export class OAuthService {
    * is an administrator. A post repeating the stored pair changes nothing and costs nothing.
    */
   async install(body: unknown): Promise<Authorised & { unchanged?: boolean }> {
+    if (this.installs) return this.installs.install(body);
     const { credentials, check } = this.oauth();
     const { address, settings } = credentials;
     const post = readInstallPost(body);
@@ -191,6 +201,7 @@ export class OAuthService {
 
   /** A later portal event: accepted only with the stored install's application token. */
   async portalEvent(body: unknown): Promise<{ event: string; handled: boolean }> {
+    if (this.installs) return this.installs.portalEvent(body);
     const { credentials } = this.oauth();
     const form = formOf(body);
     const token = formText(formOf(form.auth).application_token);
@@ -245,6 +256,10 @@ export class OAuthService {
   }
 
   private oauth(): { credentials: OAuthCredentials; check: ApplicationCheck } {
+    if (!this.mode && this.installs)
+      throw new NotFoundException(
+        'B24_APP_MODE=multi: portals install the application from their marketplace (ONAPPINSTALL to /oauth/install)',
+      );
     if (!this.mode)
       throw new NotFoundException('OAuth application mode is off: the bridge uses an inbound webhook');
     return this.mode;

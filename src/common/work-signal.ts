@@ -4,8 +4,8 @@
  * module that depends on them). The delivery module provides it.
  */
 export abstract class WorkSignal {
-  /** New or freed work may be due: delivery stops sleeping and looks. */
-  abstract workAdded(): void;
-  /** New portal credentials were stored: delivery paused for the old ones starts again now. */
-  abstract credentialsRenewed(): void;
+  /** New or freed work may be due (for `portalId`, else every portal): delivery stops sleeping and looks. */
+  abstract workAdded(portalId?: string): void;
+  /** New credentials were stored (for `portalId`, else every portal): delivery paused for the old ones starts again now. */
+  abstract credentialsRenewed(portalId?: string): void;
 }

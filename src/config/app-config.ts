@@ -345,6 +345,23 @@ export class AppConfig {
   @IsString({ each: true })
   B24_ALLOWED_DOMAINS: string[] = [];
 
+  // --- Many portals (SPEC.md §8) ---
+
+  /**
+   * `single` (default): the one portal of B24_WEBHOOK_URL or B24_PORTAL_URL. `multi`: a published OAuth
+   * application any portal may install (B24_ALLOWED_DOMAINS narrows which), each install a portal record
+   * with its own tokens, budget, settings, queue and PBX tokens (/v1/admin/portals).
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['single', 'multi'])
+  B24_APP_MODE: 'single' | 'multi' = 'single';
+
+  /** `1`: metrics carry a `portal` label per portal; else they aggregate (`portal="all"` in multi mode). */
+  @Transform(toFlag)
+  @IsBoolean()
+  METRICS_PORTAL_LABEL = false;
+
   /** Without `direction` from the PBX: a number of at most this many digits is an internal extension. */
   @Transform(toInt)
   @IsInt()
@@ -504,6 +521,7 @@ export class AppConfig {
   }
 
   get authMode(): 'webhook' | 'oauth' {
+    if (this.B24_APP_MODE === 'multi') return 'oauth';
     if (this.B24_AUTH_MODE) return this.B24_AUTH_MODE;
     return this.B24_PORTAL_URL && !this.B24_WEBHOOK_URL ? 'oauth' : 'webhook';
   }
@@ -519,8 +537,11 @@ export type Environment = Record<string, string | undefined>;
  * with it whether to start the sandbox portal before the bridge.
  */
 export function sandboxModeOf(
-  config: Pick<AppConfig, 'SANDBOX' | 'NODE_ENV' | 'B24_WEBHOOK_URL' | 'B24_PORTAL_URL'>,
+  config: Pick<AppConfig, 'SANDBOX' | 'NODE_ENV' | 'B24_WEBHOOK_URL' | 'B24_PORTAL_URL'> &
+    Partial<Pick<AppConfig, 'B24_APP_MODE'>>,
 ): boolean {
+  // Multi mode names no portal by design: the portals come by installing the application.
+  if (config.B24_APP_MODE === 'multi') return false;
   return (
     config.SANDBOX || (config.NODE_ENV !== 'production' && !config.B24_WEBHOOK_URL && !config.B24_PORTAL_URL)
   );
@@ -567,6 +588,7 @@ function settled(config: AppConfig, crossChecks: (config: AppConfig) => string[]
 }
 
 function crossFieldProblems(config: AppConfig): string[] {
+  if (config.B24_APP_MODE === 'multi') return multiPortalProblems(config);
   const problems: string[] = [];
   const production = config.NODE_ENV === 'production';
   const hasPortal = Boolean(config.B24_WEBHOOK_URL || config.B24_PORTAL_URL);
@@ -596,6 +618,40 @@ function crossFieldProblems(config: AppConfig): string[] {
     for (const name of ['B24_PORTAL_URL', 'B24_CLIENT_ID', 'B24_CLIENT_SECRET'] as const) {
       if (!config[name]) problems.push(`${name}: required when B24_AUTH_MODE=oauth`);
     }
+  }
+  return problems;
+}
+
+/**
+ * Multi mode: a published application. Its tokens come from the vendor's OAuth server (B24_OAUTH_URL), its
+ * portals from their installs, its PBX credentials from /v1/admin/portals/:portalId/pbx-tokens.
+ */
+function multiPortalProblems(config: AppConfig): string[] {
+  const problems: string[] = [];
+  for (const name of ['B24_CLIENT_ID', 'B24_CLIENT_SECRET', 'B24_OAUTH_URL'] as const) {
+    if (!config[name]) problems.push(`${name}: required when B24_APP_MODE=multi`);
+  }
+  const single = {
+    B24_PORTAL_URL: 'each portal comes from its install',
+    B24_WEBHOOK_URL: 'each portal comes from its install',
+    PORTAL_ID: "each portal's id is its member_id",
+    PBX_TOKENS: 'PBX tokens belong to one portal: POST /v1/admin/portals/:portalId/pbx-tokens',
+    SANDBOX: 'the sandbox is one portal',
+    DIAL_MODE: "the dial settings name one portal's PBX",
+  } as const;
+  for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
+    const value = config[name];
+    if (value && (!Array.isArray(value) || value.length > 0))
+      problems.push(`${name}: not used with B24_APP_MODE=multi (${why})`);
+  }
+  if (config.B24_AUTH_MODE === 'webhook')
+    problems.push('B24_AUTH_MODE: B24_APP_MODE=multi is an OAuth application');
+  if (config.NODE_ENV === 'production') {
+    for (const name of ['B24_OAUTH_URL', 'PUBLIC_URL'] as const) {
+      const url = config[name];
+      if (url && !/^https:\/\//i.test(url)) problems.push(`${name}: must be an https:// URL in production`);
+    }
+    if (!config.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with B24_APP_MODE=multi in production');
   }
   return problems;
 }

@@ -33,6 +33,8 @@ describe('typed settings', () => {
       leaseMs: 12_000,
       holdEndedWithoutStartMs: 90_000,
       maxInFlight: 16,
+      missedCallTaskDeadlineMs: undefined,
+      missedCallTaskWindowMs: 3_600_000,
       dialMatchMs: 45_000,
     });
     expect(lookupSettingsOf(config)).toMatchObject({ cacheTtlMs: 60_000, employeeRefreshMs: 120_000 });

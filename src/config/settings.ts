@@ -62,6 +62,8 @@ export abstract class DeliverySettings {
    * (MISSED_CALL_TASK_DEADLINE_MIN); undefined when missed calls make no task.
    */
   abstract readonly missedCallTaskDeadlineMs?: number;
+  /** MISSED_CALL_TASK_DEADLINE_MIN whether or not the deployment makes tasks: a portal may turn them on for itself. */
+  abstract readonly missedCallTaskWindowMs: number;
   /** DIAL_MATCH_SEC: how long after a click the PBX's call from that extension to that number is its call. */
   abstract readonly dialMatchMs: number;
 }
@@ -198,6 +200,7 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
     missedCallTaskDeadlineMs: config.MISSED_CALL_TASK
       ? config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS
       : undefined,
+    missedCallTaskWindowMs: config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS,
     dialMatchMs: config.DIAL_MATCH_SEC * SECOND_MS,
   });
 

@@ -1,4 +1,10 @@
-import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  Optional,
+} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { WorkSignal } from '../common/work-signal';
@@ -14,6 +20,19 @@ import { LeaseStore } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
 import { RecordingFetcher } from './recording-fetcher';
+
+/** Injection token of `DeliveryServiceOptions`; unset for the one portal of single mode. */
+export const DELIVERY_SERVICE_OPTIONS = Symbol('DeliveryServiceOptions');
+
+/** How a portal's delivery is run when a deployment serves many (SPEC.md §8). */
+export interface DeliveryServiceOptions {
+  /** The lease owner: this replica's id, so a survivor can take the lease over when this replica dies. */
+  owner?: string;
+  /** The `portal` label of this portal's metrics (`all` when they aggregate). */
+  metricsPortal?: string;
+  /** false: the queue gauges are filled by whoever aggregates them. */
+  gauges?: boolean;
+}
 
 /**
  * Owns the portal's delivery scheduler for the application's lifetime, and is the `WorkSignal` the rest of
@@ -34,11 +53,12 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     leases: LeaseStore,
     recording: RecordingSettings,
     portalSettings: PortalSettings,
+    @Optional() @Inject(DELIVERY_SERVICE_OPTIONS) options: DeliveryServiceOptions = {},
   ) {
     super();
-    const portal = client.portalId;
+    const portal = options.metricsPortal ?? client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
-    const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     const lease = new LeaseKeeper(leases, portal, owner, delivery.leaseMs, () => this.notify());
     this.scheduler = new DeliveryScheduler(
       store,
@@ -76,12 +96,13 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         uploadTimeoutMs: Math.max(portalSettings.timeoutMs, 120_000),
       },
     );
-    trackDeliveryGauges(metrics, {
-      portalId: portal,
-      queueStats: () => this.queueStats(),
-      portalStatus: () => this.portalStatus(),
-      budgetWaitedMs: () => client.budget.snapshot().waitedMsTotal,
-    });
+    if (options.gauges !== false)
+      trackDeliveryGauges(metrics, {
+        portalId: portal,
+        queueStats: () => this.queueStats(),
+        portalStatus: () => this.portalStatus(),
+        budgetWaitedMs: () => client.budget.snapshot().waitedMsTotal,
+      });
   }
 
   get portalId(): string {
@@ -114,9 +135,15 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
 
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopWatching?.();
-    await this.scheduler.stop();
+    await this.stopDelivering();
     this.client.budget.stop();
+  }
+
+  /** The batches in flight settle and the lease is given up; the portal client stays usable (lookups). */
+  async stopDelivering(): Promise<void> {
+    this.stopWatching?.();
+    this.stopWatching = undefined;
+    await this.scheduler.stop();
   }
 
   portalStatus(): PortalStatus {

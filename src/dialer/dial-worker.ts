@@ -274,7 +274,7 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
         failedReason: reason,
       },
     ];
-    await this.intake.submit(events);
+    await this.intake.submit(request.portalId, events);
     await this.store.update(
       request.portalId,
       request.portalCallId,

@@ -1,11 +1,12 @@
 import { DialWorker } from '../dialer/dial-worker';
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Optional } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { Lifecycle } from './lifecycle';
+import { PortalsHealth } from './portals-health';
 
 /** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
 const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
@@ -17,7 +18,7 @@ const STORE_CHECK_REUSE_MS = 1000;
 interface StoreCheck {
   startedAt: number;
   writable: Promise<void>;
-  stats: Promise<QueueStats>;
+  stats?: Promise<QueueStats>;
 }
 
 /**
@@ -34,11 +35,13 @@ export class HealthController {
     private readonly health: HealthCheckService,
     private readonly indicators: HealthIndicatorService,
     private readonly store: CallStore,
-    private readonly delivery: DeliveryService,
     private readonly lifecycle: Lifecycle,
-    private readonly credentials: PortalCredentials,
-    private readonly dialer: DialWorker,
-    private readonly portalEvents: PortalEventsStatus,
+    // One portal: its delivery, credentials, events and dialer. Many portals: the registry's overview.
+    @Optional() private readonly delivery?: DeliveryService,
+    @Optional() private readonly credentials?: PortalCredentials,
+    @Optional() private readonly dialer?: DialWorker,
+    @Optional() private readonly portalEvents?: PortalEventsStatus,
+    @Optional() private readonly portals?: PortalsHealth,
   ) {}
 
   /**
@@ -55,6 +58,14 @@ export class HealthController {
   @HealthCheck()
   ready() {
     const store = this.recentStoreCheck();
+    const { delivery, credentials, dialer, portalEvents, portals } = this;
+    const portalChecks =
+      delivery && credentials && dialer && portalEvents
+        ? this.singlePortalChecks(store, delivery, credentials, dialer, portalEvents)
+        : [
+            async () =>
+              this.indicators.check('portals').up(portals ? await portals.details() : { mode: 'multi' }),
+          ];
     return this.health.check([
       async () => {
         const check = this.indicators.check('store');
@@ -69,10 +80,22 @@ export class HealthController {
         const check = this.indicators.check('lifecycle');
         return this.lifecycle.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
       },
+      ...portalChecks,
+    ]);
+  }
+
+  private singlePortalChecks(
+    store: StoreCheck,
+    delivery: DeliveryService,
+    credentials: PortalCredentials,
+    dialer: DialWorker,
+    portalEvents: PortalEventsStatus,
+  ) {
+    return [
       async () => {
-        const stats = await store.stats;
-        const status = this.delivery.portalStatus();
-        const authorisation = this.credentials.authorisation();
+        const stats = (await store.stats) ?? { depth: 0, failed: 0 };
+        const status = delivery.portalStatus();
+        const authorisation = credentials.authorisation();
         return this.indicators.check('portal').up({
           portalId: status.portalId,
           credentialsAccepted: !status.paused && authorisation.state === 'authorised',
@@ -97,7 +120,7 @@ export class HealthController {
           queueDepth: stats.depth,
           failedCalls: stats.failed,
           // Portal events (SPEC.md §6): OAuth bindings, the line to choose as the default outgoing number.
-          events: this.portalEvents.view(),
+          events: portalEvents.view(),
           oldestWaitingSec: stats.oldestCreatedAt
             ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
             : 0,
@@ -105,14 +128,14 @@ export class HealthController {
       },
       () => {
         // Click-to-call (SPEC.md §6): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
-        const status = this.dialer.dialerStatus;
+        const status = dialer.dialerStatus;
         return this.indicators
           .check('dialer')
           .up(
             status ?? { mode: null, target: null, pbxReachable: null, lastError: null, lastAttemptAt: null },
           );
       },
-    ]);
+    ];
   }
 
   private recentStoreCheck(): StoreCheck {
@@ -121,7 +144,7 @@ export class HealthController {
       this.storeCheck = {
         startedAt: now,
         writable: this.store.checkWritable(),
-        stats: this.delivery.queueStats(),
+        stats: this.delivery?.queueStats(),
       };
     }
     return this.storeCheck;

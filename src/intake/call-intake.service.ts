@@ -1,16 +1,16 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Injectable, Optional } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
 import { applyEvent, newCall, plan } from '../calls/call-lifecycle';
 import { ClickMatchSettings, linkPortalCall } from '../calls/click-match';
 import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
-import { EmployeeDirectory } from '../crm/employee-directory';
+import { PortalCrm } from '../crm/portal-crm';
 import { WorkSignal } from '../common/work-signal';
-import { PORTAL_ID } from '../config/portal-id';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, RecordingSettings } from '../config/settings';
 import { AnsweredCall, CallStore, IngestResult } from '../store/call-store';
 
 interface Submission {
+  portalId: string;
   events: CallEvent[];
   resolve: (result: IngestResult) => void;
   reject: (error: unknown) => void;
@@ -26,28 +26,25 @@ export class CallIntake {
   private pending: Submission[] = [];
   private flushScheduled = false;
   private readonly recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
-  private readonly clickMatch: ClickMatchSettings;
+  private readonly clickMatchMs: number;
 
   constructor(
     private readonly store: CallStore,
     private readonly delivery: DeliverySettings,
     private readonly work: WorkSignal,
-    @Inject(PORTAL_ID) private readonly portalId: string,
     recording: RecordingSettings,
-    @Optional() directory?: EmployeeDirectory,
+    @Optional() private readonly crm?: PortalCrm,
   ) {
-    this.clickMatch = {
-      windowMs: delivery.dialMatchMs ?? 60_000,
-      userOf: (extension) => directory?.userIdFor(extension),
-    };
+    this.clickMatchMs = delivery.dialMatchMs ?? 60_000;
     const hosts = new RecordingHosts(recording.fetchHosts);
     if (!hosts.empty)
       this.recordingFetch = { fetchable: (url) => hosts.allows(url), waitMs: recording.waitMs };
   }
 
-  submit(events: CallEvent[]): Promise<IngestResult> {
+  /** Stores `events` of the portal `portalId` (the PBX's own): resolves once they are on disk. */
+  submit(portalId: string, events: CallEvent[]): Promise<IngestResult> {
     return new Promise((resolve, reject) => {
-      this.pending.push({ events, resolve, reject });
+      this.pending.push({ portalId, events, resolve, reject });
       if (!this.flushScheduled) {
         this.flushScheduled = true;
         setImmediate(() => void this.flush());
@@ -62,6 +59,7 @@ export class CallIntake {
    * write is made good by the PBX's retry. `phones`: each applied event's call's number, as just stored.
    */
   private async noteCallbacks(
+    portalId: string,
     events: CallEvent[],
     phones: ReadonlyMap<string, string | undefined>,
   ): Promise<void> {
@@ -73,13 +71,13 @@ export class CallIntake {
         event.phoneNumber ??
         (phones.has(event.callId)
           ? phones.get(event.callId)
-          : (await this.store.findCall(this.portalId, event.callId))?.phoneNumber);
+          : (await this.store.findCall(portalId, event.callId))?.phoneNumber);
       if (phone) answered.push({ callId: event.callId, phone, answeredAt });
     }
     if (answered.length === 0) return;
     // The earliest answer from a number is the one that calls its missed calls back.
     answered.sort((a, b) => a.answeredAt - b.answeredAt);
-    await this.store.updateCallsAwaitingCallback(this.portalId, answered, (call) => {
+    await this.store.updateCallsAwaitingCallback(portalId, answered, (call) => {
       let marked = call;
       for (const answer of answered) {
         if (answer.phone === call.phoneNumber)
@@ -89,16 +87,39 @@ export class CallIntake {
     });
   }
 
+  /**
+   * One transaction per portal among the submissions waiting together (usually one portal: a deployment
+   * with one, or a burst from one PBX); the portals' commits run side by side.
+   */
   private async flush(): Promise<void> {
     const submissions = this.pending;
     this.pending = [];
     this.flushScheduled = false;
-    const portalId = this.portalId;
+    const byPortal = new Map<string, Submission[]>();
+    for (const submission of submissions) {
+      const group = byPortal.get(submission.portalId);
+      if (group) group.push(submission);
+      else byPortal.set(submission.portalId, [submission]);
+    }
+    await Promise.all([...byPortal].map(([portalId, group]) => this.flushPortal(portalId, group)));
+  }
+
+  private async flushPortal(portalId: string, submissions: Submission[]): Promise<void> {
+    const directory = this.crm?.directoryOf(portalId);
+    const clickMatch: ClickMatchSettings = {
+      windowMs: this.clickMatchMs,
+      userOf: (extension) => directory?.userIdFor(extension),
+    };
+    const missedCallTask = this.crm?.missedCallTaskOf(portalId);
     const settings = {
       now: Date.now(),
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
       recordingFetch: this.recordingFetch,
-      missedCallTaskDeadlineMs: this.delivery.missedCallTaskDeadlineMs,
+      missedCallTaskDeadlineMs:
+        missedCallTask === false
+          ? undefined
+          : (this.delivery.missedCallTaskDeadlineMs ??
+            (missedCallTask ? this.delivery.missedCallTaskWindowMs : undefined)),
     };
     const phones = new Map<string, string | undefined>();
     try {
@@ -108,7 +129,7 @@ export class CallIntake {
         (call, event, clicks) => {
           const applied = applyEvent(call ?? newCall(portalId, event.callId, settings.now), event, settings);
           // Click-to-call: the portal's own CALL_ID, from the event's crmCallId or a stored click.
-          const linked = linkPortalCall(applied, event, clicks, this.clickMatch);
+          const linked = linkPortalCall(applied, event, clicks, clickMatch);
           const next = linked === applied ? applied : plan(linked, settings.now);
           phones.set(event.callId, next.phoneNumber);
           return next;
@@ -116,12 +137,13 @@ export class CallIntake {
       );
       if (settings.missedCallTaskDeadlineMs !== undefined) {
         await this.noteCallbacks(
+          portalId,
           submissions.flatMap((submission) => submission.events),
           phones,
         );
       }
       submissions.forEach((submission, index) => submission.resolve(results[index]));
-      this.work.workAdded();
+      this.work.workAdded(portalId);
     } catch (error) {
       for (const submission of submissions) submission.reject(error);
     }

@@ -1,5 +1,4 @@
 import { Module } from '@nestjs/common';
-import { CrmModule } from '../crm/crm.module';
 import { CallIntake } from './call-intake.service';
 import { ClickRegistry } from './click-registry';
 
@@ -9,7 +8,6 @@ import { ClickRegistry } from './click-registry';
  * whose extension a click-to-call's PBX report comes from.
  */
 @Module({
-  imports: [CrmModule],
   providers: [CallIntake, ClickRegistry],
   exports: [CallIntake],
 })

@@ -26,6 +26,7 @@ export class CallEventSubmission {
 
   /** `notes` are what an adapter adds to every event beyond the PBX's fields (how it chose the direction). */
   async submit(
+    portalId: string,
     body: unknown,
     sources: FieldSources = {},
     notes: Pick<CallEvent, 'directionInferred'> = {},
@@ -37,7 +38,7 @@ export class CallEventSubmission {
       this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
       throw withSources(error, sources);
     }
-    const result = await this.intake.submit(events).catch((error: Error) => {
+    const result = await this.intake.submit(portalId, events).catch((error: Error) => {
       // Nothing was committed: the PBX must send the body again, which is safe (idempotent per event).
       this.logger.error(`could not store ${events.length} call events: ${error.message}`);
       throw new ServiceUnavailableException(

@@ -19,9 +19,10 @@ export function pbxJsonBody(limitBytes: number, tokens: PbxTokenGuard) {
     type: () => true,
     verify: verifyNesting(EVENT_BODY_DEPTH),
   });
-  return (request: Request, response: Response, next: NextFunction) => {
+  // Async: Nest's middleware proxy turns a rejection (the 401) into its answer, as it does a throw.
+  return async (request: Request, response: Response, next: NextFunction) => {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return next();
-    tokens.admit(request);
+    await tokens.admit(request);
     if (!request.is(['application/json', 'application/*+json'])) {
       return reply(response, HttpStatus.UNSUPPORTED_MEDIA_TYPE, 'Content-Type must be application/json');
     }

@@ -4,9 +4,10 @@ import type { Request } from 'express';
 import { requiredPhone } from '../common/phone-query';
 import { LookupSettings } from '../config/settings';
 import { LookupAnswer } from '../crm/crm-match';
-import { CrmLookupService } from '../crm/crm-lookup.service';
+import { PortalCrm } from '../crm/portal-crm';
+import { lookupIn } from '../crm/portal-lookup';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
-import { PbxTokenGuard } from './pbx-token.guard';
+import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
 /**
  * `GET /v1/lookup` (SPEC.md §2): who is calling, and whose client is it. A PBX-facing route, guarded like
@@ -20,7 +21,7 @@ import { PbxTokenGuard } from './pbx-token.guard';
 @UseGuards(PbxTokenGuard, PbxThrottlerGuard)
 export class LookupController {
   constructor(
-    private readonly lookups: CrmLookupService,
+    private readonly crm: PortalCrm,
     private readonly settings: LookupSettings,
   ) {}
 
@@ -39,7 +40,7 @@ export class LookupController {
       '`match` is null when nobody has the number, or with `reason` when the portal could not say in time',
   })
   @ApiResponse({ status: 400, description: '`phone` is missing or not a phone number' })
-  lookup(@Req() request: Request): Promise<LookupAnswer> {
-    return this.lookups.lookup(requiredPhone(request.originalUrl, this.settings));
+  lookup(@PbxPortal() portalId: string, @Req() request: Request): Promise<LookupAnswer> {
+    return lookupIn(this.crm, portalId, requiredPhone(request.originalUrl, this.settings));
   }
 }

@@ -1,14 +1,4 @@
-import {
-  Body,
-  Controller,
-  Get,
-  HttpCode,
-  Inject,
-  NotFoundException,
-  Param,
-  Post,
-  UseGuards,
-} from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, UseGuards } from '@nestjs/common';
 import {
   ApiBasicAuth,
   ApiBearerAuth,
@@ -20,13 +10,12 @@ import {
   getSchemaPath,
 } from '@nestjs/swagger';
 import { CallStatusView, toStatusView } from '../calls/call-status';
-import { PORTAL_ID } from '../config/portal-id';
 import { CallStore, IngestResult } from '../store/call-store';
 import { CallEventDto } from './call-event.dto';
 import { CallEventSubmission } from './call-event-submission';
 import { MAX_EVENTS_PER_REQUEST } from './call-event-validation';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
-import { PbxTokenGuard } from './pbx-token.guard';
+import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
 /** The PBX-facing API, version 1 (SPEC.md §2). */
 @ApiTags('PBX')
@@ -40,7 +29,6 @@ export class PbxController {
   constructor(
     private readonly submission: CallEventSubmission,
     private readonly store: CallStore,
-    @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
   /** 202 once every event of the body is committed to disk; the portal is the background's business. */
@@ -108,8 +96,8 @@ export class PbxController {
   @ApiResponse({ status: 415, description: 'Body is not JSON' })
   @ApiResponse({ status: 429, description: 'This PBX token sends too many requests' })
   @ApiResponse({ status: 503, description: 'The store could not commit: nothing stored, send again' })
-  postEvents(@Body() body: unknown): Promise<IngestResult> {
-    return this.submission.submit(body);
+  postEvents(@PbxPortal() portalId: string, @Body() body: unknown): Promise<IngestResult> {
+    return this.submission.submit(portalId, body);
   }
 
   @Get(':callId')
@@ -127,8 +115,8 @@ export class PbxController {
     },
   })
   @ApiResponse({ status: 404, description: 'The bridge never heard of this call' })
-  async getCall(@Param('callId') callId: string): Promise<CallStatusView> {
-    const call = await this.store.findCall(this.portalId, callId);
+  async getCall(@PbxPortal() portalId: string, @Param('callId') callId: string): Promise<CallStatusView> {
+    const call = await this.store.findCall(portalId, callId);
     if (!call)
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     return toStatusView(call);

@@ -2,7 +2,6 @@ import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/c
 import { ThrottlerModule } from '@nestjs/throttler';
 import { IntakeModule } from '../intake/intake.module';
 import { IntakeSettings } from '../config/settings';
-import { CrmModule } from '../crm/crm.module';
 import { nativeBody, NativeFormat } from './adapters/native-body.middleware';
 import { PbxAdaptersController } from './adapters/pbx-adapters.controller';
 import { CallEventSubmission } from './call-event-submission';
@@ -17,7 +16,7 @@ import { PbxTokenGuard } from './pbx-token.guard';
 @Module({
   imports: [
     IntakeModule,
-    CrmModule,
+
     ThrottlerModule.forRootAsync({
       inject: [IntakeSettings],
       useFactory: (intake: IntakeSettings) => [{ ttl: 1000, limit: intake.rateLimitRps }],

@@ -3,7 +3,6 @@ import {
   HttpCode,
   HttpException,
   HttpStatus,
-  Inject,
   NotFoundException,
   Param,
   Put,
@@ -22,11 +21,10 @@ import type { Request } from 'express';
 import { markRecordingStored } from '../calls/call-lifecycle';
 import { AUDIO_CONTENT_TYPES, mediaType, sniffAudio, storedRecordingOf } from '../common/audio-type';
 import { WorkSignal } from '../common/work-signal';
-import { PORTAL_ID } from '../config/portal-id';
 import { RecordingSettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
-import { PbxTokenGuard } from './pbx-token.guard';
+import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
 /** The types a PBX may push (SPEC.md §5). */
 const PUSH_TYPES = ['audio/mpeg', 'audio/wav', 'audio/x-wav'];
@@ -47,7 +45,6 @@ export class RecordingController {
     private readonly store: CallStore,
     private readonly settings: RecordingSettings,
     private readonly work: WorkSignal,
-    @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
   @Put(':callId/recording')
@@ -59,6 +56,7 @@ export class RecordingController {
   @ApiResponse({ status: 413, description: 'Larger than RECORDING_MAX_MB' })
   @ApiResponse({ status: 415, description: 'Not audio/mpeg, audio/wav or audio/x-wav, or not such a file' })
   async push(
+    @PbxPortal() portalId: string,
     @Param('callId') callId: string,
     @Req() request: Request,
   ): Promise<{ callId: string; bytes: number; filename: string }> {
@@ -75,7 +73,7 @@ export class RecordingController {
     const declared = Number(request.headers['content-length']);
     if (Number.isFinite(declared) && declared > max)
       throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
-    if (!(await this.store.findCall(this.portalId, callId))) {
+    if (!(await this.store.findCall(portalId, callId))) {
       throw refuse(request, HttpStatus.NOT_FOUND, `the bridge never heard of call ${callId}`);
     }
     const content = await readCapped(request, max);
@@ -89,11 +87,11 @@ export class RecordingController {
     }
     const stored = storedRecordingOf(content, kind, callId, this.settings.requestMaxBytes);
     const now = Date.now();
-    const call = await this.store.putRecording(this.portalId, callId, content, (current) =>
+    const call = await this.store.putRecording(portalId, callId, content, (current) =>
       markRecordingStored(current, 'push', stored, now),
     );
     if (!call) throw new NotFoundException(`the bridge never heard of call ${callId}`);
-    this.work.workAdded();
+    this.work.workAdded(portalId);
     return { callId, bytes: stored.bytes, filename: stored.filename };
   }
 }

@@ -55,3 +55,12 @@ export function registrableDomain(host: string): string {
   const keep = labels.length > 2 && top?.length === 2 && PUBLIC_SECOND_LEVELS.has(second) ? 3 : 2;
   return labels.slice(-keep).join('.');
 }
+
+/** Whether `host` is one `patterns` name: an exact host, or under a `*.example.com` pattern. */
+export function domainAllowed(host: string, patterns: readonly string[]): boolean {
+  const name = host.trim().toLowerCase().replace(/:\d+$/, '');
+  return patterns.some((raw) => {
+    const pattern = raw.trim().toLowerCase();
+    return pattern.startsWith('*.') ? name.endsWith(pattern.slice(1)) : name === pattern;
+  });
+}

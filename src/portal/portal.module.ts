@@ -21,6 +21,37 @@ function budgetFor(
 }
 
 /**
+ * A portal client on `credentials` with its own budget (`settings`' rate and burst: each portal has its own),
+ * counting its requests under the metrics label `metricsPortal`.
+ */
+export function createPortalClient(
+  credentials: PortalCredentials,
+  settings: PortalSettings,
+  portal: string,
+  metrics: BridgeMetrics,
+  shared: SharedBucketStore | null,
+  metricsPortal = portal,
+): PortalClient {
+  return new PortalClient(
+    credentials,
+    budgetFor(settings, portal, shared),
+    {
+      timeoutMs: settings.timeoutMs,
+      batchSize: settings.batchSize,
+      allowedDomains: settings.allowedDomains,
+      operating: { windowMs: settings.operatingWindowMs, limitSec: settings.operatingLimitSec },
+    },
+    {
+      onResponse(method, outcome, commands) {
+        metrics.portalRequests.inc({ portal: metricsPortal, method, outcome });
+        if (method === 'batch' && outcome === 'ok')
+          metrics.batchCommands.observe({ portal: metricsPortal }, commands);
+      },
+    },
+  );
+}
+
+/**
  * The portal client, on the credentials AuthModule provides under the `PortalCredentials` port (this
  * folder's own abstract class: portal imports nothing from auth).
  */
@@ -36,23 +67,7 @@ function budgetFor(
         portal: string,
         metrics: BridgeMetrics,
         shared: SharedBucketStore | null,
-      ) =>
-        new PortalClient(
-          credentials,
-          budgetFor(settings, portal, shared),
-          {
-            timeoutMs: settings.timeoutMs,
-            batchSize: settings.batchSize,
-            allowedDomains: settings.allowedDomains,
-            operating: { windowMs: settings.operatingWindowMs, limitSec: settings.operatingLimitSec },
-          },
-          {
-            onResponse(method, outcome, commands) {
-              metrics.portalRequests.inc({ portal, method, outcome });
-              if (method === 'batch' && outcome === 'ok') metrics.batchCommands.observe({ portal }, commands);
-            },
-          },
-        ),
+      ) => createPortalClient(credentials, settings, portal, metrics, shared),
     },
   ],
   exports: [PortalClient],

@@ -125,6 +125,14 @@ export abstract class CallStore {
   abstract queueStats(portalId: string): Promise<QueueStats>;
 
   /**
+   * Many portals (SPEC.md §8): the queue of every portal together (`failed` left 0: not counted), and the
+   * `limit` portals with the deepest queues, deepest first.
+   */
+  abstract deepestQueues(
+    limit: number,
+  ): Promise<{ total: QueueStats; top: (QueueStats & { portalId: string })[] }>;
+
+  /**
    * Retention: deletes up to `limit` settled calls (finished or failed, nothing due) of every portal whose
    * last change was before `before` (ms epoch), oldest first, with their events, in one transaction.
    * Returns how many calls it deleted. Their `(callId, event)` keys are then unknown: a late repeat is new.

@@ -48,9 +48,10 @@ export function nativeBody(limitBytes: number, tokens: PbxTokenGuard, format: Na
   };
   const accepted = format.encodings.flatMap((encoding) => CONTENT_TYPES[encoding]);
   const tooDeep = `the body nests arrays and objects more than ${format.maxDepth} deep, deeper than ${format.record}; nothing was stored`;
-  return (request: Request, response: Response, next: NextFunction) => {
+  // Async: Nest's middleware proxy turns a rejection (the 401) into its answer, as it does a throw.
+  return async (request: Request, response: Response, next: NextFunction) => {
     if (!['POST', 'PUT', 'PATCH'].includes(request.method)) return next();
-    tokens.admit(request);
+    await tokens.admit(request);
     const encoding = format.encodings.find((candidate) => request.is(CONTENT_TYPES[candidate]));
     if (!encoding) {
       return reply(

@@ -21,13 +21,13 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { AuthSettings, IntakeSettings } from '../../config/settings';
-import { CrmLookupService } from '../../crm/crm-lookup.service';
-import { EmployeeDirectory } from '../../crm/employee-directory';
+import { PortalCrm } from '../../crm/portal-crm';
+import { lookupIn } from '../../crm/portal-lookup';
 import { requiredPhone } from '../../common/phone-query';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallEventSubmission } from '../call-event-submission';
 import { PbxThrottlerGuard } from '../pbx-throttler.guard';
-import { PbxTokenGuard } from '../pbx-token.guard';
+import { PbxPortal, PbxTokenGuard } from '../pbx-token.guard';
 import { asteriskPostToEvents } from './asterisk-live';
 import { freeSwitchCdrToEvents } from './freeswitch-cdr';
 import { InternalNumbers } from './internal-numbers';
@@ -80,11 +80,10 @@ const TZ_QUERY = {
 export class PbxAdaptersController {
   constructor(
     private readonly submission: CallEventSubmission,
-    private readonly lookups: CrmLookupService,
+    private readonly crm: PortalCrm,
     private readonly intake: IntakeSettings,
     private readonly auth: AuthSettings,
     private readonly metrics: BridgeMetrics,
-    private readonly employees: EmployeeDirectory,
   ) {}
 
   @Post('freeswitch')
@@ -101,10 +100,14 @@ export class PbxAdaptersController {
   @ApiQuery(TZ_QUERY)
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
-  freeSwitch(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() =>
+  freeSwitch(
+    @PbxPortal() portalId: string,
+    @Body() body: unknown,
+    @Query() query: unknown,
+  ): Promise<AdapterAnswer> {
+    return this.accept(portalId, () =>
       freeSwitchCdrToEvents(body, this.zone(query), {
-        numbers: this.internalNumbers(),
+        numbers: this.internalNumbers(portalId),
         recordingTemplate: this.intake.recordingUrls.freeswitch,
       }),
     );
@@ -128,12 +131,16 @@ export class PbxAdaptersController {
   @ApiQuery(TZ_QUERY)
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
-  asterisk(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() =>
+  asterisk(
+    @PbxPortal() portalId: string,
+    @Body() body: unknown,
+    @Query() query: unknown,
+  ): Promise<AdapterAnswer> {
+    return this.accept(portalId, () =>
       asteriskPostToEvents(
         body,
         this.zone(query),
-        this.internalNumbers(),
+        this.internalNumbers(portalId),
         this.intake.recordingUrls.asterisk,
       ),
     );
@@ -160,8 +167,12 @@ export class PbxAdaptersController {
   @ApiQuery(TZ_QUERY)
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
-  yeastar(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() =>
+  yeastar(
+    @PbxPortal() portalId: string,
+    @Body() body: unknown,
+    @Query() query: unknown,
+  ): Promise<AdapterAnswer> {
+    return this.accept(portalId, () =>
       yeastarWebhookToEvents(body, this.zone(query), this.intake.recordingUrls.yeastar),
     );
   }
@@ -189,9 +200,9 @@ export class PbxAdaptersController {
     },
   })
   @ApiResponse({ status: 400, description: '`number` is missing or not a phone number' })
-  async threeCxLookup(@Req() request: Request): Promise<ThreeCxContact> {
+  async threeCxLookup(@PbxPortal() portalId: string, @Req() request: Request): Promise<ThreeCxContact> {
     const phone = requiredPhone(request.originalUrl, this.intake, 'number');
-    return toThreeCxContact(await this.lookups.lookup(phone), portalWebUrl(this.auth));
+    return toThreeCxContact(await lookupIn(this.crm, portalId, phone), portalWebUrl(this.auth));
   }
 
   @Post('3cx/calls')
@@ -213,14 +224,21 @@ export class PbxAdaptersController {
   @ApiQuery(TZ_QUERY)
   @ApiResponse(ANSWERED)
   @ApiResponse(REJECTED)
-  threeCxCall(@Body() body: unknown, @Query() query: unknown): Promise<AdapterAnswer> {
-    return this.accept(() => threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry));
+  threeCxCall(
+    @PbxPortal() portalId: string,
+    @Body() body: unknown,
+    @Query() query: unknown,
+  ): Promise<AdapterAnswer> {
+    return this.accept(portalId, () =>
+      threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry),
+    );
   }
 
   /** Internal numbers: the employee directory's, else short ones (PBX_INTERNAL_MAX_DIGITS). */
-  private internalNumbers(): InternalNumbers {
+  private internalNumbers(portalId: string): InternalNumbers {
+    const employees = this.crm.directoryOf(portalId);
     return {
-      isEmployee: (number) => this.employees.userIdFor(number) !== undefined,
+      isEmployee: (number) => employees?.userIdFor(number) !== undefined,
       maxDigits: this.intake.internalMaxDigits,
     };
   }
@@ -230,7 +248,7 @@ export class PbxAdaptersController {
   }
 
   /** Maps the record, then stores its events exactly as the JSON API does. */
-  private async accept(map: () => AdapterOutcome): Promise<AdapterAnswer> {
+  private async accept(portalId: string, map: () => AdapterOutcome): Promise<AdapterAnswer> {
     let outcome: AdapterOutcome;
     try {
       outcome = withheldCaller(map());
@@ -241,6 +259,7 @@ export class PbxAdaptersController {
     if (!outcome.events.length) return { accepted: 0, duplicates: 0, ignored: outcome.ignored };
     const [first] = outcome.events;
     const result = await this.submission.submit(
+      portalId,
       outcome.events.length === 1 ? first : outcome.events,
       outcome.sources,
       { directionInferred: outcome.directionInferred },

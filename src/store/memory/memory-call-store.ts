@@ -168,6 +168,23 @@ export class MemoryCallStore extends CallStore {
     return due.length === 0 ? undefined : Math.min(...due);
   }
 
+  async deepestQueues(
+    limit: number,
+  ): Promise<{ total: QueueStats; top: (QueueStats & { portalId: string })[] }> {
+    const waiting = [...this.calls.values()].filter((call) => call.dueAt != null);
+    const stats = (calls: typeof waiting): QueueStats => ({
+      depth: calls.length,
+      oldestCreatedAt: calls.length === 0 ? undefined : Math.min(...calls.map((call) => call.createdAt)),
+      failed: 0,
+    });
+    const portals = [...new Set(waiting.map((call) => call.portalId))];
+    const top = portals
+      .map((portalId) => ({ portalId, ...stats(waiting.filter((call) => call.portalId === portalId)) }))
+      .sort((a, b) => b.depth - a.depth || a.portalId.localeCompare(b.portalId))
+      .slice(0, limit);
+    return { total: stats(waiting), top };
+  }
+
   async queueStats(portalId: string): Promise<QueueStats> {
     const calls = this.ofPortal(portalId);
     const waiting = calls.filter((call) => call.dueAt != null);

@@ -298,6 +298,28 @@ export class PostgresCallStore extends CallStore {
     return rows[0].due ?? undefined;
   }
 
+  async deepestQueues(
+    limit: number,
+  ): Promise<{ total: QueueStats; top: (QueueStats & { portalId: string })[] }> {
+    const [total] = await this.db.query<{ depth: number; oldest: number | null }>(
+      'SELECT COUNT(*)::int AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL',
+    );
+    const top = await this.db.query<{ portal_id: string; depth: number; oldest: number | null }>(
+      `SELECT portal_id, COUNT(*)::int AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
+       GROUP BY portal_id ORDER BY depth DESC, portal_id LIMIT $1`,
+      [limit],
+    );
+    return {
+      total: { depth: total.depth, oldestCreatedAt: total.oldest ?? undefined, failed: 0 },
+      top: top.map((row) => ({
+        portalId: row.portal_id,
+        depth: row.depth,
+        oldestCreatedAt: row.oldest ?? undefined,
+        failed: 0,
+      })),
+    };
+  }
+
   async queueStats(portalId: string): Promise<QueueStats> {
     const rows = await this.db.query<{ depth: number; oldest: number | null; failed: number }>(
       `SELECT (SELECT COUNT(*)::int FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL) AS depth,

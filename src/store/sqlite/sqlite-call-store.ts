@@ -300,6 +300,29 @@ export class SqliteCallStore extends CallStore {
     return row.due ?? undefined;
   }
 
+  async deepestQueues(
+    limit: number,
+  ): Promise<{ total: QueueStats; top: (QueueStats & { portalId: string })[] }> {
+    const total = this.db
+      .prepare('SELECT COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL')
+      .get() as { depth: number; oldest: number | null };
+    const top = this.db
+      .prepare(
+        `SELECT portal_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
+         GROUP BY portal_id ORDER BY depth DESC, portal_id LIMIT ?`,
+      )
+      .all(limit) as { portal_id: string; depth: number; oldest: number | null }[];
+    return {
+      total: { depth: total.depth, oldestCreatedAt: total.oldest ?? undefined, failed: 0 },
+      top: top.map((row) => ({
+        portalId: row.portal_id,
+        depth: row.depth,
+        oldestCreatedAt: row.oldest ?? undefined,
+        failed: 0,
+      })),
+    };
+  }
+
   async queueStats(portalId: string): Promise<QueueStats> {
     const row = this.statements.queueStats.get(portalId) as { depth: number; oldest: number | null };
     const failed = this.statements.failedCount.get(portalId) as { failed: number };

@@ -1,0 +1,11 @@
+/**
+ * A port: with many portals (`B24_APP_MODE=multi`, SPEC.md §8) installs and portal events are taken by the
+ * portal registry (src/tenancy/), which provides this; the OAuth endpoints hand the posts over unchanged.
+ */
+export abstract class PortalInstalls {
+  /** A portal's ONAPPINSTALL post, checked with the vendor's OAuth server before anything is stored. */
+  abstract install(body: unknown): Promise<{ portalId: string; domain: string; unchanged?: boolean }>;
+
+  /** A later event of an installed portal (ONAPPUNINSTALL), accepted only with that portal's application token. */
+  abstract portalEvent(body: unknown): Promise<{ event: string; handled: boolean }>;
+}

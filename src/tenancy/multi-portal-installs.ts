@@ -1,0 +1,168 @@
+import {
+  BadRequestException,
+  ForbiddenException,
+  Injectable,
+  Logger,
+  ServiceUnavailableException,
+  UnauthorizedException,
+} from '@nestjs/common';
+import { OAuthRefusal, OAuthTokenEndpoint, TokenGrant } from '../auth/oauth-token-endpoint';
+import { InstallChecks } from '../auth/portal-post-limits';
+import { formOf, formText, readInstallPost } from '../auth/portal-post';
+import { PortalInstalls } from '../auth/portal-installs';
+import { sameSecret } from '../common/secrets';
+import { WorkSignal } from '../common/work-signal';
+import { AuthSettings, PortalSettings } from '../config/settings';
+import { domainAllowed } from '../portal/portal-redirects';
+import { PortalStore } from '../store/portal-store';
+import { TokenStore } from '../store/token-store';
+import { PortalRegistry } from './portal-registry';
+
+/** Checks with the OAuth server at once, across all sources, and their bucket: 100, then 20 a second. */
+const MAX_PENDING_CHECKS = 8;
+const CHECK_BURST = 100;
+const CHECK_REFILL_MS = 50;
+
+/**
+ * Installs of the published application (`B24_APP_MODE=multi`, SPEC.md §8). Anyone can post an install
+ * naming any `member_id` and any endpoint, so nothing in the post is believed: the posted refresh token is
+ * exchanged at the vendor's OAuth server (`B24_OAUTH_URL`, with the client secret), whose answer names the
+ * portal (`member_id`, `domain`, `client_endpoint`) the tokens really belong to. Only a post whose
+ * `member_id` that answer confirms is stored, with the fresh pair from that answer; a forged post (another
+ * portal's member_id, an endpoint of the poster's) plants nothing. `B24_ALLOWED_DOMAINS`, when set, names
+ * the portals that may install.
+ */
+@Injectable()
+export class MultiPortalInstalls extends PortalInstalls {
+  private readonly logger = new Logger('Installs');
+  private readonly endpoint: OAuthTokenEndpoint;
+  private readonly checks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
+  private readonly allowedDomains: readonly string[];
+
+  constructor(
+    auth: AuthSettings,
+    portal: PortalSettings,
+    private readonly tokens: TokenStore,
+    private readonly portals: PortalStore,
+    private readonly registry: PortalRegistry,
+    private readonly signal: WorkSignal,
+  ) {
+    super();
+    this.allowedDomains = portal.allowedDomains;
+    this.endpoint = new OAuthTokenEndpoint({
+      portalId: '',
+      portalUrl: '',
+      oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
+      clientId: auth.clientId ?? '',
+      clientSecret: auth.clientSecret ?? '',
+      stateTtlMs: auth.stateTtlMs,
+      timeoutMs: portal.timeoutMs,
+    });
+  }
+
+  async install(body: unknown): Promise<{ portalId: string; domain: string; unchanged?: boolean }> {
+    const post = readInstallPost(body);
+    if ('problem' in post) throw new BadRequestException(post.problem);
+    if (!this.allowed(post.domain)) {
+      this.logger.warn(
+        `an install from a portal outside B24_ALLOWED_DOMAINS was refused (${post.domain.slice(0, 100)})`,
+      );
+      throw new ForbiddenException('this portal may not install the application (B24_ALLOWED_DOMAINS)');
+    }
+    let grant: TokenGrant;
+    try {
+      grant = await this.checks.run(() => this.endpoint.refresh(post.refreshToken));
+    } catch (error) {
+      if (error instanceof OAuthRefusal) return this.repeated(post.memberId, post.applicationToken, error);
+      if (error instanceof Error && 'getStatus' in error) throw error;
+      this.logger.warn(`an install could not be checked with the OAuth server: ${(error as Error).message}`);
+      throw new ServiceUnavailableException('the OAuth server could not confirm the install; post it again');
+    }
+    if (grant.memberId !== post.memberId) {
+      this.logger.warn(
+        'an install post whose tokens belong to another portal (member_id) was refused; nothing stored',
+      );
+      throw new ForbiddenException('the OAuth server says the tokens belong to another portal (member_id)');
+    }
+    const clientEndpoint =
+      grant.clientEndpoint ?? (grant.domain ? `https://${grant.domain}/rest/` : undefined);
+    const domain = grant.domain ?? (clientEndpoint ? new URL(clientEndpoint).host : post.domain);
+    if (!clientEndpoint || !/^https?:\/\//.test(clientEndpoint)) {
+      throw new ServiceUnavailableException(
+        'the OAuth server named no endpoint for the portal; post it again',
+      );
+    }
+    if (!this.allowed(domain)) {
+      throw new ForbiddenException('this portal may not install the application (B24_ALLOWED_DOMAINS)');
+    }
+    const portalId = post.memberId;
+    const now = Date.now();
+    await this.tokens.saveGrant({
+      portalId,
+      memberId: portalId,
+      domain,
+      clientEndpoint,
+      accessToken: grant.accessToken,
+      refreshToken: grant.refreshToken,
+      accessExpiresAt: grant.accessExpiresAt,
+      obtainedAt: grant.obtainedAt,
+      applicationToken: post.applicationToken,
+    });
+    await this.portals.saveInstall({ portalId, domain, clientEndpoint, now });
+    this.logger.log(`portal ${portalId} (${domain}) installed the application`);
+    await this.registry.sync();
+    this.signal.credentialsRenewed(portalId);
+    return { portalId, domain };
+  }
+
+  async portalEvent(body: unknown): Promise<{ event: string; handled: boolean }> {
+    const form = formOf(body);
+    const auth = formOf(form.auth);
+    const token = formText(auth.application_token);
+    const memberId = formText(auth.member_id);
+    const stored = memberId ? await this.tokens.findTokens(memberId) : undefined;
+    if (!token || !stored?.applicationToken || !sameSecret(stored.applicationToken, token)) {
+      this.logger.warn('a portal event without the application token of its portal was refused');
+      throw new UnauthorizedException('unknown application_token for this member_id');
+    }
+    const event = formText(form.event)?.toUpperCase() ?? '';
+    if (event !== 'ONAPPUNINSTALL') return { event, handled: false };
+    const portalId = stored.portalId;
+    await this.tokens.requireReauthorisation(
+      portalId,
+      'the application was uninstalled from the portal (ONAPPUNINSTALL)',
+    );
+    await this.portals.markUninstalled(portalId, Date.now());
+    this.logger.log(
+      `portal ${portalId} uninstalled the application: paused, its data kept for PORTAL_RETENTION_DAYS`,
+    );
+    await this.registry.sync();
+    return { event, handled: true };
+  }
+
+  /**
+   * The posted refresh token was refused: a portal repeating an install it already made (its refresh token
+   * was spent by the first check) gets its answer again when the application token is the stored one.
+   */
+  private async repeated(
+    memberId: string,
+    applicationToken: string,
+    refusal: OAuthRefusal,
+  ): Promise<{ portalId: string; domain: string; unchanged: true }> {
+    const stored = await this.tokens.findTokens(memberId);
+    const record = await this.portals.findPortal(memberId);
+    if (
+      stored?.applicationToken &&
+      sameSecret(stored.applicationToken, applicationToken) &&
+      record?.status === 'active'
+    ) {
+      return { portalId: memberId, domain: record.domain, unchanged: true };
+    }
+    this.logger.warn(`an install post was refused by the OAuth server (${refusal.code}); nothing stored`);
+    throw new ForbiddenException(`the OAuth server did not confirm the posted tokens (${refusal.code})`);
+  }
+
+  private allowed(domain: string): boolean {
+    return this.allowedDomains.length === 0 || domainAllowed(domain, this.allowedDomains);
+  }
+}

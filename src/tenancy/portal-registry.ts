@@ -1,0 +1,178 @@
+import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { AppConfig } from '../config/app-config';
+import {
+  AuthSettings,
+  DeliverySettings,
+  LookupSettings,
+  PortalSettings,
+  RecordingSettings,
+} from '../config/settings';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { CallStore, QueueStats } from '../store/call-store';
+import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
+import { PortalRecord, PortalStore } from '../store/portal-store';
+import { TokenStore } from '../store/token-store';
+import { PortalRuntime, RuntimeDeps } from './portal-runtime';
+import { AllPortalsHere, Shards } from './shards';
+
+/** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
+const SYNC_MS = 2000;
+
+/**
+ * The portals this deployment serves (`B24_APP_MODE=multi`, SPEC.md §8): one `PortalRuntime` per installed
+ * portal, on every replica (lookups and PBX posts may reach any replica), following the portal records in
+ * the store. Delivery runs only for the portals the shard map gives this replica.
+ */
+@Injectable()
+export class PortalRegistry implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly logger = new Logger('Portals');
+  private readonly runtimes = new Map<string, PortalRuntime>();
+  private readonly deps: RuntimeDeps;
+  readonly replicaId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private shards: Shards = new AllPortalsHere();
+  private timer?: NodeJS.Timeout;
+  private syncing?: Promise<void>;
+  private syncAgain = false;
+  private stopped = false;
+
+  constructor(
+    config: AppConfig,
+    auth: AuthSettings,
+    portal: PortalSettings,
+    delivery: DeliverySettings,
+    lookup: LookupSettings,
+    recording: RecordingSettings,
+    calls: CallStore,
+    tokens: TokenStore,
+    leases: LeaseStore,
+    bucket: SharedBucketStore,
+    metrics: BridgeMetrics,
+    private readonly portals: PortalStore,
+  ) {
+    this.deps = {
+      oauth: {
+        oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
+        clientId: auth.clientId ?? '',
+        clientSecret: auth.clientSecret ?? '',
+        publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
+        apiVersion: portal.apiVersion,
+        stateTtlMs: auth.stateTtlMs,
+        timeoutMs: portal.timeoutMs,
+      },
+      portal,
+      delivery,
+      lookup,
+      recording,
+      calls,
+      tokens,
+      leases,
+      bucket: bucket ?? null,
+      metrics,
+      replicaId: this.replicaId,
+      portalLabel: config.METRICS_PORTAL_LABEL,
+    };
+  }
+
+  /** Replaces the default (every portal here) before the application starts: the shard map of the replicas. */
+  useShards(shards: Shards): void {
+    this.shards = shards;
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    await this.shards.start();
+    this.shards.onChange(() => void this.placeDelivery());
+    await this.sync();
+    this.timer = setInterval(() => void this.sync(), SYNC_MS);
+    this.timer.unref();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.syncing;
+    // Leases are given up before the replica leaves, so the others take the portals over at once.
+    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.close()));
+    this.runtimes.clear();
+    await this.shards.stop();
+  }
+
+  get(portalId: string): PortalRuntime | undefined {
+    return this.runtimes.get(portalId);
+  }
+
+  all(): PortalRuntime[] {
+    return [...this.runtimes.values()];
+  }
+
+  ids(): string[] {
+    return [...this.runtimes.keys()].sort();
+  }
+
+  /** Reads the portal records now (after an install, an uninstall or a settings change on this replica). */
+  sync(): Promise<void> {
+    if (this.syncing) {
+      this.syncAgain = true;
+      return this.syncing;
+    }
+    this.syncing = this.syncOnce()
+      .catch((error: Error) => this.logger.warn(`cannot read the portal list: ${error.message}`))
+      .finally(() => {
+        this.syncing = undefined;
+        if (this.syncAgain && !this.stopped) {
+          this.syncAgain = false;
+          void this.sync();
+        }
+      });
+    return this.syncing;
+  }
+
+  /** What the portals' health and metrics aggregate from: each served portal's queue. */
+  queueStats(portalId: string): Promise<QueueStats> {
+    return this.deps.calls.queueStats(portalId);
+  }
+
+  private async syncOnce(): Promise<void> {
+    const versions = await this.portals.portalVersions();
+    const seen = new Set<string>();
+    for (const version of versions) {
+      if (this.stopped) return;
+      if (version.status !== 'active') continue;
+      seen.add(version.portalId);
+      const current = this.runtimes.get(version.portalId);
+      if (current && current.record.updatedAt === version.updatedAt) continue;
+      const record = await this.portals.findPortal(version.portalId);
+      if (!record || record.status !== 'active') continue;
+      await this.replace(record, current);
+    }
+    for (const [portalId, runtime] of this.runtimes) {
+      if (seen.has(portalId)) continue;
+      // Uninstalled (or purged): paused. Its calls stay stored until it comes back or its data is deleted.
+      this.runtimes.delete(portalId);
+      this.logger.log(`portal ${portalId} is no longer installed: paused`);
+      await runtime.close();
+    }
+    await this.placeDelivery();
+  }
+
+  /** A new portal, or a changed one (reinstalled, new settings): its services are built again from the record. */
+  private async replace(record: PortalRecord, current: PortalRuntime | undefined): Promise<void> {
+    if (current) await current.close();
+    const runtime = new PortalRuntime(record, this.deps);
+    this.runtimes.set(record.portalId, runtime);
+    await runtime.open();
+    if (!current) this.logger.log(`serving portal ${record.portalId} (${record.domain})`);
+  }
+
+  /** Starts delivery of the portals this replica owns now and stops it for the ones it lost. */
+  private async placeDelivery(): Promise<void> {
+    const moves: Promise<void>[] = [];
+    for (const runtime of this.runtimes.values()) {
+      const owned = this.shards.owns(runtime.portalId);
+      if (owned && !runtime.delivering) moves.push(runtime.startDelivery());
+      else if (!owned && runtime.delivering) moves.push(runtime.stopDelivery());
+    }
+    await Promise.all(moves);
+  }
+}

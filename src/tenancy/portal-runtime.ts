@@ -1,0 +1,158 @@
+import { OAuthCredentials } from '../auth/oauth-credentials';
+import { OAuthSettings } from '../auth/oauth-settings';
+import { DeliverySettings, LookupSettings, PortalSettings, RecordingSettings } from '../config/settings';
+import { CrmLookupService } from '../crm/crm-lookup.service';
+import { CrmSearch } from '../crm/crm-search';
+import { EmployeeDirectory } from '../crm/employee-directory';
+import { DeliveryService } from '../delivery/delivery.service';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { PortalClient } from '../portal/portal-client';
+import { createPortalClient } from '../portal/portal.module';
+import { CallStore } from '../store/call-store';
+import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
+import { PortalRecord } from '../store/portal-store';
+import { TokenStore } from '../store/token-store';
+
+/** What every portal's services share: the deployment's settings, stores and metrics. */
+export interface RuntimeDeps {
+  oauth: Omit<OAuthSettings, 'portalId' | 'portalUrl'>;
+  portal: PortalSettings;
+  delivery: DeliverySettings;
+  lookup: LookupSettings;
+  recording: RecordingSettings;
+  calls: CallStore;
+  tokens: TokenStore;
+  leases: LeaseStore;
+  bucket: SharedBucketStore | null;
+  metrics: BridgeMetrics;
+  /** This replica's id: the owner of the leases it holds, so a survivor can take them over at its death. */
+  replicaId: string;
+  /** Per-portal metric labels (METRICS_PORTAL_LABEL=1), else `all`. */
+  portalLabel: boolean;
+}
+
+/**
+ * One installed portal's services, built for it alone (SPEC.md §8): its OAuth credentials on its own
+ * endpoint, its portal client with its own request budget and operating-time state, its employee
+ * directory, its lookups and cache, and — only on the replica the shard map gives it to — its delivery
+ * loop. The portal's own settings (`PATCH /v1/admin/portals/:portalId`) override the deployment's here.
+ */
+export class PortalRuntime {
+  readonly portalId: string;
+  readonly credentials: OAuthCredentials;
+  readonly client: PortalClient;
+  readonly directory: EmployeeDirectory;
+  readonly lookups: CrmLookupService;
+  private delivery?: DeliveryService;
+  private deliveryStopping?: Promise<void>;
+  private closed = false;
+
+  constructor(
+    readonly record: PortalRecord,
+    private readonly deps: RuntimeDeps,
+  ) {
+    this.portalId = record.portalId;
+    const own = record.settings;
+    const label = deps.portalLabel ? record.portalId : 'all';
+    this.credentials = new OAuthCredentials(
+      { ...deps.oauth, portalId: record.portalId, portalUrl: new URL(record.clientEndpoint).origin },
+      deps.tokens,
+    );
+    this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
+    const portalSettings: PortalSettings = {
+      ...deps.portal,
+      rateLimitRps: own.rateLimitRps ?? deps.portal.rateLimitRps,
+      burst: own.rateBurst ?? deps.portal.burst,
+    };
+    this.client = createPortalClient(
+      this.credentials,
+      portalSettings,
+      record.portalId,
+      deps.metrics,
+      deps.bucket,
+      label,
+    );
+    const lookup: LookupSettings = {
+      ...deps.lookup,
+      bindCrmEntity: own.bindCrmEntity ?? deps.lookup.bindCrmEntity,
+      defaultCountry: own.defaultCountry ?? deps.lookup.defaultCountry,
+    };
+    this.directory = new EmployeeDirectory(this.client, lookup, this.credentials);
+    this.lookups = new CrmLookupService(
+      new CrmSearch(this.client, lookup),
+      this.directory,
+      this.client,
+      lookup,
+      deps.metrics,
+    );
+  }
+
+  get settings(): PortalRecord['settings'] {
+    return this.record.settings;
+  }
+
+  /** Reads the stored tokens and starts the employee directory (lookups and the card need it on every replica). */
+  async open(): Promise<void> {
+    await this.credentials.open();
+    this.lookups.onModuleInit();
+    this.directory.onApplicationBootstrap();
+  }
+
+  get delivering(): boolean {
+    return this.delivery !== undefined;
+  }
+
+  /** This replica now delivers the portal: a fresh loop, which takes the portal's lease (fenced by its epoch). */
+  async startDelivery(): Promise<void> {
+    if (this.closed || this.delivery) return;
+    await this.deliveryStopping;
+    if (this.closed || this.delivery) return;
+    const { deps } = this;
+    const own = this.record.settings;
+    const delivery: DeliverySettings = {
+      ...deps.delivery,
+      defaultUserId: own.defaultUserId ?? deps.delivery.defaultUserId,
+    };
+    this.delivery = new DeliveryService(
+      deps.calls,
+      this.client,
+      delivery,
+      deps.metrics,
+      this.directory,
+      this.lookups,
+      deps.leases,
+      deps.recording,
+      deps.portal,
+      { owner: deps.replicaId, metricsPortal: deps.portalLabel ? this.portalId : 'all', gauges: false },
+    );
+    this.delivery.onApplicationBootstrap();
+  }
+
+  /** Another replica delivers the portal now (or this one stops): the batches in flight settle, the lease goes. */
+  stopDelivery(): Promise<void> {
+    const delivery = this.delivery;
+    this.delivery = undefined;
+    if (!delivery) return this.deliveryStopping ?? Promise.resolve();
+    this.deliveryStopping = delivery.stopDelivering();
+    return this.deliveryStopping;
+  }
+
+  notify(): void {
+    this.delivery?.notify();
+  }
+
+  resume(): void {
+    this.delivery?.resume();
+  }
+
+  status(): ReturnType<DeliveryService['portalStatus']> | undefined {
+    return this.delivery?.portalStatus();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.stopDelivery();
+    this.directory.beforeApplicationShutdown();
+    this.client.budget.stop();
+  }
+}

@@ -1,0 +1,43 @@
+import { IsBoolean, IsInt, IsNumber, IsOptional, Matches, Max, Min, ValidateIf } from 'class-validator';
+
+/**
+ * `PATCH /v1/admin/portals/:portalId`: the portal's own settings; `null` removes one (back to the
+ * deployment's). Unknown fields are refused.
+ */
+export class PortalSettingsPatch {
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsInt()
+  @Min(1)
+  defaultUserId?: number | null;
+
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @Matches(/^[A-Z]{2}$/, { message: 'defaultCountry must be an ISO 3166 alpha-2 code such as DE' })
+  defaultCountry?: string | null;
+
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsBoolean()
+  bindCrmEntity?: boolean | null;
+
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsBoolean()
+  missedCallTask?: boolean | null;
+
+  /** The portal's plan: 2 requests/s on most, 5 on large ones. */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsNumber()
+  @Min(0.1)
+  @Max(100)
+  rateLimitRps?: number | null;
+
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsInt()
+  @Min(1)
+  @Max(10_000)
+  rateBurst?: number | null;
+}

@@ -1,0 +1,209 @@
+import {
+  BadRequestException,
+  Body,
+  Controller,
+  Delete,
+  Get,
+  HttpCode,
+  NotFoundException,
+  Param,
+  Patch,
+  Post,
+  Query,
+  UseGuards,
+} from '@nestjs/common';
+import { plainToInstance } from 'class-transformer';
+import { validateSync } from 'class-validator';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { AdminTokenGuard } from '../admin/admin-token.guard';
+import { digest } from '../common/secrets';
+import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
+import { PortalRegistry } from './portal-registry';
+import { PortalSettingsPatch } from './portal-settings.dto';
+
+const PORTAL_ID = /^[\w.:-]{1,100}$/;
+const MAX_PAGE = 500;
+
+/** What an operator sees of a portal: its record, and where it stands here (never a token). */
+export interface PortalView {
+  portalId: string;
+  domain: string;
+  clientEndpoint: string;
+  status: PortalRecord['status'];
+  installedAt: string;
+  uninstalledAt: string | null;
+  settings: PortalRecord['settings'];
+}
+
+export interface PortalHealth extends PortalView {
+  authorisation: { state: string; action?: string } | null;
+  /** Whether this replica delivers the portal now (the shard map gave it here and it holds the lease). */
+  deliveringHere: boolean;
+  delivery: {
+    paused: boolean;
+    pausedReason?: string;
+    lastError?: string;
+    batchesInFlight: number;
+  } | null;
+  queue: { depth: number; failed: number; oldestWaitingSec: number | null };
+}
+
+/**
+ * `/v1/admin/portals` (SPEC.md §8), behind ADMIN_TOKEN: the installed portals, each one's settings and
+ * health, and its PBX tokens (shown once, stored as a SHA-256 digest).
+ */
+@Controller('v1/admin/portals')
+@UseGuards(AdminTokenGuard)
+export class PortalsController {
+  constructor(
+    private readonly portals: PortalStore,
+    private readonly registry: PortalRegistry,
+  ) {}
+
+  @Get()
+  async list(
+    @Query('after') after?: string,
+    @Query('limit') limit = '100',
+  ): Promise<{ portals: PortalView[]; next: string | null }> {
+    const size = Number(limit);
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE)
+      throw new BadRequestException(`limit must be 1 to ${MAX_PAGE}`);
+    if (after !== undefined && !PORTAL_ID.test(after))
+      throw new BadRequestException('after must be a portal id');
+    const page = await this.portals.listPortals({ after, limit: size });
+    return {
+      portals: page.map(viewOf),
+      next: page.length === size ? page[page.length - 1].portalId : null,
+    };
+  }
+
+  @Get(':portalId')
+  async get(@Param('portalId') portalId: string): Promise<PortalHealth> {
+    const record = await this.find(portalId);
+    const runtime = this.registry.get(record.portalId);
+    const stats = await this.registry.queueStats(record.portalId);
+    const status = runtime?.status();
+    return {
+      ...viewOf(record),
+      authorisation: runtime ? runtime.credentials.authorisation() : null,
+      deliveringHere: status?.deliveringHere ?? false,
+      delivery: status
+        ? {
+            paused: status.paused,
+            pausedReason: status.pausedReason,
+            lastError: status.lastError,
+            batchesInFlight: status.batchesInFlight,
+          }
+        : null,
+      queue: {
+        depth: stats.depth,
+        failed: stats.failed,
+        oldestWaitingSec: stats.oldestCreatedAt
+          ? Math.max(0, Math.round((Date.now() - stats.oldestCreatedAt) / 1000))
+          : null,
+      },
+    };
+  }
+
+  @Patch(':portalId')
+  async patch(@Param('portalId') portalId: string, @Body() body: unknown): Promise<PortalView> {
+    await this.find(portalId);
+    if (typeof body !== 'object' || body === null || Array.isArray(body))
+      throw new BadRequestException('the body must be a JSON object of settings');
+    const patch = plainToInstance(PortalSettingsPatch, body);
+    const problems = validateSync(patch, { whitelist: true, forbidNonWhitelisted: true });
+    if (problems.length) {
+      throw new BadRequestException({
+        message: 'invalid portal settings',
+        errors: problems.map((problem) => ({
+          field: problem.property,
+          problems: Object.values(problem.constraints ?? { unknown: 'is not a setting' }),
+        })),
+      });
+    }
+    const updated = await this.portals.updateSettings(portalId, { ...patch }, Date.now());
+    if (!updated) throw notFound(portalId);
+    await this.registry.sync();
+    return viewOf(updated);
+  }
+
+  @Post(':portalId/pbx-tokens')
+  @HttpCode(201)
+  async addToken(
+    @Param('portalId') portalId: string,
+    @Body() body: unknown,
+  ): Promise<PbxTokenView & { token: string }> {
+    await this.find(portalId);
+    const label = labelOf(body);
+    // 32 random bytes: a token nobody guesses, so one SHA-256 (no slow hash) keeps it safe at rest.
+    const token = `pbx_${randomBytes(32).toString('base64url')}`;
+    const record = { id: randomUUID(), portalId, label, createdAt: Date.now() };
+    const stored = await this.portals.addPbxToken({ ...record, digest: digest(token).toString('hex') });
+    if (!stored) throw notFound(portalId);
+    return { ...tokenView(record), token };
+  }
+
+  @Get(':portalId/pbx-tokens')
+  async listTokens(@Param('portalId') portalId: string): Promise<{ tokens: PbxTokenView[] }> {
+    await this.find(portalId);
+    return { tokens: (await this.portals.listPbxTokens(portalId)).map(tokenView) };
+  }
+
+  @Delete(':portalId/pbx-tokens/:id')
+  @HttpCode(204)
+  async revokeToken(@Param('portalId') portalId: string, @Param('id') id: string): Promise<void> {
+    await this.find(portalId);
+    if (!(await this.portals.revokePbxToken(portalId, id)))
+      throw new NotFoundException(`portal ${portalId} has no PBX token ${JSON.stringify(id.slice(0, 64))}`);
+  }
+
+  private async find(portalId: string): Promise<PortalRecord> {
+    if (!PORTAL_ID.test(portalId))
+      throw new BadRequestException('portalId must be a portal id (its member_id)');
+    const record = await this.portals.findPortal(portalId);
+    if (!record) throw notFound(portalId);
+    return record;
+  }
+}
+
+export interface PbxTokenView {
+  id: string;
+  label: string | null;
+  createdAt: string;
+}
+
+function tokenView(token: PbxTokenRecord): PbxTokenView {
+  return { id: token.id, label: token.label ?? null, createdAt: new Date(token.createdAt).toISOString() };
+}
+
+function viewOf(record: PortalRecord): PortalView {
+  return {
+    portalId: record.portalId,
+    domain: record.domain,
+    clientEndpoint: record.clientEndpoint,
+    status: record.status,
+    installedAt: new Date(record.installedAt).toISOString(),
+    uninstalledAt: record.uninstalledAt ? new Date(record.uninstalledAt).toISOString() : null,
+    settings: record.settings,
+  };
+}
+
+function labelOf(body: unknown): string | undefined {
+  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0))
+    return undefined;
+  if (typeof body !== 'object' || Array.isArray(body))
+    throw new BadRequestException('the body must be {"label": "…"} or empty');
+  const { label, ...rest } = body as Record<string, unknown>;
+  if (Object.keys(rest).length)
+    throw new BadRequestException(`unknown field ${Object.keys(rest)[0]}: only label`);
+  if (label === undefined) return undefined;
+  if (typeof label !== 'string' || label.length > 100)
+    throw new BadRequestException('label must be a text of at most 100 characters');
+  return label;
+}
+
+function notFound(portalId: string): NotFoundException {
+  return new NotFoundException(
+    `no portal ${JSON.stringify(portalId.slice(0, 100))} installed the application`,
+  );
+}

@@ -1,0 +1,113 @@
+import { Injectable } from '@nestjs/common';
+import { WorkSignal } from '../common/work-signal';
+import { CrmLookupService } from '../crm/crm-lookup.service';
+import { EmployeeDirectory } from '../crm/employee-directory';
+import { PortalCrm } from '../crm/portal-crm';
+import { PortalsHealth } from '../health/portals-health';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { CallStore } from '../store/call-store';
+import { PortalRegistry } from './portal-registry';
+
+/** Lookups and directories by portal: the served portal's own, none for a portal not served. */
+@Injectable()
+export class RegistryCrm extends PortalCrm {
+  constructor(private readonly registry: PortalRegistry) {
+    super();
+  }
+
+  lookupsOf(portalId: string): CrmLookupService | undefined {
+    return this.registry.get(portalId)?.lookups;
+  }
+
+  directoryOf(portalId: string): EmployeeDirectory | undefined {
+    return this.registry.get(portalId)?.directory;
+  }
+
+  missedCallTaskOf(portalId: string): boolean | undefined {
+    return this.registry.get(portalId)?.settings.missedCallTask;
+  }
+}
+
+/** New work and new credentials wake the delivery of their own portal only. */
+@Injectable()
+export class RegistrySignal extends WorkSignal {
+  constructor(private readonly registry: PortalRegistry) {
+    super();
+  }
+
+  workAdded(portalId?: string): void {
+    if (portalId) this.registry.get(portalId)?.notify();
+    else this.registry.all().forEach((runtime) => runtime.notify());
+  }
+
+  credentialsRenewed(portalId?: string): void {
+    if (portalId) this.registry.get(portalId)?.resume();
+    else this.registry.all().forEach((runtime) => runtime.resume());
+  }
+}
+
+/** How many portals readiness names with their queues. */
+const TOP_PORTALS = 5;
+
+/**
+ * Readiness details and the aggregated queue gauges of many portals: totals, and the portals with the
+ * deepest queues (SPEC.md §8: metrics aggregate unless METRICS_PORTAL_LABEL=1).
+ */
+@Injectable()
+export class RegistryHealth extends PortalsHealth {
+  constructor(
+    private readonly registry: PortalRegistry,
+    private readonly calls: CallStore,
+    metrics: BridgeMetrics,
+  ) {
+    super();
+    let waitedReportedMs = 0;
+    metrics.onScrape(async () => {
+      const { total } = await this.calls.deepestQueues(0);
+      const portal = 'all';
+      metrics.queueDepth.set({ portal }, total.depth);
+      metrics.queueOldestAge.set({ portal }, ageSec(total.oldestCreatedAt) ?? 0);
+      const runtimes = this.registry.all();
+      const statuses = runtimes.map((runtime) => runtime.status());
+      metrics.portalPaused.set({ portal }, statuses.filter((status) => status?.paused).length);
+      metrics.deliveryLeaseHeld.set({ portal }, statuses.filter((status) => status?.deliveringHere).length);
+      metrics.batchesInFlight.set(
+        { portal },
+        statuses.reduce((sum, status) => sum + (status?.batchesInFlight ?? 0), 0),
+      );
+      const waited = runtimes.reduce(
+        (sum, runtime) => sum + runtime.client.budget.snapshot().waitedMsTotal,
+        0,
+      );
+      metrics.budgetWait.inc({ portal }, Math.max(0, waited - waitedReportedMs) / 1000);
+      waitedReportedMs = waited;
+    });
+  }
+
+  async details(): Promise<Record<string, unknown>> {
+    const { total, top } = await this.calls.deepestQueues(TOP_PORTALS);
+    const runtimes = this.registry.all();
+    const statuses = runtimes.map((runtime) => ({ runtime, status: runtime.status() }));
+    return {
+      mode: 'multi',
+      replicaId: this.registry.replicaId,
+      portals: runtimes.length,
+      deliveringHere: statuses.filter(({ status }) => status?.deliveringHere).length,
+      paused: statuses.filter(({ status }) => status?.paused).length,
+      needingReauthorisation: runtimes.filter(
+        (runtime) => runtime.credentials.authorisation().state !== 'authorised',
+      ).length,
+      queueDepth: total.depth,
+      oldestWaitingSec: ageSec(total.oldestCreatedAt) ?? 0,
+      deepestQueues: top.map((queue) => ({
+        portalId: queue.portalId,
+        queueDepth: queue.depth,
+        oldestWaitingSec: ageSec(queue.oldestCreatedAt) ?? 0,
+      })),
+    };
+  }
+}
+
+function ageSec(at: number | undefined): number | undefined {
+  return at === undefined ? undefined : Math.max(0, Math.round((Date.now() - at) / 1000));
+}
