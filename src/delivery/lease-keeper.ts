@@ -14,6 +14,8 @@ export class LeaseKeeper {
   private validUntil = 0;
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
+  /** kick() came while a try was under way: the answer it is waiting for may predate what it was told. */
+  private kicked = false;
   private lastErrorLoggedAt = 0;
 
   constructor(
@@ -31,6 +33,16 @@ export class LeaseKeeper {
     if (this.timer) return;
     void this.tick();
     this.timer = setInterval(() => void this.tick(), Math.max(500, Math.floor(this.ttlMs / 3)));
+  }
+
+  /**
+   * Renews or tries now rather than at the next tick: a replica that was just assigned the portal
+   * (src/delivery/shard-map.ts) takes it at once. A try already under way is followed by one more.
+   */
+  kick(): void {
+    if (!this.timer) return;
+    if (this.ticking) this.kicked = true;
+    else void this.tick();
   }
 
   /** The lease while this replica may send: valid and with time to spare before it could expire. */
@@ -56,7 +68,13 @@ export class LeaseKeeper {
   }
 
   private tick(): Promise<void> {
-    this.ticking ??= this.renew().finally(() => (this.ticking = undefined));
+    this.ticking ??= this.renew().finally(() => {
+      this.ticking = undefined;
+      if (this.kicked) {
+        this.kicked = false;
+        if (this.timer) void this.tick();
+      }
+    });
     return this.ticking;
   }
 

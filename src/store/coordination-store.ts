@@ -22,12 +22,42 @@ export class LeaseLostError extends Error {
 export abstract class LeaseStore {
   /**
    * Takes the portal's lease for `ttlMs` when it is free, expired or already `owner`'s (then it is
-   * renewed, same epoch). Returns the lease held, or undefined while another owner's lease runs.
+   * renewed, same epoch). On PostgreSQL also when its owner is a replica registered in the
+   * `ReplicaRegistry` whose liveness mark is gone (it died): one epoch higher, as for an expired lease.
+   * Returns the lease held, or undefined while another owner's lease runs.
    */
   abstract acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined>;
 
   /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
   abstract releaseLease(lease: DeliveryLease): Promise<void>;
+}
+
+/**
+ * Which replicas are alive (docs/ARCHITECTURE.md "Sharding"): each replica holds a liveness mark while it
+ * runs, and the mark goes the moment its process (or its connection to the database) does, so the others
+ * can split the portals among the live ones and take a dead one's leases over at once.
+ */
+export abstract class ReplicaRegistry {
+  /** Registers `replicaId` and takes its liveness mark; resolves once taken. */
+  abstract join(replicaId: string): Promise<void>;
+
+  /** The ids of the replicas alive now (this one included once joined), sorted. */
+  abstract liveReplicas(): Promise<string[]>;
+
+  /** Gives the mark up (shutdown): the others see this replica gone at their next look. */
+  abstract leave(): Promise<void>;
+
+  /**
+   * Whether this replica holds its mark now: false before join, after leave, and while the mark is lost
+   * (its connection dropped) until it is taken again.
+   */
+  abstract holdsMark(): boolean;
+
+  /**
+   * Calls `listener(false)` when the mark is lost without leave (its connection dropped) and
+   * `listener(true)` when it is taken again. Returns a function that stops the listener.
+   */
+  abstract onMarkChange(listener: (held: boolean) => void): () => void;
 }
 
 /** The shared bucket after a change: its fill level and the drain factor (1, or less after 503s). */

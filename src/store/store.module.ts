@@ -4,7 +4,9 @@ import { AppConfig } from '../config/app-config';
 import { StoreSettings, storeSettingsOf } from '../config/settings';
 import { CallRetention } from './call-retention';
 import { CallStore } from './call-store';
-import { LeaseStore, SharedBucketStore } from './coordination-store';
+import { LeaseStore, ReplicaRegistry, SharedBucketStore } from './coordination-store';
+import { LocalReplicaRegistry } from './local-replica-registry';
+import { PostgresReplicaRegistry } from './postgres/postgres-replica-registry';
 import { PostgresCallStore } from './postgres/postgres-call-store';
 import { PostgresBucketStore, PostgresLeaseStore } from './postgres/postgres-coordination';
 import { PostgresDatabase } from './postgres/postgres-database';
@@ -26,6 +28,8 @@ export interface Stores {
   calls: CallStore;
   tokens: TokenStore;
   leases: LeaseStore;
+  /** Which replicas are alive, for sharding portals over them (one process on SQLite: itself). */
+  replicas: ReplicaRegistry;
   dials: DialStore;
   /** The portal's event posts (SPEC.md §6). */
   events: PortalEventStore;
@@ -53,6 +57,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       calls: new SqliteCallStore(database),
       tokens: new SqliteTokenStore(database),
       leases: new SqliteLeaseStore(database),
+      replicas: new LocalReplicaRegistry(),
       dials: new SqliteDialStore(database),
       events: new SqlitePortalEventStore(database),
     };
@@ -69,6 +74,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     calls: new PostgresCallStore(database),
     tokens: new PostgresTokenStore(database),
     leases: new PostgresLeaseStore(database),
+    replicas: new PostgresReplicaRegistry(database),
     dials: new PostgresDialStore(database),
     events: new PostgresPortalEventStore(database),
     bucket: new PostgresBucketStore(database),
@@ -82,18 +88,34 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: CallStore, useFactory: (stores: Stores) => stores.calls, inject: [STORES] },
     { provide: TokenStore, useFactory: (stores: Stores) => stores.tokens, inject: [STORES] },
     { provide: LeaseStore, useFactory: (stores: Stores) => stores.leases, inject: [STORES] },
+    { provide: ReplicaRegistry, useFactory: (stores: Stores) => stores.replicas, inject: [STORES] },
     { provide: DialStore, useFactory: (stores: Stores) => stores.dials, inject: [STORES] },
     { provide: PortalEventStore, useFactory: (stores: Stores) => stores.events, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
-  exports: [CallStore, TokenStore, LeaseStore, PortalEventStore, SharedBucketStore, DialStore],
+  exports: [
+    CallStore,
+    TokenStore,
+    LeaseStore,
+    ReplicaRegistry,
+    PortalEventStore,
+    SharedBucketStore,
+    DialStore,
+  ],
 })
 export class StoreModule implements OnApplicationShutdown {
-  constructor(@Inject(CallStore) private readonly store: CallStore) {}
+  constructor(
+    @Inject(CallStore) private readonly store: CallStore,
+    @Inject(ReplicaRegistry) private readonly replicas: ReplicaRegistry,
+  ) {}
 
-  /** The store closes last, after delivery and intake have stopped; the call store owns the connection. */
+  /**
+   * The store closes last, after delivery and intake have stopped; the call store owns the connection.
+   * The replica's liveness mark goes with it (its own connection), if nothing gave it up before.
+   */
   async onApplicationShutdown(): Promise<void> {
+    await this.replicas.leave();
     await this.store.close();
   }
 }

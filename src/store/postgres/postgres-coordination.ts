@@ -6,6 +6,7 @@ import {
   SharedBucketStore,
 } from '../coordination-store';
 import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+import { replicaLockHeld } from './postgres-replica-registry';
 
 /** Delivery leases in PostgreSQL, timed by the database's clock. */
 export class PostgresLeaseStore extends LeaseStore {
@@ -14,7 +15,9 @@ export class PostgresLeaseStore extends LeaseStore {
   }
 
   async acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined> {
-    // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher.
+    // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher, or the
+    // lease of a registered replica whose liveness lock is gone (it died: docs/ARCHITECTURE.md "Sharding").
+    // An owner never registered keeps the lease until it expires.
     const rows = await this.db.query<{ owner: string; epoch: number }>(
       `INSERT INTO portal_leases AS l (portal_id, owner, epoch, expires_at)
        VALUES ($1, $2, 1, ${DB_NOW_MS} + $3)
@@ -22,6 +25,7 @@ export class PostgresLeaseStore extends LeaseStore {
          epoch = CASE WHEN l.owner = excluded.owner THEN l.epoch ELSE l.epoch + 1 END,
          owner = excluded.owner, expires_at = excluded.expires_at
        WHERE l.owner = excluded.owner OR l.expires_at <= ${DB_NOW_MS}
+          OR EXISTS (SELECT 1 FROM bridge_replicas r WHERE r.replica_id = l.owner AND NOT ${replicaLockHeld('r')})
        RETURNING owner, epoch`,
       [portalId, owner, ttlMs],
     );

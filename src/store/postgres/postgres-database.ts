@@ -99,6 +99,20 @@ export class PostgresDatabase {
     return () => handlers.delete(handler);
   }
 
+  /**
+   * A connection of its own, outside the pool, for a session that must stay open for the process's life
+   * (the replica's liveness lock). TCP keepalive on, so a peer that vanished is noticed even while idle.
+   */
+  dedicatedClient(): Client {
+    return new Client({
+      connectionString: this.url,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      keepAliveInitialDelayMillis: 10_000,
+      types: typeParsers,
+    });
+  }
+
   async close(): Promise<void> {
     this.closing = true;
     await this.listenClient?.end().catch(() => undefined);

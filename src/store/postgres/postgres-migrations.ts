@@ -126,4 +126,11 @@ export const POSTGRES_MIGRATIONS: string[] = [
      UNIQUE (portal_id, dedupe_key)
    );
    CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
+  // Sharding (docs/ARCHITECTURE.md "Sharding"): each replica's liveness is a session advisory lock on
+  // (REPLICA_LOCK_CLASS, lock_key) held by its dedicated connection; this table says whose lock is whose.
+  `CREATE TABLE bridge_replicas (
+     replica_id text    PRIMARY KEY,
+     lock_key   integer NOT NULL UNIQUE,
+     joined_at  bigint  NOT NULL
+   );`,
 ];

@@ -1,0 +1,40 @@
+import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
+import { LeaseKeeper } from './lease-keeper';
+
+describe('LeaseKeeper.kick', () => {
+  it('tries for the lease now rather than at the next tick (a portal this replica was just given)', async () => {
+    let now = 1_000_000;
+    const store = new MemoryLeaseStore(() => now);
+    // Another replica holds the portal for 5 s.
+    await store.acquireLease('portal', 'other', 5000);
+    let acquired = 0;
+    // A 60 s lease: the keeper's own ticks come every 20 s, far beyond this test.
+    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1));
+    keeper.start();
+    // Its first try (at start) found the lease taken.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(keeper.current()).toBeUndefined();
+    expect(store.holder('portal')).toEqual({ owner: 'other', epoch: 1 });
+
+    now += 6000; // the other's lease has expired
+    keeper.kick();
+    await waitFor(() => acquired === 1);
+    expect(store.holder('portal')).toEqual({ owner: 'me', epoch: 2 });
+    await keeper.stop();
+    // Stopped: a kick does nothing, and the lease was given up.
+    keeper.kick();
+    expect(await store.acquireLease('portal', 'other', 5000)).toEqual({
+      portalId: 'portal',
+      owner: 'other',
+      epoch: 3,
+    });
+  });
+});
+
+async function waitFor(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met within 5 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
