@@ -141,6 +141,11 @@ export class ShardMap {
     return () => this.listeners.delete(listener);
   }
 
+  /** Reads the portal list now (a portal was installed or uninstalled here), not at the next poll. */
+  refreshPortals(): Promise<void> {
+    return this.guard(() => this.readPortals());
+  }
+
   private scheduleLiveness(): void {
     if (!this.running) return;
     this.livenessTimer = setTimeout(() => {

@@ -10,12 +10,13 @@ import {
   RecordingSettings,
 } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { ShardMap } from '../delivery/shard-map';
 import { CallStore, QueueStats } from '../store/call-store';
-import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
+import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { PortalRecord, PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
-import { AllPortalsHere, Shards } from './shards';
+import { Shards } from './shards';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
 const SYNC_MS = 2000;
@@ -31,7 +32,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private readonly runtimes = new Map<string, PortalRuntime>();
   private readonly deps: RuntimeDeps;
   readonly replicaId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private shards: Shards = new AllPortalsHere();
+  private readonly shards: Shards;
   private timer?: NodeJS.Timeout;
   private syncing?: Promise<void>;
   private syncAgain = false;
@@ -50,7 +51,10 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     bucket: SharedBucketStore,
     metrics: BridgeMetrics,
     private readonly portals: PortalStore,
+    replicas: ReplicaRegistry,
   ) {
+    // The replica id is the lease owner too: a survivor takes a dead replica's leases at once (its lock is gone).
+    this.shards = new ShardMap(replicas, this.replicaId, () => Promise.resolve(this.ids()));
     this.deps = {
       oauth: {
         oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
@@ -73,11 +77,6 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       replicaId: this.replicaId,
       portalLabel: config.METRICS_PORTAL_LABEL,
     };
-  }
-
-  /** Replaces the default (every portal here) before the application starts: the shard map of the replicas. */
-  useShards(shards: Shards): void {
-    this.shards = shards;
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -153,6 +152,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       this.logger.log(`portal ${portalId} is no longer installed: paused`);
       await runtime.close();
     }
+    await this.shards.refreshPortals();
     await this.placeDelivery();
   }
 

@@ -7,25 +7,8 @@ export interface Shards {
   start(): Promise<void>;
   stop(): Promise<void>;
   owns(portalId: string): boolean;
+  /** The portal list changed here: assign again now. */
+  refreshPortals(): Promise<void>;
   /** Told the portals this replica gained and lost after each change of the assignment. */
   onChange(listener: (gained: string[], lost: string[]) => void): () => void;
-}
-
-/** One process delivers every portal. */
-export class AllPortalsHere implements Shards {
-  start(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  stop(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  owns(): boolean {
-    return true;
-  }
-
-  onChange(): () => void {
-    return () => undefined;
-  }
 }
