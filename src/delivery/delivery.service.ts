@@ -59,7 +59,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     const portal = options.metricsPortal ?? client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const lease = new LeaseKeeper(leases, portal, owner, delivery.leaseMs, () => this.notify());
+    const lease = new LeaseKeeper(leases, client.portalId, owner, delivery.leaseMs, () => this.notify());
     this.scheduler = new DeliveryScheduler(
       store,
       client,

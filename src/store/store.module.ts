@@ -22,6 +22,9 @@ import { SqliteDialStore } from './sqlite/sqlite-dial-store';
 import { PortalEventStore } from './portal-event-store';
 import { SqlitePortalEventStore } from './sqlite/sqlite-portal-event-store';
 import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store';
+import { PortalStore } from './portal-store';
+import { SqlitePortalStore } from './sqlite/sqlite-portal-store';
+import { PostgresPortalStore } from './postgres/postgres-portal-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
@@ -33,6 +36,8 @@ export interface Stores {
   dials: DialStore;
   /** The portal's event posts (SPEC.md §6). */
   events: PortalEventStore;
+  /** The installed portals and their PBX tokens (SPEC.md §8). */
+  portals: PortalStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -60,6 +65,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       replicas: new LocalReplicaRegistry(),
       dials: new SqliteDialStore(database),
       events: new SqlitePortalEventStore(database),
+      portals: new SqlitePortalStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -77,6 +83,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     replicas: new PostgresReplicaRegistry(database),
     dials: new PostgresDialStore(database),
     events: new PostgresPortalEventStore(database),
+    portals: new PostgresPortalStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -91,6 +98,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: ReplicaRegistry, useFactory: (stores: Stores) => stores.replicas, inject: [STORES] },
     { provide: DialStore, useFactory: (stores: Stores) => stores.dials, inject: [STORES] },
     { provide: PortalEventStore, useFactory: (stores: Stores) => stores.events, inject: [STORES] },
+    { provide: PortalStore, useFactory: (stores: Stores) => stores.portals, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
@@ -100,6 +108,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     LeaseStore,
     ReplicaRegistry,
     PortalEventStore,
+    PortalStore,
     SharedBucketStore,
     DialStore,
   ],

@@ -43,7 +43,7 @@ describe('two portals in one deployment', () => {
     alpha = sandbox.addPortal({ name: 'alpha' });
     beta = sandbox.addPortal({ name: 'beta', rateLimitRps: 5, rateBurst: 250 });
     temp = tempDir();
-    bridge = await startMultiBridge(sandbox, temp.dir);
+    bridge = await startMultiBridge(sandbox, temp.dir, { LOG_LEVEL: process.env.DEBUG_LOG ?? 'error' });
     expect(await install(alpha, bridge.url)).toBe(200);
     expect(await install(beta, bridge.url)).toBe(200);
     alphaToken = await pbxTokenFor(bridge, alpha.memberId);

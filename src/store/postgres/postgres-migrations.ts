@@ -133,4 +133,24 @@ export const POSTGRES_MIGRATIONS: string[] = [
      lock_key   integer NOT NULL UNIQUE,
      joined_at  bigint  NOT NULL
    );`,
+  // Many portals (SPEC.md §8): one row per installed portal, and each portal's PBX tokens (SHA-256 only).
+  `CREATE TABLE portals (
+     portal_id       text   NOT NULL PRIMARY KEY,
+     domain          text   NOT NULL,
+     client_endpoint text   NOT NULL,
+     status          text   NOT NULL,
+     installed_at    bigint NOT NULL,
+     uninstalled_at  bigint,
+     settings        text   NOT NULL,
+     updated_at      bigint NOT NULL
+   );
+   CREATE INDEX portals_uninstalled ON portals (uninstalled_at) WHERE status = 'uninstalled';
+   CREATE TABLE pbx_tokens (
+     id         text   NOT NULL PRIMARY KEY,
+     portal_id  text   NOT NULL,
+     label      text,
+     digest     text   NOT NULL UNIQUE,
+     created_at bigint NOT NULL
+   );
+   CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
 ];

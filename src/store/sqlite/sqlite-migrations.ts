@@ -118,4 +118,24 @@ export const SQLITE_MIGRATIONS: string[] = [
      UNIQUE (portal_id, dedupe_key)
    );
    CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
+  // Many portals (SPEC.md §8): one row per installed portal, and each portal's PBX tokens (SHA-256 only).
+  `CREATE TABLE portals (
+     portal_id       TEXT    NOT NULL PRIMARY KEY,
+     domain          TEXT    NOT NULL,
+     client_endpoint TEXT    NOT NULL,
+     status          TEXT    NOT NULL,
+     installed_at    INTEGER NOT NULL,
+     uninstalled_at  INTEGER,
+     settings        TEXT    NOT NULL,
+     updated_at      INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX portals_uninstalled ON portals (uninstalled_at) WHERE status = 'uninstalled';
+   CREATE TABLE pbx_tokens (
+     id         TEXT    NOT NULL PRIMARY KEY,
+     portal_id  TEXT    NOT NULL,
+     label      TEXT,
+     digest     TEXT    NOT NULL UNIQUE,
+     created_at INTEGER NOT NULL
+   ) WITHOUT ROWID;
+   CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
 ];
