@@ -394,6 +394,12 @@ export class AppConfig {
   @Min(1)
   RETENTION_DAYS = 30;
 
+  /** B24_APP_MODE=multi: a portal that uninstalled the application is deleted, with all its data, after this many days. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PORTAL_RETENTION_DAYS = 30;
+
   /** Attempts per step (register, finish, attachRecord) before a call the portal keeps refusing is parked as failed. */
   @Transform(toInt)
   @IsInt()

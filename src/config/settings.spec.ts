@@ -47,6 +47,7 @@ describe('typed settings', () => {
     expect(storeSettingsOf(config)).toEqual({
       databaseUrl: 'sqlite:./data/bridge.sqlite',
       poolSize: 10,
+      portalRetentionMs: 2_592_000_000,
       retentionMs: 30 * 86_400_000,
       retentionDays: 30,
     });

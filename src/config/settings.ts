@@ -120,6 +120,8 @@ export abstract class StoreSettings {
   /** Settled calls unchanged for this long are deleted; `retentionDays` is the same, for messages. */
   abstract readonly retentionMs: number;
   abstract readonly retentionDays: number;
+  /** How long an uninstalled portal's data is kept (PORTAL_RETENTION_DAYS). */
+  abstract readonly portalRetentionMs: number;
 }
 
 /** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, SPEC.md §5). */
@@ -244,6 +246,7 @@ export const storeSettingsOf = (config: AppConfig): StoreSettings =>
     poolSize: config.DATABASE_POOL_SIZE,
     retentionMs: config.RETENTION_DAYS * DAY_MS,
     retentionDays: config.RETENTION_DAYS,
+    portalRetentionMs: config.PORTAL_RETENTION_DAYS * DAY_MS,
   });
 
 export const recordingSettingsOf = (config: AppConfig): RecordingSettings =>

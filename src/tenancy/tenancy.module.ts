@@ -7,6 +7,7 @@ import { PortalsHealth } from '../health/portals-health';
 import { adminJsonBody } from './admin-json-body';
 import { MultiPortalInstalls } from './multi-portal-installs';
 import { PortalRegistry } from './portal-registry';
+import { PortalRetention } from './portal-retention';
 import { PortalsController } from './portals.controller';
 import { RegistryCrm, RegistryHealth, RegistrySignal } from './registry-ports';
 
@@ -21,6 +22,7 @@ import { RegistryCrm, RegistryHealth, RegistrySignal } from './registry-ports';
   controllers: [PortalsController],
   providers: [
     PortalRegistry,
+    PortalRetention,
     AdminTokenGuard,
     { provide: PortalCrm, useClass: RegistryCrm },
     { provide: WorkSignal, useClass: RegistrySignal },

@@ -34,7 +34,13 @@ describe.each(['database', 'memory'] as const)('DialStore (%s)', (kind) => {
       store = new MemoryDialStore();
       return;
     }
-    const settings = { databaseUrl: testDatabaseUrl(dir), poolSize: 4, retentionMs: 1, retentionDays: 1 };
+    const settings = {
+      databaseUrl: testDatabaseUrl(dir),
+      poolSize: 4,
+      retentionMs: 1,
+      retentionDays: 1,
+      portalRetentionMs: 30 * 86_400_000,
+    };
     stores = await openStores(settings);
     second = await openStores(settings);
     store = stores.dials;

@@ -12,6 +12,7 @@ async function main(): Promise<void> {
     poolSize: 2,
     retentionMs: 0,
     retentionDays: 0,
+    portalRetentionMs: 30 * 86_400_000,
   });
   await stores.replicas.join(replicaId);
   const leases = [];
