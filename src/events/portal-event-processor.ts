@@ -40,6 +40,8 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
   private running?: Promise<void>;
   private wakeUp?: () => void;
   private woken = false;
+  /** How often it looks without being woken; with many portals, longer (each post wakes its own portal). */
+  pollMs = POLL_MS;
 
   constructor(
     private readonly store: PortalEventStore,
@@ -77,7 +79,7 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
       }
       if (claimed === BATCH || this.woken || this.stopped) continue;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, POLL_MS);
+        const timer = setTimeout(resolve, this.pollMs);
         this.wakeUp = () => {
           clearTimeout(timer);
           resolve();

@@ -4,7 +4,6 @@ import {
   Controller,
   Get,
   HttpCode,
-  Inject,
   Logger,
   Post,
   Query,
@@ -12,12 +11,10 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
-import { PORTAL_ID } from '../config/portal-id';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalEventStore } from '../store/portal-event-store';
-import { PortalEventTokens } from './portal-event-tokens';
-import { PortalEventProcessor } from './portal-event-processor';
-import { applicationTokenOf, bodyOf, dedupeKeyOf, kindOf } from './portal-event';
+import { PortalEventRouting } from './portal-event-routing';
+import { bodyOf, dedupeKeyOf, kindOf } from './portal-event';
 
 /** What `GET /v1/admin/portal-events` shows of an event: never the auth fields (they are not stored). */
 export interface PortalEventView {
@@ -41,17 +38,15 @@ export class PortalEventsController {
 
   constructor(
     private readonly store: PortalEventStore,
-    private readonly tokens: PortalEventTokens,
-    private readonly processor: PortalEventProcessor,
+    private readonly routing: PortalEventRouting,
     private readonly metrics: BridgeMetrics,
-    @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
   @Post('v1/portal/events')
   @HttpCode(200)
   async receive(@Body() form: unknown): Promise<{ event: string; stored: boolean; duplicate?: boolean }> {
-    const token = applicationTokenOf(form);
-    if (!(await this.tokens.accepts(token))) {
+    const portalId = await this.routing.portalOf(form);
+    if (portalId === undefined) {
       this.metrics.portalEvents.inc({ event: 'any', outcome: 'refused' });
       this.logger.warn('a portal event post without the expected application token was refused');
       throw new UnauthorizedException('the application token of the post is not the expected one');
@@ -64,25 +59,29 @@ export class PortalEventsController {
     }
     const receivedAt = Date.now();
     const { duplicate } = await this.store.add({
-      portalId: this.portalId,
+      portalId,
       dedupeKey: dedupeKeyOf(body),
       event: body.event,
       payload: JSON.stringify({ data: body.data, ts: body.ts }),
       receivedAt,
     });
     this.metrics.portalEvents.inc({ event: body.event, outcome: duplicate ? 'duplicate' : 'stored' });
-    if (!duplicate) this.processor.wake();
+    if (!duplicate) this.routing.stored(portalId);
     return { event: body.event, stored: true, ...(duplicate ? { duplicate } : {}) };
   }
 
   /** The newest portal events and how they were handled, for operators (ADMIN_TOKEN). */
   @Get('v1/admin/portal-events')
   @UseGuards(AdminTokenGuard)
-  async list(@Query('limit') limit = '100'): Promise<{ events: PortalEventView[] }> {
+  async list(
+    @Query('limit') limit = '100',
+    @Query('portal') portal?: string,
+  ): Promise<{ events: PortalEventView[] }> {
+    const portalId = this.routing.listed(portal);
     const size = Number(limit);
     if (!Number.isInteger(size) || size < 1 || size > 1000)
       throw new BadRequestException('limit must be 1 to 1000');
-    const events = await this.store.list(this.portalId, size);
+    const events = await this.store.list(portalId, size);
     return {
       events: events.map((event) => ({
         id: event.id,

@@ -6,8 +6,8 @@ import { CallStore } from '../store/call-store';
 /**
  * Click-to-call (SPEC.md §6): keeps every click the portal published, so the PBX's later report of the call
  * (without a CRM_CALL_ID) can be matched to it at intake (click-match.ts). Idempotent by CALL_ID: the
- * publisher may hand the same click again after a crash. Stored under this bridge's PORTAL_ID, whatever
- * `click.portalId` says (one bridge serves one portal).
+ * publisher may hand the same click again after a crash. Stored under the click's portal (`PORTAL_ID` with
+ * one portal; with many, each portal's runtime has its own bus and registry).
  */
 @Injectable()
 export class ClickRegistry implements OnModuleInit {
@@ -22,7 +22,7 @@ export class ClickRegistry implements OnModuleInit {
   }
 
   async keep(click: PortalClick): Promise<void> {
-    await this.store.saveClick(this.portalId, {
+    await this.store.saveClick(click.portalId || this.portalId, {
       portalCallId: click.portalCallId,
       userId: click.userId,
       phoneNumber: click.phoneNumber,

@@ -13,6 +13,12 @@ export interface PortalOwnSettings {
   /** The portal's plan: its request budget (2/s burst 50 by default; large plans 5/s, 250). */
   rateLimitRps?: number;
   rateBurst?: number;
+  /**
+   * Click-to-call to this portal's PBX: the dial settings under their variable names (`DIAL_MODE`, `AMI_URL`,
+   * `ESL_URL`, `DIAL_URL`, `DIAL_AUTH`, …, SPEC.md §6), checked as the environment's are. Holds secrets:
+   * never shown back.
+   */
+  dial?: Record<string, string>;
 }
 
 export type PortalStatus = 'active' | 'uninstalled';

@@ -1,4 +1,5 @@
 import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { ModuleRef } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { AppConfig } from '../config/app-config';
@@ -15,6 +16,9 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { PortalRecord, PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
+import { PortalEventStore } from '../store/portal-event-store';
+import { DialStore } from '../store/dial-store';
+import { CallIntake } from '../intake/call-intake.service';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { Shards } from './shards';
 
@@ -52,10 +56,18 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     metrics: BridgeMetrics,
     private readonly portals: PortalStore,
     replicas: ReplicaRegistry,
+    events: PortalEventStore,
+    dials: DialStore,
+    private readonly modules: ModuleRef,
   ) {
     // The replica id is the lease owner too: a survivor takes a dead replica's leases at once (its lock is gone).
     this.shards = new ShardMap(replicas, this.replicaId, () => Promise.resolve(this.ids()));
     this.deps = {
+      config,
+      events,
+      dials,
+      // Intake wakes delivery through WorkSignal, which is this registry: taken once the application is built.
+      intake: undefined as unknown as CallIntake,
       oauth: {
         oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
         clientId: auth.clientId ?? '',
@@ -80,6 +92,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   async onApplicationBootstrap(): Promise<void> {
+    this.deps.intake = this.modules.get(CallIntake, { strict: false });
     await this.shards.start();
     this.shards.onChange(() => void this.placeDelivery());
     await this.sync();

@@ -1,20 +1,39 @@
+import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
+import { ClickBus } from '../clicks/click';
+import { AppConfig } from '../config/app-config';
 import { OAuthSettings } from '../auth/oauth-settings';
 import { DeliverySettings, LookupSettings, PortalSettings, RecordingSettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { CrmSearch } from '../crm/crm-search';
 import { EmployeeDirectory } from '../crm/employee-directory';
 import { DeliveryService } from '../delivery/delivery.service';
+import { DialWorker } from '../dialer/dial-worker';
+import { PortalEventBinder } from '../events/portal-event-binder';
+import { PortalEventProcessor } from '../events/portal-event-processor';
+import { PortalEventsStatus } from '../events/portal-events-status';
+import { CallIntake } from '../intake/call-intake.service';
+import { ClickRegistry } from '../intake/click-registry';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { createPortalClient } from '../portal/portal.module';
 import { CallStore } from '../store/call-store';
 import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
+import { DialStore } from '../store/dial-store';
+import { PortalEventStore } from '../store/portal-event-store';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
+import { portalDialSettings } from './portal-dial';
+
+/** Portal events: each post wakes its portal's processor; the poll finds only retries and orphans. */
+const EVENT_POLL_MS = 5000;
 
 /** What every portal's services share: the deployment's settings, stores and metrics. */
 export interface RuntimeDeps {
+  config: AppConfig;
+  events: PortalEventStore;
+  dials: DialStore;
+  intake: CallIntake;
   oauth: Omit<OAuthSettings, 'portalId' | 'portalUrl'>;
   portal: PortalSettings;
   delivery: DeliverySettings;
@@ -43,7 +62,17 @@ export class PortalRuntime {
   readonly client: PortalClient;
   readonly directory: EmployeeDirectory;
   readonly lookups: CrmLookupService;
+  private readonly lookupSettings: LookupSettings;
+  /** The portal's own click bus: its click registry records, its dialer (when it has dial settings) acts. */
+  readonly bus = new ClickBus();
+  readonly eventsStatus = new PortalEventsStatus();
+  readonly dialer?: DialWorker;
+  /** Handles the events posted to this replica while another delivers the portal (one pass per post). */
+  private readonly oneShot: PortalEventProcessor;
+  private readonly logger: Logger;
   private delivery?: DeliveryService;
+  private processor?: PortalEventProcessor;
+  private binder?: PortalEventBinder;
   private deliveryStopping?: Promise<void>;
   private closed = false;
 
@@ -78,6 +107,11 @@ export class PortalRuntime {
       defaultCountry: own.defaultCountry ?? deps.lookup.defaultCountry,
     };
     this.directory = new EmployeeDirectory(this.client, lookup, this.credentials);
+    this.logger = new Logger(`Portal ${record.portalId}`);
+    new ClickRegistry(this.bus, deps.calls, record.portalId).onModuleInit();
+    const dial = own.dial && portalDialSettings(own.dial, own.defaultUserId ?? deps.delivery.defaultUserId);
+    if (dial && 'problems' in dial) this.logger.warn(`click-to-call is off: ${dial.problems.join('; ')}`);
+    this.lookupSettings = lookup;
     this.lookups = new CrmLookupService(
       new CrmSearch(this.client, lookup),
       this.directory,
@@ -85,6 +119,20 @@ export class PortalRuntime {
       lookup,
       deps.metrics,
     );
+    this.oneShot = this.eventProcessor(lookup);
+    if (dial && 'settings' in dial) {
+      this.dialer = new DialWorker(
+        this.bus,
+        deps.dials,
+        dial.settings,
+        deps.intake,
+        this.directory,
+        this.lookups,
+        deps.metrics,
+        record.portalId,
+      );
+      this.dialer.onModuleInit();
+    }
   }
 
   get settings(): PortalRecord['settings'] {
@@ -96,6 +144,27 @@ export class PortalRuntime {
     await this.credentials.open();
     this.lookups.onModuleInit();
     this.directory.onApplicationBootstrap();
+    this.dialer?.onApplicationBootstrap();
+  }
+
+  /** An event of this portal was stored here: the processor looks now, or one pass runs if another replica delivers. */
+  eventStored(): void {
+    if (this.processor) return this.processor.wake();
+    this.oneShot.runOnce().catch((error: Error) => this.logger.warn(`portal events: ${error.message}`));
+  }
+
+  private eventProcessor(lookup: LookupSettings): PortalEventProcessor {
+    const processor = new PortalEventProcessor(
+      this.deps.events,
+      this.bus,
+      this.lookups,
+      this.deps.metrics,
+      lookup,
+      this.portalId,
+    );
+    // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held.
+    processor.pollMs = EVENT_POLL_MS;
+    return processor;
   }
 
   get delivering(): boolean {
@@ -126,14 +195,34 @@ export class PortalRuntime {
       { owner: deps.replicaId, metricsPortal: deps.portalLabel ? this.portalId : 'all', gauges: false },
     );
     this.delivery.onApplicationBootstrap();
+    // The replica delivering the portal also handles its events in the background and binds them.
+    this.processor = this.eventProcessor(this.lookupSettings);
+    this.processor.onApplicationBootstrap();
+    this.binder = new PortalEventBinder(
+      deps.config,
+      this.credentials,
+      this.client,
+      deps.events,
+      this.processor,
+      deps.metrics,
+      this.eventsStatus,
+      this.portalId,
+    );
+    this.binder.onApplicationBootstrap();
   }
 
   /** Another replica delivers the portal now (or this one stops): the batches in flight settle, the lease goes. */
   stopDelivery(): Promise<void> {
     const delivery = this.delivery;
-    this.delivery = undefined;
+    const processor = this.processor;
+    const binder = this.binder;
+    this.delivery = this.processor = this.binder = undefined;
     if (!delivery) return this.deliveryStopping ?? Promise.resolve();
-    this.deliveryStopping = delivery.stopDelivering();
+    this.deliveryStopping = Promise.all([
+      delivery.stopDelivering(),
+      processor?.beforeApplicationShutdown(),
+      binder?.beforeApplicationShutdown(),
+    ]).then(() => undefined);
     return this.deliveryStopping;
   }
 
@@ -152,6 +241,7 @@ export class PortalRuntime {
   async close(): Promise<void> {
     this.closed = true;
     await this.stopDelivery();
+    await this.dialer?.beforeApplicationShutdown();
     this.directory.beforeApplicationShutdown();
     this.client.budget.stop();
   }

@@ -1,4 +1,14 @@
-import { IsBoolean, IsInt, IsNumber, IsOptional, Matches, Max, Min, ValidateIf } from 'class-validator';
+import {
+  IsBoolean,
+  IsInt,
+  IsNumber,
+  IsObject,
+  IsOptional,
+  Matches,
+  Max,
+  Min,
+  ValidateIf,
+} from 'class-validator';
 
 /**
  * `PATCH /v1/admin/portals/:portalId`: the portal's own settings; `null` removes one (back to the
@@ -40,4 +50,10 @@ export class PortalSettingsPatch {
   @Min(1)
   @Max(10_000)
   rateBurst?: number | null;
+
+  /** Click-to-call to this portal's PBX, under the environment's names (checked in `portalDialSettings`). */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsObject()
+  dial?: Record<string, string> | null;
 }

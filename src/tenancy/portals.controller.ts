@@ -19,6 +19,7 @@ import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { digest } from '../common/secrets';
 import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
 import { PortalRegistry } from './portal-registry';
+import { dialView, portalDialSettings } from './portal-dial';
 import { PortalSettingsPatch } from './portal-settings.dto';
 
 const PORTAL_ID = /^[\w.:-]{1,100}$/;
@@ -32,7 +33,8 @@ export interface PortalView {
   status: PortalRecord['status'];
   installedAt: string;
   uninstalledAt: string | null;
-  settings: PortalRecord['settings'];
+  /** The portal's own settings; `dial` shows only its mode and the PBX's address. */
+  settings: Omit<PortalRecord['settings'], 'dial'> & { dial?: ReturnType<typeof dialView> };
 }
 
 export interface PortalHealth extends PortalView {
@@ -46,6 +48,9 @@ export interface PortalHealth extends PortalView {
     batchesInFlight: number;
   } | null;
   queue: { depth: number; failed: number; oldestWaitingSec: number | null };
+  /** Portal events (bindings, the line) as the replica delivering the portal saw them; the dialer's PBX. */
+  events: Record<string, unknown> | null;
+  dialer: Record<string, unknown> | null;
 }
 
 /**
@@ -95,6 +100,8 @@ export class PortalsController {
             batchesInFlight: status.batchesInFlight,
           }
         : null,
+      events: runtime ? runtime.eventsStatus.view() : null,
+      dialer: runtime?.dialer?.dialerStatus ?? null,
       queue: {
         depth: stats.depth,
         failed: stats.failed,
@@ -120,6 +127,17 @@ export class PortalsController {
           problems: Object.values(problem.constraints ?? { unknown: 'is not a setting' }),
         })),
       });
+    }
+    if (patch.dial) {
+      const dial = portalDialSettings(patch.dial, undefined);
+      if ('problems' in dial)
+        throw new BadRequestException({
+          message: 'invalid portal settings',
+          errors: [{ field: 'dial', problems: dial.problems }],
+        });
+      patch.dial = Object.fromEntries(
+        Object.entries(patch.dial).map(([name, value]) => [name, String(value)]),
+      );
     }
     const updated = await this.portals.updateSettings(portalId, { ...patch }, Date.now());
     if (!updated) throw notFound(portalId);
@@ -184,8 +202,13 @@ function viewOf(record: PortalRecord): PortalView {
     status: record.status,
     installedAt: new Date(record.installedAt).toISOString(),
     uninstalledAt: record.uninstalledAt ? new Date(record.uninstalledAt).toISOString() : null,
-    settings: record.settings,
+    settings: settingsView(record.settings),
   };
+}
+
+function settingsView(settings: PortalRecord['settings']): PortalView['settings'] {
+  const { dial, ...rest } = settings;
+  return dial ? { ...rest, dial: dialView(dial) } : rest;
 }
 
 function labelOf(body: unknown): string | undefined {

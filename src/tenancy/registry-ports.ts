@@ -1,4 +1,8 @@
-import { Injectable } from '@nestjs/common';
+import { BadRequestException, Injectable } from '@nestjs/common';
+import { formOf, formText } from '../auth/portal-post';
+import { sameSecret } from '../common/secrets';
+import { PortalEventRouting } from '../events/portal-event-routing';
+import { TokenStore } from '../store/token-store';
 import { WorkSignal } from '../common/work-signal';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
@@ -110,4 +114,37 @@ export class RegistryHealth extends PortalsHealth {
 
 function ageSec(at: number | undefined): number | undefined {
   return at === undefined ? undefined : Math.max(0, Math.round((Date.now() - at) / 1000));
+}
+
+/**
+ * Event posts of many portals: the post names its portal (`auth[member_id]`) and must carry that portal's
+ * own application token (compared in constant time); an event is handled by its portal's processor.
+ */
+@Injectable()
+export class RegistryEventRouting extends PortalEventRouting {
+  constructor(
+    private readonly registry: PortalRegistry,
+    private readonly tokens: TokenStore,
+  ) {
+    super();
+  }
+
+  async portalOf(form: unknown): Promise<string | undefined> {
+    const auth = formOf(formOf(form).auth);
+    const memberId = formText(auth.member_id);
+    const token = formText(auth.application_token);
+    if (!memberId || !token || !this.registry.get(memberId)) return undefined;
+    const stored = await this.tokens.findTokens(memberId);
+    return stored?.applicationToken && sameSecret(stored.applicationToken, token) ? memberId : undefined;
+  }
+
+  stored(portalId: string): void {
+    this.registry.get(portalId)?.eventStored();
+  }
+
+  listed(portal: string | undefined): string {
+    if (!portal || !/^[\w.:-]{1,100}$/.test(portal))
+      throw new BadRequestException('portal is required with B24_APP_MODE=multi (?portal=<member_id>)');
+    return portal;
+  }
 }

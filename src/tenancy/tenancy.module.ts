@@ -9,7 +9,9 @@ import { MultiPortalInstalls } from './multi-portal-installs';
 import { PortalRegistry } from './portal-registry';
 import { PortalRetention } from './portal-retention';
 import { PortalsController } from './portals.controller';
-import { RegistryCrm, RegistryHealth, RegistrySignal } from './registry-ports';
+import { RegistryCrm, RegistryEventRouting, RegistryHealth, RegistrySignal } from './registry-ports';
+import { PortalEventRouting } from '../events/portal-event-routing';
+import { IntakeModule } from '../intake/intake.module';
 
 /**
  * Many portals in one deployment (`B24_APP_MODE=multi`, SPEC.md §8): the portal registry and what it
@@ -19,6 +21,7 @@ import { RegistryCrm, RegistryHealth, RegistrySignal } from './registry-ports';
  */
 @Global()
 @Module({
+  imports: [IntakeModule],
   controllers: [PortalsController],
   providers: [
     PortalRegistry,
@@ -28,8 +31,9 @@ import { RegistryCrm, RegistryHealth, RegistrySignal } from './registry-ports';
     { provide: WorkSignal, useClass: RegistrySignal },
     { provide: PortalInstalls, useClass: MultiPortalInstalls },
     { provide: PortalsHealth, useClass: RegistryHealth },
+    { provide: PortalEventRouting, useClass: RegistryEventRouting },
   ],
-  exports: [PortalRegistry, PortalCrm, WorkSignal, PortalInstalls, PortalsHealth],
+  exports: [PortalRegistry, PortalCrm, WorkSignal, PortalInstalls, PortalsHealth, PortalEventRouting],
 })
 export class TenancyModule implements NestModule {
   constructor(private readonly admin: AdminTokenGuard) {}
