@@ -184,3 +184,56 @@ describe('risky settings', () => {
     expect(loadConfig({ NODE_ENV: 'development', PBX_TOKENS: 'short' }).PBX_TOKENS).toEqual(['short']);
   });
 });
+
+describe('B24_APP_MODE=multi', () => {
+  const multi = {
+    NODE_ENV: 'production',
+    B24_APP_MODE: 'multi',
+    B24_CLIENT_ID: 'app.1',
+    B24_CLIENT_SECRET: 'secret-value',
+    B24_OAUTH_URL: 'https://oauth.example.com',
+    PUBLIC_URL: 'https://bridge.example.com',
+    ADMIN_TOKEN: 'an-admin-token-long-enough',
+  };
+  const problems = (env: Record<string, string>) => {
+    try {
+      loadConfig(env);
+      return '';
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+
+  it('is an OAuth application of no one portal, never the sandbox, and needs no PBX_TOKENS', () => {
+    const config = loadConfig(multi);
+    expect(config.authMode).toBe('oauth');
+    expect(config.sandboxMode).toBe(false);
+    expect(loadConfig({ ...multi, NODE_ENV: 'development' }).sandboxMode).toBe(false);
+  });
+
+  it("needs the OAuth server and the application, and refuses one portal's settings, naming each", () => {
+    const message = problems({
+      B24_APP_MODE: 'multi',
+      B24_PORTAL_URL: 'https://portal.example.com',
+      PBX_TOKENS: 'a-pbx-token-of-one-portal',
+      DIAL_MODE: 'http',
+      DIAL_URL: 'https://pbx.example.com/dial',
+    });
+    for (const name of [
+      'B24_CLIENT_ID',
+      'B24_CLIENT_SECRET',
+      'B24_OAUTH_URL',
+      'B24_PORTAL_URL',
+      'PBX_TOKENS',
+      'DIAL_MODE',
+    ])
+      expect(message).toContain(`${name}:`);
+    expect(message).not.toContain('a-pbx-token-of-one-portal');
+  });
+
+  it('needs ADMIN_TOKEN and https in production', () => {
+    const message = problems({ ...multi, ADMIN_TOKEN: '', B24_OAUTH_URL: 'http://oauth.example.com' });
+    expect(message).toContain('ADMIN_TOKEN: required');
+    expect(message).toContain('B24_OAUTH_URL: must be an https');
+  });
+});

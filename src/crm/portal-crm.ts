@@ -12,4 +12,6 @@ export abstract class PortalCrm {
   abstract directoryOf(portalId: string): EmployeeDirectory | undefined;
   /** The portal's own missed-call task setting, where it differs from the deployment's; undefined: the deployment's. */
   abstract missedCallTaskOf(portalId: string): boolean | undefined;
+  /** The portal's own country for national numbers (its PBX's events and lookups); undefined: DEFAULT_COUNTRY. */
+  abstract defaultCountryOf(portalId: string): string | undefined;
 }

@@ -26,4 +26,8 @@ export class SinglePortalCrm extends PortalCrm {
   missedCallTaskOf(): boolean | undefined {
     return undefined;
   }
+
+  defaultCountryOf(): string | undefined {
+    return undefined;
+  }
 }

@@ -1,4 +1,11 @@
-import { BadRequestException, Injectable, Logger, ServiceUnavailableException } from '@nestjs/common';
+import {
+  BadRequestException,
+  Injectable,
+  Logger,
+  Optional,
+  ServiceUnavailableException,
+} from '@nestjs/common';
+import { PortalCrm } from '../crm/portal-crm';
 import { CallEvent } from '../calls/call';
 import { CallIntake } from '../intake/call-intake.service';
 import { IntakeSettings } from '../config/settings';
@@ -22,6 +29,7 @@ export class CallEventSubmission {
     private readonly intake: CallIntake,
     private readonly settings: IntakeSettings,
     private readonly metrics: BridgeMetrics,
+    @Optional() private readonly crm?: PortalCrm,
   ) {}
 
   /** `notes` are what an adapter adds to every event beyond the PBX's fields (how it chose the direction). */
@@ -33,7 +41,8 @@ export class CallEventSubmission {
   ): Promise<IngestResult> {
     let events: CallEvent[];
     try {
-      events = parseCallEvents(body, this.settings.defaultCountry).map((event) => ({ ...event, ...notes }));
+      const country = this.crm?.defaultCountryOf(portalId) ?? this.settings.defaultCountry;
+      events = parseCallEvents(body, country).map((event) => ({ ...event, ...notes }));
     } catch (error) {
       this.metrics.events.inc({ outcome: 'rejected' }, Array.isArray(body) ? body.length : 1);
       throw withSources(error, sources);

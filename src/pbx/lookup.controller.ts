@@ -41,6 +41,7 @@ export class LookupController {
   })
   @ApiResponse({ status: 400, description: '`phone` is missing or not a phone number' })
   lookup(@PbxPortal() portalId: string, @Req() request: Request): Promise<LookupAnswer> {
-    return lookupIn(this.crm, portalId, requiredPhone(request.originalUrl, this.settings));
+    const defaultCountry = this.crm.defaultCountryOf(portalId) ?? this.settings.defaultCountry;
+    return lookupIn(this.crm, portalId, requiredPhone(request.originalUrl, { defaultCountry }));
   }
 }

@@ -110,6 +110,11 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     await this.shards.stop();
   }
 
+  /** METRICS_PORTAL_LABEL=1: metrics carry each portal's id. */
+  get portalLabel(): boolean {
+    return this.deps.portalLabel;
+  }
+
   get(portalId: string): PortalRuntime | undefined {
     return this.runtimes.get(portalId);
   }

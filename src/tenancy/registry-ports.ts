@@ -9,7 +9,8 @@ import { EmployeeDirectory } from '../crm/employee-directory';
 import { PortalCrm } from '../crm/portal-crm';
 import { PortalsHealth } from '../health/portals-health';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
-import { CallStore } from '../store/call-store';
+import { CallStore, QueueStats } from '../store/call-store';
+import { PortalRuntime } from './portal-runtime';
 import { PortalRegistry } from './portal-registry';
 
 /** Lookups and directories by portal: the served portal's own, none for a portal not served. */
@@ -29,6 +30,10 @@ export class RegistryCrm extends PortalCrm {
 
   missedCallTaskOf(portalId: string): boolean | undefined {
     return this.registry.get(portalId)?.settings.missedCallTask;
+  }
+
+  defaultCountryOf(portalId: string): string | undefined {
+    return this.registry.get(portalId)?.settings.defaultCountry;
   }
 }
 
@@ -65,26 +70,41 @@ export class RegistryHealth extends PortalsHealth {
     metrics: BridgeMetrics,
   ) {
     super();
-    let waitedReportedMs = 0;
+    const waitedReportedMs = new Map<string, number>();
     metrics.onScrape(async () => {
-      const { total } = await this.calls.deepestQueues(0);
-      const portal = 'all';
-      metrics.queueDepth.set({ portal }, total.depth);
-      metrics.queueOldestAge.set({ portal }, ageSec(total.oldestCreatedAt) ?? 0);
-      const runtimes = this.registry.all();
-      const statuses = runtimes.map((runtime) => runtime.status());
-      metrics.portalPaused.set({ portal }, statuses.filter((status) => status?.paused).length);
-      metrics.deliveryLeaseHeld.set({ portal }, statuses.filter((status) => status?.deliveringHere).length);
-      metrics.batchesInFlight.set(
-        { portal },
-        statuses.reduce((sum, status) => sum + (status?.batchesInFlight ?? 0), 0),
-      );
-      const waited = runtimes.reduce(
-        (sum, runtime) => sum + runtime.client.budget.snapshot().waitedMsTotal,
-        0,
-      );
-      metrics.budgetWait.inc({ portal }, Math.max(0, waited - waitedReportedMs) / 1000);
-      waitedReportedMs = waited;
+      // One series per portal only where the operator asked for it (METRICS_PORTAL_LABEL=1).
+      const groups: { portal: string; runtimes: PortalRuntime[]; stats: QueueStats }[] = [];
+      if (this.registry.portalLabel) {
+        for (const runtime of this.registry.all())
+          groups.push({
+            portal: runtime.portalId,
+            runtimes: [runtime],
+            stats: await this.calls.queueStats(runtime.portalId),
+          });
+      } else {
+        groups.push({
+          portal: 'all',
+          runtimes: this.registry.all(),
+          stats: (await this.calls.deepestQueues(0)).total,
+        });
+      }
+      for (const { portal, runtimes, stats } of groups) {
+        metrics.queueDepth.set({ portal }, stats.depth);
+        metrics.queueOldestAge.set({ portal }, ageSec(stats.oldestCreatedAt) ?? 0);
+        const statuses = runtimes.map((runtime) => runtime.status());
+        metrics.portalPaused.set({ portal }, statuses.filter((status) => status?.paused).length);
+        metrics.deliveryLeaseHeld.set({ portal }, statuses.filter((status) => status?.deliveringHere).length);
+        metrics.batchesInFlight.set(
+          { portal },
+          statuses.reduce((sum, status) => sum + (status?.batchesInFlight ?? 0), 0),
+        );
+        const waited = runtimes.reduce(
+          (sum, runtime) => sum + runtime.client.budget.snapshot().waitedMsTotal,
+          0,
+        );
+        metrics.budgetWait.inc({ portal }, Math.max(0, waited - (waitedReportedMs.get(portal) ?? 0)) / 1000);
+        waitedReportedMs.set(portal, waited);
+      }
     });
   }
 

@@ -155,6 +155,27 @@ describe('two portals in one deployment', () => {
     expect((await bridge.http.get('/v1/admin/portals/nobody').set(admin())).status).toBe(404);
   });
 
+  it("reads national numbers in each portal's own country and aggregates metrics over portals", async () => {
+    const patched = await bridge.http
+      .patch(`/v1/admin/portals/${beta.memberId}`)
+      .set(admin())
+      .send({ defaultCountry: 'AT' });
+    expect(patched.status).toBe(200);
+    // Settings reach the portal's runtime at the next read of the portal list (at once on this replica).
+    const national = (callId: string) => [started(callId, { phoneNumber: '0664 1234567' }), ended(callId)];
+    expect((await post(alphaToken, national('a-country'))).status).toBe(202);
+    expect((await post(betaToken, national('b-country'))).status).toBe(202);
+    const [inAlpha] = await finishedOn(alpha, 'a-country', 1);
+    const [inBeta] = await finishedOn(beta, 'b-country', 1);
+    expect(inAlpha.PHONE_NUMBER).toBe('+496641234567');
+    expect(inBeta.PHONE_NUMBER).toBe('+436641234567');
+    await bridge.http.patch(`/v1/admin/portals/${beta.memberId}`).set(admin()).send({ defaultCountry: null });
+    const { text } = await bridge.http.get('/metrics');
+    expect(text).toMatch(/bridge_queue_depth\{portal="all"\} \d+/);
+    expect(text).not.toContain(alpha.memberId);
+    expect(text).not.toContain(beta.memberId);
+  });
+
   it('refuses a revoked PBX token at once', async () => {
     const token = await pbxTokenFor(bridge, beta.memberId);
     expect((await status(token, 'b-1')).status).toBe(200);

@@ -201,7 +201,7 @@ export class PbxAdaptersController {
   })
   @ApiResponse({ status: 400, description: '`number` is missing or not a phone number' })
   async threeCxLookup(@PbxPortal() portalId: string, @Req() request: Request): Promise<ThreeCxContact> {
-    const phone = requiredPhone(request.originalUrl, this.intake, 'number');
+    const phone = requiredPhone(request.originalUrl, { defaultCountry: this.countryOf(portalId) }, 'number');
     return toThreeCxContact(await lookupIn(this.crm, portalId, phone), portalWebUrl(this.auth));
   }
 
@@ -230,7 +230,7 @@ export class PbxAdaptersController {
     @Query() query: unknown,
   ): Promise<AdapterAnswer> {
     return this.accept(portalId, () =>
-      threeCxJournalToEvents(body, this.zone(query), this.intake.defaultCountry),
+      threeCxJournalToEvents(body, this.zone(query), this.countryOf(portalId)),
     );
   }
 
@@ -241,6 +241,11 @@ export class PbxAdaptersController {
       isEmployee: (number) => employees?.userIdFor(number) !== undefined,
       maxDigits: this.intake.internalMaxDigits,
     };
+  }
+
+  /** The portal's own country for national numbers, else DEFAULT_COUNTRY. */
+  private countryOf(portalId: string): string | undefined {
+    return this.crm.defaultCountryOf(portalId) ?? this.intake.defaultCountry;
   }
 
   private zone(query: unknown): string {
