@@ -24,6 +24,12 @@ export interface SchedulerSettings extends BatchSettings {
   maxInFlight: number;
   /** How long to wait before trying again a portal that refused the bridge's credentials or rights. */
   pauseMs: number;
+  /**
+   * With nothing due, how long the loop sleeps before it looks again (default 1 s). New work wakes it at
+   * once (intake on this replica, NOTIFY from the others), so this only bounds a missed wake-up; with a
+   * thousand portals a replica would otherwise ask the store twice a second per idle portal.
+   */
+  idleLookMs?: number;
 }
 
 /** The delivery lease as the loop uses it (`LeaseKeeper`). */
@@ -183,18 +189,19 @@ export class DeliveryScheduler {
       return { kind: 'wait' };
     }
     // Without this the loop would take a unit, plan nothing and give it back without ever yielding.
+    const look = this.settings.idleLookMs ?? 1000;
     if (this.idle) {
       this.idle = false;
-      return { kind: 'sleep', ms: 1000 };
+      return { kind: 'sleep', ms: look };
     }
     if (now < this.pacedUntil) return { kind: 'sleep', ms: Math.min(1000, this.pacedUntil - now) };
     // Another replica delivers this portal (or none yet): wait to be told the lease is ours.
-    if (!this.lease.current()) return { kind: 'sleep', ms: 1000 };
+    if (!this.lease.current()) return { kind: 'sleep', ms: Math.min(1000, look) };
     const portalId = this.transport.portalId;
     const [due] = await this.store.dueCalls(portalId, now, 1, this.inFlight);
     if (!due) {
       const dueAt = await this.store.nextDueAt(portalId);
-      return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? 1000 : Math.min(1000, dueAt - now) };
+      return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? look : Math.min(look, dueAt - now) };
     }
     let unit: BudgetUnit;
     try {

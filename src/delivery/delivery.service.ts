@@ -32,6 +32,8 @@ export interface DeliveryServiceOptions {
   metricsPortal?: string;
   /** false: the queue gauges are filled by whoever aggregates them. */
   gauges?: boolean;
+  /** With nothing due, how long before the loop looks again (SchedulerSettings.idleLookMs). */
+  idleLookMs?: number;
 }
 
 /**
@@ -69,6 +71,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         maxAttempts: delivery.maxAttempts,
         maxInFlight: delivery.maxInFlight,
         pauseMs: 30_000,
+        idleLookMs: options.idleLookMs,
         maxPayloadBytes: recording.requestMaxBytes,
       },
       lease,

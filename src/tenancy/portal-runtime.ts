@@ -25,6 +25,11 @@ import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { portalDialSettings } from './portal-dial';
 
+/**
+ * An idle portal's delivery looks at the store this often (new work wakes it at once, here or by NOTIFY):
+ * a thousand idle portals at the single-portal 1 s would be 2 000 queries a second.
+ */
+const IDLE_LOOK_MS = 5000;
 /** Portal events: each post wakes its portal's processor; the poll finds only retries and orphans. */
 const EVENT_POLL_MS = 5000;
 
@@ -192,7 +197,12 @@ export class PortalRuntime {
       deps.leases,
       deps.recording,
       deps.portal,
-      { owner: deps.replicaId, metricsPortal: deps.portalLabel ? this.portalId : 'all', gauges: false },
+      {
+        owner: deps.replicaId,
+        metricsPortal: deps.portalLabel ? this.portalId : 'all',
+        gauges: false,
+        idleLookMs: IDLE_LOOK_MS,
+      },
     );
     this.delivery.onApplicationBootstrap();
     // The replica delivering the portal also handles its events in the background and binds them.
