@@ -28,6 +28,26 @@ export interface AnsweredCall {
   answeredAt: number;
 }
 
+/** A grouped queue row as both engines return it (`deepestQueues`). */
+export interface QueueRow {
+  portal_id?: string;
+  depth: number;
+  oldest: number | null;
+}
+
+/** `deepestQueues`' answer from the total row and the per-portal rows. */
+export function deepestQueuesOf(
+  total: QueueRow,
+  top: QueueRow[],
+): { total: QueueStats; top: (QueueStats & { portalId: string })[] } {
+  const stats = (row: QueueRow): QueueStats => ({
+    depth: Number(row.depth),
+    oldestCreatedAt: row.oldest === null ? undefined : Number(row.oldest),
+    failed: 0,
+  });
+  return { total: stats(total), top: top.map((row) => ({ portalId: row.portal_id ?? '', ...stats(row) })) };
+}
+
 export interface QueueStats {
   /** Calls with portal work left (held calls included). */
   depth: number;

@@ -47,6 +47,14 @@ export function portalOf(row: PortalRow): PortalRecord {
   };
 }
 
+export function versionOf(row: Pick<PortalRow, 'portal_id' | 'status' | 'updated_at'>): {
+  portalId: string;
+  status: PortalStatus;
+  updatedAt: number;
+} {
+  return { portalId: row.portal_id, status: row.status as PortalStatus, updatedAt: Number(row.updated_at) };
+}
+
 export function tokenOf(row: PbxTokenRow): PbxTokenRecord & { digest: string } {
   return {
     id: row.id,

@@ -2,7 +2,15 @@ import { PoolClient } from 'pg';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
-import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import {
+  AnsweredCall,
+  CallMutator,
+  CallStore,
+  EventApplier,
+  IngestResult,
+  QueueStats,
+  deepestQueuesOf,
+} from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { DeliveryLease, LeaseLostError } from '../coordination-store';
 import { PostgresDatabase } from './postgres-database';
@@ -309,15 +317,7 @@ export class PostgresCallStore extends CallStore {
        GROUP BY portal_id ORDER BY depth DESC, portal_id LIMIT $1`,
       [limit],
     );
-    return {
-      total: { depth: total.depth, oldestCreatedAt: total.oldest ?? undefined, failed: 0 },
-      top: top.map((row) => ({
-        portalId: row.portal_id,
-        depth: row.depth,
-        oldestCreatedAt: row.oldest ?? undefined,
-        failed: 0,
-      })),
-    };
+    return deepestQueuesOf(total, top);
   }
 
   async queueStats(portalId: string): Promise<QueueStats> {

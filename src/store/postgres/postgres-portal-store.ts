@@ -1,4 +1,12 @@
-import { mergedSettings, PbxTokenRow, PORTAL_TABLES, portalOf, PortalRow, tokenOf } from '../portal-row';
+import {
+  mergedSettings,
+  PbxTokenRow,
+  PORTAL_TABLES,
+  portalOf,
+  PortalRow,
+  tokenOf,
+  versionOf,
+} from '../portal-row';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from '../portal-store';
 import { PostgresDatabase } from './postgres-database';
 
@@ -52,11 +60,7 @@ export class PostgresPortalStore extends PortalStore {
     const rows = await this.db.query<Pick<PortalRow, 'portal_id' | 'status' | 'updated_at'>>(
       'SELECT portal_id, status, updated_at FROM portals ORDER BY portal_id',
     );
-    return rows.map((row) => ({
-      portalId: row.portal_id,
-      status: row.status as PortalStatus,
-      updatedAt: Number(row.updated_at),
-    }));
+    return rows.map(versionOf);
   }
 
   async updateSettings(

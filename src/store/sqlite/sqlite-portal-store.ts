@@ -1,5 +1,13 @@
 import Database from 'better-sqlite3';
-import { mergedSettings, PbxTokenRow, PORTAL_TABLES, portalOf, PortalRow, tokenOf } from '../portal-row';
+import {
+  mergedSettings,
+  PbxTokenRow,
+  PORTAL_TABLES,
+  portalOf,
+  PortalRow,
+  tokenOf,
+  versionOf,
+} from '../portal-row';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from '../portal-store';
 import { SqliteDatabase } from './sqlite-database';
 
@@ -58,11 +66,7 @@ export class SqlitePortalStore extends PortalStore {
     const rows = this.db
       .prepare('SELECT portal_id, status, updated_at FROM portals ORDER BY portal_id')
       .all() as Pick<PortalRow, 'portal_id' | 'status' | 'updated_at'>[];
-    return rows.map((row) => ({
-      portalId: row.portal_id,
-      status: row.status as PortalStatus,
-      updatedAt: Number(row.updated_at),
-    }));
+    return rows.map(versionOf);
   }
 
   async updateSettings(
