@@ -34,6 +34,8 @@ export interface DeliveryServiceOptions {
   gauges?: boolean;
   /** With nothing due, how long before the loop looks again (SchedulerSettings.idleLookMs). */
   idleLookMs?: number;
+  /** The shard map gave this replica the portal: ask for its lease every 200 ms for this long (`LeaseKeeper`). */
+  chaseLeaseMs?: number;
 }
 
 /**
@@ -61,7 +63,14 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     const portal = options.metricsPortal ?? client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const lease = new LeaseKeeper(leases, client.portalId, owner, delivery.leaseMs, () => this.notify());
+    const lease = new LeaseKeeper(
+      leases,
+      client.portalId,
+      owner,
+      delivery.leaseMs,
+      () => this.notify(),
+      options.chaseLeaseMs,
+    );
     this.scheduler = new DeliveryScheduler(
       store,
       client,

@@ -31,6 +31,36 @@ describe('LeaseKeeper.kick', () => {
   });
 });
 
+describe('LeaseKeeper chasing a portal it was given', () => {
+  it('takes the lease as soon as the previous holder lets go, long before its own next tick', async () => {
+    const store = new MemoryLeaseStore(() => Date.now());
+    const previous = await store.acquireLease('portal', 'other', 60_000);
+    let acquired = 0;
+    // Ticks every 20 s; chasing for 30 s after start.
+    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1), 30_000);
+    keeper.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(keeper.current()).toBeUndefined();
+    // The previous holder hands over (its batches settled): released, not expired.
+    await store.releaseLease(previous!);
+    await waitFor(() => acquired === 1);
+    expect(store.holder('portal')).toEqual({ owner: 'me', epoch: 2 });
+    await keeper.stop();
+  });
+
+  it('does not chase without being asked to', async () => {
+    const store = new MemoryLeaseStore(() => Date.now());
+    const previous = await store.acquireLease('portal', 'other', 60_000);
+    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => undefined);
+    keeper.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await store.releaseLease(previous!);
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(store.holder('portal')).toEqual({ owner: 'other', epoch: 1 });
+    await keeper.stop();
+  });
+});
+
 async function waitFor(condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 5000;
   while (!condition()) {

@@ -1,6 +1,9 @@
 import { Logger } from '@nestjs/common';
 import { DeliveryLease, LeaseStore } from '../store/coordination-store';
 
+/** How often a replica chasing a lease it was just given asks again. */
+const CHASE_MS = 200;
+
 /**
  * Holds, renews and gives up one portal's delivery lease (docs/ARCHITECTURE.md "Several replicas").
  * Every replica runs one: the holder renews every third of the lease time; the others try as often, and
@@ -17,6 +20,8 @@ export class LeaseKeeper {
   /** kick() came while a try was under way: the answer it is waiting for may predate what it was told. */
   private kicked = false;
   private lastErrorLoggedAt = 0;
+  private chaseUntil = 0;
+  private chaseTimer?: NodeJS.Timeout;
 
   constructor(
     private readonly store: LeaseStore,
@@ -25,12 +30,19 @@ export class LeaseKeeper {
     private readonly ttlMs: number,
     /** Told when this replica starts delivering (it took or renewed the lease after holding none). */
     private readonly onAcquired: () => void,
+    /**
+     * For this long after `start`, a lease held by another is asked for again every CHASE_MS rather than at
+     * the next tick: a replica the shard map just gave the portal to takes it as soon as the previous holder
+     * lets go (a hand-over) or is seen dead. 0: off (every replica of one portal competes, as before).
+     */
+    private readonly chaseMs = 0,
   ) {
     this.logger = new Logger(`Delivery ${portalId}`);
   }
 
   start(): void {
     if (this.timer) return;
+    this.chaseUntil = Date.now() + this.chaseMs;
     void this.tick();
     this.timer = setInterval(() => void this.tick(), Math.max(500, Math.floor(this.ttlMs / 3)));
   }
@@ -59,6 +71,7 @@ export class LeaseKeeper {
 
   /** Gives the lease up (shutdown), so another replica takes over now rather than after it expires. */
   async stop(): Promise<void> {
+    clearTimeout(this.chaseTimer);
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
     await this.ticking;
@@ -91,6 +104,10 @@ export class LeaseKeeper {
         if (this.lease)
           this.logger.warn(`delivery lease lost to another replica (epoch ${this.lease.epoch})`);
         this.lease = undefined;
+        if (Date.now() < this.chaseUntil) {
+          clearTimeout(this.chaseTimer);
+          this.chaseTimer = setTimeout(() => this.kick(), CHASE_MS);
+        }
         return;
       }
       const fresh = this.lease?.epoch !== lease.epoch;

@@ -202,6 +202,8 @@ export class PortalRuntime {
         metricsPortal: deps.portalLabel ? this.portalId : 'all',
         gauges: false,
         idleLookMs: IDLE_LOOK_MS,
+        // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
+        chaseLeaseMs: deps.delivery.leaseMs + 5000,
       },
     );
     this.delivery.onApplicationBootstrap();

@@ -1,0 +1,145 @@
+import axios from 'axios';
+import { createHash } from 'node:crypto';
+import { Client } from 'pg';
+import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { openStores } from '../../src/store/store.module';
+import { ADMIN_TOKEN } from './bridge-harness';
+import { BridgeProcess, startBridgeProcess } from './bridge-process';
+import { postgresUrlForSchema, TEST_POSTGRES_URL } from './test-database';
+
+/** The PBX token of tenant `index` in a fleet (seeded as its SHA-256, as the admin API stores it). */
+export const fleetToken = (index: number) => `pbx-fleet-${index}-0123456789abcdef`;
+
+/** The environment of a `B24_APP_MODE=multi` replica against `sandbox` (its root is the OAuth server). */
+export function fleetEnv(sandbox: SandboxPortal, schema: string, env: Record<string, string> = {}) {
+  return {
+    NODE_ENV: 'test',
+    B24_APP_MODE: 'multi',
+    ADMIN_TOKEN,
+    B24_OAUTH_URL: sandbox.url,
+    B24_CLIENT_ID: sandbox.oauthApp.clientId,
+    B24_CLIENT_SECRET: sandbox.oauthApp.clientSecret,
+    DATABASE_URL: postgresUrlForSchema(schema),
+    DEFAULT_COUNTRY: 'DE',
+    B24_DEFAULT_USER_ID: '1',
+    B24_TIMEOUT_MS: '5000',
+    DELIVERY_MAX_BACKOFF_SEC: '2',
+    LOG_LEVEL: 'warn',
+    ...env,
+  };
+}
+
+/**
+ * Installs `tenants` straight into the store of `schema` (migrating it): what a verified install stores
+ * (the portal record, a pair the sandbox issued, its application token) and one PBX token each. Installing
+ * a thousand portals through /oauth/install would take minutes at its per-address limit; the install path
+ * itself is tested in test/portals/.
+ */
+export async function seedPortals(schema: string, tenants: SandboxTenant[]): Promise<void> {
+  const stores = await openStores({
+    databaseUrl: postgresUrlForSchema(schema),
+    poolSize: 4,
+    retentionMs: 86_400_000,
+    retentionDays: 1,
+    portalRetentionMs: 86_400_000,
+  });
+  try {
+    for (const [index, tenant] of tenants.entries()) {
+      const pair = tenant.issueTokens();
+      if (!pair) throw new Error(`tenant ${tenant.memberId} has no application`);
+      const now = Date.now();
+      await stores.tokens.saveGrant({
+        portalId: tenant.memberId,
+        memberId: tenant.memberId,
+        domain: tenant.domain,
+        clientEndpoint: tenant.restUrl,
+        accessToken: pair.access_token,
+        refreshToken: pair.refresh_token,
+        accessExpiresAt: now + pair.expires_in * 1000,
+        obtainedAt: now,
+        applicationToken: `app-${tenant.memberId}`,
+      });
+      await stores.portals.saveInstall({
+        portalId: tenant.memberId,
+        domain: tenant.domain,
+        clientEndpoint: tenant.restUrl,
+        now,
+      });
+      await stores.portals.addPbxToken({
+        id: `fleet-${index}`,
+        portalId: tenant.memberId,
+        digest: createHash('sha256').update(fleetToken(index)).digest('hex'),
+        createdAt: now,
+      });
+    }
+  } finally {
+    await stores.calls.close();
+  }
+}
+
+/** Starts `count` replicas one after another (the first migrates, the others find the schema ready). */
+export async function startFleet(count: number, env: Record<string, string>): Promise<BridgeProcess[]> {
+  const replicas: BridgeProcess[] = [];
+  for (let i = 0; i < count; i++) replicas.push(await startBridgeProcess(env));
+  return replicas;
+}
+
+/** A replica's many-portal readiness details (`details.portals`). */
+export async function fleetDetails(replica: BridgeProcess): Promise<{
+  replicaId: string;
+  portals: number;
+  deliveringHere: number;
+  queueDepth: number;
+}> {
+  const { data } = await axios.get(`${replica.url}/health/ready`, {
+    validateStatus: () => true,
+    timeout: 5000,
+  });
+  return data.details?.portals ?? data.info?.portals;
+}
+
+/** Which portals `replica` delivers now (its admin view of each). */
+export async function portalsDeliveredBy(
+  replica: BridgeProcess,
+  tenants: SandboxTenant[],
+): Promise<string[]> {
+  const mine: string[] = [];
+  for (const tenant of tenants) {
+    const { data } = await axios.get(`${replica.url}/v1/admin/portals/${tenant.memberId}`, {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+      timeout: 5000,
+    });
+    if (data.deliveringHere) mine.push(tenant.memberId);
+  }
+  return mine;
+}
+
+export const isAlive = (replica: BridgeProcess) =>
+  replica.child.exitCode === null && replica.child.signalCode === null && !replica.child.killed;
+
+export async function stopFleet(replicas: BridgeProcess[]): Promise<void> {
+  for (const replica of replicas) {
+    if (isAlive(replica)) {
+      replica.child.kill('SIGTERM');
+      await replica.exited;
+    }
+  }
+}
+
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(schema)} CASCADE`);
+  await client.end();
+}
+
+/** Connections of this database in use (every replica's pool, listener and liveness connection). */
+export async function postgresBackends(): Promise<number> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  const { rows } = await client.query<{ n: number }>(
+    'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database()',
+  );
+  await client.end();
+  return rows[0].n - 1;
+}
