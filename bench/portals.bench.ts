@@ -3,8 +3,9 @@
  * one PostgreSQL database, serving BENCH_PORTALS (default 1 000) portals of one sandbox process (this one),
  * each portal at its own budget (2 requests/s, burst 50). Portals are installed straight into the store
  * (test/support/multi-fleet.ts: the install path is tested in test/portals/), then every portal gets steady
- * traffic: BENCH_CALLS_PER_SEC calls a second in all (each call.started then call.ended, one PBX request),
- * round-robin over the portals and the replicas, for BENCH_SECONDS. A sample of ringing calls is timed from
+ * traffic, calls a second in all (each call.started then call.ended, one PBX request), round-robin over the
+ * portals and the replicas, for BENCH_SECONDS: BENCH_CALLS_PER_SEC (200, beyond what this machine delivers:
+ * the capacity) and BENCH_STEADY_CALLS_PER_SEC (60, within it: ring-to-card on a normal day). A sample of ringing calls is timed from
  * the 202 to its register reaching its portal (ring-to-card). Then the failover rounds: BENCH_FAILOVER_RUNS
  * times, 3 fresh replicas with BENCH_FAILOVER_PORTALS portals under traffic, the replica delivering the most
  * portals killed with SIGKILL, and the time from the kill to each of its portals' next request.
@@ -17,7 +18,7 @@
  * background (lease renewals every DELIVERY_LEASE_SEC/3, the idle look every 5 s, the directory refresh) is
  * what grows with the number of portals when they are quiet.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
@@ -38,7 +39,10 @@ import { TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { ended, percentile, postJson, started } from './bench-support';
 
 const PORTALS = Number(process.env.BENCH_PORTALS ?? 1000);
-const CALLS_PER_SEC = Number(process.env.BENCH_CALLS_PER_SEC ?? 200);
+/** Above what this machine delivers: the figure is the bridge's capacity. */
+const SATURATING_CALLS_PER_SEC = Number(process.env.BENCH_CALLS_PER_SEC ?? 200);
+/** Within it: ring-to-card as portals see it on a normal day, not behind a backlog. */
+const STEADY_CALLS_PER_SEC = Number(process.env.BENCH_STEADY_CALLS_PER_SEC ?? 60);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const RINGS = Number(process.env.BENCH_PORTAL_RINGS ?? 40);
 const FAILOVER_RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 10);
@@ -51,6 +55,23 @@ function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of every PostgreSQL process of this machine (the server the bench's replicas share). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1].split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
 }
 
 function rssMb(pid: number | undefined): number {
@@ -96,7 +117,7 @@ function commandsBetween(tenants: SandboxTenant[], from: number, to: number): nu
   return commands;
 }
 
-async function loadRound(replicaCount: number) {
+async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
   const schema = `${TEST_SCHEMA_PREFIX}bportals_${randomBytes(4).toString('hex')}`;
   const sandbox = await SandboxPortal.start();
   const tenants = Array.from({ length: PORTALS }, (_, i) => sandbox.addPortal({ name: `b${i}` }));
@@ -116,6 +137,7 @@ async function loadRound(replicaCount: number) {
     // Steady traffic: CALLS_PER_SEC a second, each to the next portal, via the next replica.
     const cpuBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const benchCpuBefore = process.cpuUsage();
+    const postgresBefore = postgresCpuSeconds();
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -155,6 +177,7 @@ async function loadRound(replicaCount: number) {
     }
     const loadEnd = Date.now();
     const cpuDuring = replicas.map((replica, i) => cpuSeconds(replica.child.pid) - cpuBefore[i]);
+    const postgresDuring = postgresCpuSeconds() - postgresBefore;
     await Promise.all(inFlight);
     // Drain: until every call is finished on its portal (or a minute passes).
     const drainBegin = Date.now();
@@ -207,6 +230,7 @@ async function loadRound(replicaCount: number) {
       cpu: {
         bridgeCoresBusy: Number((bridgeCpuSec / windowSec).toFixed(2)),
         perReplicaCoresBusy: cpuDuring.map((value) => Number((value / windowSec).toFixed(2))),
+        postgresCoresBusy: Number((postgresDuring / windowSec).toFixed(2)),
         bridgeCpuMsPerDeliveredCommand: Number(((bridgeCpuSec * 1000) / Math.max(1, delivered)).toFixed(2)),
         sandboxAndLoadCoresBusy: Number(
           ((benchCpu.user + benchCpu.system) / 1e6 / ((drainedAt - begin) / 1000)).toFixed(2),
@@ -291,8 +315,16 @@ async function failoverRun(): Promise<{ gapsMs: number[]; takeoverMs: number }> 
 }
 
 async function main(): Promise<void> {
-  const one = await loadRound(1);
-  const three = await loadRound(3);
+  const one = await loadRound(1, SATURATING_CALLS_PER_SEC);
+  const three = await loadRound(3, SATURATING_CALLS_PER_SEC);
+  const oneSteady = await loadRound(1, STEADY_CALLS_PER_SEC);
+  const threeSteady = await loadRound(3, STEADY_CALLS_PER_SEC);
+  const steady = (round: typeof one) => ({
+    offered: round.offered,
+    delivered: round.delivered,
+    ringToCard: round.ringToCard,
+    cpu: round.cpu,
+  });
   const runs: { gapsMs: number[]; takeoverMs: number }[] = [];
   for (let i = 0; i < FAILOVER_RUNS; i++) runs.push(await failoverRun());
   const allGaps = runs.flatMap((run) => run.gapsMs);
@@ -302,6 +334,7 @@ async function main(): Promise<void> {
         machine: { cores: cpus().length },
         oneReplica: one,
         threeReplicas: three,
+        steadyLoad: { oneReplica: steady(oneSteady), threeReplicas: steady(threeSteady) },
         scaling: {
           commandsPerSec3over1: Number(
             (

@@ -30,6 +30,8 @@ import { portalDialSettings } from './portal-dial';
  * a thousand idle portals at the single-portal 1 s would be 2 000 queries a second.
  */
 const IDLE_LOOK_MS = 5000;
+/** Numbers cached per portal at most (LOOKUP_CACHE_SIZE, when smaller): a portal's clients calling now. */
+const PORTAL_CACHE_SIZE = 1000;
 /** Portal events: each post wakes its portal's processor; the poll finds only retries and orphans. */
 const EVENT_POLL_MS = 5000;
 
@@ -110,6 +112,8 @@ export class PortalRuntime {
       ...deps.lookup,
       bindCrmEntity: own.bindCrmEntity ?? deps.lookup.bindCrmEntity,
       defaultCountry: own.defaultCountry ?? deps.lookup.defaultCountry,
+      // The cache preallocates room for all its entries: 10 000 a portal would be 400 KB each of a thousand.
+      cacheSize: Math.min(deps.lookup.cacheSize, PORTAL_CACHE_SIZE),
     };
     this.directory = new EmployeeDirectory(this.client, lookup, this.credentials);
     this.logger = new Logger(`Portal ${record.portalId}`);
