@@ -169,5 +169,25 @@ describe('many portals over three replicas', () => {
       expect(stats.queryLimitExceeded).toBe(0);
       expect(stats.byStatus['503'] ?? 0).toBe(0);
     }
+
+    // A new replica takes its share within 10 s (the others hand their portals over as their batches settle).
+    const [fresh] = await startFleet(
+      1,
+      fleetEnv(sandbox, schema, { B24_RATE_LIMIT_RPS: String(RATE), B24_RATE_BURST: String(BURST) }),
+    );
+    replicas.push(fresh);
+    const joinedAt = Date.now();
+    const shares = await eventually(async () => {
+      const details = await Promise.all(replicas.filter(isAlive).map(fleetDetails));
+      const counts = details.map((detail) => detail.deliveringHere);
+      const even = PORTALS / counts.length;
+      return counts.reduce((sum, n) => sum + n, 0) === PORTALS &&
+        counts.every((n) => Math.abs(n - even) <= even * 0.2)
+        ? counts
+        : undefined;
+    }, 30_000);
+    const shareMs = Date.now() - joinedAt;
+    console.log(JSON.stringify({ newReplicaShare: shares, withinMs: shareMs }));
+    expect(shareMs).toBeLessThanOrEqual(10_000);
   }, 600_000);
 });
