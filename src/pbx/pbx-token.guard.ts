@@ -5,6 +5,7 @@ import {
   Inject,
   Injectable,
   Optional,
+  ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
 import type { Request } from 'express';
@@ -74,7 +75,15 @@ export class PbxTokenGuard implements CanActivate {
     if (!this.multi) return matchesAny(token, this.accepted) ? this.portalId : undefined;
     if (!this.portals) return undefined;
     const presented = digest(token);
-    const found = await this.portals.findPbxToken(presented.toString('hex'));
+    let found: Awaited<ReturnType<PortalStore['findPbxToken']>>;
+    try {
+      found = await this.portals.findPbxToken(presented.toString('hex'));
+    } catch {
+      // The store is down: nothing could be stored anyway; the PBX sends again, as after any 503.
+      throw new ServiceUnavailableException(
+        'the store cannot check the PBX token now; nothing was stored, retry',
+      );
+    }
     // The lookup by digest finds the candidate; the comparison that decides is constant-time.
     if (!found || !timingSafeEqual(presented, Buffer.from(found.digest, 'hex'))) return undefined;
     return found.portalId;
