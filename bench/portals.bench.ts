@@ -45,6 +45,7 @@ const SATURATING_CALLS_PER_SEC = Number(process.env.BENCH_CALLS_PER_SEC ?? 200);
 const STEADY_CALLS_PER_SEC = Number(process.env.BENCH_STEADY_CALLS_PER_SEC ?? 60);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 const RINGS = Number(process.env.BENCH_PORTAL_RINGS ?? 40);
+const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 const FAILOVER_RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 10);
 const FAILOVER_PORTALS = Number(process.env.BENCH_FAILOVER_PORTALS ?? 30);
 
@@ -134,6 +135,21 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     await sleep(3000); // the directories' first reads and the event bindings settle
     const rssAfterMb = replicas.map((replica) => rssMb(replica.child.pid));
 
+    // Idle: what the portals cost with no call at all (lease renewals, idle looks, event polls, directories).
+    const idleBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
+    const idlePostgresBefore = postgresCpuSeconds();
+    await sleep(IDLE_SECONDS * 1000);
+    const idle = {
+      seconds: IDLE_SECONDS,
+      bridgeCoresBusy: Number(
+        (
+          replicas.reduce((sum, replica, i) => sum + cpuSeconds(replica.child.pid) - idleBefore[i], 0) /
+          IDLE_SECONDS
+        ).toFixed(3),
+      ),
+      postgresCoresBusy: Number(((postgresCpuSeconds() - idlePostgresBefore) / IDLE_SECONDS).toFixed(3)),
+    };
+
     // Steady traffic: CALLS_PER_SEC a second, each to the next portal, via the next replica.
     const cpuBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const benchCpuBefore = process.cpuUsage();
@@ -204,6 +220,7 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       replicas: replicaCount,
       portals: PORTALS,
       servedAllInMs: servedInMs,
+      idle,
       memory: {
         emptyBridgeRssMb: Math.round(emptyRssMb),
         rssMbPerReplica: rssAfterMb.map(Math.round),

@@ -35,8 +35,10 @@ export async function startBridgeProcess(env: Record<string, string>): Promise<B
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (log += chunk.toString()));
+  // 'close', not 'exit': it comes once the child's stdout and stderr are drained too, so `output()` holds
+  // every line the process wrote before it died ('exit' can come first, with the last lines still in the pipe).
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30000;
