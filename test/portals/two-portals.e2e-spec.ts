@@ -2,6 +2,8 @@ import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { PortalStore } from '../../src/store/portal-store';
 import { TokenStore } from '../../src/store/token-store';
 import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
+import { wavFile } from '../recordings/recording-server';
+import { inboundCall } from '../tasks/task-support';
 import {
   install,
   MultiBridge,
@@ -174,6 +176,49 @@ describe('two portals in one deployment', () => {
     expect(text).toMatch(/bridge_queue_depth\{portal="all"\} \d+/);
     expect(text).not.toContain(alpha.memberId);
     expect(text).not.toContain(beta.memberId);
+  });
+
+  it("takes a PBX's recording for its own portal's call only, and makes missed-call tasks where the portal asked", async () => {
+    expect((await post(alphaToken, [started('a-rec'), ended('a-rec')])).status).toBe(202);
+    const push = (token: string, callId: string) =>
+      bridge.http
+        .put(`/v1/calls/${callId}/recording`)
+        .set('Authorization', `Bearer ${token}`)
+        .set('Content-Type', 'audio/wav')
+        .send(wavFile(2000));
+    // Another portal's PBX cannot attach anything to this call: for it the call does not exist.
+    expect((await push(betaToken, 'a-rec')).status).toBe(404);
+    expect((await push(alphaToken, 'a-rec')).status).toBe(202);
+    await eventually(async () => {
+      const [call] = alpha.calls().filter((c) => c.EXTERNAL_CALL_ID === 'a-rec');
+      return call?.records.length ? call : undefined;
+    }, 30_000);
+
+    // Missed-call tasks are off for the deployment; beta turns them on for itself.
+    const on = await bridge.http
+      .patch(`/v1/admin/portals/${beta.memberId}`)
+      .set(admin())
+      .send({ missedCallTask: true });
+    expect(on.status).toBe(200);
+    expect(
+      (await post(alphaToken, inboundCall('a-miss', '+49 30 555-0142', 'missed') as object[])).status,
+    ).toBe(202);
+    expect(
+      (await post(betaToken, inboundCall('b-miss', '+49 30 555-0142', 'missed') as object[])).status,
+    ).toBe(202);
+    await eventually(async () => {
+      const answer = await status(betaToken, 'b-miss');
+      return answer.body.missedTask?.state === 'created' ? answer : undefined;
+    }, 30_000);
+    expect(
+      beta.inspection.tasks().filter((task) => String(task.title).startsWith('Missed call')),
+    ).toHaveLength(1);
+    await finishedOn(alpha, 'a-miss', 1);
+    expect((await status(alphaToken, 'a-miss')).body.missedTask).toBeUndefined();
+    expect(
+      alpha.inspection.tasks().filter((task) => String(task.title).startsWith('Missed call')),
+    ).toHaveLength(0);
+    await bridge.http.patch(`/v1/admin/portals/${beta.memberId}`).set(admin()).send({ missedCallTask: null });
   });
 
   it('refuses a revoked PBX token at once', async () => {
