@@ -16,7 +16,7 @@ import { requeue } from '../calls/call-lifecycle';
 import { CallStatusView, toStatusView } from '../calls/call-status';
 import { WorkSignal } from '../common/work-signal';
 import { AppConfig } from '../config/app-config';
-import { PORTAL_ID } from '../config/portal-id';
+import { PORTAL_ID, PORTAL_ID_PATTERN } from '../config/portal-id';
 import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
 import { AdminTokenGuard } from './admin-token.guard';
@@ -40,7 +40,7 @@ export class AdminController {
 
   /** `?portal=`: which portal's calls; required with many portals, else PORTAL_ID's. */
   private portalOf(portal: string | undefined): string {
-    if (portal !== undefined && !/^[\w.:-]{1,100}$/.test(portal))
+    if (portal !== undefined && !PORTAL_ID_PATTERN.test(portal))
       throw new BadRequestException('portal must be a portal id');
     if (this.config.B24_APP_MODE !== 'multi') return portal ?? this.portalId;
     if (!portal)

@@ -14,6 +14,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { IANAZone } from 'luxon';
+import { PORTAL_ID_PATTERN } from './portal-id';
 
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
@@ -100,7 +101,7 @@ export class AppConfig {
   /** The id the store keeps this portal's data under; default the portal's host name ("sandbox" in sandbox mode). */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^[\w.:-]{1,100}$/, { message: 'PORTAL_ID must be 1-100 letters, digits, dots, colons or dashes' })
+  @Matches(PORTAL_ID_PATTERN, { message: 'PORTAL_ID must be 1-100 letters, digits, dots, colons or dashes' })
   PORTAL_ID?: string;
 
   @Transform(emptyAsUnset)

@@ -4,6 +4,9 @@
  */
 export const PORTAL_ID = Symbol('PORTAL_ID');
 
+/** What a portal id may be (PORTAL_ID, and with many portals a `member_id` named in a path or query). */
+export const PORTAL_ID_PATTERN = /^[\w.:-]{1,100}$/;
+
 /** What `portalIdOf` needs of the configuration. */
 export interface PortalIdSource {
   PORTAL_ID?: string;

@@ -55,6 +55,12 @@ export function versionOf(row: Pick<PortalRow, 'portal_id' | 'status' | 'updated
   return { portalId: row.portal_id, status: row.status as PortalStatus, updatedAt: Number(row.updated_at) };
 }
 
+/** What may be listed of a PBX token: everything but its digest. */
+export function listedTokenOf(row: PbxTokenRow): PbxTokenRecord {
+  const { digest: _digest, ...token } = tokenOf(row);
+  return token;
+}
+
 export function tokenOf(row: PbxTokenRow): PbxTokenRecord & { digest: string } {
   return {
     id: row.id,

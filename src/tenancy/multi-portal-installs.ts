@@ -1,6 +1,7 @@
 import {
   BadRequestException,
   ForbiddenException,
+  HttpException,
   Injectable,
   Logger,
   ServiceUnavailableException,
@@ -74,7 +75,7 @@ export class MultiPortalInstalls extends PortalInstalls {
       grant = await this.checks.run(() => this.endpoint.refresh(post.refreshToken));
     } catch (error) {
       if (error instanceof OAuthRefusal) return this.repeated(post.memberId, post.applicationToken, error);
-      if (error instanceof Error && 'getStatus' in error) throw error;
+      if (error instanceof HttpException) throw error;
       this.logger.warn(`an install could not be checked with the OAuth server: ${(error as Error).message}`);
       throw new ServiceUnavailableException('the OAuth server could not confirm the install; post it again');
     }

@@ -17,12 +17,12 @@ import { validateSync } from 'class-validator';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { digest } from '../common/secrets';
+import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
 import { PortalRegistry } from './portal-registry';
 import { dialView, portalDialSettings } from './portal-dial';
 import { PortalSettingsPatch } from './portal-settings.dto';
 
-const PORTAL_ID = /^[\w.:-]{1,100}$/;
 const MAX_PAGE = 500;
 
 /** What an operator sees of a portal: its record, and where it stands here (never a token). */
@@ -73,7 +73,7 @@ export class PortalsController {
     const size = Number(limit);
     if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE)
       throw new BadRequestException(`limit must be 1 to ${MAX_PAGE}`);
-    if (after !== undefined && !PORTAL_ID.test(after))
+    if (after !== undefined && !PORTAL_ID_PATTERN.test(after))
       throw new BadRequestException('after must be a portal id');
     const page = await this.portals.listPortals({ after, limit: size });
     return {
@@ -176,7 +176,7 @@ export class PortalsController {
   }
 
   private async find(portalId: string): Promise<PortalRecord> {
-    if (!PORTAL_ID.test(portalId))
+    if (!PORTAL_ID_PATTERN.test(portalId))
       throw new BadRequestException('portalId must be a portal id (its member_id)');
     const record = await this.portals.findPortal(portalId);
     if (!record) throw notFound(portalId);

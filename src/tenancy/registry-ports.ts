@@ -1,6 +1,7 @@
 import { BadRequestException, Injectable } from '@nestjs/common';
 import { formOf, formText } from '../auth/portal-post';
 import { sameSecret } from '../common/secrets';
+import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { PortalEventRouting } from '../events/portal-event-routing';
 import { TokenStore } from '../store/token-store';
 import { WorkSignal } from '../common/work-signal';
@@ -163,7 +164,7 @@ export class RegistryEventRouting extends PortalEventRouting {
   }
 
   listed(portal: string | undefined): string {
-    if (!portal || !/^[\w.:-]{1,100}$/.test(portal))
+    if (!portal || !PORTAL_ID_PATTERN.test(portal))
       throw new BadRequestException('portal is required with B24_APP_MODE=multi (?portal=<member_id>)');
     return portal;
   }

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { openStores } from '../../src/store/store.module';
 import { ADMIN_TOKEN } from './bridge-harness';
+import { multiEnvOn } from './multi-harness';
 import { BridgeProcess, startBridgeProcess } from './bridge-process';
 import { postgresUrlForSchema, TEST_POSTGRES_URL } from './test-database';
 
@@ -12,21 +13,12 @@ export const fleetToken = (index: number) => `pbx-fleet-${index}-0123456789abcde
 
 /** The environment of a `B24_APP_MODE=multi` replica against `sandbox` (its root is the OAuth server). */
 export function fleetEnv(sandbox: SandboxPortal, schema: string, env: Record<string, string> = {}) {
-  return {
-    NODE_ENV: 'test',
-    B24_APP_MODE: 'multi',
-    ADMIN_TOKEN,
-    B24_OAUTH_URL: sandbox.url,
-    B24_CLIENT_ID: sandbox.oauthApp.clientId,
-    B24_CLIENT_SECRET: sandbox.oauthApp.clientSecret,
-    DATABASE_URL: postgresUrlForSchema(schema),
-    DEFAULT_COUNTRY: 'DE',
-    B24_DEFAULT_USER_ID: '1',
+  // Child processes on a busy machine: a longer portal timeout, and warnings in their output.
+  return multiEnvOn(sandbox, postgresUrlForSchema(schema), {
     B24_TIMEOUT_MS: '5000',
-    DELIVERY_MAX_BACKOFF_SEC: '2',
     LOG_LEVEL: 'warn',
     ...env,
-  };
+  });
 }
 
 /**

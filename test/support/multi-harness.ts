@@ -20,9 +20,10 @@ export interface MultiBridge {
   close(): Promise<void>;
 }
 
-export function multiEnv(
+/** A `B24_APP_MODE=multi` bridge's environment on `databaseUrl`; `env` overrides. */
+export function multiEnvOn(
   sandbox: SandboxPortal,
-  dir: string,
+  databaseUrl: string,
   env: Record<string, string> = {},
 ): Record<string, string> {
   return {
@@ -32,7 +33,7 @@ export function multiEnv(
     B24_OAUTH_URL: sandbox.url,
     B24_CLIENT_ID: sandbox.oauthApp.clientId,
     B24_CLIENT_SECRET: sandbox.oauthApp.clientSecret,
-    DATABASE_URL: testDatabaseUrl(dir),
+    DATABASE_URL: databaseUrl,
     DEFAULT_COUNTRY: 'DE',
     B24_DEFAULT_USER_ID: '1',
     B24_TIMEOUT_MS: '2000',
@@ -40,6 +41,15 @@ export function multiEnv(
     LOG_LEVEL: 'error',
     ...env,
   };
+}
+
+/** The same on this test run's store for `dir` (a SQLite file, or its own PostgreSQL schema). */
+export function multiEnv(
+  sandbox: SandboxPortal,
+  dir: string,
+  env: Record<string, string> = {},
+): Record<string, string> {
+  return multiEnvOn(sandbox, testDatabaseUrl(dir), env);
 }
 
 export async function startMultiBridge(

@@ -312,11 +312,15 @@ export class PostgresCallStore extends CallStore {
     const [total] = await this.db.query<{ depth: number; oldest: number | null }>(
       'SELECT COUNT(*)::int AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL',
     );
-    const top = await this.db.query<{ portal_id: string; depth: number; oldest: number | null }>(
-      `SELECT portal_id, COUNT(*)::int AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
+    // Readiness asks for the top portals; the gauges only for the total.
+    const top =
+      limit === 0
+        ? []
+        : await this.db.query<{ portal_id: string; depth: number; oldest: number | null }>(
+            `SELECT portal_id, COUNT(*)::int AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
        GROUP BY portal_id ORDER BY depth DESC, portal_id LIMIT $1`,
-      [limit],
-    );
+            [limit],
+          );
     return deepestQueuesOf(total, top);
   }
 

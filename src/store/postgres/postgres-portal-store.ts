@@ -1,4 +1,5 @@
 import {
+  listedTokenOf,
   mergedSettings,
   PbxTokenRow,
   PORTAL_TABLES,
@@ -106,10 +107,7 @@ export class PostgresPortalStore extends PortalStore {
       'SELECT * FROM pbx_tokens WHERE portal_id = $1 ORDER BY created_at, id',
       [portalId],
     );
-    return rows.map((row) => {
-      const { digest: _digest, ...token } = tokenOf(row);
-      return token;
-    });
+    return rows.map(listedTokenOf);
   }
 
   async findPbxToken(

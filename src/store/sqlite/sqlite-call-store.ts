@@ -314,12 +314,16 @@ export class SqliteCallStore extends CallStore {
     const total = this.db
       .prepare('SELECT COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL')
       .get() as { depth: number; oldest: number | null };
-    const top = this.db
-      .prepare(
-        `SELECT portal_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
+    // Readiness asks for the top portals; the gauges only for the total.
+    const top =
+      limit === 0
+        ? []
+        : (this.db
+            .prepare(
+              `SELECT portal_id, COUNT(*) AS depth, MIN(created_at) AS oldest FROM calls WHERE due_at IS NOT NULL
          GROUP BY portal_id ORDER BY depth DESC, portal_id LIMIT ?`,
-      )
-      .all(limit) as { portal_id: string; depth: number; oldest: number | null }[];
+            )
+            .all(limit) as { portal_id: string; depth: number; oldest: number | null }[]);
     return deepestQueuesOf(total, top);
   }
 

@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import {
+  listedTokenOf,
   mergedSettings,
   PbxTokenRow,
   PORTAL_TABLES,
@@ -108,10 +109,7 @@ export class SqlitePortalStore extends PortalStore {
     const rows = this.db
       .prepare('SELECT * FROM pbx_tokens WHERE portal_id = ? ORDER BY created_at, id')
       .all(portalId) as PbxTokenRow[];
-    return rows.map((row) => {
-      const { digest: _digest, ...token } = tokenOf(row);
-      return token;
-    });
+    return rows.map(listedTokenOf);
   }
 
   async findPbxToken(
