@@ -1,5 +1,5 @@
 import { CallEvent, CallRecord, idempotencyKey } from './call';
-import { cardMoves, cardViewers, popsCard } from './call-card';
+import { cardMoves, cardViewers, popsCard, ringGroupRest, withCardUsers } from './call-card';
 import {
   applyEvent,
   deliveryPriority,
@@ -139,6 +139,51 @@ describe('call card', () => {
     expect(deliveryPriority(call)).toBe(1);
     call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
     expect(dueSteps(call)).toEqual(['finish']);
+  });
+
+  it('one employee under two keys is one person once the directory names their user (103 = user:3)', () => {
+    const directory = (extension: string) => Number(extension) - 100;
+    let call = applyEvent(newCall('p', 'c1', 0), group, settings);
+    call = sentShow(sentRegister(call), ['102', '103']);
+    call = markCardShown(markRegistered(call, { portalCallId: 'externalCall.1' }, 2000), 2000);
+    call = applyEvent(
+      call,
+      { ...answeredBy('x'), extension: undefined, userId: 3 },
+      { ...settings, now: 3000 },
+    );
+    // Spellings only: user:3 is a stranger to show, and 103 someone to hide.
+    expect(cardMoves(call)).toEqual({ show: ['user:3'], hide: ['101', '102', '103'] });
+
+    call = withCardUsers(call, directory);
+    expect(call.cardUsers).toEqual({ '101': 1, '102': 2, '103': 3 });
+    expect(withCardUsers(call, directory)).toBe(call);
+    expect(cardMoves(call)).toEqual({ show: [], hide: ['101', '102'] });
+    call = markCardHidden(sentHide(call, ['101', '102']), 3100);
+    expect(call).toMatchObject({ cardShown: ['103'], nextStep: undefined });
+
+    // The same person reporting the answer again by extension moves nothing; finish closes their card.
+    call = applyEvent(call, answeredBy('103'), { ...settings, now: 4000 });
+    expect(cardMoves(call)).toEqual({ show: [], hide: [] });
+    call = applyEvent(
+      call,
+      { ...answeredBy('x'), extension: undefined, userId: 3 },
+      { ...settings, now: 4500 },
+    );
+    call = applyEvent(call, ended, { ...settings, now: 5000 });
+    expect(dueSteps(call)).toEqual(['finish']);
+    call = markFinished(call, 5100);
+    expect(call).toMatchObject({ cardShown: [], nextStep: undefined });
+  });
+
+  it('a ring group naming one employee twice shows them once', () => {
+    let call = applyEvent(
+      newCall('p', 'c1', 0),
+      { ...group, extensions: ['101', '102', '103', '104'] },
+      settings,
+    );
+    call = withCardUsers({ ...call, cardRegisterKey: '101' }, (extension) => (extension === '104' ? 3 : 2));
+    expect(cardViewers(call)).toEqual(['101', '104']);
+    expect(ringGroupRest(call, '101')).toEqual(['104']);
   });
 
   it('call.answered is keyed by who answered: a repeat is a duplicate, someone else is a transfer', () => {

@@ -1,9 +1,12 @@
 import { CallRecord, PortalUser } from './call';
 
 /**
- * The call card while the phone rings (SPEC.md §4): who should see it now, who was shown it, and so which
- * `show` and `hide` are due. Pure. People are named by card keys: an internal number as the PBX wrote it, or
- * `user:<id>` for a portal user id; the delivery batch turns keys into portal user ids right before sending.
+ * The call card while the phone rings (the API contract's live call card): who should see it now, who was
+ * shown it, and so which `show` and `hide` are due. Pure. People are named by card keys: an internal number
+ * as the PBX wrote it, or `user:<id>` for a portal user id. One employee may come under both (a ring group
+ * shown by extension, answered by `userId`): the delivery batch notes on the call which portal user each
+ * internal number stands for (`cardUsers`, from the employee directory) and every rule here compares
+ * people, not spellings, so `103` and `user:3` are one viewer when the directory puts 103 on user 3.
  *
  * - Ringing: everyone the call rings (`extensions`, or its one employee) and whoever the register popped
  *   the card for.
@@ -44,6 +47,52 @@ export function whoOfCardKey(key: string): { extension?: string; userId?: number
   return { extension: key, userId: undefined };
 }
 
+/** The person a card key names: `user:<id>` once its portal user is known, else the key itself. */
+export function personOf(call: CallRecord, key: string): string {
+  const id = call.cardUsers?.[key];
+  return id === undefined ? key : `${USER_PREFIX}${id}`;
+}
+
+/** Whether two card keys name the same person. */
+export function samePerson(call: CallRecord, a: string, b: string): boolean {
+  return a === b || personOf(call, a) === personOf(call, b);
+}
+
+/** The keys of `list` naming none of the people `keys` name. */
+export function withoutPeople(
+  call: CallRecord,
+  list: string[] | undefined,
+  keys: readonly string[],
+): string[] {
+  const people = new Set(keys.map((key) => personOf(call, key)));
+  return (list ?? []).filter((key) => !people.has(personOf(call, key)));
+}
+
+/**
+ * Notes which portal user each internal number among the call's card keys stands for, as `userOf` knows it
+ * (the employee directory); a key noted once keeps its user for the rest of the call. The same call when
+ * nothing new is known.
+ */
+export function withCardUsers(
+  call: CallRecord,
+  userOf: (extension: string) => number | undefined,
+): CallRecord {
+  const keys = [
+    ...(call.ringing ?? []),
+    ...(call.cardShown ?? []),
+    ...(call.cardMaybe ?? []),
+    call.answeredBy,
+    call.cardRegisterKey,
+  ];
+  let found: Record<string, number> | undefined;
+  for (const key of keys) {
+    if (!key || key.startsWith(USER_PREFIX) || call.cardUsers?.[key] !== undefined || found?.[key]) continue;
+    const id = userOf(key);
+    if (id !== undefined) found = { ...found, [key]: id };
+  }
+  return found ? { ...call, cardUsers: { ...call.cardUsers, ...found } } : call;
+}
+
 /** Whether the call still rings or talks: its card steps and its register go ahead of history. */
 export function isLive(call: CallRecord): boolean {
   return !call.ended && !call.failed;
@@ -54,13 +103,15 @@ export function popsCard(call: CallRecord): boolean {
   return call.show && isLive(call);
 }
 
-/** Who should see the card now. */
+/** Who should see the card now, one key per person. */
 export function cardViewers(call: CallRecord): string[] {
   if (!isLive(call)) return [];
   if (call.answeredBy) return [call.answeredBy];
-  const viewers = new Set(call.ringing ?? []);
-  if (call.cardRegisterKey) viewers.add(call.cardRegisterKey);
-  return [...viewers];
+  const viewers = new Map<string, string>();
+  for (const key of [...(call.ringing ?? []), call.cardRegisterKey]) {
+    if (key && !viewers.has(personOf(call, key))) viewers.set(personOf(call, key), key);
+  }
+  return [...viewers.values()];
 }
 
 /** Whom `finish` names: whoever answered last, else the register's employee (card key). */
@@ -81,17 +132,18 @@ export function cardOpenFor(call: CallRecord): string[] {
 export function cardMoves(call: CallRecord): { show: string[]; hide: string[] } {
   if (!call.portalCallId) return { show: [], hide: [] };
   const viewers = cardViewers(call);
-  const shown = new Set(call.cardShown ?? []);
-  const show = call.show ? viewers.filter((key) => !shown.has(key)) : [];
+  const show = call.show ? withoutPeople(call, viewers, call.cardShown ?? []) : [];
   const closedByFinish = call.ended && !call.finishedOnPortal && !call.failed ? finishKey(call) : undefined;
-  const hide = cardOpenFor(call).filter((key) => !viewers.includes(key) && key !== closedByFinish);
+  const stay = closedByFinish === undefined ? viewers : [...viewers, closedByFinish];
+  const hide = withoutPeople(call, cardOpenFor(call), stay);
   return { show, hide };
 }
 
 /** The keys a ring group's register leaves to a `show` in the same request (everyone but its own employee). */
 export function ringGroupRest(call: CallRecord, registerKey: string | undefined): string[] {
   if (!popsCard(call) || call.answeredBy) return [];
-  return (call.ringing ?? []).filter((key) => key !== registerKey);
+  const rest = withoutPeople(call, call.ringing, registerKey === undefined ? [] : [registerKey]);
+  return rest.filter((key, index) => rest.findIndex((other) => samePerson(call, key, other)) === index);
 }
 
 /** Adds keys to a list, once each. */

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
-import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys } from './call-card';
+import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys, withoutPeople } from './call-card';
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 
 /**
@@ -223,8 +223,12 @@ function confirmShown(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardS
   return { cardShown: withKeys(call.cardShown, keys), cardMaybe: withoutKeys(call.cardMaybe, keys) };
 }
 
+/** The card is closed for the people `keys` name, whichever key they were shown it under. */
 function forgetCard(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardShown' | 'cardMaybe'> {
-  return { cardShown: withoutKeys(call.cardShown, keys), cardMaybe: withoutKeys(call.cardMaybe, keys) };
+  return {
+    cardShown: withoutPeople(call, call.cardShown, keys),
+    cardMaybe: withoutPeople(call, call.cardMaybe, keys),
+  };
 }
 
 /** Card keys whose portal user is unknown: nothing can be shown or hidden for them; they leave the card. */

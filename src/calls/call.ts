@@ -158,6 +158,11 @@ export interface CallRecord {
   cardMaybe?: string[];
   /** The show/hide in flight: which card keys, as which portal user ids (fixed before sending). */
   cardSending?: { show?: CardTarget; hide?: CardTarget };
+  /**
+   * The portal user each internal number among the card keys stands for, noted from the employee directory
+   * by the delivery batch and kept for the call: `103` and `user:3` are then one person (`call-card.ts`).
+   */
+  cardUsers?: Record<string, number>;
   /** Whom `finish` names: the answerer (else the register's employee), fixed before the finish is sent. */
   finishUser?: PortalUser;
   ended?: CallEnd;

@@ -1,6 +1,6 @@
 import { stringify } from 'qs';
 import { CallRecord, PortalStep } from './call';
-import { cardKey, cardMoves, finishKey, ringGroupRest } from './call-card';
+import { cardKey, cardMoves, finishKey, ringGroupRest, samePerson } from './call-card';
 import { deliveryPriority } from './call-lifecycle';
 import { addTaskParams, completeTaskParams, findTaskParams, TASK_PRIORITY } from './missed-call-task';
 import {
@@ -57,6 +57,12 @@ function recordingDue(call: CallRecord): PortalStep | undefined {
   return due ? 'attachRecord' : undefined;
 }
 
+/** Whether anyone but the user finish names still has the card open (finish closes only its own). */
+function othersToHide(call: CallRecord): boolean {
+  const finisher = finishKey(call);
+  return cardMoves(call).hide.some((key) => finisher === undefined || !samePerson(call, key, finisher));
+}
+
 export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
   register: {
     method: 'telephony.externalcall.register',
@@ -85,8 +91,7 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
     params: finishParams,
     priority: 1,
     // The others shown the card are hidden with the finish (it closes only its own user's card).
-    sharesRequestWith: (call) =>
-      cardMoves(call).hide.some((key) => key !== finishKey(call)) ? 'hide' : recordingDue(call),
+    sharesRequestWith: (call) => (othersToHide(call) ? 'hide' : recordingDue(call)),
   },
   attachRecord: { method: 'telephony.externalcall.attachRecord', params: attachRecordParams, priority: 1 },
   // The recording the bridge holds: its content rides as FILE_CONTENT, or (too big) the answer's uploadUrl

@@ -6,8 +6,10 @@ import {
   cardMoves,
   popsCard,
   ringGroupRest,
+  samePerson,
   userIdOfCardKey,
   whoOfCardKey,
+  withCardUsers,
   withKeys,
 } from '../calls/call-card';
 import {
@@ -431,8 +433,15 @@ export class DeliveryBatches {
         const binding = bindings.get(call.callId);
         if (binding instanceof PortalError) return applyRequestFailure(call, binding, settings);
         if (binding !== undefined && call.crmBinding === undefined) call = { ...call, crmBinding: binding };
+        // The card follows people, not spellings: with the employees of the card keys known, the moves the
+        // plan was read with may change (an answer by userId within a ring group shown by extension).
+        const known = this.withCardUsers(call);
+        if (known !== call) {
+          call = replan(known, now);
+          if (dueSteps(call)[0] !== planned[0]) return call;
+        }
         if (call.nextStep === 'register') {
-          const fixed = this.fixRegisterUser(call, now);
+          const fixed = this.withCardUsers(this.fixRegisterUser(call, now));
           if (fixed.failed) return fixed;
           call = fixed;
         }
@@ -509,7 +518,7 @@ export class DeliveryBatches {
     const resolve = (keys: string[]) => {
       const target = { keys: [] as string[], userIds: [] as number[] };
       for (const key of keys) {
-        const known = this.routing?.employeeFor(key);
+        const known = call.cardUsers?.[key] ?? this.routing?.employeeFor(key);
         const id = userIdOfCardKey(key, () => known);
         if (id === undefined) {
           // The directory is not loaded yet (undefined): the move waits for it; known not to exist: dropped.
@@ -587,13 +596,21 @@ export class DeliveryBatches {
     };
   }
 
+  /** The call with the portal user of each internal number among its card keys noted, as far as known. */
+  private withCardUsers(call: CallRecord): CallRecord {
+    const routing = this.routing;
+    return routing ? withCardUsers(call, (extension) => routing.employeeFor(extension) ?? undefined) : call;
+  }
+
   /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
   private finishUserOf(call: CallRecord): PortalUser | undefined {
     const answerer = call.answeredBy;
     // A click-to-call's report that names nobody (the dialer's timeout): B24_DEFAULT_USER_ID.
     const fallback = call.clickToCall && this.settings.defaultUserId !== undefined;
     if (!answerer && !call.portalUser && fallback) return { USER_ID: this.settings.defaultUserId! };
-    if (!answerer || answerer === call.cardRegisterKey) return call.portalUser;
+    if (!answerer || (call.cardRegisterKey && samePerson(call, answerer, call.cardRegisterKey))) {
+      return call.portalUser;
+    }
     const who = whoOfCardKey(answerer);
     if (who.userId !== undefined) return { USER_ID: who.userId };
     const userId = this.routing?.employeeFor(who.extension!);
