@@ -40,7 +40,7 @@ export interface StepKind {
   /**
    * The step of the same call that may ride in the same request after this one (both safe to repeat
    * together), or undefined. Register has none on purpose: register and finish of one call never share
-   * a request (docs/ARCHITECTURE.md "Delivery").
+   * a request (docs/decisions/delivery-and-budget.md).
    */
   sharesRequestWith?(call: CallRecord): PortalStep | undefined;
   /**

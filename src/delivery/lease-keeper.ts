@@ -5,7 +5,7 @@ import { DeliveryLease, LeaseStore } from '../store/coordination-store';
 const CHASE_MS = 200;
 
 /**
- * Holds, renews and gives up one portal's delivery lease (docs/ARCHITECTURE.md "Several replicas").
+ * Holds, renews and gives up one portal's delivery lease (docs/decisions/replicas.md).
  * Every replica runs one: the holder renews every third of the lease time; the others try as often, and
  * one of them takes the portal over once the holder's lease has expired (it died or lost the database).
  * The holder stops sending a little before its lease could expire, and every write of delivery is fenced

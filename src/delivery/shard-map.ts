@@ -8,7 +8,7 @@ function hash48(text: string): number {
 }
 
 /**
- * Which live replica serves which portal (docs/ARCHITECTURE.md "Sharding"): bounded-load rendezvous
+ * Which live replica serves which portal (docs/decisions/sharding.md): bounded-load rendezvous
  * hashing. Each portal ranks the replicas by a hash of (replica, portal) and goes to the highest-ranked one
  * that still has room; a replica's room is ⌊P/n⌋ portals, or one more for the first P mod n replicas to
  * reach ⌊P/n⌋, so loads differ by at most one. Portals are placed in the order of their own hash, so every

@@ -12,9 +12,9 @@ export interface AmiOptions {
 }
 
 /**
- * Asterisk Manager Interface (written from the AMI documentation; no library: see docs/ARCHITECTURE.md
- * "Click-to-call dialer"). One short connection per click: greeting, `Login`, `Originate` (Async, so the
- * answer comes as soon as Asterisk queued the call), `Logoff`. Replies are matched by ActionID; events in
+ * Asterisk Manager Interface (written from the AMI documentation; no library: see
+ * docs/decisions/click-to-call.md). One short connection per click: greeting, `Login`, `Originate` (Async,
+ * so the answer comes as soon as Asterisk queued the call), `Logoff`. Replies are matched by ActionID; events in
  * between are skipped.
  */
 export class AmiDialer extends Dialer {

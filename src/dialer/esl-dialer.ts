@@ -12,7 +12,7 @@ export interface EslOptions {
 
 /**
  * The FreeSWITCH event socket, inbound mode (written from the mod_event_socket documentation; no library:
- * see docs/ARCHITECTURE.md "Click-to-call dialer"). One short connection per click: `auth/request` →
+ * see docs/decisions/click-to-call.md). One short connection per click: `auth/request` →
  * `auth <password>` → `+OK accepted`; `bgapi originate …` → `+OK Job-UUID: …` (the call is started in the
  * background); `exit`.
  */

@@ -103,11 +103,11 @@ export class HealthController {
           authorisation: authorisation.state,
           authorisationAction: authorisation.action ?? null,
           paused: status.paused,
-          // Several replicas: exactly one delivers a portal at a time (docs/ARCHITECTURE.md "Several replicas").
+          // Several replicas: exactly one delivers a portal at a time (docs/decisions/replicas.md).
           deliveringHere: status.deliveringHere,
           pausedReason: status.pausedReason ?? null,
           lastRequestOk: status.lastRequestOk ?? null,
-          // Batches awaiting the portal's answer, and how many its answer time calls for (docs/ARCHITECTURE.md).
+          // Batches awaiting the portal's answer, and how many its answer time calls for (docs/decisions/delivery-and-budget.md).
           batchesInFlight: status.batchesInFlight,
           inFlightLimit: status.inFlightLimit,
           // Server time per method against the portal's operating limit (B24_OPERATING_LIMIT_SEC).

@@ -10,8 +10,7 @@ import {
 import { BudgetUnit } from './budget-unit';
 
 /**
- * The portal's request budget shared by every replica on one database (docs/ARCHITECTURE.md "Several
- * replicas"): each unit is taken from the bucket row in the database, so the sum of all replicas'
+ * The portal's request budget shared by every replica on one database (docs/decisions/replicas.md): each unit is taken from the bucket row in the database, so the sum of all replicas'
  * requests stays within the portal's rate and burst. Across replicas, interactive requests keep a
  * reserve: background work may fill the bucket only up to `capacity - reserve`, so a lookup on any
  * replica finds room even while another replica drains a backlog. Within a replica, waiters are served

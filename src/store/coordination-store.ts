@@ -1,5 +1,5 @@
 /**
- * What replicas sharing one database agree on (docs/ARCHITECTURE.md "Several replicas"): who delivers a
+ * What replicas sharing one database agree on (docs/decisions/replicas.md): who delivers a
  * portal's calls (a lease with a fencing epoch), and how much of the portal's request budget is left (one
  * shared leaky bucket). Both live in the database, so they survive any replica.
  */
@@ -33,7 +33,7 @@ export abstract class LeaseStore {
 }
 
 /**
- * Which replicas are alive (docs/ARCHITECTURE.md "Sharding"): each replica holds a liveness mark while it
+ * Which replicas are alive (docs/decisions/sharding.md): each replica holds a liveness mark while it
  * runs, and the mark goes the moment its process (or its connection to the database) does, so the others
  * can split the portals among the live ones and take a dead one's leases over at once.
  */

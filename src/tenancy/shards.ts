@@ -1,5 +1,5 @@
 /**
- * Which portals this replica delivers (docs/ARCHITECTURE.md "Sharding"). `ShardMap` (PostgreSQL: replicas
+ * Which portals this replica delivers (docs/decisions/sharding.md). `ShardMap` (PostgreSQL: replicas
  * known alive by their advisory locks) spreads them over the live replicas; one process alone (SQLite)
  * delivers every portal.
  */

@@ -65,7 +65,7 @@ async function startReplicaChild(
 }
 
 /**
- * Failover by liveness (docs/ARCHITECTURE.md "Sharding"), PostgreSQL only: a replica's advisory lock on its
+ * Failover by liveness (docs/decisions/sharding.md), PostgreSQL only: a replica's advisory lock on its
  * own connection goes the moment its process is killed, so the others see it gone and take its leases over
  * without waiting for them to expire; and two replicas' shard maps agree on who serves which portal.
  */

@@ -16,7 +16,7 @@ export class PostgresLeaseStore extends LeaseStore {
 
   async acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined> {
     // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher, or the
-    // lease of a registered replica whose liveness lock is gone (it died: docs/ARCHITECTURE.md "Sharding").
+    // lease of a registered replica whose liveness lock is gone (it died: docs/decisions/sharding.md).
     // An owner never registered keeps the lease until it expires.
     const rows = await this.db.query<{ owner: string; epoch: number }>(
       `INSERT INTO portal_leases AS l (portal_id, owner, epoch, expires_at)

@@ -126,7 +126,7 @@ export const POSTGRES_MIGRATIONS: string[] = [
      UNIQUE (portal_id, dedupe_key)
    );
    CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
-  // Sharding (docs/ARCHITECTURE.md "Sharding"): each replica's liveness is a session advisory lock on
+  // Sharding (docs/decisions/sharding.md): each replica's liveness is a session advisory lock on
   // (REPLICA_LOCK_CLASS, lock_key) held by its dedicated connection; this table says whose lock is whose.
   `CREATE TABLE bridge_replicas (
      replica_id text    PRIMARY KEY,

@@ -35,7 +35,7 @@ export interface ReplicaRegistryOptions {
 }
 
 /**
- * Liveness of replicas sharing one PostgreSQL database (docs/ARCHITECTURE.md "Sharding"). A joined replica
+ * Liveness of replicas sharing one PostgreSQL database (docs/decisions/sharding.md). A joined replica
  * holds a session advisory lock on a dedicated connection (not from the pool) for its whole life; the
  * server releases it the moment that connection's backend ends, which a kill -9 causes at once (the kernel
  * closes the socket). `bridge_replicas` maps replica ids to lock keys, so the others read who is alive from

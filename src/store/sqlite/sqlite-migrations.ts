@@ -42,7 +42,7 @@ export const SQLITE_MIGRATIONS: string[] = [
      portal_id  TEXT    NOT NULL,
      expires_at INTEGER NOT NULL
    ) WITHOUT ROWID;`,
-  // Several processes on one file: who delivers each portal (docs/ARCHITECTURE.md "Several replicas").
+  // Several processes on one file: who delivers each portal (docs/decisions/replicas.md).
   `CREATE TABLE portal_leases (
      portal_id  TEXT    NOT NULL PRIMARY KEY,
      owner      TEXT    NOT NULL,
