@@ -159,15 +159,13 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('a callback rings the responsible employee, else B24_DEFAULT_USER_ID', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
-    await harness.app
-      .get(ClickBus)
-      .publish(
-        click('externalCall.cb.1732269000', {
-          kind: 'callback',
-          userId: undefined,
-          phoneNumber: '+4930999000',
-        }),
-      );
+    await harness.app.get(ClickBus).publish(
+      click('externalCall.cb.1732269000', {
+        kind: 'callback',
+        userId: undefined,
+        phoneNumber: '+4930999000',
+      }),
+    );
     await eventually(async () => (ami!.originates().length ? true : undefined));
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/102', Exten: '+4930999000' });
     expect(await dialRequest(harness, 'externalCall.cb.1732269000')).toMatchObject({
@@ -181,15 +179,13 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
     // The sandbox's seeded contact with +49 151 12345678 is assigned to user 2 (internal number 101).
-    await harness.app
-      .get(ClickBus)
-      .publish(
-        click('externalCall.cb2.1732269000', {
-          kind: 'callback',
-          userId: undefined,
-          phoneNumber: '+4915112345678',
-        }),
-      );
+    await harness.app.get(ClickBus).publish(
+      click('externalCall.cb2.1732269000', {
+        kind: 'callback',
+        userId: undefined,
+        phoneNumber: '+4915112345678',
+      }),
+    );
     await eventually(async () => (ami!.originates().length ? true : undefined));
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4915112345678' });
   });
