@@ -25,6 +25,11 @@ import { createDialer } from './dialer-factory';
 const CLAIM_MS = 15_000;
 /** While the employee is looked up, the claim is renewed this often: a slow lookup never lets it lapse. */
 const RENEW_MS = 5_000;
+/**
+ * How long a `sending` request is left to its originate (each of its steps may take DialSettings' timeout)
+ * before it is taken as sent: then it is never dialled again, so this only has to outlast one originate.
+ */
+const SENDING_MS = 60_000;
 /** Retries while the PBX cannot be reached: the employee is waiting, so never more than this apart. */
 const MAX_RETRY_MS = 2000;
 const FIRST_RETRY_MS = 500;
@@ -192,7 +197,7 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     // The decision to dial, under the claim: only one claimant ever moves a request to `sending`.
     const sending = await this.change(request, ['pending'], {
       state: 'sending',
-      dueInMs: CLAIM_MS,
+      dueInMs: SENDING_MS,
       userId,
       extension,
     });
