@@ -65,7 +65,7 @@ export interface FencedRow {
 
 /**
  * `UPDATE … SET … WHERE <key> AND <owner, epoch> = fence [AND state IN (…)]`: changes the row only while
- * the claim is still `fence` (and the row in one of `states`). `set` maps columns to values; `setSql` to
+ * the claim is still `fence` (and the row's `state` column in one of `states`). `set` maps columns to values; `setSql` to
  * SQL expressions written with the builder (e.g. the database clock plus a lease). Run it and count the
  * rows changed: none means the claim was lost (or the state had moved on), and nothing was written.
  */

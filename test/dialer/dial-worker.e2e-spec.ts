@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ClickBus, PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
 import { createServer } from 'node:http';
+import { createServer as createTcpServer, Socket } from 'node:net';
 import { AmiServer } from '../support/ami-server';
 import { EslServer } from '../support/esl-server';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
@@ -243,6 +244,38 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       ]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a hostile PBX sending an endless line: each attempt is cut off, retried with the reason, the bridge stays up', async () => {
+    const sockets = new Set<Socket>();
+    const hostile = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      const more = () => {
+        while (!socket.destroyed && socket.write('A'.repeat(16 * 1024)));
+        if (!socket.destroyed) socket.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (hostile.address() as { port: number }).port;
+      harness = await bridge(port);
+      await harness.app.get(ClickBus).publish(click('externalCall.a0571e.1732269000'));
+      const request = await eventually(async () => {
+        const found = await dialRequest(harness!, 'externalCall.a0571e.1732269000');
+        return found && found.attempts >= 2 ? found : undefined;
+      });
+      expect(request).toMatchObject({
+        state: 'pending',
+        lastError: `PBX sent a line or message head longer than 65536 bytes: connection dropped (127.0.0.1:${port})`,
+      });
+      expect((await harness.http.get('/health/live')).status).toBe(200);
+      expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hostile.close(resolve));
     }
   });
 
