@@ -25,9 +25,11 @@ export type FaultSpec =
   | { kind: 'latency'; ms: number; method?: string; times?: number }
   /**
    * A request calling `method` (also inside a batch) is processed, then its connection is dropped without
-   * an answer: what a caller sees when an answer is lost on the way back.
+   * an answer: what a caller sees when an answer is lost on the way back. With `processAfterMs`, the
+   * connection is dropped at once and the request is processed only that much later: a portal still busy
+   * with a request its caller has given up on (a timeout), whose effect shows up after the caller looked.
    */
-  | { kind: 'lose-answer'; method: string; times?: number }
+  | { kind: 'lose-answer'; method: string; times?: number; processAfterMs?: number }
   /** The portal moved: /rest requests are redirected to the same path under `location`. */
   | { kind: 'redirect'; location: string; status?: 301 | 302 | 307 | 308; times?: number }
   /** The user declines the application on /oauth/authorize/ (`error=access_denied`). */
@@ -103,9 +105,24 @@ export class FaultInjector {
   /** Whether this request's answer is to be lost (it was processed). */
   loseAnswer(methods: readonly string[]): boolean {
     return (
-      this.take((candidate) => candidate.kind === 'lose-answer' && callsMethod(candidate.method, methods)) !==
-      undefined
+      this.take(
+        (candidate) =>
+          candidate.kind === 'lose-answer' &&
+          candidate.processAfterMs === undefined &&
+          callsMethod(candidate.method, methods),
+      ) !== undefined
     );
+  }
+
+  /** How long a request is processed after its caller was cut off (`lose-answer` with `processAfterMs`). */
+  lateProcessingMs(methods: readonly string[]): number | undefined {
+    const fault = this.take(
+      (candidate) =>
+        candidate.kind === 'lose-answer' &&
+        candidate.processAfterMs !== undefined &&
+        callsMethod(candidate.method, methods),
+    );
+    return fault?.kind === 'lose-answer' ? fault.processAfterMs : undefined;
   }
 
   /** A fault for the whole request, whatever method it calls. */
@@ -181,7 +198,17 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
     case 'lose-answer':
       if (typeof body.method !== 'string' || body.method === '')
         return 'lose-answer needs method, the method whose answer is lost';
-      return { kind: 'lose-answer', method: body.method, times: times as number | undefined };
+      if (
+        body.processAfterMs !== undefined &&
+        (!Number.isInteger(body.processAfterMs) || (body.processAfterMs as number) < 0)
+      )
+        return 'processAfterMs must be a non-negative integer';
+      return {
+        kind: 'lose-answer',
+        method: body.method,
+        times: times as number | undefined,
+        processAfterMs: body.processAfterMs as number | undefined,
+      };
     case 'redirect':
       if (typeof body.location !== 'string' || !/^https?:\/\//.test(body.location))
         return 'redirect needs location, an http(s) URL';

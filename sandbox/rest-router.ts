@@ -66,6 +66,8 @@ interface Answer {
   /** Commands that passed the budget and authentication. */
   executed: number;
   commands: number;
+  /** The caller was cut off before the request ran (a late-processed lost answer): nothing is sent. */
+  lost?: boolean;
 }
 
 /** What running a method (or a batch) gives: the envelope without `time`, and the operating time to report. */
@@ -103,7 +105,12 @@ export class RestRouter {
       this.record(entry, redirect.status, null, 0);
       return;
     }
-    const answer = await this.answer(req, url, address, arrivedAt);
+    const answer = await this.answer(req, url, address, arrivedAt, res);
+    if (answer.lost) {
+      // Cut off before it was processed (`lose-answer` with `processAfterMs`): nothing to send.
+      this.record(entry, 0, 'ANSWER_LOST', answer.executed);
+      return;
+    }
     // The server time its commands took (they ran side by side with other requests), then any injected latency.
     const delay =
       answer.executed * this.state.operating.performance.commandMs +
@@ -126,6 +133,7 @@ export class RestRouter {
     url: URL,
     address: RestAddress | undefined,
     arrivedAt: number,
+    res: ServerResponse,
   ): Promise<Answer> {
     let commands = 1;
     let executed = 0;
@@ -151,6 +159,19 @@ export class RestRouter {
       const run = this.runner(method);
       if (this.state.downloadRecordUrls) {
         await downloadRecordUrls(method, params, this.state.recordUrlDownloads);
+      }
+      // A portal still busy with a request its caller gave up on: the caller is cut off now, the request
+      // runs later.
+      const lateMs = this.state.faults.lateProcessingMs(methods);
+      if (lateMs !== undefined) {
+        res.destroy();
+        await this.sleep(lateMs);
+        try {
+          run(params, { state: this.state, caller, now: this.state.now() });
+        } catch {
+          // Refused when it finally ran: the caller, cut off long ago, never learns either way.
+        }
+        return { status: 0, body: {}, executed: commands, commands, methods, lost: true };
       }
       executed = commands;
       const { envelope, operating } = run(params, { state: this.state, caller, now: arrivedAt });

@@ -11,7 +11,9 @@ import {
   markCalledBack,
   missedTaskStep,
   taskAddsCleared,
+  TASK_ADD_SETTLE_MS,
   taskCreated,
+  taskLookupAgainAt,
   taskMarker,
   withMissedTask,
 } from './missed-call-task';
@@ -83,6 +85,15 @@ describe('missed-call tasks', () => {
     const toFinish = plan({ ...ended('missed', 'f1'), portalCallId: 'externalCall.2' }, 2000);
     const { plan: batch } = planBatch([done, toFinish, ringing], { maxCommands: 2 });
     expect(batch.entries.map((entry) => entry.commands[0].step)).toEqual(['register', 'finish']);
+  });
+
+  it('a lookup that finds nothing while the lost add may still be running looks again once it has settled', () => {
+    let call = finished(ended('missed'));
+    call = countTaskAdd({ ...call, missedTask: { ...call.missedTask!, responsibleId: 3 } }, 5000);
+    expect(call.missedTask?.lastAddAt).toBe(5000);
+    expect(taskLookupAgainAt(call, 6500)).toBe(5000 + TASK_ADD_SETTLE_MS);
+    expect(taskLookupAgainAt(call, 5000 + TASK_ADD_SETTLE_MS)).toBeUndefined();
+    expect(taskLookupAgainAt(finished(ended('missed')), 6500)).toBeUndefined();
   });
 
   it('looks for the task before adding again when an add may have gone through', () => {

@@ -21,6 +21,13 @@ const MISSED: readonly EndStatus[] = ['missed', 'busy', 'cancelled'];
 /** A lookup looks for tasks created since this long before the first add (the portal's clock may differ). */
 const LOOKUP_MARGIN_MS = 15 * 60 * 1000;
 
+/**
+ * How long after an add whose answer was lost the portal may still be creating its task: the bridge gave
+ * up on the request (B24_TIMEOUT_MS, 15 s by default) but the portal goes on with it. A lookup that finds
+ * nothing before then proves nothing, so the add is not repeated until a lookup after it finds nothing.
+ */
+export const TASK_ADD_SETTLE_MS = 60_000;
+
 export type MissedTaskState = 'pending' | 'created' | 'completed' | 'failed';
 
 export function isTaskStep(step: PortalStep | undefined): boolean {
@@ -159,12 +166,28 @@ export function countTaskAdd(call: CallRecord, now: number): CallRecord {
   const task = call.missedTask!;
   return {
     ...call,
-    missedTask: { ...task, addsSent: (task.addsSent ?? 0) + 1, firstTriedAt: task.firstTriedAt ?? now },
+    missedTask: {
+      ...task,
+      addsSent: (task.addsSent ?? 0) + 1,
+      firstTriedAt: task.firstTriedAt ?? now,
+      lastAddAt: now,
+    },
   };
 }
 
 export function taskCreated(call: CallRecord, id: number): CallRecord {
   return { ...call, missedTask: { ...call.missedTask!, id } };
+}
+
+/**
+ * A lookup found no task: when the latest add may still be in the portal's hands (sent less than
+ * TASK_ADD_SETTLE_MS ago), the time to look again; undefined when nothing found now means no task.
+ */
+export function taskLookupAgainAt(call: CallRecord, now: number): number | undefined {
+  const sentAt = call.missedTask?.lastAddAt;
+  if (sentAt === undefined) return undefined;
+  const settledAt = sentAt + TASK_ADD_SETTLE_MS;
+  return settledAt > now ? settledAt : undefined;
 }
 
 /** The adds sent so far made no task (the portal answered them with an error, or a lookup found none). */

@@ -20,6 +20,7 @@ import {
   taskCompleted,
   taskCreated,
   taskGivenUp,
+  taskLookupAgainAt,
 } from '../calls/missed-call-task';
 import { PortalError, PortalErrorKind } from '../portal/portal-error';
 import { PlannedCommand } from '../calls/step-planner';
@@ -242,6 +243,11 @@ function afterTaskStep(
       return replan(taskGivenUp(call, `findTask: ${error.message}`), now);
     }
     const id = foundTaskId(call, result);
+    if (id === undefined) {
+      // The lost add may still be creating the task on the portal: look again once it has settled.
+      const again = taskLookupAgainAt(call, now);
+      if (again !== undefined) return replan({ ...succeededTask(call, now), retryAt: again }, now);
+    }
     const found = id === undefined ? taskAddsCleared(call) : taskCreated(call, id);
     return replan(succeededTask(found, now), now);
   }

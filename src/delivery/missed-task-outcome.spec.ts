@@ -1,6 +1,6 @@
 import { CallRecord } from '../calls/call';
 import { newCall, plan } from '../calls/call-lifecycle';
-import { countTaskAdd, taskMarker } from '../calls/missed-call-task';
+import { countTaskAdd, TASK_ADD_SETTLE_MS, taskMarker } from '../calls/missed-call-task';
 import { classifyPortalError, PortalError } from '../portal/portal-error';
 import { applyAnswers, applyRequestFailure } from './delivery-outcome';
 
@@ -56,11 +56,21 @@ describe('missed-call task outcomes', () => {
     );
     expect(found.missedTask?.id).toBe(21);
     expect(found.nextStep).toBeUndefined();
-    const none = applyAnswers(
+    // Nothing found 5 s after the add: the portal may still be creating it, so the lookup is repeated once
+    // the add has settled; nothing found then means no task, and adding again is safe.
+    const early = applyAnswers(
       call,
       [{ step: 'findTask', label: 'findTask_0' }],
       answer('findTask_0', { result: { tasks: [] } }),
       settings,
+    );
+    expect(early.nextStep).toBe('findTask');
+    expect(early.dueAt).toBe(5000 + TASK_ADD_SETTLE_MS);
+    const none = applyAnswers(
+      early,
+      [{ step: 'findTask', label: 'findTask_0' }],
+      answer('findTask_0', { result: { tasks: [] } }),
+      { ...settings, now: 5000 + TASK_ADD_SETTLE_MS },
     );
     expect(none.nextStep).toBe('addTask');
   });

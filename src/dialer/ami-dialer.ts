@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DialError, Dialer, dialString, fillTemplate, oneLine, OriginateRequest } from './dialer';
+import {
+  argumentValue,
+  DialError,
+  Dialer,
+  dialString,
+  fillTemplate,
+  oneLine,
+  OriginateRequest,
+  protocolValue,
+} from './dialer';
 import { LineConnection, ProtocolMessage, tcpTarget } from './line-connection';
 
 export interface AmiOptions {
@@ -29,6 +38,7 @@ export class AmiDialer extends Dialer {
 
   async originate(request: OriginateRequest): Promise<void> {
     const { host, port, user, password } = this.server;
+    argumentValue(request.crmCallId, 'the CALL_ID');
     const timeoutMs = this.options.timeoutMs ?? 5000;
     const connection = await LineConnection.open(host, port, timeoutMs);
     try {
@@ -47,7 +57,8 @@ export class AmiDialer extends Dialer {
       }
       const extension = dialString(request.extension);
       const number = dialString(request.number);
-      const variables = [`CRM_CALL_ID=${oneLine(request.crmCallId)}`];
+      // One variable per header, its value refused if Asterisk would split it (commas) or read a second one.
+      const variables = [`CRM_CALL_ID=${argumentValue(request.crmCallId, 'the CALL_ID')}`];
       const originate = await this.action(connection, 'Originate', [
         [
           'Channel',
@@ -81,7 +92,7 @@ export class AmiDialer extends Dialer {
     const lines = [
       `Action: ${name}`,
       `ActionID: ${actionId}`,
-      ...fields.map(([key, value]) => `${key}: ${value}`),
+      ...fields.map(([key, value]) => `${key}: ${protocolValue(value, `the ${key} header`)}`),
     ];
     connection.send(`${lines.join('\r\n')}\r\n\r\n`);
     return connection.next(

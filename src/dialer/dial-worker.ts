@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import {
   BeforeApplicationShutdown,
   Inject,
@@ -15,12 +17,19 @@ import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
 import { CallIntake } from '../intake/call-intake.service';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
-import { DialRequest, DialStore } from '../store/dial-store';
-import { DialError, Dialer } from './dialer';
+import { DialChange, DialRequest, DialState, DialStore } from '../store/dial-store';
+import { DialError, Dialer, DialRefused, portalCallIdProblem } from './dialer';
 import { createDialer } from './dialer-factory';
 
 /** How long a claimed request is this replica's before another may take it (far above one originate). */
 const CLAIM_MS = 15_000;
+/** While the employee is looked up, the claim is renewed this often: a slow lookup never lets it lapse. */
+const RENEW_MS = 5_000;
+/**
+ * How long a `sending` request is left to its originate (each of its steps may take DialSettings' timeout)
+ * before it is taken as sent: then it is never dialled again, so this only has to outlast one originate.
+ */
+const SENDING_MS = 60_000;
 /** Retries while the PBX cannot be reached: the employee is waiting, so never more than this apart. */
 const MAX_RETRY_MS = 2000;
 const FIRST_RETRY_MS = 500;
@@ -41,18 +50,25 @@ export type DialerStatus = {
 /** Why a request cannot be dialled at all: the portal's call is finished as failed at once. */
 class Undiallable extends Error {}
 
+/** Another replica claimed the request while this one worked it: this one leaves it alone. */
+class ClaimLost extends Error {}
+
 /**
  * Click-to-call (SPEC.md §6, docs/decisions/click-to-call.md). Subscribed to the ClickBus when
  * DIAL_MODE is set: a click is only stored (`dial_requests`, idempotent by CALL_ID), then a background loop
  * claims due requests, finds the employee's extension, asks the PBX, and retries while the PBX cannot be
  * reached until the click's deadline; past it the portal's call is finished as failed through intake.
  *
- * At most once: the request is marked `sending` before the originate; a request found `sending` after its
- * claim ran out (the bridge died during the originate) is taken as sent, never dialled again.
+ * At most once: a claim carries a fencing token and every change names it, so only the current claimant
+ * moves a request (docs/decisions/dialer-fencing.md); the request is marked `sending` before the originate,
+ * and a request found `sending` after its claim ran out (the bridge died during the originate) is taken as
+ * sent, never dialled again. A CALL_ID not of the portal's shape is refused, never sent anywhere.
  */
 @Injectable()
 export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('Dialer');
+  /** This worker's name in the claims it takes. */
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly dialer?: Dialer;
   private readonly portals = new Set<string>();
   private running = false;
@@ -105,21 +121,18 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   /** The ClickBus handler: stores the request (fast, idempotent by CALL_ID) and wakes the loop. */
   async accept(click: PortalClick): Promise<void> {
     this.portals.add(click.portalId);
-    await this.store.add(
-      {
-        portalId: click.portalId,
-        portalCallId: click.portalCallId,
-        kind: click.kind,
-        userId: click.userId,
-        phoneNumber: click.phoneNumber,
-        crmEntityType: click.crmEntityType,
-        crmEntityId: click.crmEntityId,
-        lineNumber: click.lineNumber,
-        clickedAt: click.clickedAt,
-        deadline: click.clickedAt + this.settings.timeoutMs,
-      },
-      Date.now(),
-    );
+    await this.store.add({
+      portalId: click.portalId,
+      portalCallId: click.portalCallId,
+      kind: click.kind,
+      userId: click.userId,
+      phoneNumber: click.phoneNumber,
+      crmEntityType: click.crmEntityType,
+      crmEntityId: click.crmEntityId,
+      lineNumber: click.lineNumber,
+      clickedAt: click.clickedAt,
+      deadline: click.clickedAt + this.settings.timeoutMs,
+    });
     this.poke();
   }
 
@@ -134,8 +147,14 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
       let nextDue = Date.now() + IDLE_POLL_MS;
       for (const portalId of this.portals) {
         try {
-          const claimed = await this.store.claim(portalId, Date.now(), CLAIM_MS, 20);
-          await Promise.all(claimed.map((request) => this.work(request)));
+          const claimed = await this.store.claim(portalId, this.owner, CLAIM_MS, 20);
+          await Promise.all(
+            claimed.map((request) =>
+              this.work(request).catch((error: Error) =>
+                this.logger.error(`dial request ${request.portalCallId}: ${error.message}`),
+              ),
+            ),
+          );
           const due = await this.store.nextDueAt(portalId);
           if (due !== undefined) nextDue = Math.min(nextDue, due);
         } catch (error) {
@@ -156,43 +175,89 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   }
 
   private async work(request: DialRequest): Promise<void> {
-    const { portalId, portalCallId } = request;
+    const { portalCallId } = request;
+    const shapeProblem = portalCallIdProblem(portalCallId);
+    if (shapeProblem) {
+      await this.refuse(request, shapeProblem);
+      return;
+    }
+    if (Date.now() >= request.deadline) {
+      await this.fail(request, request.lastError ?? 'not dialled within DIAL_TIMEOUT_SEC', 'pending');
+      return;
+    }
+    let employee: { userId: number; extension: string };
     try {
-      if (Date.now() >= request.deadline) {
-        await this.fail(request, request.lastError ?? 'not dialled within DIAL_TIMEOUT_SEC');
-        return;
-      }
-      const { userId, extension } = await this.employeeOf(request);
-      await this.store.update(
-        portalId,
-        portalCallId,
-        { state: 'sending', dueAt: Date.now() + CLAIM_MS, userId, extension },
-        Date.now(),
-      );
+      employee = await this.holdingClaim(request, () => this.employeeOf(request));
+    } catch (error) {
+      if (error instanceof ClaimLost) return this.lost(request, 'while its employee was looked up');
+      if (error instanceof Undiallable) return this.fail(request, error.message, 'pending');
+      return this.retry(request, error, 'pending');
+    }
+    const { userId, extension } = employee;
+    // The decision to dial, under the claim: only one claimant ever moves a request to `sending`.
+    const sending = await this.change(request, ['pending'], {
+      state: 'sending',
+      dueInMs: SENDING_MS,
+      userId,
+      extension,
+    });
+    if (!sending) return this.lost(request, 'before the originate');
+    try {
       await this.dialer!.originate({
         extension,
         number: request.phoneNumber,
         crmCallId: portalCallId,
         userId,
       });
-      const now = Date.now();
-      await this.store.update(portalId, portalCallId, { state: 'sent', attempts: request.attempts + 1 }, now);
-      this.status = { pbxReachable: true, lastError: null, lastAttemptAt: new Date(now).toISOString() };
-      this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'sent' });
-      this.metrics.clickToOriginate.observe(
-        { mode: this.settings.mode },
-        Math.max(0, (now - request.clickedAt) / 1000),
-      );
-      this.logger.log(`dialled ${portalCallId}: extension ${extension}, attempt ${request.attempts + 1}`);
     } catch (error) {
-      if (error instanceof Undiallable) {
-        await this.fail(request, error.message);
-        return;
-      }
-      await this.retry(request, error).catch((failure: Error) =>
-        this.logger.error(`dial request ${portalCallId}: ${failure.message}`),
-      );
+      if (error instanceof DialRefused) return this.fail(request, error.message, 'sending');
+      return this.retry(request, error, 'sending');
     }
+    const now = Date.now();
+    this.status = { pbxReachable: true, lastError: null, lastAttemptAt: new Date(now).toISOString() };
+    this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'sent' });
+    this.metrics.clickToOriginate.observe(
+      { mode: this.settings.mode },
+      Math.max(0, (now - request.clickedAt) / 1000),
+    );
+    this.logger.log(`dialled ${portalCallId}: extension ${extension}, attempt ${request.attempts + 1}`);
+    // The PBX took it: whatever happens now, it is never dialled again. A store failure here leaves the
+    // request `sending`, which the next claim after the lease settles as sent.
+    await this.change(request, ['sending'], { state: 'sent', attempts: request.attempts + 1 }).catch(
+      (error: Error) => this.logger.error(`dial request ${portalCallId}: marking it sent: ${error.message}`),
+    );
+  }
+
+  /** A change made under the request's claim; false when another replica has claimed it since. */
+  private change(request: DialRequest, from: DialState[], change: DialChange): Promise<boolean> {
+    return this.store.update(request.portalId, request.portalCallId, { claim: request.claim!, from, change });
+  }
+
+  /**
+   * Runs `task` (the employee's lookup, which may wait on the portal) while renewing the request's claim every
+   * RENEW_MS, so a slow lookup never lets the claim lapse; rejects with ClaimLost when a renewal finds the
+   * request claimed by another replica meanwhile.
+   */
+  private async holdingClaim<T>(request: DialRequest, task: () => Promise<T>): Promise<T> {
+    let lost = false;
+    const timer = setInterval(() => {
+      this.change(request, ['pending'], { dueInMs: CLAIM_MS }).then(
+        (held) => (lost ||= !held),
+        // A store error: the fenced change to `sending` decides in the end.
+        (error: Error) => this.logger.warn(`renewing the claim on ${request.portalCallId}: ${error.message}`),
+      );
+    }, RENEW_MS);
+    try {
+      const result = await task();
+      if (lost) throw new ClaimLost();
+      return result;
+    } finally {
+      clearInterval(timer);
+    }
+  }
+
+  private lost(request: DialRequest, when: string): void {
+    this.logger.warn(`dial request ${request.portalCallId}: another replica claimed it ${when}; left to it`);
   }
 
   /** The employee to ring: the clicking user, or for a callback the client's responsible (else the default). */
@@ -228,7 +293,7 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   }
 
   /** The PBX (or the portal, for a callback's responsible) could not be asked: again soon, until the deadline. */
-  private async retry(request: DialRequest, error: unknown): Promise<void> {
+  private async retry(request: DialRequest, error: unknown, from: DialState): Promise<void> {
     const now = Date.now();
     const reason = error instanceof Error ? error.message : String(error);
     const attempts = request.attempts + 1;
@@ -236,15 +301,34 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
       this.status = { pbxReachable: false, lastError: reason, lastAttemptAt: new Date(now).toISOString() };
     }
     const delay = Math.min(MAX_RETRY_MS, FIRST_RETRY_MS * 2 ** Math.min(request.attempts, 4));
-    const dueAt = Math.min(now + delay, request.deadline);
-    this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'retried' });
+    const dueInMs = Math.max(0, Math.min(delay, request.deadline - now));
     this.logger.warn(`dial request ${request.portalCallId}, attempt ${attempts}: ${reason}`);
-    await this.store.update(
-      request.portalId,
-      request.portalCallId,
-      { state: 'pending', attempts, lastError: reason, dueAt },
-      now,
-    );
+    try {
+      // Fenced and only from the state this claim left it in: a late failure never resets a request another
+      // replica has since claimed, sent or failed.
+      const back = await this.change(request, [from], {
+        state: 'pending',
+        attempts,
+        lastError: reason,
+        dueInMs,
+      });
+      if (!back) return this.lost(request, 'before its failure was stored');
+      this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'retried' });
+    } catch (failure) {
+      this.logger.error(`dial request ${request.portalCallId}: ${(failure as Error).message}`);
+    }
+  }
+
+  /**
+   * A CALL_ID that is not of the portal's shape: never sent to the PBX, nor back to the portal (it names no
+   * call the portal made); the request is failed with the reason.
+   */
+  private async refuse(request: DialRequest, reason: string): Promise<void> {
+    if (!(await this.change(request, ['pending'], { state: 'failed', lastError: reason }))) {
+      return this.lost(request, 'before it was refused');
+    }
+    this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'failed' });
+    this.logger.warn(`dial request refused: ${reason}`);
   }
 
   /**
@@ -252,7 +336,11 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
    * carry `crmCallId`, so that CALL_ID is finished and nothing is registered. Stored before the request is
    * marked failed; a crash between them submits the same events again, which intake takes as duplicates.
    */
-  private async fail(request: DialRequest, reason: string): Promise<void> {
+  private async fail(request: DialRequest, reason: string, from: DialState): Promise<void> {
+    // Still ours? Checked (and the claim renewed) before the portal's call is finished as failed.
+    if (!(await this.change(request, [from], { dueInMs: CLAIM_MS }))) {
+      return this.lost(request, 'before it was failed');
+    }
     const callId = `dial-${request.portalCallId}`;
     const common = {
       callId,
@@ -275,12 +363,9 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
       },
     ];
     await this.intake.submit(request.portalId, events);
-    await this.store.update(
-      request.portalId,
-      request.portalCallId,
-      { state: 'failed', lastError: reason },
-      Date.now(),
-    );
+    if (!(await this.change(request, [from], { state: 'failed', lastError: reason }))) {
+      return this.lost(request, 'while it was failed');
+    }
     this.metrics.dials.inc({ mode: this.settings.mode, outcome: 'failed' });
     this.logger.warn(`dial request ${request.portalCallId} failed: ${reason}`);
   }

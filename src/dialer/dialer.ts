@@ -19,6 +19,33 @@ export interface OriginateRequest {
 /** The PBX did not take the request: `message` names the cause and never carries a secret. */
 export class DialError extends Error {}
 
+/** A request the bridge refuses to send as it is (a value the protocol would split): never retried. */
+export class DialRefused extends Error {}
+
+/**
+ * The shape of a portal's CALL_ID, as `telephony.externalcall.register` and the click event give it:
+ * `externalCall.<hex>.<unix time>`. Nothing else is ever sent to a PBX as one.
+ */
+export const PORTAL_CALL_ID_SHAPE = /^externalCall\.[0-9a-f]{1,64}\.\d{1,12}$/i;
+
+/** Why a click's CALL_ID is refused (not of the portal's shape), or undefined when it is one. */
+export function portalCallIdProblem(callId: string): string | undefined {
+  if (PORTAL_CALL_ID_SHAPE.test(callId)) return undefined;
+  return `CALL_ID ${JSON.stringify(callId.slice(0, 80))} is not a portal call id (externalCall.<hex>.<digits>): refused, never dialled`;
+}
+
+/**
+ * A value written into a line-based protocol (an AMI header, an event-socket command): refused when it holds
+ * a line break or another control character, which would end the header and start one of the sender's.
+ */
+export function protocolValue(value: string, what: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what is refused
+  if (/[\u0000-\u001f\u007f]/.test(value)) {
+    throw new DialRefused(`${what} holds a line break or control character: refused, never sent to the PBX`);
+  }
+  return value;
+}
+
 export abstract class Dialer {
   /** What health shows: `ami tcp://pbx.local:5038`, never credentials. */
   abstract readonly target: string;
@@ -36,6 +63,18 @@ export function oneLine(value: string): string {
 /** A dial string (number or extension): digits, letters and `+*#._-` only, so it cannot change a command. */
 export function dialString(value: string): string {
   return value.replace(/[^\w+*#.-]/g, '');
+}
+
+/**
+ * A value that goes unchanged into a PBX's argument list (an AMI `Variable:` value, split by Asterisk on
+ * commas; a FreeSWITCH `{var=value}` prefix, split on commas and closed by `}`): refused unless it is only
+ * letters, digits and `._:-`, which neither splits nor quotes.
+ */
+export function argumentValue(value: string, what: string): string {
+  if (!/^[\w.:-]*$/.test(value)) {
+    throw new DialRefused(`${what} holds characters the PBX would split on: refused, never sent to the PBX`);
+  }
+  return value;
 }
 
 /** Fills `{name}` placeholders; unknown names stay as they are. */

@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DialError, Dialer, dialString, fillTemplate, oneLine, OriginateRequest } from './dialer';
+import {
+  argumentValue,
+  DialError,
+  Dialer,
+  dialString,
+  fillTemplate,
+  oneLine,
+  OriginateRequest,
+  protocolValue,
+} from './dialer';
 import { LineConnection, tcpTarget } from './line-connection';
 
 export interface EslOptions {
@@ -26,11 +35,11 @@ export class EslDialer extends Dialer {
     this.target = `esl tcp://${this.server.host}:${this.server.port}`;
   }
 
-  /** The originate arguments for a request, as sent. */
+  /** The originate arguments for a request, as sent; a CALL_ID FreeSWITCH would split is refused. */
   originateArguments(request: OriginateRequest): string {
     return oneLine(
       fillTemplate(this.options.originate, {
-        crmCallId: dialString(request.crmCallId),
+        crmCallId: argumentValue(request.crmCallId, 'the CALL_ID'),
         extension: dialString(request.extension),
         number: dialString(request.number),
         userId: String(request.userId),
@@ -40,11 +49,12 @@ export class EslDialer extends Dialer {
 
   async originate(request: OriginateRequest): Promise<void> {
     const { host, port, password } = this.server;
+    const command = `bgapi originate ${protocolValue(this.originateArguments(request), 'the originate')}`;
     const timeoutMs = this.options.timeoutMs ?? 5000;
     const connection = await LineConnection.open(host, port, timeoutMs);
     try {
       await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
-      connection.send(`auth ${oneLine(password)}\n\n`);
+      connection.send(`auth ${protocolValue(password, 'the ESL password')}\n\n`);
       const auth = await connection.next(
         (message) => message.headers['Content-Type'] === 'command/reply',
         'the auth command',
@@ -56,7 +66,7 @@ export class EslDialer extends Dialer {
         );
       }
       const jobUuid = randomUUID();
-      connection.send(`bgapi originate ${this.originateArguments(request)}\nJob-UUID: ${jobUuid}\n\n`);
+      connection.send(`${command}\nJob-UUID: ${jobUuid}\n\n`);
       const reply = await connection.next(
         (message) => message.headers['Content-Type'] === 'command/reply',
         'bgapi originate',

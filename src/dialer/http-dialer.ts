@@ -9,6 +9,9 @@ export interface HttpDialOptions {
   timeoutMs?: number;
 }
 
+/** The most of a dial URL's answer that is read: only its status counts; a longer body is cut off. */
+export const MAX_ANSWER_BYTES = 64 * 1024;
+
 /** One HTTP request per click to a URL of the operator's (a PBX's own API, a script); any 2xx means sent. */
 export class HttpDialer extends Dialer {
   readonly target: string;
@@ -47,9 +50,37 @@ export class HttpDialer extends Dialer {
       const cause = (error as { cause?: unknown }).cause ?? error;
       throw new DialError(`PBX unreachable: ${networkCause(cause)} (${this.target})`);
     }
-    await response.arrayBuffer().catch(() => undefined);
+    await drainBounded(response, MAX_ANSWER_BYTES, this.target);
     if (response.status < 200 || response.status > 299) {
       throw new DialError(`the dial URL answered ${response.status} (${this.target})`);
     }
+  }
+}
+
+/**
+ * Reads and discards the answer's body, at most `maxBytes`: past that the connection is dropped and the
+ * dial fails with a DialError saying so, so an endless answer costs no memory.
+ */
+async function drainBounded(response: Response, maxBytes: number, target: string): Promise<void> {
+  const reader = response.body?.getReader();
+  if (!reader) return;
+  let read = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      read += value.byteLength;
+      if (read > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw new DialError(
+          `the dial URL answered more than ${maxBytes} bytes: connection dropped (${target})`,
+        );
+      }
+    }
+  } catch (error) {
+    if (error instanceof DialError) throw error;
+    // The answer broke off after its status: only the status counts.
+  } finally {
+    reader.releaseLock();
   }
 }

@@ -7,11 +7,19 @@ export interface ProtocolMessage {
   body?: string;
 }
 
+/** The longest message head (or greeting line) a PBX may send: AMI and ESL heads are a few hundred bytes. */
+export const MAX_HEAD_BYTES = 64 * 1024;
+/** The longest body a `Content-Length` may announce (ESL replies and events are far smaller). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+/** All a PBX may send on one short connection (events between the replies included). */
+export const MAX_RECEIVED_BYTES = 4 * 1024 * 1024;
+
 /**
  * A TCP connection to a PBX's text protocol (AMI, the FreeSWITCH event socket): messages are `Key: Value`
  * lines ended by a blank line; a `Content-Length` header announces a body (ESL). Every wait is bounded by
  * `timeoutMs`, and a refused or dropped connection becomes a DialError naming the address, never
- * credentials.
+ * credentials. What a PBX sends is bounded (a line or head, a body, the whole connection): past a bound the
+ * connection is dropped with a DialError saying which, so an endless line or stream costs a few MiB at most.
  */
 export class LineConnection {
   private buffer = '';
@@ -19,6 +27,7 @@ export class LineConnection {
   private waiter?: { resolve: () => void; reject: (error: Error) => void };
   private failure?: Error;
   private firstLine?: (line: string) => void;
+  private received = 0;
 
   private constructor(
     private readonly socket: Socket,
@@ -26,7 +35,7 @@ export class LineConnection {
     private readonly timeoutMs: number,
   ) {
     socket.setEncoding('utf8');
-    socket.on('data', (chunk: string) => this.received(chunk));
+    socket.on('data', (chunk: string) => this.receive(chunk));
     socket.on('error', (error) => this.fail(new DialError(`PBX unreachable: ${networkCause(error)}`)));
     socket.on('close', () => this.fail(new DialError(`PBX closed the connection (${label})`)));
   }
@@ -75,8 +84,12 @@ export class LineConnection {
     this.socket.write(text);
   }
 
-  /** The next message for which `accept` is true; others are skipped (events, unrelated replies). */
+  /**
+   * The next message for which `accept` is true; others are skipped (events, unrelated replies). The whole
+   * wait is bounded by `timeoutMs`, however many skipped messages arrive meanwhile.
+   */
   async next(accept: (message: ProtocolMessage) => boolean, what: string): Promise<ProtocolMessage> {
+    const deadline = Date.now() + this.timeoutMs;
     for (;;) {
       const message = this.queue.shift();
       if (message) {
@@ -84,7 +97,11 @@ export class LineConnection {
         continue;
       }
       if (this.failure) throw this.failure;
-      await this.bounded(new Promise<void>((resolve, reject) => (this.waiter = { resolve, reject })), what);
+      await this.bounded(
+        new Promise<void>((resolve, reject) => (this.waiter = { resolve, reject })),
+        what,
+        deadline - Date.now(),
+      );
     }
   }
 
@@ -94,16 +111,24 @@ export class LineConnection {
     setTimeout(() => this.socket.destroy(), 1000).unref();
   }
 
-  private bounded<T>(promise: Promise<T>, what: string): Promise<T> {
+  private bounded<T>(promise: Promise<T>, what: string, waitMs = this.timeoutMs): Promise<T> {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
           reject(new DialError(`PBX did not answer (${what}) within ${this.timeoutMs} ms (${this.label})`)),
-        this.timeoutMs,
+        Math.max(0, waitMs),
       );
     });
     return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+  }
+
+  /** A PBX past a bound: the connection is dropped and every wait fails with the reason. */
+  private drop(reason: string): void {
+    this.buffer = '';
+    this.queue.length = 0;
+    this.fail(new DialError(`PBX ${reason}: connection dropped (${this.label})`));
+    this.socket.destroy();
   }
 
   private fail(error: Error): void {
@@ -113,11 +138,21 @@ export class LineConnection {
     waiter?.reject(this.failure);
   }
 
-  private received(chunk: string): void {
+  private receive(chunk: string): void {
+    if (this.failure) return;
+    this.received += Buffer.byteLength(chunk);
+    if (this.received > MAX_RECEIVED_BYTES) {
+      return this.drop(`sent more than ${MAX_RECEIVED_BYTES} bytes on one connection`);
+    }
     this.buffer += chunk;
     if (this.firstLine) {
       const newline = this.buffer.indexOf('\n');
-      if (newline < 0) return;
+      if (newline < 0) {
+        if (Buffer.byteLength(this.buffer) > MAX_HEAD_BYTES) {
+          this.drop(`sent a line or message head longer than ${MAX_HEAD_BYTES} bytes`);
+        }
+        return;
+      }
       const line = this.buffer.slice(0, newline).replace(/\r$/, '');
       this.buffer = this.buffer.slice(newline + 1);
       const resolve = this.firstLine;
@@ -126,6 +161,12 @@ export class LineConnection {
       resolve(line);
     }
     while (this.parseOne());
+    if (this.failure) return;
+    // What is left is an incomplete message: its head, or a body still arriving.
+    const headEnd = /\r?\n\r?\n/.exec(this.buffer);
+    if (!headEnd && Buffer.byteLength(this.buffer) > MAX_HEAD_BYTES) {
+      return this.drop(`sent a line or message head longer than ${MAX_HEAD_BYTES} bytes`);
+    }
     const waiter = this.waiter;
     if (waiter && this.queue.length) {
       this.waiter = undefined;
@@ -146,6 +187,10 @@ export class LineConnection {
     let rest = this.buffer.slice(match.index + match[0].length);
     let body: string | undefined;
     const length = Number(headers['Content-Length']);
+    if (length > MAX_BODY_BYTES) {
+      this.drop(`announced a body of ${length} bytes (at most ${MAX_BODY_BYTES})`);
+      return false;
+    }
     if (length > 0) {
       if (Buffer.byteLength(rest) < length) return false;
       const bytes = Buffer.from(rest);

@@ -1,7 +1,16 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
 import { StoreSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from './call-store';
+import { DialStore } from './dial-store';
+import { PortalEventStore } from './portal-event-store';
 
 /** Calls deleted per transaction: small, so intake never waits long behind one. */
 export const RETENTION_BATCH = 500;
@@ -28,6 +37,8 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CallStore) private readonly store: CallStore,
     private readonly settings: StoreSettings,
     private readonly metrics: BridgeMetrics,
+    @Optional() @Inject(DialStore) private readonly dials?: DialStore,
+    @Optional() @Inject(PortalEventStore) private readonly events?: PortalEventStore,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -44,7 +55,8 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
 
   /**
    * Deletes, a batch at a time, every settled call last changed more than RETENTION_DAYS before `now`, and
-   * returns how many went. Once the application is stopping it ends after the batch in flight.
+   * returns how many went; then sent or failed dial requests and handled portal events as old. Once the
+   * application is stopping it ends after the batch in flight.
    */
   async deleteExpired(now = Date.now()): Promise<number> {
     const before = now - this.settings.retentionMs;
@@ -55,6 +67,30 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
       this.metrics.callsDeleted.inc(batch);
       if (batch < RETENTION_BATCH || this.stopped) break;
       await this.pause();
+    }
+    const others = await this.deleteExpiredClicksAndPortalEvents(before);
+    if (others) {
+      this.logger.log(`deleted ${others} sent or failed dial requests and handled portal events`);
+    }
+    return deleted;
+  }
+
+  /**
+   * Sent or failed dial requests and handled portal events last changed before `before`, a batch at a time
+   * as the calls are (docs/decisions/dialer-fencing.md); pending ones are never deleted.
+   */
+  private async deleteExpiredClicksAndPortalEvents(before: number): Promise<number> {
+    let deleted = 0;
+    for (const deleteBatch of [
+      (limit: number) => this.dials?.deleteSettled(before, limit) ?? 0,
+      (limit: number) => this.events?.deleteSettled(before, limit) ?? 0,
+    ]) {
+      while (!this.stopped) {
+        const batch = await deleteBatch(RETENTION_BATCH);
+        deleted += batch;
+        if (batch < RETENTION_BATCH || this.stopped) break;
+        await this.pause();
+      }
     }
     return deleted;
   }

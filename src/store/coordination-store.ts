@@ -4,6 +4,8 @@
  * shared leaky bucket). Both live in the database, so they survive any replica.
  */
 
+import { Fence, fenceHolds } from './fence';
+
 /** The right to deliver one portal's calls, until another replica takes it over with a higher epoch. */
 export interface DeliveryLease {
   portalId: string;
@@ -17,6 +19,14 @@ export class LeaseLostError extends Error {
   constructor(readonly lease: DeliveryLease) {
     super(`the delivery lease of portal ${lease.portalId} (epoch ${lease.epoch}) was taken over`);
   }
+}
+
+/**
+ * The check every write fenced with a delivery lease makes, in its own transaction, against the lease row
+ * it read there (`holder`): throws LeaseLostError unless the lease is still `fence` (store/fence.ts).
+ */
+export function assertLeaseHeld(holder: Fence | undefined, fence: DeliveryLease): void {
+  if (!fenceHolds(holder, fence)) throw new LeaseLostError(fence);
 }
 
 export abstract class LeaseStore {

@@ -1,3 +1,5 @@
+import { fencedUpdate, Fence, SqlDialect, Statement, StatementBuilder } from './fence';
+
 /**
  * Click-to-call dial requests (SPEC.md §6), stored durably when a click arrives and worked by the dialer in
  * the background. One row per portal CALL_ID: storing the same click again changes nothing.
@@ -29,32 +31,54 @@ export interface DialRequest extends NewDialRequest {
   state: DialState;
   attempts: number;
   lastError?: string;
-  /** pending: not before this (ms epoch); claimed or sending: until this the claim holds. */
+  /** pending: not before this (ms epoch, database clock); claimed or sending: until this the claim holds. */
   dueAt: number;
   updatedAt: number;
+  /**
+   * The claim this copy was taken with (`claim` sets it): every change the worker makes names it, so a
+   * replica whose claim another has since taken changes nothing (docs/decisions/dialer-fencing.md).
+   */
+  claim?: Fence;
 }
 
 export type DialChange = Partial<
-  Pick<DialRequest, 'state' | 'attempts' | 'lastError' | 'dueAt' | 'extension' | 'userId'>
->;
+  Pick<DialRequest, 'state' | 'attempts' | 'lastError' | 'extension' | 'userId'>
+> & {
+  /** Due (pending) or held (claimed, sending) until this long after now on the database's clock. */
+  dueInMs?: number;
+};
+
+/** A change made under a claim: only while the claim holds and the request is in one of `from`. */
+export interface FencedDialChange {
+  claim: Fence;
+  from: readonly DialState[];
+  change: DialChange;
+}
 
 export abstract class DialStore {
   /** Stores a new request (state pending, due at once); false when one with its CALL_ID is already there. */
-  abstract add(request: NewDialRequest, now: number): Promise<boolean>;
+  abstract add(request: NewDialRequest): Promise<boolean>;
 
   /**
-   * Takes up to `limit` due pending requests for `leaseMs` (no other replica gets them meanwhile), and first
-   * settles `sending` requests whose claim ran out (a crash between start and end of an originate) as sent.
+   * Takes up to `limit` due pending requests for `leaseMs` (no other replica gets them meanwhile), each with
+   * a new claim (`owner`, the next epoch), and first settles `sending` requests whose claim ran out (a crash
+   * between start and end of an originate) as sent. Due and lease are on the database's clock.
    */
-  abstract claim(portalId: string, now: number, leaseMs: number, limit: number): Promise<DialRequest[]>;
+  abstract claim(portalId: string, owner: string, leaseMs: number, limit: number): Promise<DialRequest[]>;
 
-  /** Changes a request. */
-  abstract update(portalId: string, portalCallId: string, change: DialChange, now: number): Promise<void>;
+  /**
+   * Changes a request under its claim: true when it landed; false when another claim has taken the request
+   * since, or it is no longer in one of `from` (then nothing changed, and the caller has lost it).
+   */
+  abstract update(portalId: string, portalCallId: string, fenced: FencedDialChange): Promise<boolean>;
 
   abstract find(portalId: string, portalCallId: string): Promise<DialRequest | undefined>;
 
   /** The earliest dueAt of a pending request, for the worker's sleep. */
   abstract nextDueAt(portalId: string): Promise<number | undefined>;
+
+  /** Retention: deletes up to `limit` sent or failed requests last changed before `before` (ms epoch). */
+  abstract deleteSettled(before: number, limit: number): Promise<number>;
 }
 
 /** The row both SQL stores read (snake_case columns, ms epochs as numbers). */
@@ -75,6 +99,8 @@ export interface DialRow {
   last_error: string | null;
   due_at: number;
   updated_at: number;
+  claim_owner: string | null;
+  claim_epoch: number;
 }
 
 export function dialRequestOf(row: DialRow): DialRequest {
@@ -95,15 +121,110 @@ export function dialRequestOf(row: DialRow): DialRequest {
     lastError: row.last_error ?? undefined,
     dueAt: row.due_at,
     updatedAt: row.updated_at,
+    ...(row.claim_owner === null ? {} : { claim: { owner: row.claim_owner, epoch: row.claim_epoch } }),
   };
 }
 
 /** Column ← change field, for the SQL stores' UPDATE. */
-export const DIAL_CHANGE_COLUMNS: Record<keyof DialChange, string> = {
+const DIAL_CHANGE_COLUMNS: Record<Exclude<keyof DialChange, 'dueInMs'>, string> = {
   state: 'state',
   attempts: 'attempts',
   lastError: 'last_error',
-  dueAt: 'due_at',
   extension: 'extension',
   userId: 'user_id',
+};
+
+/** The settled states: never claimed again; retention deletes them. */
+export const SETTLED_DIAL_STATES: readonly DialState[] = ['sent', 'failed'];
+
+const TAKEN_AS_SENT = 'the bridge stopped during the originate: taken as sent';
+
+/**
+ * The dial store's statements, defined once for both SQL engines (`SqlDialect`: placeholders, the
+ * database's clock, SKIP LOCKED). Each returns the statement to run; the engines only run them.
+ */
+export const dialStatements = {
+  add(dialect: SqlDialect, request: NewDialRequest): Statement {
+    const q = new StatementBuilder(dialect);
+    return q.build(
+      `INSERT INTO dial_requests (portal_id, portal_call_id, kind, user_id, phone_number, crm_entity_type,
+         crm_entity_id, line_number, clicked_at, deadline, state, attempts, due_at, updated_at, claim_epoch)
+       VALUES (${q.value(request.portalId)}, ${q.value(request.portalCallId)}, ${q.value(request.kind)},
+         ${q.value(request.userId)}, ${q.value(request.phoneNumber)}, ${q.value(request.crmEntityType)},
+         ${q.value(request.crmEntityId)}, ${q.value(request.lineNumber)}, ${q.value(request.clickedAt)},
+         ${q.value(request.deadline)}, 'pending', 0, ${q.now}, ${q.now}, 0)
+       ON CONFLICT (portal_id, portal_call_id) DO NOTHING
+       RETURNING portal_call_id`,
+    );
+  },
+
+  /** A `sending` request whose claim ran out: the bridge died during the originate; taken as sent. */
+  settleStale(dialect: SqlDialect, portalId: string): Statement {
+    const q = new StatementBuilder(dialect);
+    return q.build(
+      `UPDATE dial_requests SET state = 'sent', updated_at = ${q.now}, last_error = ${q.value(TAKEN_AS_SENT)}
+       WHERE portal_id = ${q.value(portalId)} AND state = 'sending' AND due_at <= ${q.now}`,
+    );
+  },
+
+  claim(dialect: SqlDialect, portalId: string, owner: string, leaseMs: number, limit: number): Statement {
+    const q = new StatementBuilder(dialect);
+    // Placeholders in the order they appear (SQLite's are positional).
+    return q.build(
+      `UPDATE dial_requests SET due_at = ${q.now} + ${q.value(leaseMs)}, updated_at = ${q.now},
+         claim_owner = ${q.value(owner)}, claim_epoch = claim_epoch + 1
+       WHERE portal_id = ${q.value(portalId)} AND portal_call_id IN (
+         SELECT portal_call_id FROM dial_requests
+         WHERE portal_id = ${q.value(portalId)} AND state = 'pending' AND due_at <= ${q.now}
+         ORDER BY due_at LIMIT ${q.value(limit)}${dialect.skipLocked})
+       RETURNING *`,
+    );
+  },
+
+  update(dialect: SqlDialect, portalId: string, portalCallId: string, fenced: FencedDialChange): Statement {
+    const { change } = fenced;
+    const set: Record<string, unknown> = {};
+    for (const [field, column] of Object.entries(DIAL_CHANGE_COLUMNS)) {
+      if (field in change) set[column] = change[field as keyof typeof DIAL_CHANGE_COLUMNS];
+    }
+    const statement = fencedUpdate(
+      dialect,
+      {
+        table: 'dial_requests',
+        key: { portal_id: portalId, portal_call_id: portalCallId },
+        ownerColumn: 'claim_owner',
+        epochColumn: 'claim_epoch',
+      },
+      fenced.claim,
+      {
+        set,
+        setSql: (q) => ({
+          updated_at: q.now,
+          ...(change.dueInMs === undefined ? {} : { due_at: `${q.now} + ${q.value(change.dueInMs)}` }),
+        }),
+        states: fenced.from,
+      },
+    );
+    return { ...statement, text: `${statement.text} RETURNING portal_call_id` };
+  },
+
+  nextDueAt(dialect: SqlDialect, portalId: string): Statement {
+    const q = new StatementBuilder(dialect);
+    return q.build(
+      `SELECT MIN(due_at) AS due FROM dial_requests
+       WHERE portal_id = ${q.value(portalId)} AND state IN ('pending', 'sending')`,
+    );
+  },
+
+  /** Retention, a batch at a time; rows another transaction holds are left for the next run. */
+  deleteSettled(dialect: SqlDialect, before: number, limit: number): Statement {
+    const q = new StatementBuilder(dialect);
+    return q.build(
+      `DELETE FROM dial_requests WHERE (portal_id, portal_call_id) IN (
+         SELECT portal_id, portal_call_id FROM dial_requests
+         WHERE state IN ('sent', 'failed') AND updated_at < ${q.value(before)}
+         ORDER BY updated_at LIMIT ${q.value(limit)}${dialect.skipLocked})
+       RETURNING portal_call_id`,
+    );
+  },
 };

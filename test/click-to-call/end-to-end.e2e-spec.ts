@@ -1,6 +1,7 @@
 import axios from 'axios';
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { EmployeeDirectory } from '../../src/crm/employee-directory';
+import { DialStore } from '../../src/store/dial-store';
 import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { freePort } from '../support/bridge-process';
@@ -459,6 +460,37 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
       );
     expect(bucket('+Inf')).toBeGreaterThanOrEqual(8);
     expect(bucket('0.5')).toBe(bucket('+Inf'));
+  });
+
+  it("a CALL_ID not of the portal's shape (a second channel variable smuggled in) is refused: nothing reaches the PBX", async () => {
+    const before = pbx.count();
+    const hostile = 'externalCall.5f0e,origination_caller_id_number=0900666}user/666';
+    const response = await h.http
+      .post('/v1/portal/events')
+      .type('form')
+      .send(
+        new URLSearchParams({
+          event: 'ONEXTERNALCALLSTART',
+          'data[USER_ID]': '2',
+          'data[PHONE_NUMBER]': freshNumber(),
+          'data[CALL_ID]': hostile,
+          ts: String(Math.floor(Date.now() / 1000)),
+          'auth[application_token]': APP_TOKEN,
+        }).toString(),
+      );
+    expect(response.status).toBe(200);
+    const request = await eventually(async () => {
+      const found = await h.app.get(DialStore).find('sandbox', hostile);
+      return found?.state === 'failed' ? found : undefined;
+    }, 10_000);
+    expect(request.lastError).toMatch(
+      /is not a portal call id \(externalCall\.<hex>\.<digits>\): refused, never dialled/,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect(pbx.count()).toBe(before);
+    // Nor sent back to the portal: it names no call the portal made.
+    expect((await sandboxCalls(h.sandbox)).filter((call) => call.CALL_ID === hostile)).toEqual([]);
+    expect(await bridgeStatus(h, `dial-${hostile}`)).not.toMatchObject({ callId: `dial-${hostile}` });
   });
 
   it('a forged event post is 401: nothing stored, nothing dialled', async () => {

@@ -54,18 +54,15 @@ describe('dialer crash recovery (SIGKILL)', () => {
 
   async function storeClick(callId: string, timeoutMs: number): Promise<void> {
     const now = Date.now();
-    await stores.dials.add(
-      {
-        portalId: 'sandbox',
-        portalCallId: callId,
-        kind: 'click',
-        userId: 2,
-        phoneNumber: '+4930777888',
-        clickedAt: now,
-        deadline: now + timeoutMs,
-      },
-      now,
-    );
+    await stores.dials.add({
+      portalId: 'sandbox',
+      portalCallId: callId,
+      kind: 'click',
+      userId: 2,
+      phoneNumber: '+4930777888',
+      clickedAt: now,
+      deadline: now + timeoutMs,
+    });
   }
 
   const request = (callId: string): Promise<DialRequest | undefined> => stores.dials.find('sandbox', callId);
@@ -81,37 +78,39 @@ describe('dialer crash recovery (SIGKILL)', () => {
   }
 
   it('restarted within DIAL_TIMEOUT_SEC, it dials once', async () => {
-    await storeClick('externalCall.k1', 60_000);
-    await killAfterAnAttempt('externalCall.k1');
-    expect((await request('externalCall.k1'))!.state).toBe('pending');
+    await storeClick('externalCall.a1.1732269000', 60_000);
+    await killAfterAnAttempt('externalCall.a1.1732269000');
+    expect((await request('externalCall.a1.1732269000'))!.state).toBe('pending');
 
     ami = await AmiServer.start('crm', SECRET, amiPort);
     children.push(await startBridgeProcess(env));
     await eventually(
-      async () => ((await request('externalCall.k1'))?.state === 'sent' ? true : undefined),
+      async () => ((await request('externalCall.a1.1732269000'))?.state === 'sent' ? true : undefined),
       30_000,
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    expect(ami.originates().map((action) => action.Variable)).toEqual(['CRM_CALL_ID=externalCall.k1']);
+    expect(ami.originates().map((action) => action.Variable)).toEqual([
+      'CRM_CALL_ID=externalCall.a1.1732269000',
+    ]);
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4930777888' });
   });
 
   it('restarted past DIAL_TIMEOUT_SEC, the portal call is finished as failed and nothing is dialled', async () => {
-    await storeClick('externalCall.k2', 2500);
-    await killAfterAnAttempt('externalCall.k2');
-    const left = await request('externalCall.k2');
+    await storeClick('externalCall.a2.1732269000', 2500);
+    await killAfterAnAttempt('externalCall.a2.1732269000');
+    const left = await request('externalCall.a2.1732269000');
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, left!.deadline - Date.now() + 200)));
 
     ami = await AmiServer.start('crm', SECRET, amiPort);
     children.push(await startBridgeProcess(env));
     const failed = await eventually(async () => {
-      const found = await request('externalCall.k2');
+      const found = await request('externalCall.a2.1732269000');
       return found?.state === 'failed' ? found : undefined;
     }, 30_000);
     expect(failed.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
-    const events = await storedEvents(env.DATABASE_URL, 'dial-externalCall.k2');
+    const events = await storedEvents(env.DATABASE_URL, 'dial-externalCall.a2.1732269000');
     expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
-      crmCallId: 'externalCall.k2',
+      crmCallId: 'externalCall.a2.1732269000',
       direction: 'outbound',
       status: 'failed',
       failedReason: `PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ClickBus, PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
 import { createServer } from 'node:http';
+import { createServer as createTcpServer, Socket } from 'node:net';
 import { AmiServer } from '../support/ami-server';
 import { EslServer } from '../support/esl-server';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
@@ -60,9 +61,9 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     harness = await bridge(ami.port);
     const bus = harness.app.get(ClickBus);
     expect(bus.subscribers).toContain('dialer');
-    const theClick = click('externalCall.c1');
+    const theClick = click('externalCall.c1.1732269000');
     await bus.publish(theClick);
-    const request = await dialRequest(harness, 'externalCall.c1');
+    const request = await dialRequest(harness, 'externalCall.c1.1732269000');
     expect(request).toMatchObject({ kind: 'click', userId: 2, phoneNumber: '+4930555123', crmEntityId: 7 });
     expect(request!.deadline).toBe(theClick.clickedAt + 10_000);
     await eventually(async () => (ami!.originates().length ? true : undefined));
@@ -70,10 +71,10 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       Channel: 'PJSIP/101',
       Context: 'from-internal',
       Exten: '+4930555123',
-      Variable: 'CRM_CALL_ID=externalCall.c1',
+      Variable: 'CRM_CALL_ID=externalCall.c1.1732269000',
     });
     await eventually(async () =>
-      (await dialRequest(harness!, 'externalCall.c1'))?.state === 'sent' ? true : undefined,
+      (await dialRequest(harness!, 'externalCall.c1.1732269000'))?.state === 'sent' ? true : undefined,
     );
     await bus.publish(theClick);
     await new Promise((resolve) => setTimeout(resolve, 700));
@@ -93,36 +94,36 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('PBX down, then up within DIAL_TIMEOUT_SEC: dials once', async () => {
     const port = await freePort();
     harness = await bridge(port);
-    await harness.app.get(ClickBus).publish(click('externalCall.late'));
+    await harness.app.get(ClickBus).publish(click('externalCall.1a7e.1732269000'));
     await eventually(async () =>
-      (await dialRequest(harness!, 'externalCall.late'))!.attempts >= 2 ? true : undefined,
+      (await dialRequest(harness!, 'externalCall.1a7e.1732269000'))!.attempts >= 2 ? true : undefined,
     );
     const ready = await harness.http.get('/health/ready');
     expect(ready.body.details.dialer).toMatchObject({ pbxReachable: false });
     expect(ready.body.details.dialer.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
     ami = await AmiServer.start('crm', SECRET, port);
     await eventually(async () =>
-      (await dialRequest(harness!, 'externalCall.late'))?.state === 'sent' ? true : undefined,
+      (await dialRequest(harness!, 'externalCall.1a7e.1732269000'))?.state === 'sent' ? true : undefined,
     );
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(ami.originates()).toHaveLength(1);
-    expect(ami.originates()[0]).toMatchObject({ Variable: 'CRM_CALL_ID=externalCall.late' });
+    expect(ami.originates()[0]).toMatchObject({ Variable: 'CRM_CALL_ID=externalCall.1a7e.1732269000' });
   });
 
   it('PBX down past DIAL_TIMEOUT_SEC: the portal call is finished as failed through intake, never dialled', async () => {
     const port = await freePort();
     harness = await bridge(port, { DIAL_TIMEOUT_SEC: '2' });
-    await harness.app.get(ClickBus).publish(click('externalCall.gone'));
+    await harness.app.get(ClickBus).publish(click('externalCall.90e.1732269000'));
     const request = await eventually(async () => {
-      const found = await dialRequest(harness!, 'externalCall.gone');
+      const found = await dialRequest(harness!, 'externalCall.90e.1732269000');
       return found?.state === 'failed' ? found : undefined;
     }, 10_000);
     expect(request.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
-    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.gone');
+    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.90e.1732269000');
     const ended = events.find((event) => event.event === 'call.ended');
     expect(ended).toMatchObject({
-      callId: 'dial-externalCall.gone',
-      crmCallId: 'externalCall.gone',
+      callId: 'dial-externalCall.90e.1732269000',
+      crmCallId: 'externalCall.90e.1732269000',
       direction: 'outbound',
       phoneNumber: '+4930555123',
       extension: '101',
@@ -131,7 +132,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       failedReason: `PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`,
     });
     const call = await harness.http
-      .get('/v1/calls/dial-externalCall.gone')
+      .get('/v1/calls/dial-externalCall.90e.1732269000')
       .set('Authorization', `Bearer ${PBX_TOKEN}`);
     expect(call.status).toBe(200);
     const metrics = await harness.http.get('/metrics');
@@ -141,15 +142,15 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('an employee without an internal number: failed at once with a clear reason', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port);
-    await harness.app.get(ClickBus).publish(click('externalCall.nobody', { userId: 999 }));
+    await harness.app.get(ClickBus).publish(click('externalCall.0b0d1.1732269000', { userId: 999 }));
     const request = await eventually(async () => {
-      const found = await dialRequest(harness!, 'externalCall.nobody');
+      const found = await dialRequest(harness!, 'externalCall.0b0d1.1732269000');
       return found?.state === 'failed' ? found : undefined;
     });
     expect(request.lastError).toBe('employee 999 has no internal number (UF_PHONE_INNER) or is inactive');
-    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.nobody');
+    const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.0b0d1.1732269000');
     expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
-      crmCallId: 'externalCall.nobody',
+      crmCallId: 'externalCall.0b0d1.1732269000',
       status: 'failed',
       failedReason: request.lastError,
     });
@@ -159,12 +160,16 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('a callback rings the responsible employee, else B24_DEFAULT_USER_ID', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
-    await harness.app
-      .get(ClickBus)
-      .publish(click('externalCall.cb', { kind: 'callback', userId: undefined, phoneNumber: '+4930999000' }));
+    await harness.app.get(ClickBus).publish(
+      click('externalCall.cb.1732269000', {
+        kind: 'callback',
+        userId: undefined,
+        phoneNumber: '+4930999000',
+      }),
+    );
     await eventually(async () => (ami!.originates().length ? true : undefined));
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/102', Exten: '+4930999000' });
-    expect(await dialRequest(harness, 'externalCall.cb')).toMatchObject({
+    expect(await dialRequest(harness, 'externalCall.cb.1732269000')).toMatchObject({
       state: 'sent',
       userId: 3,
       extension: '102',
@@ -175,11 +180,13 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
     // The sandbox's seeded contact with +49 151 12345678 is assigned to user 2 (internal number 101).
-    await harness.app
-      .get(ClickBus)
-      .publish(
-        click('externalCall.cb2', { kind: 'callback', userId: undefined, phoneNumber: '+4915112345678' }),
-      );
+    await harness.app.get(ClickBus).publish(
+      click('externalCall.cb2.1732269000', {
+        kind: 'callback',
+        userId: undefined,
+        phoneNumber: '+4915112345678',
+      }),
+    );
     await eventually(async () => (ami!.originates().length ? true : undefined));
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4915112345678' });
   });
@@ -188,10 +195,10 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     const esl = await EslServer.start('esl-pw');
     try {
       harness = await startHarness({ DIAL_MODE: 'esl', ESL_URL: esl.url() });
-      await harness.app.get(ClickBus).publish(click('externalCall.fs'));
+      await harness.app.get(ClickBus).publish(click('externalCall.f5.1732269000'));
       await eventually(async () => (esl.originates().length ? true : undefined));
       expect(esl.originates()).toEqual([
-        'bgapi originate {crm_call_id=externalCall.fs}user/101 +4930555123 XML default',
+        'bgapi originate {crm_call_id=externalCall.f5.1732269000}user/101 +4930555123 XML default',
       ]);
       const ready = await harness.http.get('/health/ready');
       expect(ready.body.details.dialer).toMatchObject({ mode: 'esl', pbxReachable: true });
@@ -219,9 +226,9 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
         DIAL_URL: `http://127.0.0.1:${port}/dial?ext={extension}&to={number}`,
         DIAL_AUTH: 'bearer:dial-t0ken',
       });
-      await harness.app.get(ClickBus).publish(click('externalCall.web'));
+      await harness.app.get(ClickBus).publish(click('externalCall.eb.1732269000'));
       await eventually(async () =>
-        (await dialRequest(harness!, 'externalCall.web'))?.state === 'sent' ? true : undefined,
+        (await dialRequest(harness!, 'externalCall.eb.1732269000'))?.state === 'sent' ? true : undefined,
       );
       expect(received).toEqual([
         {
@@ -230,13 +237,45 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
           body: JSON.stringify({
             extension: '101',
             number: '+4930555123',
-            crmCallId: 'externalCall.web',
+            crmCallId: 'externalCall.eb.1732269000',
             userId: 2,
           }),
         },
       ]);
     } finally {
       await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('a hostile PBX sending an endless line: each attempt is cut off, retried with the reason, the bridge stays up', async () => {
+    const sockets = new Set<Socket>();
+    const hostile = createTcpServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => undefined);
+      const more = () => {
+        while (!socket.destroyed && socket.write('A'.repeat(16 * 1024)));
+        if (!socket.destroyed) socket.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (hostile.address() as { port: number }).port;
+      harness = await bridge(port);
+      await harness.app.get(ClickBus).publish(click('externalCall.a0571e.1732269000'));
+      const request = await eventually(async () => {
+        const found = await dialRequest(harness!, 'externalCall.a0571e.1732269000');
+        return found && found.attempts >= 2 ? found : undefined;
+      });
+      expect(request).toMatchObject({
+        state: 'pending',
+        lastError: `PBX sent a line or message head longer than 65536 bytes: connection dropped (127.0.0.1:${port})`,
+      });
+      expect((await harness.http.get('/health/live')).status).toBe(200);
+      expect(process.memoryUsage().rss).toBeLessThan(1024 * 1024 * 1024);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => hostile.close(resolve));
     }
   });
 
@@ -258,33 +297,44 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);
       const store = harness.app.get(DialStore);
       const now = Date.now();
-      await store.add(
-        { ...click('externalCall.old'), clickedAt: now - 120_000, deadline: now - 60_000 },
-        now,
-      );
-      await store.add({ ...click('externalCall.fresh'), deadline: now + 60_000 }, now);
-      await store.add({ ...click('externalCall.crashed'), deadline: now + 60_000 }, now);
-      // As if a bridge had died during this one's originate.
-      await store.update('sandbox', 'externalCall.crashed', { state: 'sending', dueAt: now - 1 }, now);
+      await store.add({
+        ...click('externalCall.01d.1732269000'),
+        clickedAt: now - 120_000,
+        deadline: now - 60_000,
+      });
+      await store.add({ ...click('externalCall.f7e54.1732269000'), deadline: now + 60_000 });
+      await store.add({ ...click('externalCall.c7a54ed.1732269000'), deadline: now + 60_000 });
+      // As if a bridge had died during this one's originate: claimed, `sending`, its claim run out.
+      const claimed = await store.claim('sandbox', 'a-replica-that-died', 0, 10);
+      const crashed = claimed.find((request) => request.portalCallId === 'externalCall.c7a54ed.1732269000')!;
+      expect(
+        await store.update('sandbox', crashed.portalCallId, {
+          claim: crashed.claim!,
+          from: ['pending'],
+          change: { state: 'sending', dueInMs: -1 },
+        }),
+      ).toBe(true);
       await harness.close();
       harness = undefined;
 
       ami = await AmiServer.start('crm', SECRET, port);
       harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);
       await eventually(async () =>
-        (await dialRequest(harness!, 'externalCall.fresh'))?.state === 'sent' ? true : undefined,
+        (await dialRequest(harness!, 'externalCall.f7e54.1732269000'))?.state === 'sent' ? true : undefined,
       );
       const old = await eventually(async () => {
-        const found = await dialRequest(harness!, 'externalCall.old');
+        const found = await dialRequest(harness!, 'externalCall.01d.1732269000');
         return found?.state === 'failed' ? found : undefined;
       });
       expect(old.lastError).toBe('not dialled within DIAL_TIMEOUT_SEC');
-      expect(await dialRequest(harness, 'externalCall.crashed')).toMatchObject({ state: 'sent' });
+      expect(await dialRequest(harness, 'externalCall.c7a54ed.1732269000')).toMatchObject({ state: 'sent' });
       await new Promise((resolve) => setTimeout(resolve, 1000));
-      expect(ami.originates().map((action) => action.Variable)).toEqual(['CRM_CALL_ID=externalCall.fresh']);
-      const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.old');
+      expect(ami.originates().map((action) => action.Variable)).toEqual([
+        'CRM_CALL_ID=externalCall.f7e54.1732269000',
+      ]);
+      const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.01d.1732269000');
       expect(events.find((event) => event.event === 'call.ended')).toMatchObject({
-        crmCallId: 'externalCall.old',
+        crmCallId: 'externalCall.01d.1732269000',
         status: 'failed',
       });
     });

@@ -1,6 +1,7 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
+import { createServer as createTcpServer, Socket } from 'node:net';
 import { AmiDialer } from '../../src/dialer/ami-dialer';
-import { DialError } from '../../src/dialer/dialer';
+import { DialError, DialRefused } from '../../src/dialer/dialer';
 import { EslDialer } from '../../src/dialer/esl-dialer';
 import { HttpDialer } from '../../src/dialer/http-dialer';
 import { AmiServer } from '../support/ami-server';
@@ -80,18 +81,159 @@ describe('AMI dialer against an AMI double over TCP', () => {
     expect(error.message).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
   });
 
-  it('a line break in a value cannot add an action header', async () => {
+  it('a line break in a value cannot add an action header: a number is cleaned, a CALL_ID refused', async () => {
     const dialer = new AmiDialer({ url: ami.url(), channel: 'PJSIP/{extension}', context: 'from-internal' });
-    await dialer.originate({
-      ...REQUEST,
-      number: '+49301\r\nAction: Command',
-      crmCallId: 'id\r\nCommand: x',
-    });
+    await dialer.originate({ ...REQUEST, number: '+49301\r\nAction: Command' });
     expect(ami.originates()[0]).toMatchObject({
       Exten: '+49301ActionCommand',
-      Variable: 'CRM_CALL_ID=idCommand: x',
+      Variable: 'CRM_CALL_ID=externalCall.abc123',
     });
     expect(await names(ami)).toEqual(['Login', 'Originate', 'Logoff']);
+    const error = await dialer
+      .originate({ ...REQUEST, crmCallId: 'id\r\nCommand: x' })
+      .catch((e: Error) => e);
+    expect(error).toBeInstanceOf(DialRefused);
+    expect(ami.originates()).toHaveLength(1);
+  });
+
+  it('a CALL_ID that would set a second channel variable (Asterisk splits Variable on commas) is refused', async () => {
+    const dialer = new AmiDialer({ url: ami.url(), channel: 'PJSIP/{extension}', context: 'from-internal' });
+    const error = (await dialer
+      .originate({ ...REQUEST, crmCallId: 'externalCall.5f0e,origination_caller_id_number=0900666}user/666' })
+      .catch((caught: Error) => caught)) as Error;
+    expect(error).toBeInstanceOf(DialRefused);
+    expect(error.message).toBe(
+      'the CALL_ID holds characters the PBX would split on: refused, never sent to the PBX',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(ami.actions).toEqual([]);
+  });
+});
+
+/** A PBX that answers a connection with `write(socket)` and then never stops (or never ends a line). */
+async function hostilePbx(
+  write: (socket: Socket) => void,
+): Promise<{ port: number; closed: Promise<void>; stop(): Promise<void> }> {
+  let onClosed: () => void = () => undefined;
+  const closed = new Promise<void>((resolve) => (onClosed = resolve));
+  const sockets = new Set<Socket>();
+  const server = createTcpServer((socket) => {
+    sockets.add(socket);
+    socket.on('error', () => undefined);
+    socket.on('close', () => onClosed());
+    write(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    closed,
+    stop: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** Writes `chunk` as fast as the socket takes it, until the socket closes. */
+function flood(socket: Socket, chunk: string): void {
+  const more = () => {
+    while (!socket.destroyed && socket.write(chunk));
+    if (!socket.destroyed) socket.once('drain', more);
+  };
+  more();
+}
+
+describe("a hostile PBX cannot fill the bridge's memory", () => {
+  const amiAt = (port: number) =>
+    new AmiDialer({
+      url: `tcp://u:p@127.0.0.1:${port}`,
+      channel: 'PJSIP/{extension}',
+      context: 'x',
+      timeoutMs: 20_000,
+    });
+
+  it('an endless greeting line: the connection is dropped with a clear error', async () => {
+    const pbx = await hostilePbx((socket) => flood(socket, 'A'.repeat(16 * 1024)));
+    try {
+      const error = (await amiAt(pbx.port)
+        .originate(REQUEST)
+        .catch((caught: Error) => caught)) as Error;
+      expect(error).toBeInstanceOf(DialError);
+      expect(error.message).toBe(
+        `PBX sent a line or message head longer than 65536 bytes: connection dropped (127.0.0.1:${pbx.port})`,
+      );
+      await pbx.closed;
+    } finally {
+      await pbx.stop();
+    }
+  });
+
+  it("an endless stream of events between the replies: dropped past the connection's bound", async () => {
+    const pbx = await hostilePbx((socket) => {
+      socket.write('Asterisk Call Manager/6.0.0\r\n');
+      flood(socket, 'Event: Noise\r\nPrivilege: system,all\r\n\r\n'.repeat(200));
+    });
+    try {
+      const error = (await amiAt(pbx.port)
+        .originate(REQUEST)
+        .catch((caught: Error) => caught)) as Error;
+      expect(error).toBeInstanceOf(DialError);
+      expect(error.message).toBe(
+        `PBX sent more than 4194304 bytes on one connection: connection dropped (127.0.0.1:${pbx.port})`,
+      );
+      await pbx.closed;
+    } finally {
+      await pbx.stop();
+    }
+  });
+
+  it('an event socket announcing an endless body: dropped at once', async () => {
+    const pbx = await hostilePbx((socket) => {
+      socket.write('Content-Type: auth/request\nContent-Length: 99999999999\n\n');
+      flood(socket, 'x'.repeat(16 * 1024));
+    });
+    try {
+      const dialer = new EslDialer({
+        url: `tcp://:pw@127.0.0.1:${pbx.port}`,
+        originate: 'user/{extension} {number}',
+      });
+      const error = (await dialer.originate(REQUEST).catch((caught: Error) => caught)) as Error;
+      expect(error).toBeInstanceOf(DialError);
+      expect(error.message).toBe(
+        `PBX announced a body of 99999999999 bytes (at most 1048576): connection dropped (127.0.0.1:${pbx.port})`,
+      );
+      await pbx.closed;
+    } finally {
+      await pbx.stop();
+    }
+  });
+
+  it('a dial URL answering an endless body: the read is cut off and the dial fails', async () => {
+    const server = createServer((request, response) => {
+      response.writeHead(200, { 'Content-Type': 'text/plain' });
+      const more = () => {
+        while (!response.destroyed && response.write('y'.repeat(64 * 1024)));
+        if (!response.destroyed) response.once('drain', more);
+      };
+      more();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as { port: number }).port;
+      const dialer = new HttpDialer({
+        url: `http://127.0.0.1:${port}/dial`,
+        method: 'POST',
+        timeoutMs: 20_000,
+      });
+      const error = (await dialer.originate(REQUEST).catch((caught: Error) => caught)) as Error;
+      expect(error).toBeInstanceOf(DialError);
+      expect(error.message).toBe(
+        `the dial URL answered more than 65536 bytes: connection dropped (http http://127.0.0.1:${port})`,
+      );
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
@@ -140,6 +282,22 @@ describe('ESL dialer against an event-socket double over TCP', () => {
     const dialer = new EslDialer({ url: esl.url(), originate: 'user/{extension} {number} XML default' });
     await dialer.originate({ ...REQUEST, number: '+49 30 123456 &park()' });
     expect(esl.originates()).toEqual(['bgapi originate user/101 +4930123456park XML default']);
+  });
+
+  it('a CALL_ID that would close {crm_call_id=…} and add variables is refused, never sent', async () => {
+    const dialer = new EslDialer({
+      url: esl.url(),
+      originate: '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
+    });
+    for (const crmCallId of [
+      'externalCall.1,origination_caller_id_number=0900666',
+      'externalCall.1}user/666',
+    ]) {
+      const error = await dialer.originate({ ...REQUEST, crmCallId }).catch((caught: Error) => caught);
+      expect(error).toBeInstanceOf(DialRefused);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(esl.commands).toEqual([]);
   });
 });
 

@@ -1,4 +1,4 @@
-import { Harness, startHarness } from '../support/bridge-harness';
+import { eventually, Harness, startHarness } from '../support/bridge-harness';
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { callStatus, inboundCall, postEvents, statusWhen, tasksOfCall } from './task-support';
 
@@ -98,6 +98,26 @@ describe('missed-call tasks (MISSED_CALL_TASK=1)', () => {
     const lost = h.sandbox.requests().filter((entry) => entry.error === 'ANSWER_LOST');
     expect(lost).toHaveLength(1);
   });
+
+  it('makes exactly one task when the portal is still creating it after the add was cut off', async () => {
+    // The add's caller is cut off at once; the portal creates the task 4 s later, after the first lookup.
+    await injectFault(h.sandbox, {
+      kind: 'lose-answer',
+      method: 'tasks.task.add',
+      times: 1,
+      processAfterMs: 4000,
+    });
+    await postEvents(h.url, inboundCall('late-1', '+49 30 4444 0002', 'missed'));
+    const status = await statusWhen(h.url, 'late-1', taskCreated, 120_000);
+    // Past the portal's late creation: whatever the bridge did, the portal holds one task for the call.
+    await eventually(async () =>
+      h.sandbox.requests().some((entry) => entry.error === 'ANSWER_LOST') ? true : undefined,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const tasks = await tasksOfCall(h.sandbox, 'late-1');
+    expect(tasks).toHaveLength(1);
+    expect(status.missedTask.id).toBe(Number(tasks[0].id));
+  }, 150_000);
 
   it('completes the task once when the number calls again and is answered before the deadline', async () => {
     await postEvents(h.url, inboundCall('cb-miss', '+49 30 5555 0001', 'missed'));

@@ -3,7 +3,7 @@ import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
 import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
-import { DeliveryLease, LeaseLostError } from '../coordination-store';
+import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
 
 /**
@@ -100,10 +100,7 @@ export class MemoryCallStore extends CallStore {
     mutate: CallMutator,
     fence?: DeliveryLease,
   ): Promise<CallRecord[]> {
-    if (fence) {
-      const holder = this.leases?.holder(portalId);
-      if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
-    }
+    if (fence) assertLeaseHeld(this.leases?.holder(portalId), fence);
     // All or nothing, as one transaction: a mutator that throws leaves every call as it was.
     const next = callIds.flatMap((callId) => {
       const call = this.read(portalId, callId);

@@ -2,7 +2,8 @@ import { NewPortalEvent, PortalEventStore, StoredPortalEvent } from '../portal-e
 
 /** Portal events in memory, for specs. */
 export class MemoryPortalEventStore extends PortalEventStore {
-  private readonly rows: StoredPortalEvent[] = [];
+  private rows: StoredPortalEvent[] = [];
+  private lastId = 0;
 
   constructor(private readonly now: () => number = Date.now) {
     super();
@@ -13,7 +14,7 @@ export class MemoryPortalEventStore extends PortalEventStore {
       (row) => row.portalId === event.portalId && row.dedupeKey === event.dedupeKey,
     );
     if (existing) return { id: existing.id, duplicate: true };
-    const id = this.rows.length + 1;
+    const id = ++this.lastId;
     this.rows.push({ ...event, id, state: 'pending', attempts: 0, dueAt: event.receivedAt });
     return { id, duplicate: false };
   }
@@ -47,5 +48,13 @@ export class MemoryPortalEventStore extends PortalEventStore {
       .reverse()
       .slice(0, limit)
       .map((row) => ({ ...row }));
+  }
+
+  async deleteSettled(before: number, limit: number): Promise<number> {
+    const old = this.rows
+      .filter((row) => row.state !== 'pending' && row.settledAt !== undefined && row.settledAt < before)
+      .slice(0, limit);
+    this.rows = this.rows.filter((row) => !old.includes(row));
+    return old.length;
   }
 }

@@ -12,7 +12,8 @@ import {
   deepestQueuesOf,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
-import { DeliveryLease, LeaseLostError } from '../coordination-store';
+import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
+import { Fence } from '../fence';
 import { PostgresDatabase } from './postgres-database';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
@@ -183,15 +184,7 @@ export class PostgresCallStore extends CallStore {
     fence?: DeliveryLease,
   ): Promise<CallRecord[]> {
     return this.db.transaction(async (client) => {
-      if (fence) {
-        // FOR SHARE: a takeover (an UPDATE of this row) waits for this transaction, or this one sees it.
-        const holder = await client.query<{ owner: string; epoch: number }>(
-          'SELECT owner, epoch FROM portal_leases WHERE portal_id = $1 FOR SHARE',
-          [portalId],
-        );
-        const row = holder.rows[0];
-        if (row?.owner !== fence.owner || row.epoch !== fence.epoch) throw new LeaseLostError(fence);
-      }
+      if (fence) await this.checkFence(client, portalId, fence);
       const calls = await this.lockCalls(client, portalId, [...new Set(callIds)].sort());
       const updated = callIds.flatMap((callId) => {
         const call = calls.get(callId);
@@ -217,14 +210,7 @@ export class PostgresCallStore extends CallStore {
     return this.db.transaction(async (client) => {
       // The 202 of a pushed recording promises it survives a database crash.
       await client.query('SET LOCAL synchronous_commit = on');
-      if (fence) {
-        const holder = await client.query<{ owner: string; epoch: number }>(
-          'SELECT owner, epoch FROM portal_leases WHERE portal_id = $1 FOR SHARE',
-          [portalId],
-        );
-        const row = holder.rows[0];
-        if (row?.owner !== fence.owner || row.epoch !== fence.epoch) throw new LeaseLostError(fence);
-      }
+      if (fence) await this.checkFence(client, portalId, fence);
       const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
       if (!call) return undefined;
       const next = mutate(call);
@@ -238,6 +224,15 @@ export class PostgresCallStore extends CallStore {
       if (!fence) await this.announceWork(client, portalId, [next]);
       return next;
     });
+  }
+
+  /** FOR SHARE: a takeover (an UPDATE of the lease row) waits for this transaction, or this one sees it. */
+  private async checkFence(client: PoolClient, portalId: string, fence: DeliveryLease): Promise<void> {
+    const holder = await client.query<Fence>(
+      'SELECT owner, epoch FROM portal_leases WHERE portal_id = $1 FOR SHARE',
+      [portalId],
+    );
+    assertLeaseHeld(holder.rows[0], fence);
   }
 
   async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {

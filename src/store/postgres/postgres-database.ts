@@ -1,4 +1,5 @@
 import { Client, Pool, PoolClient, QueryResultRow, types } from 'pg';
+import { SqlDialect } from '../fence';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 
 /** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
@@ -14,6 +15,13 @@ const MIGRATION_LOCK = 7_240_531_001;
 
 /** The database clock in ms epoch: leases and the shared bucket use it, so replicas' clocks do not matter. */
 export const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+
+/** PostgreSQL's side of the statements defined once for both engines: the database clock, SKIP LOCKED. */
+export const POSTGRES_DIALECT: SqlDialect = {
+  nowMs: `round${DB_NOW_MS}::bigint`,
+  skipLocked: ' FOR UPDATE SKIP LOCKED',
+  placeholder: (index) => `$${index}`,
+};
 
 /**
  * One connection pool shared by the call, token, lease and budget stores: created once and migrated

@@ -153,4 +153,10 @@ export const POSTGRES_MIGRATIONS: string[] = [
      created_at bigint NOT NULL
    );
    CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
+  // Dial requests fenced by their claim (docs/decisions/dialer-fencing.md); retention of dial requests and
+  // portal events, oldest settled first.
+  `ALTER TABLE dial_requests ADD COLUMN claim_owner text;
+   ALTER TABLE dial_requests ADD COLUMN claim_epoch bigint NOT NULL DEFAULT 0;
+   CREATE INDEX dial_requests_settled ON dial_requests (updated_at) WHERE state IN ('sent', 'failed');
+   CREATE INDEX portal_events_settled ON portal_events (settled_at) WHERE state <> 'pending';`,
 ];

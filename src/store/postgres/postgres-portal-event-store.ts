@@ -1,6 +1,11 @@
 import { fromPortalEventRow, PortalEventRow } from '../portal-event-row';
-import { NewPortalEvent, PortalEventStore, StoredPortalEvent } from '../portal-event-store';
-import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+import {
+  NewPortalEvent,
+  portalEventStatements,
+  PortalEventStore,
+  StoredPortalEvent,
+} from '../portal-event-store';
+import { DB_NOW_MS, POSTGRES_DIALECT, PostgresDatabase } from './postgres-database';
 
 /**
  * Portal events in PostgreSQL, timed by the database's clock. A claim locks the due rows with
@@ -61,5 +66,10 @@ export class PostgresPortalEventStore extends PortalEventStore {
       [portalId, limit],
     );
     return rows.map(fromPortalEventRow);
+  }
+
+  async deleteSettled(before: number, limit: number): Promise<number> {
+    const { text, values } = portalEventStatements.deleteSettled(POSTGRES_DIALECT, before, limit);
+    return (await this.db.query(text, values)).length;
   }
 }

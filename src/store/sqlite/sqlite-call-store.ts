@@ -12,7 +12,8 @@ import {
   deepestQueuesOf,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
-import { DeliveryLease, LeaseLostError } from '../coordination-store';
+import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
+import { Fence } from '../fence';
 import { SqliteDatabase } from './sqlite-database';
 
 interface CallRow {
@@ -220,11 +221,7 @@ export class SqliteCallStore extends CallStore {
   ): Promise<CallRecord[]> {
     return this.db
       .transaction(() => {
-        if (fence) {
-          const holder = this.statements.leaseHolder.get(portalId) as
-            { owner: string; epoch: number } | undefined;
-          if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
-        }
+        if (fence) this.checkFence(portalId, fence);
         return callIds.flatMap((callId) => {
           const call = this.read(portalId, callId);
           if (!call) return [];
@@ -293,8 +290,7 @@ export class SqliteCallStore extends CallStore {
   }
 
   private checkFence(portalId: string, fence: DeliveryLease): void {
-    const holder = this.statements.leaseHolder.get(portalId) as { owner: string; epoch: number } | undefined;
-    if (holder?.owner !== fence.owner || holder.epoch !== fence.epoch) throw new LeaseLostError(fence);
+    assertLeaseHeld(this.statements.leaseHolder.get(portalId) as Fence | undefined, fence);
   }
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {

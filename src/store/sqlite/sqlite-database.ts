@@ -1,7 +1,18 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { SqlDialect } from '../fence';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
+
+/**
+ * SQLite's side of the statements defined once for both engines. Its clock is the host's that holds the
+ * single file, the same for every process on it; `julianday('now')` is fixed for the whole statement.
+ */
+export const SQLITE_DIALECT: SqlDialect = {
+  nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`,
+  skipLocked: '',
+  placeholder: () => '?',
+};
 
 /**
  * One SQLite file shared by the call store and the token store: opened once in WAL mode with

@@ -1,7 +1,12 @@
 import Database from 'better-sqlite3';
 import { fromPortalEventRow, PortalEventRow } from '../portal-event-row';
-import { NewPortalEvent, PortalEventStore, StoredPortalEvent } from '../portal-event-store';
-import { SqliteDatabase } from './sqlite-database';
+import {
+  NewPortalEvent,
+  portalEventStatements,
+  PortalEventStore,
+  StoredPortalEvent,
+} from '../portal-event-store';
+import { SQLITE_DIALECT, SqliteDatabase } from './sqlite-database';
 
 /**
  * Portal events in the SQLite file. A claim is one UPDATE … RETURNING, atomic in SQLite, so several
@@ -14,6 +19,7 @@ export class SqlitePortalEventStore extends PortalEventStore {
   private readonly settleRow: Database.Statement;
   private readonly retryRow: Database.Statement;
   private readonly listRows: Database.Statement;
+  private readonly deleteRows: Database.Statement;
 
   constructor(database: SqliteDatabase) {
     super();
@@ -40,6 +46,7 @@ export class SqlitePortalEventStore extends PortalEventStore {
       `UPDATE portal_events SET due_at = @dueAt, last_error = @error WHERE id = @id AND state = 'pending'`,
     );
     this.listRows = db.prepare('SELECT * FROM portal_events WHERE portal_id = ? ORDER BY id DESC LIMIT ?');
+    this.deleteRows = db.prepare(portalEventStatements.deleteSettled(SQLITE_DIALECT, 0, 0).text);
   }
 
   async add(event: NewPortalEvent): Promise<{ id: number; duplicate: boolean }> {
@@ -65,5 +72,10 @@ export class SqlitePortalEventStore extends PortalEventStore {
 
   async list(portalId: string, limit: number): Promise<StoredPortalEvent[]> {
     return (this.listRows.all(portalId, limit) as PortalEventRow[]).map(fromPortalEventRow);
+  }
+
+  async deleteSettled(before: number, limit: number): Promise<number> {
+    const { values } = portalEventStatements.deleteSettled(SQLITE_DIALECT, before, limit);
+    return this.deleteRows.all(...values).length;
   }
 }

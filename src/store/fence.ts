@@ -1,0 +1,94 @@
+/**
+ * Fenced writes (docs/decisions/dialer-fencing.md). A claim on something shared by replicas (a portal's
+ * delivery lease, a dial request) carries a fencing token: who took it and the epoch it got. The epoch rises
+ * at every new claim, so a write that names an older token, made by a replica that paused past its claim,
+ * changes nothing and tells its writer it lost. Both SQL engines build their fenced statements from the
+ * definitions here, timed by the database's own clock (`SqlDialect.nowMs`), never a replica's.
+ */
+
+/** A claim's token: every write made under the claim names it. */
+export interface Fence {
+  owner: string;
+  /** Rises by one at every new claim: a write naming an older epoch is refused. */
+  epoch: number;
+}
+
+/** Whether the claim stored now (`holder`) is still `fence`: the one check every fenced write makes. */
+export function fenceHolds(holder: Fence | undefined, fence: Fence): boolean {
+  return holder !== undefined && holder.owner === fence.owner && holder.epoch === fence.epoch;
+}
+
+/** What differs between the engines in the statements defined once for both. */
+export interface SqlDialect {
+  /** The database's clock, ms since the epoch, as an SQL expression of integer value. */
+  readonly nowMs: string;
+  /** After a subquery that picks rows to claim or delete: skip rows another transaction holds. */
+  readonly skipLocked: string;
+  /** The placeholder of the `index`-th parameter (1-based). */
+  placeholder(index: number): string;
+}
+
+/** A statement and its parameters, in the dialect it was built for. */
+export interface Statement {
+  text: string;
+  values: unknown[];
+}
+
+/** Builds a statement: `value(x)` is a placeholder for the next parameter, in order of appearance. */
+export class StatementBuilder {
+  readonly values: unknown[] = [];
+
+  constructor(readonly dialect: SqlDialect) {}
+
+  value(value: unknown): string {
+    this.values.push(value === undefined ? null : value);
+    return this.dialect.placeholder(this.values.length);
+  }
+
+  get now(): string {
+    return this.dialect.nowMs;
+  }
+
+  build(text: string): Statement {
+    return { text, values: this.values };
+  }
+}
+
+/** A row's claim columns: the owner and the epoch a fenced update names. */
+export interface FencedRow {
+  table: string;
+  /** Column → value identifying the row. */
+  key: Record<string, unknown>;
+  ownerColumn: string;
+  epochColumn: string;
+}
+
+/**
+ * `UPDATE … SET … WHERE <key> AND <owner, epoch> = fence [AND state IN (…)]`: changes the row only while
+ * the claim is still `fence` (and the row's `state` column in one of `states`). `set` maps columns to values; `setSql` to
+ * SQL expressions written with the builder (e.g. the database clock plus a lease). Run it and count the
+ * rows changed: none means the claim was lost (or the state had moved on), and nothing was written.
+ */
+export function fencedUpdate(
+  dialect: SqlDialect,
+  row: FencedRow,
+  fence: Fence,
+  change: {
+    set?: Record<string, unknown>;
+    setSql?: (builder: StatementBuilder) => Record<string, string>;
+    states?: readonly string[];
+  },
+): Statement {
+  const builder = new StatementBuilder(dialect);
+  const sets = Object.entries(change.set ?? {}).map(
+    ([column, value]) => `${column} = ${builder.value(value)}`,
+  );
+  for (const [column, sql] of Object.entries(change.setSql?.(builder) ?? {})) sets.push(`${column} = ${sql}`);
+  const where = Object.entries(row.key).map(([column, value]) => `${column} = ${builder.value(value)}`);
+  where.push(`${row.ownerColumn} = ${builder.value(fence.owner)}`);
+  where.push(`${row.epochColumn} = ${builder.value(fence.epoch)}`);
+  if (change.states?.length) {
+    where.push(`state IN (${change.states.map((state) => builder.value(state)).join(', ')})`);
+  }
+  return builder.build(`UPDATE ${row.table} SET ${sets.join(', ')} WHERE ${where.join(' AND ')}`);
+}
