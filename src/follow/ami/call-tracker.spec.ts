@@ -1,0 +1,251 @@
+import { AmiDouble, CallDescription } from '../../../test/support/ami-double';
+import { CallEvent } from '../../calls/call';
+import { AmiFramer, AmiMessage } from './ami-message';
+import { CallTracker } from './call-tracker';
+import { Endpoints } from './endpoints';
+
+const numbers = { isEmployee: () => false, maxDigits: 4 };
+
+/** Plays calls on the AMI double (no connection: its event texts are framed and fed to a tracker). */
+async function follow(
+  calls: CallDescription[],
+  options: { trunks?: string[]; template?: string } = {},
+): Promise<{ events: CallEvent[]; linkedids: string[]; tracker: CallTracker }> {
+  const pbx = await AmiDouble.start();
+  const tracker = new CallTracker(new Endpoints(options.trunks ?? [], numbers), {
+    recordingTemplate: options.template ?? 'https://pbx.example/rec/{file}',
+  });
+  const events: CallEvent[] = [];
+  let clock = Date.now();
+  const framer = new AmiFramer(
+    () => undefined,
+    (message: AmiMessage) => events.push(...tracker.handle(message, clock++)),
+  );
+  framer.push('Asterisk Call Manager/9.0.0\r\n');
+  // Each emitted event arrives as its own read, then the follower flushes (the worst case for ring groups
+  // is covered by the parallel DialBegins being emitted together, as app_dial does).
+  pbx.observe((text) => {
+    framer.push(text);
+  });
+  const playing = calls.map((call) => pbx.play({ stepMs: 1, ...call }));
+  const flusher = setInterval(() => events.push(...tracker.flush()), 2);
+  await Promise.all(playing.map((call) => call.done));
+  clearInterval(flusher);
+  events.push(...tracker.flush());
+  await pbx.close();
+  return { events, linkedids: playing.map((call) => call.linkedid), tracker };
+}
+
+const summary = (events: CallEvent[]) =>
+  events.map((e) => [e.event, e.extension ?? null, e.extensions ?? null, e.status ?? null]);
+
+describe('CallTracker: AMI events of real flows → call events', () => {
+  it('inbound to one extension, answered, recorded: started, answered, ended with talk time and URL', async () => {
+    const { events, linkedids, tracker } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: '101', answeredBy: '101', talk: 42, recording: true },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    expect(events.every((e) => e.callId === linkedids[0])).toBe(true);
+    const ended = events[2];
+    expect(ended).toMatchObject({ direction: 'inbound', phoneNumber: '+4915112345678', durationSec: 42 });
+    expect(ended.recordingUrl).toMatch(/^https:\/\/pbx\.example\/rec\/in-101-.*\.wav$/);
+    expect(tracker.activeCalls).toBe(0);
+    expect(tracker.activeChannels).toBe(0);
+  });
+
+  it.each([16, 17] as const)('FreePBX %i contexts give the same events', async (freepbx) => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: '101', answeredBy: '101', freepbx },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+  });
+
+  it('inbound not answered: missed, no talk time, no recording', async () => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: '101', recording: true },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'missed'],
+    ]);
+    expect(events[1]).toMatchObject({ durationSec: 0 });
+    expect(events[1].recordingUrl).toBeUndefined();
+  });
+
+  it('inbound to a busy phone: busy', async () => {
+    const { events } = await follow([{ kind: 'inbound', from: '+4915112345678', to: '101', busy: true }]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'busy'],
+    ]);
+  });
+
+  it('only voicemail answered the trunk: missed, not answered', async () => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: '101', voicemail: true },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'missed'],
+    ]);
+  });
+
+  it('ring group ringall: every ringing phone in extensions, the answerer answers', async () => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: ['101', '102', '103'], answeredBy: '102', talk: 30 },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', ['101', '102', '103'], null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(events[2].durationSec).toBe(30);
+  });
+
+  it('queue with Local ;1/;2 members: 101 times out, 102 answers through the Local pair', async () => {
+    const { events } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: ['101', '102'],
+        queue: '400',
+        answeredBy: '102',
+        talk: 25,
+        recording: true,
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(events[2]).toMatchObject({ durationSec: 25 });
+    expect(events[2].recordingUrl).toMatch(/\/q-400-/);
+  });
+
+  it('queue nobody answers (caller abandons): missed', async () => {
+    const { events } = await follow([{ kind: 'inbound', from: '+4915112345678', to: ['101'], queue: '400' }]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'missed'],
+    ]);
+  });
+
+  it('outbound via the trunk: started by the dialling phone, answered, ended', async () => {
+    const { events } = await follow([
+      { kind: 'outbound', from: '101', to: '+4930123456', answeredBy: 'yes', talk: 61 },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    expect(events[0]).toMatchObject({ direction: 'outbound', phoneNumber: '+4930123456' });
+    expect(events[2].durationSec).toBe(61);
+  });
+
+  it.each([
+    [{ busy: true }, 'busy'],
+    [{}, 'missed'],
+  ])('outbound not answered %j: %s', async (variant, status) => {
+    const { events } = await follow([{ kind: 'outbound', from: '101', to: '+4930123456', ...variant }]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, status],
+    ]);
+  });
+
+  it('blind transfer: a second call.answered by the target, talk time from the first answer', async () => {
+    const { events } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: '101',
+        answeredBy: '101',
+        talk: 20,
+        transfer: { kind: 'blind', to: '102' },
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(events[3].durationSec).toBeGreaterThanOrEqual(30);
+  });
+
+  it('attended transfer: the consultation (phone to phone) is not a call; the target answers after the Linkedid rewrite', async () => {
+    const { events, linkedids } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: '101',
+        answeredBy: '101',
+        transfer: { kind: 'attended', to: '103' },
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.answered', '103', null, null],
+      ['call.ended', '103', null, 'answered'],
+    ]);
+    expect(new Set(events.map((e) => e.callId))).toEqual(new Set([linkedids[0]]));
+  });
+
+  it('phone-to-phone calls give nothing', async () => {
+    const { events, tracker } = await follow([
+      { kind: 'internal', from: '101', to: '102', answeredBy: 'yes' },
+      { kind: 'internal', from: '103', to: '104' },
+    ]);
+    expect(events).toEqual([]);
+    expect(tracker.activeChannels).toBe(0);
+  });
+
+  it('PBX_TRUNKS: a trunk named like a number is still the outside party', async () => {
+    const { events } = await follow(
+      [{ kind: 'inbound', from: '+4915112345678', to: '101', answeredBy: '101' }],
+      { trunks: ['PJSIP/trunk*'] },
+    );
+    expect(events.map((e) => e.event)).toEqual(['call.started', 'call.answered', 'call.ended']);
+  });
+
+  it('100 calls at once, interleaved: each gets its own events, memory is dropped at the end', async () => {
+    const calls: CallDescription[] = Array.from({ length: 100 }, (_, i) =>
+      i % 4 === 0
+        ? {
+            kind: 'inbound',
+            from: `+49151000${String(i).padStart(4, '0')}`,
+            to: ['101', '102'],
+            answeredBy: '102',
+          }
+        : i % 4 === 1
+          ? { kind: 'outbound', from: '103', to: `+4930${String(i).padStart(6, '0')}`, answeredBy: 'y' }
+          : i % 4 === 2
+            ? {
+                kind: 'inbound',
+                from: `+49151000${String(i).padStart(4, '0')}`,
+                to: ['104'],
+                queue: '400',
+                answeredBy: '104',
+              }
+            : { kind: 'internal', from: '105', to: '106', answeredBy: 'y' },
+    );
+    const { events, linkedids, tracker } = await follow(calls);
+    for (const [i, linkedid] of linkedids.entries()) {
+      const mine = events.filter((e) => e.callId === linkedid).map((e) => e.event);
+      expect(mine).toEqual(i % 4 === 3 ? [] : ['call.started', 'call.answered', 'call.ended']);
+    }
+    expect(tracker.activeCalls).toBe(0);
+    expect(tracker.activeChannels).toBe(0);
+  });
+});
