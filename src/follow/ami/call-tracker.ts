@@ -86,6 +86,9 @@ export class CallTracker {
   private readonly maxChannels: number;
   /** Highest Uniqueid counter seen, per prefix (before the last dot): tells channels never seen. */
   private highestCounter?: { prefix: string; counter: number };
+  /** After a resync: channels above this counter not seen yet were created while disconnected. */
+  private gapFrom?: { prefix: string; counter: number };
+  private unseen = 0;
   private forgotten = 0;
 
   constructor(
@@ -104,6 +107,14 @@ export class CallTracker {
   /** Calls forgotten because the tracker was full (each is a lost call). */
   get forgottenCalls(): number {
     return this.forgotten;
+  }
+
+  /**
+   * Channels created and hung up while nobody listened, from gaps in Uniqueid counters (counted at a resync
+   * and when the first channel after it appears); a lower bound, 0 across an Asterisk restart.
+   */
+  get unseenChannels(): number {
+    return this.unseen;
   }
 
   /** Channels held right now. */
@@ -213,7 +224,10 @@ export class CallTracker {
     }
     this.flushInto(events);
     for (const call of this.calls.values()) this.checkAnswer(call, now, events);
-    return { lost, unseenChannels: this.unseenSince(before, liveIds), events };
+    const unseenChannels = this.unseenSince(before, liveIds);
+    if (unseenChannels > 0) this.unseen += unseenChannels;
+    this.gapFrom = unseenChannels >= 0 ? this.highestCounter : undefined;
+    return { lost, unseenChannels, events };
   }
 
   // ---- events -------------------------------------------------------------------------------------------
@@ -560,6 +574,11 @@ export class CallTracker {
   private noteCounter(uniqueid: string): void {
     const parsed = counterOf(uniqueid);
     if (!parsed) return;
+    const gap = this.gapFrom;
+    if (gap && gap.prefix === parsed.prefix && parsed.counter > gap.counter) {
+      this.unseen += parsed.counter - gap.counter - 1;
+      this.gapFrom = undefined;
+    }
     const highest = this.highestCounter;
     if (!highest || highest.prefix !== parsed.prefix || parsed.counter > highest.counter)
       this.highestCounter = parsed;
