@@ -249,3 +249,141 @@ describe('CallTracker: AMI events of real flows → call events', () => {
     expect(tracker.activeChannels).toBe(0);
   });
 });
+
+describe('CallTracker.resync (after a reconnect)', () => {
+  const endpoints = new Endpoints([], numbers);
+  const channel = (name: string, uniqueid: string, linkedid: string, extra: Record<string, string> = {}) => ({
+    Event: 'CoreShowChannel',
+    Channel: name,
+    ChannelState: '6',
+    ChannelStateDesc: 'Up',
+    CallerIDNum: name.includes('trunk') ? '+4915112345678' : name.slice(6, 9),
+    Uniqueid: uniqueid,
+    Linkedid: linkedid,
+    Duration: '00:01:05',
+    BridgeId: '',
+    ...extra,
+  });
+  const event = (name: string, fields: Record<string, string>) => ({ Event: name, ...fields });
+  const now = Date.parse('2026-11-26T10:00:00Z');
+
+  /** An inbound call answered by 101 in bridge B1: trunk 1700000000.10, phone 1700000000.11. */
+  function answeredCall(tracker: CallTracker): CallEvent[] {
+    const trunk = {
+      Channel: 'PJSIP/trunk1-00000010',
+      Uniqueid: '1700000000.10',
+      Linkedid: '1700000000.10',
+      CallerIDNum: '+4915112345678',
+    };
+    const phone = {
+      Channel: 'PJSIP/101-00000011',
+      Uniqueid: '1700000000.11',
+      Linkedid: '1700000000.10',
+      CallerIDNum: '101',
+    };
+    const dest = Object.fromEntries(Object.entries(phone).map(([k, v]) => [`Dest${k}`, v]));
+    return [
+      ...tracker.handle(event('Newchannel', trunk), now),
+      ...tracker.handle(event('Newchannel', phone), now),
+      ...tracker.handle(event('DialBegin', { ...trunk, ...dest }), now),
+      ...tracker.handle(event('DialEnd', { ...trunk, ...dest, DialStatus: 'ANSWER' }), now + 5000),
+      ...tracker.handle(event('BridgeEnter', { ...trunk, BridgeUniqueid: 'B1' }), now + 5000),
+      ...tracker.handle(event('BridgeEnter', { ...phone, BridgeUniqueid: 'B1' }), now + 5000),
+    ];
+  }
+
+  it('a call still live is kept: its hang-up after the reconnect ends it once, with the full talk time', () => {
+    const tracker = new CallTracker(endpoints);
+    expect(answeredCall(tracker).map((e) => e.event)).toEqual(['call.started', 'call.answered']);
+    const outcome = tracker.resync(
+      [
+        channel('PJSIP/trunk1-00000010', '1700000000.10', '1700000000.10', { BridgeId: 'B1' }),
+        channel('PJSIP/101-00000011', '1700000000.11', '1700000000.10', { BridgeId: 'B1' }),
+      ],
+      now + 20_000,
+    );
+    expect(outcome).toEqual({ lost: [], unseenChannels: 0, events: [] });
+    const ended = tracker.handle(
+      event('Hangup', {
+        Channel: 'PJSIP/trunk1-00000010',
+        Uniqueid: '1700000000.10',
+        Linkedid: '1700000000.10',
+      }),
+      now + 65_000,
+    );
+    expect(ended).toMatchObject([
+      { event: 'call.ended', status: 'answered', durationSec: 60, extension: '101' },
+    ]);
+  });
+
+  it('a transfer that happened while disconnected is a new call.answered from the listed bridges', () => {
+    const tracker = new CallTracker(endpoints);
+    answeredCall(tracker);
+    const outcome = tracker.resync(
+      [
+        channel('PJSIP/trunk1-00000010', '1700000000.10', '1700000000.10', { BridgeId: 'B2' }),
+        channel('PJSIP/102-00000014', '1700000000.14', '1700000000.10', { BridgeId: 'B2' }),
+      ],
+      now + 20_000,
+    );
+    expect(outcome.events).toMatchObject([{ event: 'call.answered', extension: '102' }]);
+    expect(outcome.unseenChannels).toBe(2); // .12 and .13: the transfer's legs, gone meanwhile
+  });
+
+  it('a call followed before and gone after is lost (no guessed end), and memory is freed', () => {
+    const tracker = new CallTracker(endpoints);
+    answeredCall(tracker);
+    const outcome = tracker.resync([], now + 20_000);
+    expect(outcome.lost).toEqual(['1700000000.10']);
+    expect(outcome.events).toEqual([]);
+    expect(tracker.activeCalls).toBe(0);
+    expect(tracker.activeChannels).toBe(0);
+  });
+
+  it('a call that began while disconnected is followed from the listed channels: started when it began, answered', () => {
+    const tracker = new CallTracker(endpoints);
+    const outcome = tracker.resync(
+      [
+        channel('PJSIP/trunk1-00000020', '1700000000.20', '1700000000.20', {
+          BridgeId: 'B3',
+          Duration: '00:00:40',
+        }),
+        channel('PJSIP/103-00000021', '1700000000.21', '1700000000.20', { BridgeId: 'B3' }),
+      ],
+      now,
+    );
+    expect(outcome.events).toMatchObject([
+      {
+        event: 'call.started',
+        callId: '1700000000.20',
+        direction: 'inbound',
+        phoneNumber: '+4915112345678',
+        extension: '103',
+        at: new Date(now - 40_000).toISOString(),
+      },
+      { event: 'call.answered', extension: '103' },
+    ]);
+  });
+
+  it('channels nobody saw are counted from the Uniqueid counter when the next channel appears', () => {
+    const tracker = new CallTracker(endpoints);
+    answeredCall(tracker);
+    tracker.resync(
+      [
+        channel('PJSIP/trunk1-00000010', '1700000000.10', '1700000000.10', { BridgeId: 'B1' }),
+        channel('PJSIP/101-00000011', '1700000000.11', '1700000000.10', { BridgeId: 'B1' }),
+      ],
+      now,
+    );
+    expect(tracker.unseenChannels).toBe(0);
+    tracker.handle(
+      event('Newchannel', {
+        Channel: 'PJSIP/trunk1-00000030',
+        Uniqueid: '1700000050.17',
+        Linkedid: '1700000050.17',
+      }),
+      now,
+    );
+    expect(tracker.unseenChannels).toBe(5); // .12 to .16
+  });
+});
