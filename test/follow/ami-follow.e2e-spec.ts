@@ -33,6 +33,36 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   };
   const following = () => eventually(async () => ((await health())?.connected ? true : undefined), 30000);
 
+  /** Waits until the portal shows the call's card to exactly `users`. */
+  const cardShownTo = (callId: string, users: number[]) =>
+    eventually(async () => {
+      const call = h.sandbox.calls({ EXTERNAL_CALL_ID: callId })[0];
+      const shown = [...(call?.shownTo ?? [])].sort();
+      return call && JSON.stringify(shown) === JSON.stringify(users) ? call : undefined;
+    });
+
+  /**
+   * Plays a call whose phones ring until the portal shows the card to `ringing` (the card is for ringing
+   * calls: one already over is registered without it), then lets it go on; with `movedTo`, waits for the
+   * card to move there (a transfer) before the customer hangs up.
+   */
+  async function rung(
+    call: CallDescription,
+    ringing: number[],
+    movedTo?: number[],
+  ): Promise<SandboxCall & PortalExtras> {
+    const playing = pbx.play({ ...call, holdRinging: true, holdOpen: Boolean(movedTo) });
+    await cardShownTo(playing.linkedid, ringing);
+    playing.pickUp();
+    if (movedTo) {
+      await cardShownTo(playing.linkedid, movedTo);
+      playing.hangUp();
+    }
+    await playing.done;
+    return (await finishedOnPortal(h, playing.linkedid, Boolean(call.recording))) as SandboxCall &
+      PortalExtras;
+  }
+
   /** Plays a call and waits until the portal has it finished; returns the sandbox's view. */
   async function played(call: CallDescription, withRecording = false): Promise<SandboxCall & PortalExtras> {
     const playing = pbx.play(call);
@@ -41,9 +71,9 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   }
 
   it('inbound to one extension, answered and recorded: card to 101, register and finish by 101, talk time, recording', async () => {
-    const call = await played(
+    const call = await rung(
       { kind: 'inbound', from: '+4915112345678', to: '101', answeredBy: '101', talk: 42, recording: true },
-      true,
+      [2],
     );
     expect(call).toMatchObject({ TYPE: 2, USER_ID: 2, PHONE_NUMBER: '+4915112345678', registerRequests: 1 });
     expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 42, STATUS_CODE: '200' });
@@ -52,13 +82,16 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   });
 
   it('ring group ringall: the card shown to 101, 102, 103; 102 answers and finishes', async () => {
-    const call = await played({
-      kind: 'inbound',
-      from: '+4915112345679',
-      to: ['101', '102', '103'],
-      answeredBy: '102',
-      talk: 30,
-    });
+    const call = await rung(
+      {
+        kind: 'inbound',
+        from: '+4915112345679',
+        to: ['101', '102', '103'],
+        answeredBy: '102',
+        talk: 30,
+      },
+      [2, 3, 4],
+    );
     const shown = call.cardLog.flatMap((change) => change.shown).sort();
     expect(shown).toEqual(expect.arrayContaining([2, 3, 4]));
     expect(call.finished).toMatchObject({ USER_ID: 3, DURATION: 30, STATUS_CODE: '200' });
@@ -66,15 +99,18 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   });
 
   it('queue (Local ;1/;2 members): rings 101 first, 102 answers and finishes', async () => {
-    const call = await played({
-      kind: 'inbound',
-      from: '+4915112345680',
-      to: ['101', '102'],
-      queue: '400',
-      answeredBy: '102',
-      talk: 25,
-      freepbx: 16,
-    });
+    const call = await rung(
+      {
+        kind: 'inbound',
+        from: '+4915112345680',
+        to: ['101', '102'],
+        queue: '400',
+        answeredBy: '102',
+        talk: 25,
+        freepbx: 16,
+      },
+      [2],
+    );
     expect(call).toMatchObject({ USER_ID: 2 });
     expect(call.finished).toMatchObject({ USER_ID: 3, DURATION: 25, STATUS_CODE: '200' });
   });
@@ -106,17 +142,22 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   ] as const)(
     '%s transfer from 101 to %s: the card moves, finish names the target',
     async (kind, to, user) => {
-      const call = await played({
-        kind: 'inbound',
-        from: '+4915112345682',
-        to: '101',
-        answeredBy: '101',
-        talk: 20,
-        transfer: { kind, to },
-      });
+      const call = await rung(
+        {
+          kind: 'inbound',
+          from: '+4915112345682',
+          to: '101',
+          answeredBy: '101',
+          talk: 20,
+          transfer: { kind, to },
+        },
+        [2],
+        [user],
+      );
       expect(call).toMatchObject({ USER_ID: 2, registerRequests: 1 });
       expect(call.finished).toMatchObject({ USER_ID: user, STATUS_CODE: '200' });
-      expect(call.cardLog.flatMap((change) => change.shown)).toContain(user);
+      expect(call.cardLog.flatMap((change) => change.shown)).toEqual([2, user]);
+      expect(call.shownTo).toEqual([]);
     },
   );
 

@@ -67,8 +67,10 @@ export interface CallDescription {
   freepbx?: 16 | 17;
   /** Real milliseconds between steps (default 5). */
   stepMs?: number;
-  /** Keep the call up after its answer until `hangUp()` on the handle. */
+  /** Keep the call up after its answer (after the transfer, with one) until `hangUp()` on the handle. */
   holdOpen?: boolean;
+  /** Keep the phones ringing until `pickUp()` on the handle (then the call goes on as described). */
+  holdRinging?: boolean;
 }
 
 export interface PlayingCall {
@@ -80,6 +82,8 @@ export interface PlayingCall {
   answered: Promise<void>;
   /** Ends a `holdOpen` call. */
   hangUp(): void;
+  /** Lets a `holdRinging` call be answered (or time out). */
+  pickUp(): void;
 }
 
 export class AmiDouble extends TcpDouble {
@@ -239,9 +243,17 @@ export class AmiDouble extends TcpDouble {
     const release = new Promise<void>((resolve) => (hangUp = resolve));
     let markAnswered: () => void = () => undefined;
     const answered = new Promise<void>((resolve) => (markAnswered = resolve));
-    const script = new CallScript(this, call, call.holdOpen ? release : undefined, markAnswered);
+    let pickUp: () => void = () => undefined;
+    const ringing = new Promise<void>((resolve) => (pickUp = resolve));
+    const script = new CallScript(
+      this,
+      call,
+      call.holdOpen ? release : undefined,
+      markAnswered,
+      call.holdRinging ? ringing : undefined,
+    );
     const done = script.run().finally(markAnswered);
-    return { linkedid: script.linkedid, done, answered, hangUp: () => hangUp() };
+    return { linkedid: script.linkedid, done, answered, hangUp: () => hangUp(), pickUp: () => pickUp() };
   }
 
   // ---- what CallScript uses ---------------------------------------------------------------------------
@@ -314,6 +326,7 @@ class CallScript {
     private readonly call: CallDescription,
     private readonly release: Promise<void> | undefined,
     private readonly answered: () => void,
+    private readonly ringing?: Promise<void>,
   ) {
     this.step = call.stepMs ?? 5;
     this.fpbx = call.freepbx ?? 17;
@@ -395,6 +408,7 @@ class CallScript {
       this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
     }
     await this.pause(c.ring ?? 5);
+    if (this.ringing) await this.ringing;
     const winner = phones.find((phone) => phone.callerNum === c.answeredBy);
     if (!winner) {
       for (const phone of phones) {
@@ -491,6 +505,7 @@ class CallScript {
       this.dial('DialState', two, phone, [['DialStatus', 'RINGING']]);
       this.dial('DialState', trunk, one, [['DialStatus', 'RINGING']]);
       await this.pause(c.ring ?? 5);
+      if (this.ringing) await this.ringing;
       if (agent !== c.answeredBy) {
         this.pbx.emit('AgentRingNoAnswer', 'agent', this.clock, [
           ...snapshot(trunk, ''),
@@ -574,6 +589,7 @@ class CallScript {
     this.state(trunk, 5);
     this.dial('DialState', phone, trunk, [['DialStatus', 'RINGING']]);
     await this.pause(c.ring ?? 5);
+    if (this.ringing) await this.ringing;
     if (c.busy || !c.answeredBy) {
       this.dial('DialEnd', phone, trunk, [['DialStatus', c.busy ? 'BUSY' : 'NOANSWER']]);
       this.hangup(trunk, c.busy ? 17 : 19, c.busy ? 'User busy' : 'User alerting, no answer');
