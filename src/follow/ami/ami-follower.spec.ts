@@ -62,6 +62,7 @@ describe('AmiFollower over a real TCP connection', () => {
     });
     await call.done;
     await until(() => sink.events.length === 3);
+    expect(sink.events[0]).toMatchObject({ extensions: ['101', '102'] });
     expect(sink.events.map((e) => [e.event, e.callId])).toEqual([
       ['call.started', call.linkedid],
       ['call.answered', call.linkedid],

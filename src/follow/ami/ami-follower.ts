@@ -17,6 +17,11 @@ export interface AmiFollowerOptions {
   /** Whether this replica follows now (holds the portal's delivery lease); checked every gateMs. */
   followHere?: () => boolean;
   gateMs?: number;
+  /**
+   * How long a ringing call's `call.started` waits for more parallel dials (a ring group's DialBegins come
+   * one event each, possibly in several reads); any later event of the call releases it sooner.
+   */
+  startHoldMs?: number;
   /** Events held while CoreShowChannels resyncs; past it the session is dropped and rebuilt. */
   maxHeldEvents?: number;
   rejectUnauthorized?: boolean;
@@ -38,6 +43,7 @@ export class AmiFollower extends PbxFollower {
   private reconnectTimer?: NodeJS.Timeout;
   private pingTimer?: NodeJS.Timeout;
   private gateTimer?: NodeJS.Timeout;
+  private startTimer?: NodeJS.Timeout;
   private held?: AmiMessage[];
   private connected = false;
   private since?: number;
@@ -64,6 +70,7 @@ export class AmiFollower extends PbxFollower {
       reconnectMinMs: 250,
       reconnectMaxMs: 15_000,
       gateMs: 500,
+      startHoldMs: 20,
       maxHeldEvents: 50_000,
       ...options,
     };
@@ -84,6 +91,7 @@ export class AmiFollower extends PbxFollower {
     clearInterval(this.gateTimer);
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pingTimer);
+    clearTimeout(this.startTimer);
     this.session?.close();
     this.session = undefined;
   }
@@ -131,7 +139,7 @@ export class AmiFollower extends PbxFollower {
         timeoutMs: this.options.timeoutMs,
         rejectUnauthorized: this.options.rejectUnauthorized,
         onEvent: (event) => this.onEvent(event),
-        onRead: () => this.deliver(this.tracker.flush()),
+        onRead: () => this.holdStarts(),
         onClose: (error) => this.onClose(session, error),
       });
       this.session = session;
@@ -165,6 +173,15 @@ export class AmiFollower extends PbxFollower {
     } finally {
       this.connecting = false;
     }
+  }
+
+  /** After each read: held starts go out startHoldMs after the first of them. */
+  private holdStarts(): void {
+    if (this.startTimer || !this.tracker.holdsStarts) return;
+    this.startTimer = setTimeout(() => {
+      this.startTimer = undefined;
+      this.deliver(this.tracker.flush());
+    }, this.options.startHoldMs);
   }
 
   private onEvent(event: AmiMessage): void {

@@ -166,7 +166,12 @@ export class CallTracker {
     return out;
   }
 
-  /** call.started held for parallel dials: released after each read of the connection. */
+  /** Starts are held (a ring group's parallel dials are still arriving). */
+  get holdsStarts(): boolean {
+    return this.pendingStarts.size > 0;
+  }
+
+  /** call.started held for parallel dials: released shortly after the first dial (the follower's timer). */
   flush(): CallEvent[] {
     const out: CallEvent[] = [];
     this.flushInto(out);
