@@ -387,3 +387,23 @@ describe('CallTracker.resync (after a reconnect)', () => {
     expect(tracker.unseenChannels).toBe(5); // .12 to .16
   });
 });
+
+describe('CallTracker memory', () => {
+  it('holds at most maxCalls calls: the oldest is forgotten and counted', () => {
+    const tracker = new CallTracker(new Endpoints([], numbers), { maxCalls: 2 });
+    for (const n of [1, 2, 3]) {
+      tracker.handle(
+        {
+          Event: 'Newchannel',
+          Channel: `PJSIP/trunk1-0000000${n}`,
+          Uniqueid: `1700000000.${n}`,
+          Linkedid: `1700000000.${n}`,
+          CallerIDNum: '+4915112345678',
+        },
+        Date.now(),
+      );
+    }
+    expect(tracker.activeCalls).toBe(2);
+    expect(tracker.forgottenCalls).toBe(1);
+  });
+});
