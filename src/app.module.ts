@@ -9,6 +9,7 @@ import { CrmModule } from './crm/crm.module';
 import { DeliveryModule } from './delivery/delivery.module';
 import { DialerModule } from './dialer/dialer.module';
 import { EventsModule } from './events/events.module';
+import { FollowModule } from './follow/follow.module';
 import { HealthModule } from './health/health.module';
 import { LoggingModule } from './logging/logging.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -60,7 +61,9 @@ export class AppModule {
         DialerModule,
         EventsModule.forRoot({ multi: false }),
         AdminModule,
-        HealthModule.forRoot({ dialer: true }),
+        // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
+        ...(config.PBX_EVENTS ? [FollowModule] : []),
+        HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS) }),
       ],
     };
   }

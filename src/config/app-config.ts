@@ -464,13 +464,28 @@ export class AppConfig {
   @IsIn(['ami', 'esl', 'http'], { message: 'DIAL_MODE must be ami, esl or http' })
   DIAL_MODE?: 'ami' | 'esl' | 'http';
 
-  /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038`. */
+  /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038` or (PBX_EVENTS) `tls://…:5039`. */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^tcp:\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
-    message: 'AMI_URL must be tcp://user:secret@host:5038',
+  @Matches(/^(tcp|tls):\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
+    message: 'AMI_URL must be tcp://user:secret@host:5038 or tls://user:secret@host:5039',
   })
   AMI_URL?: string;
+
+  /** Follow the PBX itself (SPEC.md §9): `ami` logs in to AMI_URL and turns its events into call events. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['ami'], { message: 'PBX_EVENTS must be ami (or unset: posted events only)' })
+  PBX_EVENTS?: 'ami';
+
+  /** Channel-name patterns of trunks (`PJSIP/trunk*`); unset: an endpoint named by an internal number is a phone. */
+  @Transform(toList)
+  @IsString({ each: true })
+  @Matches(/^[^\s,]+$/, {
+    each: true,
+    message: 'PBX_TRUNKS must be comma-separated channel patterns like PJSIP/trunk*',
+  })
+  PBX_TRUNKS: string[] = [];
 
   /** The Originate's Channel; `{extension}` is the clicking employee's internal number. */
   @IsString()
@@ -614,6 +629,9 @@ function crossFieldProblems(config: AppConfig): string[] {
     );
   }
   if (config.DIAL_MODE === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when DIAL_MODE=ami');
+  if (config.DIAL_MODE === 'ami' && config.AMI_URL?.startsWith('tls:'))
+    problems.push('AMI_URL: click-to-call (DIAL_MODE=ami) speaks tcp:// only; tls:// serves PBX_EVENTS');
+  if (config.PBX_EVENTS === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when PBX_EVENTS=ami');
   if (config.DIAL_MODE === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when DIAL_MODE=esl');
   if (config.DIAL_MODE === 'http' && !config.DIAL_URL)
     problems.push('DIAL_URL: required when DIAL_MODE=http');
@@ -645,6 +663,7 @@ function multiPortalProblems(config: AppConfig): string[] {
     PBX_TOKENS: 'PBX tokens belong to one portal: POST /v1/admin/portals/:portalId/pbx-tokens',
     SANDBOX: 'the sandbox is one portal',
     DIAL_MODE: "the dial settings name one portal's PBX",
+    PBX_EVENTS: "following a PBX is one portal's setting (not yet in multi mode)",
   } as const;
   for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
     const value = config[name];

@@ -157,6 +157,15 @@ export abstract class DialSettings {
   abstract readonly defaultUserId?: number;
 }
 
+/** Following the PBX (PBX_EVENTS, AMI_URL, PBX_TRUNKS, SPEC.md §9). AMI_URL is a secret: never logged. */
+export abstract class FollowSettings {
+  /** undefined: posted events only. */
+  abstract readonly mode?: 'ami';
+  abstract readonly amiUrl?: string;
+  /** Channel-name patterns of trunks; empty: endpoints named by internal numbers are phones. */
+  abstract readonly trunks: readonly string[];
+}
+
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
@@ -281,6 +290,13 @@ export const dialSettingsOf = (config: AppConfig): DialSettings =>
     defaultUserId: config.B24_DEFAULT_USER_ID,
   });
 
+export const followSettingsOf = (config: AppConfig): FollowSettings =>
+  Object.freeze({
+    mode: config.PBX_EVENTS,
+    amiUrl: config.AMI_URL,
+    trunks: Object.freeze([...config.PBX_TRUNKS]),
+  });
+
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
   Object.freeze({ level: config.LOG_LEVEL });
 
@@ -300,6 +316,7 @@ export interface BridgeSettings {
   logging: LoggingSettings;
   recording: RecordingSettings;
   dial: DialSettings;
+  follow: FollowSettings;
 }
 
 /** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
@@ -315,6 +332,7 @@ export const SETTINGS = {
   logging: { token: LoggingSettings, of: loggingSettingsOf },
   recording: { token: RecordingSettings, of: recordingSettingsOf },
   dial: { token: DialSettings, of: dialSettingsOf },
+  follow: { token: FollowSettings, of: followSettingsOf },
 } as const;
 
 /** All views of one validated configuration, derived once and frozen. */

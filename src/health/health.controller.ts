@@ -7,6 +7,7 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { Lifecycle } from './lifecycle';
 import { PortalsHealth } from './portals-health';
+import { PbxFollower } from '../follow/pbx-follower';
 
 /** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
 const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
@@ -42,6 +43,7 @@ export class HealthController {
     @Optional() private readonly dialer?: DialWorker,
     @Optional() private readonly portalEvents?: PortalEventsStatus,
     @Optional() private readonly portals?: PortalsHealth,
+    @Optional() private readonly follower?: PbxFollower,
   ) {}
 
   /**
@@ -81,6 +83,10 @@ export class HealthController {
         return this.lifecycle.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
       },
       ...portalChecks,
+      // Following the PBX (SPEC.md §9): a lost connection is reported, never fails readiness (intake is durable).
+      ...(this.follower
+        ? [() => this.indicators.check('pbxFollow').up({ ...(this.follower as PbxFollower).status() })]
+        : []),
     ]);
   }
 

@@ -144,6 +144,44 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  // Following the PBX (PBX_EVENTS, SPEC.md §9).
+  readonly followConnected = new Gauge({
+    name: 'bridge_pbx_follow_connected',
+    help: '1 while the Manager connection (PBX_EVENTS=ami) is logged in and followed here, else 0',
+    registers: [this.registry],
+  });
+
+  readonly followAmiEvents = new Counter({
+    name: 'bridge_pbx_follow_events_total',
+    help: 'Events read from the PBX connection',
+    registers: [this.registry],
+  });
+
+  readonly followedCallEvents = new Counter({
+    name: 'bridge_pbx_follow_call_events_total',
+    help: 'Call events the followed PBX gave, by event',
+    labelNames: ['event'] as const,
+    registers: [this.registry],
+  });
+
+  readonly followCalls = new Gauge({
+    name: 'bridge_pbx_follow_calls',
+    help: 'Calls followed right now',
+    registers: [this.registry],
+  });
+
+  readonly followLost = new Counter({
+    name: 'bridge_pbx_follow_calls_lost_total',
+    help: 'Calls followed before a disconnect whose end was never seen (no ledger)',
+    registers: [this.registry],
+  });
+
+  readonly followReconnects = new Counter({
+    name: 'bridge_pbx_follow_reconnects_total',
+    help: 'Reconnects of the PBX connection',
+    registers: [this.registry],
+  });
+
   readonly portalEvents = new Counter({
     name: 'bridge_portal_events_total',
     help:
@@ -157,6 +195,9 @@ export class BridgeMetrics {
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
+    // Zero from the start, so dashboards plot the followed call events before the first call.
+    for (const event of ['call.started', 'call.answered', 'call.ended'])
+      this.followedCallEvents.inc({ event }, 0);
   }
 
   /** Registers a refresh of gauges that run on every scrape. */

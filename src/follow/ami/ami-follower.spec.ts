@@ -1,0 +1,190 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
+import { AmiDouble } from '../../../test/support/ami-double';
+import { CallEvent } from '../../calls/call';
+import { FollowSink } from '../follow-sink';
+import { AmiFollower, AmiFollowerOptions } from './ami-follower';
+import { amiTargetOf } from './ami-session';
+import { CallTracker } from './call-tracker';
+import { Endpoints } from './endpoints';
+
+/** The port a follower hands its call events to, kept in memory. */
+class Collected extends FollowSink {
+  readonly events: CallEvent[] = [];
+  submit(events: CallEvent[]): void {
+    this.events.push(...events);
+  }
+}
+
+const until = async (check: () => boolean, timeoutMs = 10000) => {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+function follower(url: string, options: AmiFollowerOptions = {}) {
+  const sink = new Collected();
+  const tracker = new CallTracker(new Endpoints([], { isEmployee: () => false, maxDigits: 4 }));
+  const ami = new AmiFollower(amiTargetOf(url), tracker, sink, { reconnectMinMs: 50, ...options });
+  return { ami, sink };
+}
+
+describe('AmiFollower over a real TCP connection', () => {
+  let pbx: AmiDouble;
+  const running: AmiFollower[] = [];
+  beforeEach(async () => {
+    pbx = await AmiDouble.start();
+  });
+  afterEach(async () => {
+    running.splice(0).forEach((ami) => ami.stop());
+    await pbx.close();
+  });
+
+  it('logs in read-only (Events: on), resyncs with CoreShowChannels, then follows calls into the sink', async () => {
+    const { ami, sink } = follower(pbx.url());
+    running.push(ami);
+    ami.start();
+    await until(() => ami.status().connected);
+    expect(pbx.actions.map((a) => a.Action)).toEqual(['Login', 'CoreShowChannels']);
+    expect(pbx.actions[0]).toMatchObject({ Username: 'crm-ro', Events: 'on' });
+    const call = pbx.play({
+      kind: 'inbound',
+      from: '+4915112345678',
+      to: ['101', '102'],
+      answeredBy: '101',
+      stepMs: 1,
+    });
+    await call.done;
+    await until(() => sink.events.length === 3);
+    expect(sink.events[0]).toMatchObject({ extensions: ['101', '102'] });
+    expect(sink.events.map((e) => [e.event, e.callId])).toEqual([
+      ['call.started', call.linkedid],
+      ['call.answered', call.linkedid],
+      ['call.ended', call.linkedid],
+    ]);
+    expect(ami.status()).toMatchObject({ callsFollowed: 0, callEvents: 3, possiblyLost: 0 });
+    expect(ami.status().eventsPerSec).toBeGreaterThan(0);
+  });
+
+  it('a refused login is reported with the user and address, never the secret, and retried', async () => {
+    const { ami } = follower(pbx.url('wrong-secret-123'));
+    running.push(ami);
+    ami.start();
+    await until(() => ami.status().reconnects >= 2);
+    const status = ami.status();
+    expect(status.connected).toBe(false);
+    expect(status.lastError).toMatch(
+      /^login refused for user crm-ro at tcp:\/\/127\.0\.0\.1:\d+: Authentication failed$/,
+    );
+    expect(JSON.stringify(status)).not.toMatch(/wrong-secret|s3cr3t/);
+    expect(status.target).toBe(`tcp://127.0.0.1:${pbx.port}`);
+  });
+
+  it('a peer that stops answering Ping is dropped and reconnected', async () => {
+    // A Manager that logs in and lists no channels, then goes silent (a half-open connection).
+    let sessions = 0;
+    const silent: Server = createServer((socket: Socket) => {
+      sessions++;
+      socket.write('Asterisk Call Manager/9.0.0\r\n');
+      socket.on('error', () => undefined);
+      socket.on('data', (chunk) => {
+        const text = chunk.toString();
+        const id = /ActionID: (\S+)/.exec(text)?.[1];
+        if (/Action: Login/.test(text)) socket.write(`Response: Success\r\nActionID: ${id}\r\n\r\n`);
+        if (/Action: CoreShowChannels/.test(text)) {
+          socket.write(`Response: Success\r\nEventList: start\r\nActionID: ${id}\r\n\r\n`);
+          socket.write(
+            `Event: CoreShowChannelsComplete\r\nEventList: Complete\r\nListItems: 0\r\nActionID: ${id}\r\n\r\n`,
+          );
+        }
+      });
+    });
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const { ami } = follower(`tcp://u:p@127.0.0.1:${port}`, { pingMs: 100, timeoutMs: 300 });
+    running.push(ami);
+    ami.start();
+    await until(() => ami.status().reconnects >= 1 && sessions >= 2);
+    expect(ami.status().lastError).toMatch(/^Ping unanswered by tcp:\/\/127\.0\.0\.1:\d+ within 300 ms$/);
+    ami.stop();
+    await new Promise((resolve) => silent.close(resolve));
+  });
+
+  describe('tls://', () => {
+    let dir: string;
+    let terminator: TlsServer;
+    const open = new Set<Socket>();
+    beforeEach(async () => {
+      // A self-signed certificate, and a TLS listener in front of the double (as Asterisk's tlsbindaddr).
+      dir = mkdtempSync(join(tmpdir(), 'ami-tls-'));
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      terminator = createTlsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (secure) => {
+          const plain = connect(pbx.port, '127.0.0.1');
+          open.add(secure).add(plain);
+          secure.pipe(plain).pipe(secure);
+          secure.on('error', () => plain.destroy());
+          plain.on('error', () => secure.destroy());
+        },
+      );
+      await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+    });
+    afterEach(async () => {
+      running.splice(0).forEach((ami) => ami.stop());
+      for (const socket of open) socket.destroy();
+      await new Promise((resolve) => terminator.close(resolve));
+      rmSync(dir, { recursive: true, force: true });
+    });
+    const tlsUrl = () =>
+      pbx
+        .url()
+        .replace('tcp://', 'tls://')
+        .replace(/:\d+$/, `:${(terminator.address() as { port: number }).port}`);
+
+    it('checks the certificate by default: a self-signed one is refused', async () => {
+      const { ami } = follower(tlsUrl());
+      running.push(ami);
+      ami.start();
+      await until(() => ami.status().reconnects >= 1);
+      expect(ami.status().connected).toBe(false);
+      expect(ami.status().lastError).toMatch(/SELF_SIGNED|self.signed/i);
+      expect(ami.status().target).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+    });
+
+    it('follows calls over TLS', async () => {
+      const { ami, sink } = follower(tlsUrl(), { rejectUnauthorized: false });
+      running.push(ami);
+      ami.start();
+      await until(() => ami.status().connected);
+      const call = pbx.play({ kind: 'outbound', from: '101', to: '+4930123456', answeredBy: 'y', stepMs: 1 });
+      await call.done;
+      await until(() => sink.events.length === 3);
+      expect(sink.events.map((e) => e.event)).toEqual(['call.started', 'call.answered', 'call.ended']);
+    });
+  });
+});

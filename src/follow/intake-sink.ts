@@ -1,0 +1,103 @@
+import { Logger } from '@nestjs/common';
+import { CallEvent } from '../calls/call';
+import { CallIntake } from '../intake/call-intake.service';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { parseCallEvents } from '../pbx/call-event-validation';
+import { FollowSink } from './follow-sink';
+
+/** Events waiting for the store at most; past it the oldest are dropped and counted (the store is down). */
+const MAX_WAITING = 100_000;
+const BATCH = 500;
+const MAX_RETRY_MS = 10_000;
+
+/**
+ * The follower's way into the durable intake that posted events use: each event is validated and
+ * normalised exactly as a posted one (phone numbers to E.164 with DEFAULT_COUNTRY), then stored in order,
+ * one batch at a time; a store failure is retried with backoff, so nothing the tracker produced is dropped
+ * while the process lives. An event the API would refuse (an anonymous caller has no phone number) is
+ * logged and counted as rejected.
+ */
+export class IntakeSink extends FollowSink {
+  private readonly logger = new Logger('PbxFollow');
+  private waiting: CallEvent[] = [];
+  private draining = false;
+  private stopped = false;
+  dropped = 0;
+  stored = 0;
+
+  constructor(
+    private readonly intake: CallIntake,
+    private readonly portalId: string,
+    private readonly country: () => string | undefined,
+    private readonly metrics?: BridgeMetrics,
+  ) {
+    super();
+  }
+
+  submit(events: CallEvent[]): void {
+    if (events.length === 0) return;
+    for (const event of events) this.metrics?.followedCallEvents.inc({ event: event.event });
+    this.waiting.push(...events);
+    if (this.waiting.length > MAX_WAITING) {
+      const excess = this.waiting.length - MAX_WAITING;
+      this.waiting = this.waiting.slice(excess);
+      this.dropped += excess;
+      this.logger.error(`${excess} followed call events dropped: the store has not taken events for a while`);
+    }
+    void this.drain();
+  }
+
+  /** Resolves once everything submitted so far is stored (or the sink is stopped). */
+  async idle(): Promise<void> {
+    while ((this.waiting.length > 0 || this.draining) && !this.stopped)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+
+  stop(): void {
+    this.stopped = true;
+  }
+
+  private async drain(): Promise<void> {
+    if (this.draining) return;
+    this.draining = true;
+    let failures = 0;
+    try {
+      while (this.waiting.length > 0 && !this.stopped) {
+        const batch = this.waiting.slice(0, BATCH);
+        const valid = batch.flatMap((event) => this.validated(event));
+        try {
+          if (valid.length > 0) {
+            const result = await this.intake.submit(this.portalId, valid);
+            this.metrics?.events.inc({ outcome: 'accepted' }, result.accepted);
+            this.metrics?.events.inc({ outcome: 'duplicate' }, result.duplicates);
+            this.stored += valid.length;
+          }
+          this.waiting.splice(0, batch.length);
+          failures = 0;
+        } catch (error) {
+          failures++;
+          const wait = Math.min(MAX_RETRY_MS, 250 * 2 ** Math.min(failures, 6));
+          this.logger.warn(
+            `could not store followed call events, retrying in ${wait} ms: ${(error as Error).message}`,
+          );
+          await new Promise((resolve) => setTimeout(resolve, wait));
+        }
+      }
+    } finally {
+      this.draining = false;
+    }
+  }
+
+  private validated(event: CallEvent): CallEvent[] {
+    try {
+      return parseCallEvents(event, this.country());
+    } catch (error) {
+      this.metrics?.events.inc({ outcome: 'rejected' });
+      const problems = JSON.stringify(
+        (error as { getResponse?: () => unknown }).getResponse?.() ?? String(error),
+      );
+      this.logger.warn(`followed ${event.event} of call ${event.callId} not stored: ${problems}`);
+      return [];
+    }
+  }
+}

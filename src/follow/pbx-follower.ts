@@ -1,0 +1,34 @@
+/**
+ * Seams of "follow the PBX" (SPEC.md §9): a follower per PBX connection (AMI today; the FreeSWITCH event
+ * socket later) that turns the PBX's events into call events and hands them to a sink (the durable intake).
+ * A ledger (the CDR database) will feed the same sink; multi mode will run one follower per portal.
+ */
+
+/** What health details and metrics show of a follower; never a secret. */
+export interface FollowStatusView {
+  source: 'ami';
+  /** The PBX address without credentials (`tcp://host:5038`). */
+  target: string;
+  /** false while this replica does not hold the portal's delivery lease (another replica follows). */
+  followingHere: boolean;
+  connected: boolean;
+  /** When the current state (connected or not) began, ISO 8601. */
+  since: string | null;
+  /** The last connection error (address and reason, no credentials). */
+  lastError: string | null;
+  /** AMI events read per second over the last 10 s. */
+  eventsPerSec: number;
+  /** Calls followed right now. */
+  callsFollowed: number;
+  /** Call events handed to the intake since start. */
+  callEvents: number;
+  /** Calls followed before a disconnect whose end was never seen (no ledger yet): their call.ended is missing. */
+  possiblyLost: number;
+  /** Channels created and gone while disconnected (Uniqueid counter gaps): calls among them are unknown. */
+  unseenChannels: number;
+  reconnects: number;
+}
+
+export abstract class PbxFollower {
+  abstract status(): FollowStatusView;
+}
