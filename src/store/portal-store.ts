@@ -19,6 +19,14 @@ export interface PortalOwnSettings {
    * never shown back.
    */
   dial?: Record<string, string>;
+  /**
+   * Where this portal's PBX recordings may be downloaded from, and with what credentials (`auth`:
+   * `basic:user:password` or `bearer:token`, a secret: never shown back). Unset: nothing is downloaded for
+   * the portal (the deployment's RECORDING_FETCH_* are refused in multi mode: they would serve every tenant).
+   */
+  recordingFetch?: { hosts: string[]; auth?: string };
+  /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
+  lineNumber?: string;
 }
 
 export type PortalStatus = 'active' | 'uninstalled';
