@@ -27,7 +27,23 @@ describe('PortalStore', () => {
   });
 
   const install = (portalId: string, now: number, domain = `${portalId}.example.com`) =>
-    stores.portals.saveInstall({ portalId, domain, clientEndpoint: `https://${domain}/rest/`, now });
+    stores.portals.saveInstall({
+      portalId,
+      domain,
+      clientEndpoint: `https://${domain}/rest/`,
+      now,
+      grant: {
+        portalId,
+        memberId: portalId,
+        domain,
+        clientEndpoint: `https://${domain}/rest/`,
+        accessToken: `access-${portalId}-${now}`,
+        refreshToken: `refresh-${portalId}-${now}`,
+        accessExpiresAt: now + 3_600_000,
+        obtainedAt: now,
+        applicationToken: `app-${portalId}`,
+      },
+    });
 
   async function storeCall(portalId: string, callId: string): Promise<void> {
     const now = Date.now();
@@ -114,7 +130,7 @@ describe('PortalStore', () => {
     for (const portalId of ['kept', 'back']) {
       expect(await stores.portals.findPortal(portalId)).toMatchObject({ status: 'active' });
       expect(await stores.calls.findCall(portalId, `${portalId}-call`)).toBeDefined();
-      expect(await stores.tokens.findTokens(portalId)).toMatchObject({ refreshToken: `r-${portalId}` });
+      expect(await stores.tokens.findTokens(portalId)).toMatchObject({ portalId });
       expect(await stores.portals.findPbxToken(`d-${portalId}`)).toMatchObject({ portalId });
     }
   });
