@@ -134,4 +134,23 @@ describe('PortalStore', () => {
       expect(await stores.portals.findPbxToken(`d-${portalId}`)).toMatchObject({ portalId });
     }
   });
+
+  it('never purges a portal installed again while the purge runs: the reinstall keeps its record and tokens', async () => {
+    for (let round = 0; round < 20; round++) {
+      const portalId = `race-${round}`;
+      await install(portalId, 1_000);
+      await storeCall(portalId, `${portalId}-call`);
+      await stores.portals.markUninstalled(portalId, 2_000);
+      // The purge (due: uninstalled before 3 000) and the reinstall race; either order must end installed.
+      const [, reinstalled] = await Promise.all([
+        stores.portals.purgeUninstalled(3_000),
+        install(portalId, 4_000 + round),
+      ]);
+      expect(reinstalled.status).toBe('active');
+      expect(await stores.portals.findPortal(portalId)).toMatchObject({ status: 'active' });
+      expect(await stores.tokens.findTokens(portalId)).toMatchObject({
+        refreshToken: `refresh-${portalId}-${4_000 + round}`,
+      });
+    }
+  });
 });
