@@ -7,12 +7,12 @@ import { PortalRuntimes } from './portal-runtimes';
  * Sync of the portal list: reads every portal's id, status and version, and has each new or changed active
  * portal's runtime (re)built and each gone one dropped. Each portal is handled on its own: one that cannot
  * be read or built is logged and flagged, and the others go on (a failed one is tried again next sync).
- * Syncs never overlap: one asked for during another runs once after it.
+ * Syncs never overlap: those asked for during one run once, after it.
  */
 export class PortalSync {
   private readonly logger = new Logger('Portals');
-  private syncing?: Promise<void>;
-  private again = false;
+  private running?: Promise<void>;
+  private queued?: Promise<void>;
   private stopped = false;
 
   constructor(
@@ -21,27 +21,35 @@ export class PortalSync {
     private readonly placement: DeliveryPlacement,
   ) {}
 
+  /**
+   * Resolves once a sync that started after this call has run: one under way may have read the list before
+   * the caller's change (an install, a PATCH), so the caller waits for the next, shared by all who ask.
+   */
   sync(): Promise<void> {
-    if (this.syncing) {
-      this.again = true;
-      return this.syncing;
-    }
-    this.syncing = this.syncOnce()
+    if (!this.running) return this.start();
+    this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return this.running ?? this.start();
+    });
+    return this.queued;
+  }
+
+  private start(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const run = this.syncOnce()
       .catch((error: Error) => this.logger.warn(`cannot read the portal list: ${error.message}`))
       .finally(() => {
-        this.syncing = undefined;
-        if (this.again && !this.stopped) {
-          this.again = false;
-          void this.sync();
-        }
+        if (this.running === run) this.running = undefined;
       });
-    return this.syncing;
+    this.running = run;
+    return run;
   }
 
   /** No sync starts after this; the one under way ends. */
   async stop(): Promise<void> {
     this.stopped = true;
-    await this.syncing;
+    await this.running;
+    await this.queued;
   }
 
   private async syncOnce(): Promise<void> {
