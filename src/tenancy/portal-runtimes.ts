@@ -50,7 +50,7 @@ export class PortalRuntimes {
     return this.failures.size;
   }
 
-  /** Whether the portal's published runtime (or its last failure) is of this record version. */
+  /** Whether the portal's published runtime is of this record version (nothing to rebuild). */
   current(portalId: string, updatedAt: number): boolean {
     return this.runtimes.get(portalId)?.record.updatedAt === updatedAt;
   }
