@@ -514,6 +514,14 @@ export class AppConfig {
   @Transform(emptyAsUnset)
   @IsOptional()
   @Matches(/^https?:\/\/\S+$/i, { message: 'DIAL_URL must be an http(s) URL template' })
+  @ValidateBy({
+    name: 'isUsableDialUrl',
+    validator: {
+      validate: (value: unknown) => typeof value !== 'string' || dialUrlProblem(value) === undefined,
+      // Never the value: it may carry a password.
+      defaultMessage: (args) => dialUrlProblem(String(args?.value)) ?? 'DIAL_URL is not usable',
+    },
+  })
   DIAL_URL?: string;
 
   @IsIn(['POST', 'GET'], { message: 'DIAL_METHOD must be POST or GET' })
@@ -550,6 +558,25 @@ export class AppConfig {
 }
 
 export class ConfigError extends Error {}
+
+/**
+ * What the HTTP dialer needs of DIAL_URL beyond its shape: with each `{placeholder}` filled in it is a URL
+ * (so `http://pbx.local:{port}/x`, whose port no click fills, is refused here rather than when the dialer is
+ * built), and it carries no `user:password@` (fetch refuses such a URL with an error quoting it whole, so
+ * the password would reach logs, health and the portal's FAILED_REASON; DIAL_AUTH holds credentials).
+ */
+export function dialUrlProblem(template: string): string | undefined {
+  if (!/^https?:\/\//i.test(template)) return undefined;
+  let url: URL;
+  try {
+    url = new URL(template.replace(/\{\w+\}/g, 'x'));
+  } catch {
+    return 'DIAL_URL must be a URL once its {extension}, {number}, {crmCallId}, {userId} are filled in';
+  }
+  if (url.username || url.password)
+    return 'DIAL_URL must not carry user:password: put the credentials in DIAL_AUTH (basic:user:password)';
+  return undefined;
+}
 
 /** Environment variables as the process (or a test) has them: names to strings. */
 export type Environment = Record<string, string | undefined>;
@@ -664,6 +691,12 @@ function multiPortalProblems(config: AppConfig): string[] {
     SANDBOX: 'the sandbox is one portal',
     DIAL_MODE: "the dial settings name one portal's PBX",
     PBX_EVENTS: "following a PBX is one portal's setting (not yet in multi mode)",
+    // One host list and one credential for every tenant would let one portal's PBX have another's files
+    // fetched with the shared credential: each portal sets its own (PATCH /v1/admin/portals/:portalId).
+    RECORDING_FETCH_HOSTS:
+      'recording hosts belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
+    RECORDING_FETCH_AUTH:
+      'recording credentials belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
   } as const;
   for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
     const value = config[name];

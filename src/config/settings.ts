@@ -166,6 +166,16 @@ export abstract class FollowSettings {
   abstract readonly trunks: readonly string[];
 }
 
+/** OAuth mode's portal events (B24_EVENTS, B24_LINE_NUMBER, PUBLIC_URL): what the event binder needs. */
+export abstract class EventSettings {
+  /** B24_EVENTS=offline: events are polled (`event.offline.get`), not posted to PUBLIC_URL. */
+  abstract readonly offline: boolean;
+  /** The line the bridge registers (`telephony.externalLine.add`). */
+  abstract readonly lineNumber: string;
+  /** Where the portal posts events (`PUBLIC_URL/v1/portal/events`); unset: nothing is bound online. */
+  abstract readonly publicUrl?: string;
+}
+
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
@@ -268,7 +278,7 @@ export const recordingSettingsOf = (config: AppConfig): RecordingSettings =>
   });
 
 /** `basic:user:password` → `Basic base64(user:password)`; `bearer:token` → `Bearer token`. */
-function authorizationOf(auth: string | undefined): string | undefined {
+export function authorizationOf(auth: string | undefined): string | undefined {
   if (!auth) return undefined;
   if (auth.startsWith('bearer:')) return `Bearer ${auth.slice('bearer:'.length)}`;
   return `Basic ${Buffer.from(auth.slice('basic:'.length)).toString('base64')}`;
@@ -297,6 +307,13 @@ export const followSettingsOf = (config: AppConfig): FollowSettings =>
     trunks: Object.freeze([...config.PBX_TRUNKS]),
   });
 
+export const eventSettingsOf = (config: AppConfig): EventSettings =>
+  Object.freeze({
+    offline: config.B24_EVENTS === 'offline',
+    lineNumber: config.B24_LINE_NUMBER,
+    publicUrl: config.PUBLIC_URL,
+  });
+
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
   Object.freeze({ level: config.LOG_LEVEL });
 
@@ -317,6 +334,7 @@ export interface BridgeSettings {
   recording: RecordingSettings;
   dial: DialSettings;
   follow: FollowSettings;
+  events: EventSettings;
 }
 
 /** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
@@ -333,6 +351,7 @@ export const SETTINGS = {
   recording: { token: RecordingSettings, of: recordingSettingsOf },
   dial: { token: DialSettings, of: dialSettingsOf },
   follow: { token: FollowSettings, of: followSettingsOf },
+  events: { token: EventSettings, of: eventSettingsOf },
 } as const;
 
 /** All views of one validated configuration, derived once and frozen. */

@@ -1,6 +1,14 @@
 import { CrmLookupService } from './crm-lookup.service';
 import { EmployeeDirectory } from './employee-directory';
 
+/** What intake needs of one portal's own settings (multi mode: each portal's, never the deployment's). */
+export interface PortalIntake {
+  /** The portal's DIAL_MATCH_SEC, in ms: how long after a click the PBX's call is that click's. */
+  dialMatchMs: number;
+  /** The portal's own recording hosts; undefined: nothing is downloaded for it. */
+  recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
+}
+
 /**
  * A port: the CRM side of one portal, by its id. In single-portal mode it is the one portal's lookups and
  * directory; with many portals (SPEC.md §8) the portal registry provides each served portal's own, so a
@@ -14,4 +22,6 @@ export abstract class PortalCrm {
   abstract missedCallTaskOf(portalId: string): boolean | undefined;
   /** The portal's own country for national numbers (its PBX's events and lookups); undefined: DEFAULT_COUNTRY. */
   abstract defaultCountryOf(portalId: string): string | undefined;
+  /** The portal's own intake settings; undefined: the deployment's (single mode, or a portal not served). */
+  abstract intakeOf(portalId: string): PortalIntake | undefined;
 }

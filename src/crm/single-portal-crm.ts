@@ -30,4 +30,8 @@ export class SinglePortalCrm extends PortalCrm {
   defaultCountryOf(): string | undefined {
     return undefined;
   }
+
+  intakeOf(): undefined {
+    return undefined;
+  }
 }

@@ -6,8 +6,8 @@ import {
   OnApplicationBootstrap,
 } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
-import { AppConfig } from '../config/app-config';
 import { PORTAL_ID } from '../config/portal-id';
+import { EventSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
@@ -54,7 +54,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
   private polling?: Promise<void>;
 
   constructor(
-    private readonly config: AppConfig,
+    private readonly settings: EventSettings,
     private readonly credentials: PortalCredentials,
     private readonly client: PortalClient,
     private readonly store: PortalEventStore,
@@ -63,7 +63,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     readonly status: PortalEventsStatus,
     @Inject(PORTAL_ID) private readonly portalId: string,
   ) {
-    this.offline = config.B24_EVENTS === 'offline';
+    this.offline = settings.offline;
     // One per portal, shared by every replica and stable across restarts and new pods: events marked and not
     // cleared (a crash) come back to whichever replica asks next; replicas reading the same events store them
     // once (the dedupe key) and each clears them.
@@ -128,7 +128,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
       if (!this.offline) params.handler = handler;
       await this.client.call('event.bind', params, { priority: 'background' });
     }
-    const number = this.config.B24_LINE_NUMBER;
+    const number = this.settings.lineNumber;
     const lines = await this.client.call<{ NUMBER?: string }[]>(
       'telephony.externalLine.get',
       {},
@@ -153,7 +153,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
   }
 
   private handlerUrl(): string {
-    const base = this.config.PUBLIC_URL;
+    const base = this.settings.publicUrl;
     if (!base)
       throw new Error('PUBLIC_URL is not set: the portal cannot post events (or set B24_EVENTS=offline)');
     return `${base.replace(/\/+$/, '')}/v1/portal/events`;

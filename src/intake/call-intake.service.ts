@@ -106,15 +106,17 @@ export class CallIntake {
 
   private async flushPortal(portalId: string, submissions: Submission[]): Promise<void> {
     const directory = this.crm?.directoryOf(portalId);
+    // Multi mode: the portal's own DIAL_MATCH_SEC and recording hosts, never another tenant's.
+    const own = this.crm?.intakeOf(portalId);
     const clickMatch: ClickMatchSettings = {
-      windowMs: this.clickMatchMs,
+      windowMs: own ? own.dialMatchMs : this.clickMatchMs,
       userOf: (extension) => directory?.userIdFor(extension),
     };
     const missedCallTask = this.crm?.missedCallTaskOf(portalId);
     const settings = {
       now: Date.now(),
       holdEndedWithoutStartMs: this.delivery.holdEndedWithoutStartMs,
-      recordingFetch: this.recordingFetch,
+      recordingFetch: own ? own.recordingFetch : this.recordingFetch,
       missedCallTaskDeadlineMs:
         missedCallTask === false
           ? undefined

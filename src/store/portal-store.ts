@@ -1,3 +1,5 @@
+import { PortalTokens } from './token-store';
+
 /**
  * The portals one deployment serves (SPEC.md §8): in `B24_APP_MODE=multi` every install of the published
  * application is a portal record, keyed by the portal's `member_id`, with its own settings and PBX
@@ -19,6 +21,14 @@ export interface PortalOwnSettings {
    * never shown back.
    */
   dial?: Record<string, string>;
+  /**
+   * Where this portal's PBX recordings may be downloaded from, and with what credentials (`auth`:
+   * `basic:user:password` or `bearer:token`, a secret: never shown back). Unset: nothing is downloaded for
+   * the portal (the deployment's RECORDING_FETCH_* are refused in multi mode: they would serve every tenant).
+   */
+  recordingFetch?: { hosts: string[]; auth?: string };
+  /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
+  lineNumber?: string;
 }
 
 export type PortalStatus = 'active' | 'uninstalled';
@@ -48,13 +58,17 @@ export interface PbxTokenRecord {
 export abstract class PortalStore {
   /**
    * A verified install: creates the portal, or makes a known one active again with the new domain and
-   * endpoint (its settings and PBX tokens stay). Returns the record as stored.
+   * endpoint (its settings and PBX tokens stay), and stores its OAuth grant, in one transaction: a crash
+   * leaves both or neither, never tokens without a served portal. The portal's row is written (and so
+   * locked) first, so a purge of its earlier uninstall, conditioned on that row, either ran before (and the
+   * install starts afresh) or finds it active again and deletes nothing. Returns the record as stored.
    */
   abstract saveInstall(install: {
     portalId: string;
     domain: string;
     clientEndpoint: string;
     now: number;
+    grant: PortalTokens;
   }): Promise<PortalRecord>;
 
   /** Uninstall: pauses the portal (status `uninstalled`, `uninstalledAt` = now). False when unknown. */

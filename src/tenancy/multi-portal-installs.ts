@@ -98,18 +98,24 @@ export class MultiPortalInstalls extends PortalInstalls {
     }
     const portalId = post.memberId;
     const now = Date.now();
-    await this.tokens.saveGrant({
+    // One transaction: the portal's record and its tokens, or neither.
+    await this.portals.saveInstall({
       portalId,
-      memberId: portalId,
       domain,
       clientEndpoint,
-      accessToken: grant.accessToken,
-      refreshToken: grant.refreshToken,
-      accessExpiresAt: grant.accessExpiresAt,
-      obtainedAt: grant.obtainedAt,
-      applicationToken: post.applicationToken,
+      now,
+      grant: {
+        portalId,
+        memberId: portalId,
+        domain,
+        clientEndpoint,
+        accessToken: grant.accessToken,
+        refreshToken: grant.refreshToken,
+        accessExpiresAt: grant.accessExpiresAt,
+        obtainedAt: grant.obtainedAt,
+        applicationToken: post.applicationToken,
+      },
     });
-    await this.portals.saveInstall({ portalId, domain, clientEndpoint, now });
     this.logger.log(`portal ${portalId} (${domain}) installed the application`);
     await this.registry.sync();
     this.signal.credentialsRenewed(portalId);

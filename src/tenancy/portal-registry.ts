@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -6,21 +6,24 @@ import { AppConfig } from '../config/app-config';
 import {
   AuthSettings,
   DeliverySettings,
+  EventSettings,
   LookupSettings,
   PortalSettings,
   RecordingSettings,
 } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
-import { ShardMap } from '../delivery/shard-map';
 import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
-import { PortalRecord, PortalStore } from '../store/portal-store';
+import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { DialStore } from '../store/dial-store';
 import { CallIntake } from '../intake/call-intake.service';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
-import { Shards } from './shards';
+import { DeliveryPlacement } from './delivery-placement';
+import { DeploymentSettings } from './portal-scoped-settings';
+import { PortalSync } from './portal-sync';
+import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
 const SYNC_MS = 2000;
@@ -28,19 +31,19 @@ const SYNC_MS = 2000;
 /**
  * The portals this deployment serves (`B24_APP_MODE=multi`, SPEC.md §8): one `PortalRuntime` per installed
  * portal, on every replica (lookups and PBX posts may reach any replica), following the portal records in
- * the store. Delivery runs only for the portals the shard map gives this replica.
+ * the store. It wires three parts, each with one job: `PortalSync` follows the store's portal list,
+ * `PortalRuntimes` builds, opens, publishes and closes each portal's runtime (a failure stays that
+ * portal's), and `DeliveryPlacement` runs delivery only for the portals the shard map gives this replica.
  */
 @Injectable()
 export class PortalRegistry implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly logger = new Logger('Portals');
-  private readonly runtimes = new Map<string, PortalRuntime>();
-  private readonly deps: RuntimeDeps;
   readonly replicaId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly shards: Shards;
+  private readonly deps: RuntimeDeps;
+  private readonly runtimes: PortalRuntimes;
+  private readonly placement: DeliveryPlacement;
+  private readonly syncer: PortalSync;
+  private readonly labelled: boolean;
   private timer?: NodeJS.Timeout;
-  private syncing?: Promise<void>;
-  private syncAgain = false;
-  private stopped = false;
 
   constructor(
     config: AppConfig,
@@ -49,70 +52,64 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     delivery: DeliverySettings,
     lookup: LookupSettings,
     recording: RecordingSettings,
+    events: EventSettings,
     calls: CallStore,
     tokens: TokenStore,
     leases: LeaseStore,
     bucket: SharedBucketStore,
     metrics: BridgeMetrics,
-    private readonly portals: PortalStore,
+    portals: PortalStore,
     replicas: ReplicaRegistry,
-    events: PortalEventStore,
+    portalEvents: PortalEventStore,
     dials: DialStore,
     private readonly modules: ModuleRef,
   ) {
-    // The replica id is the lease owner too: a survivor takes a dead replica's leases at once (its lock is gone).
-    this.shards = new ShardMap(replicas, this.replicaId, () => Promise.resolve(this.ids()));
+    this.labelled = config.METRICS_PORTAL_LABEL;
     this.deps = {
-      config,
-      events,
+      events: portalEvents,
       dials,
       // Intake wakes delivery through WorkSignal, which is this registry: taken once the application is built.
       intake: undefined as unknown as CallIntake,
-      oauth: {
-        oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
-        clientId: auth.clientId ?? '',
-        clientSecret: auth.clientSecret ?? '',
-        publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
-        apiVersion: portal.apiVersion,
-        stateTtlMs: auth.stateTtlMs,
-        timeoutMs: portal.timeoutMs,
-      },
-      portal,
-      delivery,
-      lookup,
-      recording,
       calls,
       tokens,
       leases,
       bucket: bucket ?? null,
       metrics,
       replicaId: this.replicaId,
-      portalLabel: config.METRICS_PORTAL_LABEL,
     };
+    const deployment: DeploymentSettings = {
+      auth,
+      portal,
+      delivery,
+      lookup,
+      recording,
+      events,
+      portalLabel: this.labelled,
+    };
+    this.runtimes = new PortalRuntimes(deployment, this.deps);
+    this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);
+    this.syncer = new PortalSync(portals, this.runtimes, this.placement);
   }
 
   async onApplicationBootstrap(): Promise<void> {
     this.deps.intake = this.modules.get(CallIntake, { strict: false });
-    await this.shards.start();
-    this.shards.onChange(() => void this.placeDelivery());
+    await this.placement.start();
     await this.sync();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);
     this.timer.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.stopped = true;
     clearInterval(this.timer);
-    await this.syncing;
+    await this.syncer.stop();
     // Leases are given up before the replica leaves, so the others take the portals over at once.
-    await Promise.all([...this.runtimes.values()].map((runtime) => runtime.close()));
-    this.runtimes.clear();
-    await this.shards.stop();
+    await this.runtimes.closeAll();
+    await this.placement.stop();
   }
 
   /** METRICS_PORTAL_LABEL=1: metrics carry each portal's id. */
   get portalLabel(): boolean {
-    return this.deps.portalLabel;
+    return this.labelled;
   }
 
   get(portalId: string): PortalRuntime | undefined {
@@ -120,77 +117,30 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   all(): PortalRuntime[] {
-    return [...this.runtimes.values()];
+    return this.runtimes.all();
   }
 
   ids(): string[] {
-    return [...this.runtimes.keys()].sort();
+    return this.runtimes.ids();
+  }
+
+  /** Why the portal's services could not be (re)built here, while that lasts (health; no secret). */
+  failureOf(portalId: string): RuntimeFailure | undefined {
+    return this.runtimes.failureOf(portalId);
+  }
+
+  /** How many portals' services could not be (re)built here. */
+  failedPortals(): number {
+    return this.runtimes.failed();
   }
 
   /** Reads the portal records now (after an install, an uninstall or a settings change on this replica). */
   sync(): Promise<void> {
-    if (this.syncing) {
-      this.syncAgain = true;
-      return this.syncing;
-    }
-    this.syncing = this.syncOnce()
-      .catch((error: Error) => this.logger.warn(`cannot read the portal list: ${error.message}`))
-      .finally(() => {
-        this.syncing = undefined;
-        if (this.syncAgain && !this.stopped) {
-          this.syncAgain = false;
-          void this.sync();
-        }
-      });
-    return this.syncing;
+    return this.syncer.sync();
   }
 
   /** What the portals' health and metrics aggregate from: each served portal's queue. */
   queueStats(portalId: string): Promise<QueueStats> {
     return this.deps.calls.queueStats(portalId);
-  }
-
-  private async syncOnce(): Promise<void> {
-    const versions = await this.portals.portalVersions();
-    const seen = new Set<string>();
-    for (const version of versions) {
-      if (this.stopped) return;
-      if (version.status !== 'active') continue;
-      seen.add(version.portalId);
-      const current = this.runtimes.get(version.portalId);
-      if (current && current.record.updatedAt === version.updatedAt) continue;
-      const record = await this.portals.findPortal(version.portalId);
-      if (!record || record.status !== 'active') continue;
-      await this.replace(record, current);
-    }
-    for (const [portalId, runtime] of this.runtimes) {
-      if (seen.has(portalId)) continue;
-      // Uninstalled (or purged): paused. Its calls stay stored until it comes back or its data is deleted.
-      this.runtimes.delete(portalId);
-      this.logger.log(`portal ${portalId} is no longer installed: paused`);
-      await runtime.close();
-    }
-    await this.shards.refreshPortals();
-    await this.placeDelivery();
-  }
-
-  /** A new portal, or a changed one (reinstalled, new settings): its services are built again from the record. */
-  private async replace(record: PortalRecord, current: PortalRuntime | undefined): Promise<void> {
-    if (current) await current.close();
-    const runtime = new PortalRuntime(record, this.deps);
-    this.runtimes.set(record.portalId, runtime);
-    await runtime.open();
-    if (!current) this.logger.log(`serving portal ${record.portalId} (${record.domain})`);
-  }
-
-  /** Starts delivery of the portals this replica owns now and stops it for the ones it lost. */
-  private async placeDelivery(): Promise<void> {
-    const moves: Promise<void>[] = [];
-    for (const runtime of this.runtimes.values()) {
-      const owned = this.shards.owns(runtime.portalId);
-      if (owned && !runtime.delivering) moves.push(runtime.startDelivery());
-      else if (!owned && runtime.delivering) moves.push(runtime.stopDelivery());
-    }
-    await Promise.all(moves);
   }
 }

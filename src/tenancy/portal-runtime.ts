@@ -1,9 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { ClickBus } from '../clicks/click';
-import { AppConfig } from '../config/app-config';
-import { OAuthSettings } from '../auth/oauth-settings';
-import { DeliverySettings, LookupSettings, PortalSettings, RecordingSettings } from '../config/settings';
+import { RecordingHosts } from '../common/recording-hosts';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { CrmSearch } from '../crm/crm-search';
 import { EmployeeDirectory } from '../crm/employee-directory';
@@ -23,29 +21,25 @@ import { DialStore } from '../store/dial-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
-import { portalDialSettings } from './portal-dial';
+import { PortalIntake } from '../crm/portal-crm';
+import { PortalScopedSettings } from './portal-scoped-settings';
 
 /**
  * An idle portal's delivery looks at the store this often (new work wakes it at once, here or by NOTIFY):
  * a thousand idle portals at the single-portal 1 s would be 2 000 queries a second.
  */
 const IDLE_LOOK_MS = 5000;
-/** Numbers cached per portal at most (LOOKUP_CACHE_SIZE, when smaller): a portal's clients calling now. */
-const PORTAL_CACHE_SIZE = 1000;
 /** Portal events: each post wakes its portal's processor; the poll finds only retries and orphans. */
 const EVENT_POLL_MS = 5000;
 
-/** What every portal's services share: the deployment's settings, stores and metrics. */
+/**
+ * What every portal's services share: stores, metrics and this replica's identity. No setting is here: a
+ * portal runtime reads only its own `PortalScopedSettings` (tenancy/portal-scoped-settings.ts).
+ */
 export interface RuntimeDeps {
-  config: AppConfig;
   events: PortalEventStore;
   dials: DialStore;
   intake: CallIntake;
-  oauth: Omit<OAuthSettings, 'portalId' | 'portalUrl'>;
-  portal: PortalSettings;
-  delivery: DeliverySettings;
-  lookup: LookupSettings;
-  recording: RecordingSettings;
   calls: CallStore;
   tokens: TokenStore;
   leases: LeaseStore;
@@ -53,15 +47,18 @@ export interface RuntimeDeps {
   metrics: BridgeMetrics;
   /** This replica's id: the owner of the leases it holds, so a survivor can take them over at its death. */
   replicaId: string;
-  /** Per-portal metric labels (METRICS_PORTAL_LABEL=1), else `all`. */
-  portalLabel: boolean;
 }
 
 /**
  * One installed portal's services, built for it alone (SPEC.md §8): its OAuth credentials on its own
  * endpoint, its portal client with its own request budget and operating-time state, its employee
  * directory, its lookups and cache, and — only on the replica the shard map gives it to — its delivery
- * loop. The portal's own settings (`PATCH /v1/admin/portals/:portalId`) override the deployment's here.
+ * loop, all from the portal's resolved settings.
+ *
+ * Its life has steps (PortalRuntimes drives them): the constructor only builds (nothing runs, nothing is
+ * read: it may throw, and then nothing needs undoing); `open()` reads the stored tokens and starts the
+ * directory (it may fail: `close()` then undoes what it started); `start()`, once it is published in place
+ * of the previous runtime, starts the dialer loop; `startDelivery()` where the shard map says.
  */
 export class PortalRuntime {
   readonly portalId: string;
@@ -69,11 +66,13 @@ export class PortalRuntime {
   readonly client: PortalClient;
   readonly directory: EmployeeDirectory;
   readonly lookups: CrmLookupService;
-  private readonly lookupSettings: LookupSettings;
   /** The portal's own click bus: its click registry records, its dialer (when it has dial settings) acts. */
   readonly bus = new ClickBus();
   readonly eventsStatus = new PortalEventsStatus();
   readonly dialer?: DialWorker;
+  /** What clicks and intake of this portal need: its own DIAL_MATCH_SEC and recording hosts. */
+  readonly intake: PortalIntake;
+  private readonly clicks: ClickRegistry;
   /** Handles the events posted to this replica while another delivers the portal (one pass per post). */
   private readonly oneShot: PortalEventProcessor;
   private readonly logger: Logger;
@@ -81,66 +80,55 @@ export class PortalRuntime {
   private processor?: PortalEventProcessor;
   private binder?: PortalEventBinder;
   private deliveryStopping?: Promise<void>;
+  private opened = false;
   private closed = false;
 
   constructor(
     readonly record: PortalRecord,
+    readonly scoped: PortalScopedSettings,
     private readonly deps: RuntimeDeps,
   ) {
     this.portalId = record.portalId;
-    const own = record.settings;
-    const label = deps.portalLabel ? record.portalId : 'all';
-    this.credentials = new OAuthCredentials(
-      { ...deps.oauth, portalId: record.portalId, portalUrl: new URL(record.clientEndpoint).origin },
-      deps.tokens,
-    );
+    const label = scoped.metricsLabel;
+    this.credentials = new OAuthCredentials(scoped.oauth, deps.tokens);
     this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
-    const portalSettings: PortalSettings = {
-      ...deps.portal,
-      rateLimitRps: own.rateLimitRps ?? deps.portal.rateLimitRps,
-      burst: own.rateBurst ?? deps.portal.burst,
-    };
     this.client = createPortalClient(
       this.credentials,
-      portalSettings,
+      scoped.portal,
       record.portalId,
       deps.metrics,
       deps.bucket,
       label,
     );
-    const lookup: LookupSettings = {
-      ...deps.lookup,
-      bindCrmEntity: own.bindCrmEntity ?? deps.lookup.bindCrmEntity,
-      defaultCountry: own.defaultCountry ?? deps.lookup.defaultCountry,
-      // The cache preallocates room for all its entries: 10 000 a portal would be 400 KB each of a thousand.
-      cacheSize: Math.min(deps.lookup.cacheSize, PORTAL_CACHE_SIZE),
-    };
-    this.directory = new EmployeeDirectory(this.client, lookup, this.credentials);
+    this.directory = new EmployeeDirectory(this.client, scoped.lookup, this.credentials);
     this.logger = new Logger(`Portal ${record.portalId}`);
-    new ClickRegistry(this.bus, deps.calls, record.portalId).onModuleInit();
-    const dial = own.dial && portalDialSettings(own.dial, own.defaultUserId ?? deps.delivery.defaultUserId);
-    if (dial && 'problems' in dial) this.logger.warn(`click-to-call is off: ${dial.problems.join('; ')}`);
-    this.lookupSettings = lookup;
+    this.clicks = new ClickRegistry(this.bus, deps.calls, record.portalId);
     this.lookups = new CrmLookupService(
-      new CrmSearch(this.client, lookup),
+      new CrmSearch(this.client, scoped.lookup),
       this.directory,
       this.client,
-      lookup,
+      scoped.lookup,
       deps.metrics,
     );
-    this.oneShot = this.eventProcessor(lookup);
-    if (dial && 'settings' in dial) {
+    this.oneShot = this.eventProcessor();
+    const hosts = new RecordingHosts(scoped.recording.fetchHosts);
+    this.intake = {
+      dialMatchMs: scoped.delivery.dialMatchMs,
+      recordingFetch: hosts.empty
+        ? undefined
+        : { fetchable: (url) => hosts.allows(url), waitMs: scoped.recording.waitMs },
+    };
+    if (scoped.dial) {
       this.dialer = new DialWorker(
         this.bus,
         deps.dials,
-        dial.settings,
+        scoped.dial,
         deps.intake,
         this.directory,
         this.lookups,
         deps.metrics,
         record.portalId,
       );
-      this.dialer.onModuleInit();
     }
   }
 
@@ -148,11 +136,24 @@ export class PortalRuntime {
     return this.record.settings;
   }
 
-  /** Reads the stored tokens and starts the employee directory (lookups and the card need it on every replica). */
+  /**
+   * Reads the stored tokens and starts the employee directory (lookups and the card need it on every
+   * replica). Throws when the store cannot be read: the caller closes this runtime and keeps the previous.
+   */
   async open(): Promise<void> {
+    if (this.closed) throw new Error('the portal runtime is closed');
+    this.opened = true;
     await this.credentials.open();
+    for (const problem of this.scoped.problems) this.logger.warn(problem);
+    this.clicks.onModuleInit();
+    this.dialer?.onModuleInit();
     this.lookups.onModuleInit();
     this.directory.onApplicationBootstrap();
+  }
+
+  /** Published in place of the previous runtime (closed by now): the dialer's loop starts. */
+  start(): void {
+    if (this.closed) return;
     this.dialer?.onApplicationBootstrap();
   }
 
@@ -162,13 +163,13 @@ export class PortalRuntime {
     this.oneShot.runOnce().catch((error: Error) => this.logger.warn(`portal events: ${error.message}`));
   }
 
-  private eventProcessor(lookup: LookupSettings): PortalEventProcessor {
+  private eventProcessor(): PortalEventProcessor {
     const processor = new PortalEventProcessor(
       this.deps.events,
       this.bus,
       this.lookups,
       this.deps.metrics,
-      lookup,
+      this.scoped.lookup,
       this.portalId,
     );
     // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held.
@@ -185,37 +186,32 @@ export class PortalRuntime {
     if (this.closed || this.delivery) return;
     await this.deliveryStopping;
     if (this.closed || this.delivery) return;
-    const { deps } = this;
-    const own = this.record.settings;
-    const delivery: DeliverySettings = {
-      ...deps.delivery,
-      defaultUserId: own.defaultUserId ?? deps.delivery.defaultUserId,
-    };
+    const { deps, scoped } = this;
     this.delivery = new DeliveryService(
       deps.calls,
       this.client,
-      delivery,
+      scoped.delivery,
       deps.metrics,
       this.directory,
       this.lookups,
       deps.leases,
-      deps.recording,
-      deps.portal,
+      scoped.recording,
+      scoped.portal,
       {
         owner: deps.replicaId,
-        metricsPortal: deps.portalLabel ? this.portalId : 'all',
+        metricsPortal: scoped.metricsLabel,
         gauges: false,
         idleLookMs: IDLE_LOOK_MS,
         // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
-        chaseLeaseMs: deps.delivery.leaseMs + 5000,
+        chaseLeaseMs: scoped.delivery.leaseMs + 5000,
       },
     );
     this.delivery.onApplicationBootstrap();
     // The replica delivering the portal also handles its events in the background and binds them.
-    this.processor = this.eventProcessor(this.lookupSettings);
+    this.processor = this.eventProcessor();
     this.processor.onApplicationBootstrap();
     this.binder = new PortalEventBinder(
-      deps.config,
+      scoped.events,
       this.credentials,
       this.client,
       deps.events,
@@ -254,11 +250,15 @@ export class PortalRuntime {
     return this.delivery?.portalStatus();
   }
 
+  /** Stops whatever was started; safe on a runtime never opened, half opened, or closed already. */
   async close(): Promise<void> {
+    if (this.closed) return;
     this.closed = true;
     await this.stopDelivery();
-    await this.dialer?.beforeApplicationShutdown();
-    this.directory.beforeApplicationShutdown();
+    if (this.opened) {
+      await this.dialer?.beforeApplicationShutdown();
+      this.directory.beforeApplicationShutdown();
+    }
     this.client.budget.stop();
   }
 }

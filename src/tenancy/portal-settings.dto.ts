@@ -56,4 +56,20 @@ export class PortalSettingsPatch {
   @ValidateIf((_, value) => value !== null)
   @IsObject()
   dial?: Record<string, string> | null;
+
+  /**
+   * Where this portal's PBX recordings may be downloaded from: `{"hosts": ["pbx.example.com:8443"], "auth":
+   * "basic:user:password"}` (auth optional, a secret: never shown back), checked as RECORDING_FETCH_HOSTS and
+   * RECORDING_FETCH_AUTH are (checked in `portalRecordingFetch`). Replaced whole; null: nothing downloaded.
+   */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsObject()
+  recordingFetch?: { hosts: string[]; auth?: string } | null;
+
+  /** The line registered on the portal; null: B24_LINE_NUMBER. */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @Matches(/^[\w.+-]{1,50}$/, { message: 'lineNumber must be 1-50 letters, digits, dots, pluses or dashes' })
+  lineNumber?: string | null;
 }

@@ -20,7 +20,7 @@ import { digest } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
 import { PortalRegistry } from './portal-registry';
-import { dialView, portalDialSettings } from './portal-dial';
+import { dialView, portalDialSettings, portalRecordingFetch, recordingFetchView } from './portal-dial';
 import { PortalSettingsPatch } from './portal-settings.dto';
 
 const MAX_PAGE = 500;
@@ -33,8 +33,11 @@ export interface PortalView {
   status: PortalRecord['status'];
   installedAt: string;
   uninstalledAt: string | null;
-  /** The portal's own settings; `dial` shows only its mode and the PBX's address. */
-  settings: Omit<PortalRecord['settings'], 'dial'> & { dial?: ReturnType<typeof dialView> };
+  /** The portal's own settings; `dial` shows only its mode and the PBX's address, `recordingFetch` no secret. */
+  settings: Omit<PortalRecord['settings'], 'dial' | 'recordingFetch'> & {
+    dial?: ReturnType<typeof dialView>;
+    recordingFetch?: ReturnType<typeof recordingFetchView>;
+  };
 }
 
 export interface PortalHealth extends PortalView {
@@ -51,6 +54,15 @@ export interface PortalHealth extends PortalView {
   /** Portal events (bindings, the line) as the replica delivering the portal saw them; the dialer's PBX. */
   events: Record<string, unknown> | null;
   dialer: Record<string, unknown> | null;
+  /**
+   * This replica's services for the portal: `serving`, `failed` (never built here: not served), or `stale`
+   * (a change could not be applied: the previous services serve); `problems`: own settings not in use.
+   */
+  runtime: {
+    state: 'serving' | 'failed' | 'stale' | 'absent';
+    failure?: { reason: string; since: string; attempts: number };
+    problems: readonly string[];
+  };
 }
 
 /**
@@ -102,6 +114,7 @@ export class PortalsController {
         : null,
       events: runtime ? runtime.eventsStatus.view() : null,
       dialer: runtime?.dialer?.dialerStatus ?? null,
+      runtime: this.runtimeView(record.portalId),
       queue: {
         depth: stats.depth,
         failed: stats.failed,
@@ -109,6 +122,20 @@ export class PortalsController {
           ? Math.max(0, Math.round((Date.now() - stats.oldestCreatedAt) / 1000))
           : null,
       },
+    };
+  }
+
+  private runtimeView(portalId: string): PortalHealth['runtime'] {
+    const runtime = this.registry.get(portalId);
+    const failure = this.registry.failureOf(portalId);
+    return {
+      state: failure ? (runtime ? 'stale' : 'failed') : runtime ? 'serving' : 'absent',
+      failure: failure && {
+        reason: failure.reason,
+        since: new Date(failure.since).toISOString(),
+        attempts: failure.attempts,
+      },
+      problems: runtime?.scoped.problems ?? [],
     };
   }
 
@@ -138,6 +165,15 @@ export class PortalsController {
       patch.dial = Object.fromEntries(
         Object.entries(patch.dial).map(([name, value]) => [name, String(value)]),
       );
+    }
+    if (patch.recordingFetch) {
+      const fetch = portalRecordingFetch(patch.recordingFetch);
+      if ('problems' in fetch)
+        throw new BadRequestException({
+          message: 'invalid portal settings',
+          errors: [{ field: 'recordingFetch', problems: fetch.problems }],
+        });
+      patch.recordingFetch = fetch.settings;
     }
     const updated = await this.portals.updateSettings(portalId, { ...patch }, Date.now());
     if (!updated) throw notFound(portalId);
@@ -207,8 +243,12 @@ function viewOf(record: PortalRecord): PortalView {
 }
 
 function settingsView(settings: PortalRecord['settings']): PortalView['settings'] {
-  const { dial, ...rest } = settings;
-  return dial ? { ...rest, dial: dialView(dial) } : rest;
+  const { dial, recordingFetch, ...rest } = settings;
+  return {
+    ...rest,
+    ...(dial && { dial: dialView(dial) }),
+    ...(recordingFetch && { recordingFetch: recordingFetchView(recordingFetch) }),
+  };
 }
 
 function labelOf(body: unknown): string | undefined {

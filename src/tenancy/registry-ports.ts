@@ -7,7 +7,7 @@ import { TokenStore } from '../store/token-store';
 import { WorkSignal } from '../common/work-signal';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
-import { PortalCrm } from '../crm/portal-crm';
+import { PortalCrm, PortalIntake } from '../crm/portal-crm';
 import { PortalsHealth } from '../health/portals-health';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore, QueueStats } from '../store/call-store';
@@ -35,6 +35,10 @@ export class RegistryCrm extends PortalCrm {
 
   defaultCountryOf(portalId: string): string | undefined {
     return this.registry.get(portalId)?.settings.defaultCountry;
+  }
+
+  intakeOf(portalId: string): PortalIntake | undefined {
+    return this.registry.get(portalId)?.intake;
   }
 }
 
@@ -117,6 +121,8 @@ export class RegistryHealth extends PortalsHealth {
       mode: 'multi',
       replicaId: this.registry.replicaId,
       portals: runtimes.length,
+      // Portals whose services could not be (re)built here: each one's reason is in /v1/admin/portals/:portalId.
+      failedPortals: this.registry.failedPortals(),
       deliveringHere: statuses.filter(({ status }) => status?.deliveringHere).length,
       paused: statuses.filter(({ status }) => status?.paused).length,
       needingReauthorisation: runtimes.filter(

@@ -27,7 +27,23 @@ describe('PortalStore', () => {
   });
 
   const install = (portalId: string, now: number, domain = `${portalId}.example.com`) =>
-    stores.portals.saveInstall({ portalId, domain, clientEndpoint: `https://${domain}/rest/`, now });
+    stores.portals.saveInstall({
+      portalId,
+      domain,
+      clientEndpoint: `https://${domain}/rest/`,
+      now,
+      grant: {
+        portalId,
+        memberId: portalId,
+        domain,
+        clientEndpoint: `https://${domain}/rest/`,
+        accessToken: `access-${portalId}-${now}`,
+        refreshToken: `refresh-${portalId}-${now}`,
+        accessExpiresAt: now + 3_600_000,
+        obtainedAt: now,
+        applicationToken: `app-${portalId}`,
+      },
+    });
 
   async function storeCall(portalId: string, callId: string): Promise<void> {
     const now = Date.now();
@@ -114,8 +130,27 @@ describe('PortalStore', () => {
     for (const portalId of ['kept', 'back']) {
       expect(await stores.portals.findPortal(portalId)).toMatchObject({ status: 'active' });
       expect(await stores.calls.findCall(portalId, `${portalId}-call`)).toBeDefined();
-      expect(await stores.tokens.findTokens(portalId)).toMatchObject({ refreshToken: `r-${portalId}` });
+      expect(await stores.tokens.findTokens(portalId)).toMatchObject({ portalId });
       expect(await stores.portals.findPbxToken(`d-${portalId}`)).toMatchObject({ portalId });
+    }
+  });
+
+  it('never purges a portal installed again while the purge runs: the reinstall keeps its record and tokens', async () => {
+    for (let round = 0; round < 20; round++) {
+      const portalId = `race-${round}`;
+      await install(portalId, 1_000);
+      await storeCall(portalId, `${portalId}-call`);
+      await stores.portals.markUninstalled(portalId, 2_000);
+      // The purge (due: uninstalled before 3 000) and the reinstall race; either order must end installed.
+      const [, reinstalled] = await Promise.all([
+        stores.portals.purgeUninstalled(3_000),
+        install(portalId, 4_000 + round),
+      ]);
+      expect(reinstalled.status).toBe('active');
+      expect(await stores.portals.findPortal(portalId)).toMatchObject({ status: 'active' });
+      expect(await stores.tokens.findTokens(portalId)).toMatchObject({
+        refreshToken: `refresh-${portalId}-${4_000 + round}`,
+      });
     }
   });
 });

@@ -40,22 +40,22 @@ export async function seedPortals(schema: string, tenants: SandboxTenant[]): Pro
       const pair = tenant.issueTokens();
       if (!pair) throw new Error(`tenant ${tenant.memberId} has no application`);
       const now = Date.now();
-      await stores.tokens.saveGrant({
-        portalId: tenant.memberId,
-        memberId: tenant.memberId,
-        domain: tenant.domain,
-        clientEndpoint: tenant.restUrl,
-        accessToken: pair.access_token,
-        refreshToken: pair.refresh_token,
-        accessExpiresAt: now + pair.expires_in * 1000,
-        obtainedAt: now,
-        applicationToken: `app-${tenant.memberId}`,
-      });
       await stores.portals.saveInstall({
         portalId: tenant.memberId,
         domain: tenant.domain,
         clientEndpoint: tenant.restUrl,
         now,
+        grant: {
+          portalId: tenant.memberId,
+          memberId: tenant.memberId,
+          domain: tenant.domain,
+          clientEndpoint: tenant.restUrl,
+          accessToken: pair.access_token,
+          refreshToken: pair.refresh_token,
+          accessExpiresAt: now + pair.expires_in * 1000,
+          obtainedAt: now,
+          applicationToken: `app-${tenant.memberId}`,
+        },
       });
       await stores.portals.addPbxToken({
         id: `fleet-${index}`,

@@ -9,7 +9,9 @@ import {
   versionOf,
 } from '../portal-row';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from '../portal-store';
+import { PortalTokens } from '../token-store';
 import { PostgresDatabase } from './postgres-database';
+import { grantValues, SAVE_GRANT } from './postgres-token-store';
 
 /** Portal records and PBX tokens in PostgreSQL, shared by every replica. */
 export class PostgresPortalStore extends PortalStore {
@@ -22,17 +24,22 @@ export class PostgresPortalStore extends PortalStore {
     domain: string;
     clientEndpoint: string;
     now: number;
+    grant: PortalTokens;
   }): Promise<PortalRecord> {
-    const [row] = await this.db.query<PortalRow>(
-      `INSERT INTO portals AS p (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at, settings, updated_at)
-       VALUES ($1, $2, $3, 'active', $4, NULL, '{}', $4)
-       ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
-         status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
-         updated_at = GREATEST(p.updated_at + 1, excluded.updated_at)
-       RETURNING *`,
-      [install.portalId, install.domain, install.clientEndpoint, install.now],
-    );
-    return portalOf(row);
+    return this.db.transaction(async (client) => {
+      // The portal's row first: it waits for a purge holding it, and a purge after it finds it active.
+      const { rows } = await client.query<PortalRow>(
+        `INSERT INTO portals AS p (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at, settings, updated_at)
+         VALUES ($1, $2, $3, 'active', $4, NULL, '{}', $4)
+         ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
+           status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
+           updated_at = GREATEST(p.updated_at + 1, excluded.updated_at)
+         RETURNING *`,
+        [install.portalId, install.domain, install.clientEndpoint, install.now],
+      );
+      await client.query(SAVE_GRANT, grantValues(install.grant));
+      return portalOf(rows[0]);
+    });
   }
 
   async markUninstalled(portalId: string, now: number): Promise<boolean> {

@@ -2,6 +2,31 @@ import { tokensOf, TokenRow } from '../token-row';
 import { PortalTokens, RefreshedPair, TokenStore } from '../token-store';
 import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
 
+/** A grant's upsert: also run by a multi-mode install in the transaction that stores the portal's record. */
+export const SAVE_GRANT = `INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token, refresh_token,
+     access_expires_at, obtained_at, application_token)
+   VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+   ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
+     client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
+     refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
+     obtained_at = excluded.obtained_at,
+     application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
+     reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`;
+
+export function grantValues(tokens: PortalTokens): (string | number | null)[] {
+  return [
+    tokens.portalId,
+    tokens.memberId,
+    tokens.domain,
+    tokens.clientEndpoint ?? null,
+    tokens.accessToken,
+    tokens.refreshToken,
+    tokens.accessExpiresAt,
+    tokens.obtainedAt,
+    tokens.applicationToken ?? null,
+  ];
+}
+
 /**
  * Tokens in PostgreSQL, shared by every replica. Each method is one statement (its own transaction), and
  * nothing is held open across the HTTP refresh: the lease columns make the refresh single-flight across
@@ -20,28 +45,7 @@ export class PostgresTokenStore extends TokenStore {
   }
 
   async saveGrant(tokens: PortalTokens): Promise<void> {
-    await this.db.query(
-      `INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token, refresh_token,
-         access_expires_at, obtained_at, application_token)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-       ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
-         client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
-         refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
-         obtained_at = excluded.obtained_at,
-         application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
-         reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`,
-      [
-        tokens.portalId,
-        tokens.memberId,
-        tokens.domain,
-        tokens.clientEndpoint ?? null,
-        tokens.accessToken,
-        tokens.refreshToken,
-        tokens.accessExpiresAt,
-        tokens.obtainedAt,
-        tokens.applicationToken ?? null,
-      ],
-    );
+    await this.db.query(SAVE_GRANT, grantValues(tokens));
   }
 
   async claimRefresh(

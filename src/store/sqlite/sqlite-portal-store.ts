@@ -10,7 +10,9 @@ import {
   versionOf,
 } from '../portal-row';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from '../portal-store';
+import { PortalTokens } from '../token-store';
 import { SqliteDatabase } from './sqlite-database';
+import { grantParams, SAVE_GRANT } from './sqlite-token-store';
 
 /** Portal records and PBX tokens in the bridge's SQLite file; each method one short synchronous transaction. */
 export class SqlitePortalStore extends PortalStore {
@@ -26,18 +28,23 @@ export class SqlitePortalStore extends PortalStore {
     domain: string;
     clientEndpoint: string;
     now: number;
+    grant: PortalTokens;
   }): Promise<PortalRecord> {
-    const row = this.db
-      .prepare(
-        `INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at, settings, updated_at)
-         VALUES (@portalId, @domain, @clientEndpoint, 'active', @now, NULL, '{}', @now)
-         ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
-           status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
-           updated_at = MAX(portals.updated_at + 1, excluded.updated_at)
-         RETURNING *`,
-      )
-      .get(install) as PortalRow;
-    return portalOf(row);
+    const { grant, ...portal } = install;
+    return this.db.transaction(() => {
+      const row = this.db
+        .prepare(
+          `INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at, settings, updated_at)
+           VALUES (@portalId, @domain, @clientEndpoint, 'active', @now, NULL, '{}', @now)
+           ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
+             status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
+             updated_at = MAX(portals.updated_at + 1, excluded.updated_at)
+           RETURNING *`,
+        )
+        .get(portal) as PortalRow;
+      this.db.prepare(SAVE_GRANT).run(grantParams(grant));
+      return portalOf(row);
+    })();
   }
 
   async markUninstalled(portalId: string, now: number): Promise<boolean> {

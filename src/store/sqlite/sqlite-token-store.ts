@@ -3,6 +3,32 @@ import { tokensOf, TokenRow } from '../token-row';
 import { PortalTokens, RefreshedPair, TokenStore } from '../token-store';
 import { SqliteDatabase } from './sqlite-database';
 
+/** A grant's upsert: also run by a multi-mode install in the transaction that stores the portal's record. */
+export const SAVE_GRANT = `INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token, refresh_token,
+     access_expires_at, obtained_at, application_token)
+   VALUES (@portalId, @memberId, @domain, @clientEndpoint, @accessToken, @refreshToken, @accessExpiresAt,
+     @obtainedAt, @applicationToken)
+   ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
+     client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
+     refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
+     obtained_at = excluded.obtained_at,
+     application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
+     reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`;
+
+export function grantParams(tokens: PortalTokens): Record<string, string | number | null> {
+  return {
+    portalId: tokens.portalId,
+    memberId: tokens.memberId,
+    domain: tokens.domain,
+    clientEndpoint: tokens.clientEndpoint ?? null,
+    accessToken: tokens.accessToken,
+    refreshToken: tokens.refreshToken,
+    accessExpiresAt: tokens.accessExpiresAt,
+    obtainedAt: tokens.obtainedAt,
+    applicationToken: tokens.applicationToken ?? null,
+  };
+}
+
 /**
  * Tokens in the bridge's SQLite file. Every statement is one short synchronous transaction: nothing is
  * held open across the HTTP refresh, so intake never waits on the token endpoint.
@@ -20,18 +46,7 @@ export class SqliteTokenStore extends TokenStore {
   private prepare() {
     return {
       find: this.db.prepare('SELECT * FROM portal_tokens WHERE portal_id = ?'),
-      saveGrant: this.db.prepare(
-        `INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token, refresh_token,
-           access_expires_at, obtained_at, application_token)
-         VALUES (@portalId, @memberId, @domain, @clientEndpoint, @accessToken, @refreshToken, @accessExpiresAt,
-           @obtainedAt, @applicationToken)
-         ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
-           client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
-           refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
-           obtained_at = excluded.obtained_at,
-           application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
-           reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`,
-      ),
+      saveGrant: this.db.prepare(SAVE_GRANT),
       claim: this.db.prepare(
         `UPDATE portal_tokens SET refresh_owner = @owner, refresh_lock_until = @until
          WHERE portal_id = @portalId AND access_token = @stale AND reauthorisation_reason IS NULL
@@ -65,17 +80,7 @@ export class SqliteTokenStore extends TokenStore {
   }
 
   async saveGrant(tokens: PortalTokens): Promise<void> {
-    this.statements.saveGrant.run({
-      portalId: tokens.portalId,
-      memberId: tokens.memberId,
-      domain: tokens.domain,
-      clientEndpoint: tokens.clientEndpoint ?? null,
-      accessToken: tokens.accessToken,
-      refreshToken: tokens.refreshToken,
-      accessExpiresAt: tokens.accessExpiresAt,
-      obtainedAt: tokens.obtainedAt,
-      applicationToken: tokens.applicationToken ?? null,
-    });
+    this.statements.saveGrant.run(grantParams(tokens));
   }
 
   async claimRefresh(

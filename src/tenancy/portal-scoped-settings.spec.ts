@@ -1,0 +1,118 @@
+import { loadConfig } from '../config/app-config';
+import {
+  authSettingsOf,
+  deliverySettingsOf,
+  eventSettingsOf,
+  lookupSettingsOf,
+  portalSettingsOf,
+  recordingSettingsOf,
+} from '../config/settings';
+import { PortalOwnSettings, PortalRecord } from '../store/portal-store';
+import { DeploymentSettings, resolvePortalSettings } from './portal-scoped-settings';
+
+/** The deployment's views of an environment, as the registry hands them to the resolver. */
+function deploymentOf(env: Record<string, string>): DeploymentSettings {
+  // Built in single mode so the deployment's recording variables can be set: the resolver must ignore them.
+  const config = loadConfig(env);
+  return {
+    auth: authSettingsOf(config),
+    portal: portalSettingsOf(config),
+    delivery: deliverySettingsOf(config),
+    lookup: lookupSettingsOf(config),
+    recording: recordingSettingsOf(config),
+    events: eventSettingsOf(config),
+    portalLabel: false,
+  };
+}
+
+const record = (settings: PortalOwnSettings): PortalRecord => ({
+  portalId: 'm-1',
+  domain: 'one.example.com',
+  clientEndpoint: 'https://one.example.com/rest/',
+  status: 'active',
+  installedAt: 1,
+  settings,
+  updatedAt: 1,
+});
+
+describe('resolvePortalSettings: each setting by its rule', () => {
+  const deployment = deploymentOf({
+    B24_RATE_LIMIT_RPS: '2',
+    B24_DEFAULT_USER_ID: '1',
+    DEFAULT_COUNTRY: 'DE',
+    DIAL_MATCH_SEC: '60',
+    RECORDING_FETCH_HOSTS: 'shared.example.com',
+    RECORDING_FETCH_AUTH: 'bearer:shared-secret',
+    B24_LINE_NUMBER: 'deployment-line',
+    B24_EVENTS: 'offline',
+    PUBLIC_URL: 'https://bridge.example.com',
+  });
+
+  it('takes the deployment’s defaults where that is safe, and never its recording hosts or credential', () => {
+    const scoped = resolvePortalSettings(record({}), deployment);
+    expect(scoped.portal.rateLimitRps).toBe(2);
+    expect(scoped.delivery.defaultUserId).toBe(1);
+    expect(scoped.lookup.defaultCountry).toBe('DE');
+    expect(scoped.delivery.dialMatchMs).toBe(60_000);
+    expect(scoped.events).toEqual({
+      offline: true,
+      lineNumber: 'deployment-line',
+      publicUrl: 'https://bridge.example.com',
+    });
+    expect(scoped.recording.fetchHosts).toEqual([]);
+    expect(scoped.recording.fetchAuthorization).toBeUndefined();
+    expect(scoped.dial).toBeUndefined();
+    expect(scoped.oauth.portalUrl).toBe('https://one.example.com');
+  });
+
+  it('takes the portal’s own values: plan, user, country, line, DIAL_MATCH_SEC, recording hosts', () => {
+    const scoped = resolvePortalSettings(
+      record({
+        rateLimitRps: 5,
+        rateBurst: 250,
+        defaultUserId: 7,
+        defaultCountry: 'AT',
+        lineNumber: 'own-line',
+        missedCallTask: true,
+        dial: {
+          DIAL_MODE: 'http',
+          DIAL_URL: 'http://pbx.one:8080/dial?ext={extension}',
+          DIAL_MATCH_SEC: '5',
+        },
+        recordingFetch: { hosts: ['pbx.one:8443'], auth: 'bearer:own-secret' },
+      }),
+      deployment,
+    );
+    expect(scoped.portal).toMatchObject({ rateLimitRps: 5, burst: 250 });
+    expect(scoped.delivery.defaultUserId).toBe(7);
+    expect(scoped.dial?.defaultUserId).toBe(7);
+    expect(scoped.lookup.defaultCountry).toBe('AT');
+    expect(scoped.events.lineNumber).toBe('own-line');
+    expect(scoped.events.publicUrl).toBe('https://bridge.example.com');
+    expect(scoped.delivery.dialMatchMs).toBe(5_000);
+    expect(scoped.delivery.missedCallTaskDeadlineMs).toBe(deployment.delivery.missedCallTaskWindowMs);
+    expect(scoped.recording.fetchHosts).toEqual(['pbx.one:8443']);
+    expect(scoped.recording.fetchAuthorization).toBe('Bearer own-secret');
+    expect(scoped.problems).toEqual([]);
+  });
+
+  it('keeps the deployment’s DIAL_MATCH_SEC when the portal’s dial settings name none', () => {
+    const scoped = resolvePortalSettings(
+      record({ dial: { DIAL_MODE: 'http', DIAL_URL: 'http://pbx.one/dial' } }),
+      deployment,
+    );
+    expect(scoped.delivery.dialMatchMs).toBe(60_000);
+  });
+
+  it('turns off click-to-call settings no dialer can be built from, naming the variable, never its value', () => {
+    for (const url of ['http://pbx.local:{port}/x', 'http://ops:pa55word@pbx.local/x']) {
+      const scoped = resolvePortalSettings(
+        record({ dial: { DIAL_MODE: 'http', DIAL_URL: url } }),
+        deployment,
+      );
+      expect(scoped.dial).toBeUndefined();
+      expect(scoped.problems.join(' ')).toContain('DIAL_URL');
+      expect(scoped.problems.join(' ')).not.toContain('pa55word');
+    }
+  });
+});

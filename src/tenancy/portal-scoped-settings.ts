@@ -1,0 +1,142 @@
+import { OAuthSettings } from '../auth/oauth-settings';
+import {
+  AuthSettings,
+  authorizationOf,
+  DeliverySettings,
+  DialSettings,
+  EventSettings,
+  LookupSettings,
+  PortalSettings,
+  RecordingSettings,
+} from '../config/settings';
+import { PortalRecord } from '../store/portal-store';
+import { portalDialSettings } from './portal-dial';
+
+/** Numbers cached per portal at most (LOOKUP_CACHE_SIZE, when smaller): a portal's clients calling now. */
+const PORTAL_CACHE_SIZE = 1000;
+
+/**
+ * The deployment's settings, as the environment gives them. Only `resolvePortalSettings` reads them: a
+ * portal runtime receives a `PortalScopedSettings` and has no way to reach these (no AppConfig, no
+ * deployment view), so a deployment value read for one portal's calls is a type error, not a review note.
+ */
+export interface DeploymentSettings {
+  auth: AuthSettings;
+  portal: PortalSettings;
+  delivery: DeliverySettings;
+  lookup: LookupSettings;
+  recording: RecordingSettings;
+  events: EventSettings;
+  /** METRICS_PORTAL_LABEL=1: metrics carry each portal's id. */
+  portalLabel: boolean;
+}
+
+/**
+ * Everything one portal's runtime reads, resolved for that portal. The rule of each setting (per portal,
+ * else the deployment's default; per portal only; deployment only) is in `resolvePortalSettings` and in
+ * docs/decisions/tenancy.md.
+ */
+export interface PortalScopedSettings {
+  readonly portalId: string;
+  readonly oauth: OAuthSettings;
+  readonly portal: PortalSettings;
+  readonly lookup: LookupSettings;
+  readonly delivery: DeliverySettings;
+  readonly recording: RecordingSettings;
+  readonly events: EventSettings;
+  /** Click-to-call; undefined when the portal has none (or its settings cannot be built: see `problems`). */
+  readonly dial?: DialSettings;
+  /** The portal's own MISSED_CALL_TASK; undefined: the deployment's. */
+  readonly missedCallTask?: boolean;
+  /** The portal's own DEFAULT_COUNTRY; undefined: the deployment's. */
+  readonly defaultCountry?: string;
+  /** The metric label of this portal's series: its id with METRICS_PORTAL_LABEL=1, else `all`. */
+  readonly metricsLabel: string;
+  /** What of the portal's own settings could not be used (no value, no secret): its health shows them. */
+  readonly problems: readonly string[];
+}
+
+/** One portal's settings from its record and the deployment's: each by its rule. */
+export function resolvePortalSettings(
+  record: PortalRecord,
+  deployment: DeploymentSettings,
+): PortalScopedSettings {
+  const own = record.settings;
+  const problems: string[] = [];
+  // Per portal, else the deployment's: the portal's plan (its REST budget).
+  const portal: PortalSettings = Object.freeze({
+    ...deployment.portal,
+    rateLimitRps: own.rateLimitRps ?? deployment.portal.rateLimitRps,
+    burst: own.rateBurst ?? deployment.portal.burst,
+  });
+  // Per portal, else the deployment's: how its CRM is searched and what it binds.
+  const lookup: LookupSettings = Object.freeze({
+    ...deployment.lookup,
+    bindCrmEntity: own.bindCrmEntity ?? deployment.lookup.bindCrmEntity,
+    defaultCountry: own.defaultCountry ?? deployment.lookup.defaultCountry,
+    // The cache preallocates room for all its entries: 10 000 a portal would be 400 KB each of a thousand.
+    cacheSize: Math.min(deployment.lookup.cacheSize, PORTAL_CACHE_SIZE),
+  });
+  const defaultUserId = own.defaultUserId ?? deployment.delivery.defaultUserId;
+  let dial: DialSettings | undefined;
+  if (own.dial) {
+    const built = portalDialSettings(own.dial, defaultUserId);
+    if ('settings' in built) dial = built.settings;
+    else problems.push(`click-to-call is off: ${built.problems.join('; ')}`);
+  }
+  const missedCallDeadlineMs =
+    own.missedCallTask === false
+      ? undefined
+      : own.missedCallTask
+        ? deployment.delivery.missedCallTaskWindowMs
+        : deployment.delivery.missedCallTaskDeadlineMs;
+  const delivery: DeliverySettings = Object.freeze({
+    ...deployment.delivery,
+    defaultUserId,
+    missedCallTaskDeadlineMs: missedCallDeadlineMs,
+    // The portal's own DIAL_MATCH_SEC where its dial settings name one, else the deployment's.
+    dialMatchMs:
+      dial && own.dial?.DIAL_MATCH_SEC !== undefined ? dial.matchMs : deployment.delivery.dialMatchMs,
+  });
+  // Per portal only: a download host and its credential belong to one tenant's PBX. The deployment's
+  // RECORDING_FETCH_HOSTS/AUTH are refused at start-up in multi mode and never read here.
+  const recording: RecordingSettings = Object.freeze({
+    fetchHosts: Object.freeze([...(own.recordingFetch?.hosts ?? [])]),
+    fetchAuthorization: authorizationOf(own.recordingFetch?.auth),
+    // Deployment only: what the process can hold and the portal's upload limit are the same for every tenant.
+    maxBytes: deployment.recording.maxBytes,
+    waitMs: deployment.recording.waitMs,
+    requestMaxBytes: deployment.recording.requestMaxBytes,
+  });
+  // Deployment only: the bridge's own address and how it hears events; per portal, else B24_LINE_NUMBER.
+  const events: EventSettings = Object.freeze({
+    ...deployment.events,
+    lineNumber: own.lineNumber ?? deployment.events.lineNumber,
+  });
+  const { auth } = deployment;
+  return Object.freeze({
+    portalId: record.portalId,
+    // Deployment only: the one published application's credentials; the portal's own endpoint.
+    oauth: {
+      portalId: record.portalId,
+      portalUrl: new URL(record.clientEndpoint).origin,
+      oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
+      clientId: auth.clientId ?? '',
+      clientSecret: auth.clientSecret ?? '',
+      publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
+      apiVersion: deployment.portal.apiVersion,
+      stateTtlMs: auth.stateTtlMs,
+      timeoutMs: deployment.portal.timeoutMs,
+    },
+    portal,
+    lookup,
+    delivery,
+    recording,
+    events,
+    dial,
+    missedCallTask: own.missedCallTask,
+    defaultCountry: own.defaultCountry,
+    metricsLabel: deployment.portalLabel ? record.portalId : 'all',
+    problems: Object.freeze(problems),
+  });
+}

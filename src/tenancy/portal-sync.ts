@@ -1,0 +1,77 @@
+import { Logger } from '@nestjs/common';
+import { PortalStore } from '../store/portal-store';
+import { DeliveryPlacement } from './delivery-placement';
+import { PortalRuntimes } from './portal-runtimes';
+
+/**
+ * Sync of the portal list: reads every portal's id, status and version, and has each new or changed active
+ * portal's runtime (re)built and each gone one dropped. Each portal is handled on its own: one that cannot
+ * be read or built is logged and flagged, and the others go on (a failed one is tried again next sync).
+ * Syncs never overlap: those asked for during one run once, after it.
+ */
+export class PortalSync {
+  private readonly logger = new Logger('Portals');
+  private running?: Promise<void>;
+  private queued?: Promise<void>;
+  private stopped = false;
+
+  constructor(
+    private readonly portals: PortalStore,
+    private readonly runtimes: PortalRuntimes,
+    private readonly placement: DeliveryPlacement,
+  ) {}
+
+  /**
+   * Resolves once a sync that started after this call has run: one under way may have read the list before
+   * the caller's change (an install, a PATCH), so the caller waits for the next, shared by all who ask.
+   */
+  sync(): Promise<void> {
+    if (!this.running) return this.start();
+    this.queued ??= this.running.then(() => {
+      this.queued = undefined;
+      return this.running ?? this.start();
+    });
+    return this.queued;
+  }
+
+  private start(): Promise<void> {
+    if (this.stopped) return Promise.resolve();
+    const run = this.syncOnce()
+      .catch((error: Error) => this.logger.warn(`cannot read the portal list: ${error.message}`))
+      .finally(() => {
+        if (this.running === run) this.running = undefined;
+      });
+    this.running = run;
+    return run;
+  }
+
+  /** No sync starts after this; the one under way ends. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.running;
+    await this.queued;
+  }
+
+  private async syncOnce(): Promise<void> {
+    const versions = await this.portals.portalVersions();
+    const active = versions.filter((version) => version.status === 'active');
+    for (const version of active) {
+      if (this.stopped) return;
+      if (this.runtimes.current(version.portalId, version.updatedAt)) continue;
+      try {
+        const record = await this.portals.findPortal(version.portalId);
+        if (record?.status === 'active') await this.runtimes.replace(record);
+      } catch (error) {
+        // `replace` contains its own failures; this is the record's read: the next sync reads it again.
+        this.logger.warn(`portal ${version.portalId}: cannot read its record: ${(error as Error).message}`);
+      }
+    }
+    const installed = new Set(active.map((version) => version.portalId));
+    for (const portalId of this.runtimes.known()) {
+      if (this.stopped) return;
+      // Uninstalled (or purged): paused. Its calls stay stored until it comes back or its data is deleted.
+      if (!installed.has(portalId)) await this.runtimes.drop(portalId);
+    }
+    await this.placement.portalsAre([...installed]);
+  }
+}
