@@ -153,4 +153,19 @@ export const POSTGRES_MIGRATIONS: string[] = [
      created_at bigint NOT NULL
    );
    CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
+  // Recordings in chunks of 1 MiB (docs/decisions/recordings.md): no read or write handles a whole file.
+  // A recording's row names its chunks by blob_id; rows from before keep their content inline.
+  `CREATE TABLE recording_chunks (
+     blob_id    text    NOT NULL,
+     seq        integer NOT NULL,
+     portal_id  text    NOT NULL,
+     created_at bigint NOT NULL,
+     content    bytea   NOT NULL,
+     PRIMARY KEY (blob_id, seq)
+   );
+   -- Audio does not compress: stored out of line as it is, without a compression attempt per chunk.
+   ALTER TABLE recording_chunks ALTER COLUMN content SET STORAGE EXTERNAL;
+   CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
+   ALTER TABLE recordings ADD COLUMN blob_id text;
+   CREATE INDEX recordings_stored ON recordings (stored_at);`,
 ];

@@ -138,4 +138,17 @@ export const SQLITE_MIGRATIONS: string[] = [
      created_at INTEGER NOT NULL
    ) WITHOUT ROWID;
    CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
+  // Recordings in chunks of 1 MiB (docs/decisions/recordings.md): no read or write handles a whole file.
+  // A recording's row names its chunks by blob_id; rows from before keep their content inline.
+  `CREATE TABLE recording_chunks (
+     blob_id    TEXT    NOT NULL,
+     seq        INTEGER NOT NULL,
+     portal_id  TEXT    NOT NULL,
+     created_at INTEGER NOT NULL,
+     content    BLOB   NOT NULL,
+     PRIMARY KEY (blob_id, seq)
+   );
+   CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
+   ALTER TABLE recordings ADD COLUMN blob_id TEXT;
+   CREATE INDEX recordings_stored ON recordings (stored_at);`,
 ];
