@@ -374,13 +374,15 @@ export class DeliveryBatches {
       }
       this.observer?.onRetry(error.kind);
       const commandCount = sendable.commandCount;
-      await this.store.updateCalls(
+      const updated = await this.store.updateCalls(
         this.transport.portalId,
         sendable.callIds,
         (call) =>
           applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
         lease,
       );
+      // An upload given up (it kept timing out) leaves the store too.
+      await this.recordings?.forget(updated);
     }
   }
 

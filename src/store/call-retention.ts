@@ -1,5 +1,12 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
-import { StoreSettings } from '../config/settings';
+import {
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnModuleDestroy,
+  Optional,
+} from '@nestjs/common';
+import { RecordingSettings, StoreSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from './call-store';
 
@@ -7,6 +14,8 @@ import { CallStore } from './call-store';
 export const RETENTION_BATCH = 500;
 /** Between two batches: intake and delivery get the database (and, with SQLite, the event loop) back. */
 const PAUSE_MS = 100;
+/** Recording chunks no recording took (a push cut off by a crash) go this long after they were written. */
+const ORPHAN_CHUNK_MS = 3_600_000;
 /** One run at start-up, then one an hour. */
 const EVERY_MS = 3_600_000;
 
@@ -28,6 +37,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     @Inject(CallStore) private readonly store: CallStore,
     private readonly settings: StoreSettings,
     private readonly metrics: BridgeMetrics,
+    @Optional() private readonly recordings?: RecordingSettings,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -56,7 +66,29 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
       if (batch < RETENTION_BATCH || this.stopped) break;
       await this.pause();
     }
+    await this.expireRecordings(now);
     return deleted;
+  }
+
+  /**
+   * RECORDING_KEEP_HOURS: recordings still held that long after they were stored (their call never settled)
+   * go, and chunks of pushes or downloads cut off by a crash an hour after they were written.
+   */
+  async expireRecordings(now = Date.now()): Promise<number> {
+    if (!this.recordings) return 0;
+    let expired = 0;
+    while (!this.stopped) {
+      const batch = await this.store.expireRecordings(
+        now - this.recordings.keepMs,
+        now - ORPHAN_CHUNK_MS,
+        RETENTION_BATCH,
+      );
+      expired += batch;
+      if (batch < RETENTION_BATCH) break;
+      await this.pause();
+    }
+    if (expired) this.logger.warn(`deleted ${expired} recordings held past RECORDING_KEEP_HOURS`);
+    return expired;
   }
 
   private scheduleRun(delayMs: number): void {
