@@ -13,12 +13,7 @@ import { request as httpsRequest } from 'node:https';
 import { recordingFileName } from '../common/audio-type';
 import { RecordingScan, scannedRecording } from '../common/recording-stream';
 import { PortalError } from '../portal/portal-error';
-import {
-  CallStore,
-  RecordingContent,
-  RecordingQuotaError,
-  StagedRecording,
-} from '../store/call-store';
+import { CallStore, RecordingContent, RecordingQuotaError, StagedRecording } from '../store/call-store';
 import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
 import { CommandAnswer } from './delivery-outcome';
 import { FetchOutcome, outcomeOfBody, RecordingFetcher } from './recording-fetcher';
@@ -112,7 +107,7 @@ export class RecordingDelivery {
   keepOnly(current: DeliveryLease | undefined): void {
     for (const [epoch, controller] of this.transfers) {
       if (epoch === current?.epoch) continue;
-      controller.abort(new Error('the delivery lease is no longer this replica\'s'));
+      controller.abort(new Error("the delivery lease is no longer this replica's"));
       this.transfers.delete(epoch);
     }
   }
@@ -190,7 +185,8 @@ export class RecordingDelivery {
       );
     } catch (error) {
       await this.store.discardStagedRecording(this.portalId, staged);
-      if (error instanceof RecordingQuotaError) return { kind: 'failed', reason: `recording: ${error.message}` };
+      if (error instanceof RecordingQuotaError)
+        return { kind: 'failed', reason: `recording: ${error.message}` };
       throw error;
     }
     return undefined;

@@ -106,7 +106,8 @@ export class RecordingController {
     } catch (error) {
       if (error instanceof RecordingTooLargeError)
         throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
-      if (error instanceof NotAudioError) throw refuse(request, HttpStatus.UNSUPPORTED_MEDIA_TYPE, notA(type));
+      if (error instanceof NotAudioError)
+        throw refuse(request, HttpStatus.UNSUPPORTED_MEDIA_TYPE, notA(type));
       throw error;
     }
     const discard = () => this.store.discardStagedRecording(portalId, staged);
@@ -158,4 +159,3 @@ function refuse(request: Request, status: HttpStatus, message: string): HttpExce
   request.res?.setHeader('Connection', 'close');
   return new HttpException(message, status);
 }
-

@@ -31,7 +31,10 @@ export class RecordingQuotaError extends Error {
  * `source` in chunks of exactly `size` bytes (the last one shorter), copied out of the pieces it comes in,
  * so what is held is one chunk plus one piece.
  */
-export async function* rechunk(source: AsyncIterable<Buffer>, size = RECORDING_CHUNK_BYTES): AsyncIterable<Buffer> {
+export async function* rechunk(
+  source: AsyncIterable<Buffer>,
+  size = RECORDING_CHUNK_BYTES,
+): AsyncIterable<Buffer> {
   let chunk = Buffer.allocUnsafe(size);
   let filled = 0;
   for await (const piece of source) {

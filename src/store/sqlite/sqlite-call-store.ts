@@ -337,8 +337,7 @@ export class SqliteCallStore extends CallStore {
 
   async readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined> {
     const row = this.statements.recordingRow.get(portalId, callId) as
-      | { bytes: number; blob_id: string | null }
-      | undefined;
+      { bytes: number; blob_id: string | null } | undefined;
     if (!row) return undefined;
     const { inlineRecording, readChunk } = this.statements;
     const blobId = row.blob_id;
