@@ -139,6 +139,7 @@ export class RecordingDelivery {
     } catch (error) {
       if (signal.aborted) {
         this.logger.log(`download of call ${call.callId}'s recording stopped: ${String(signal.reason)}`);
+        await this.resumeLater(call, lease);
       } else if (!(error instanceof LeaseLostError)) {
         this.logger.error(`recording of call ${call.callId}: ${(error as Error).message}`);
       }
@@ -146,6 +147,25 @@ export class RecordingDelivery {
       this.fetching.delete(call.callId);
       this.wake();
     }
+  }
+
+  /**
+   * A download stopped with the delivery: while the lease is still this replica's (a shutdown), the call is
+   * due again soon instead of after the download's claim (whoever delivers next takes it up).
+   */
+  private async resumeLater(call: CallRecord, lease: DeliveryLease): Promise<void> {
+    const now = Date.now();
+    await this.store
+      .updateCalls(
+        this.portalId,
+        [call.callId],
+        (current) =>
+          current.nextStep === 'fetchRecord'
+            ? markRecordingNotReady(current, 'download stopped with the delivery', now, 1000)
+            : current,
+        lease,
+      )
+      .catch(() => undefined);
   }
 
   /**
@@ -284,6 +304,8 @@ export class RecordingDelivery {
       const kind = status >= 500 || status === 429 ? 'server' : 'invalid';
       return { error: new PortalError(kind, body.error ?? '', description, status) };
     } catch (error) {
+      // Stopped with the delivery: not the call's failure, nothing is counted (the batch is abandoned).
+      if (signal.aborted) throw error;
       const code = (error as NodeJS.ErrnoException).code;
       if (code === 'ETIMEDOUT') {
         return {
