@@ -259,3 +259,76 @@ describe('recordings: a delivery that stops aborts its downloads', () => {
     }
   });
 });
+
+describe("recordings: a hostile or stalled portal's uploadUrl", () => {
+  let h: Harness;
+  let sandbox: SandboxPortal;
+  let hostile: Server;
+  let mode: 'endless' | 'stall' = 'endless';
+  const timers = new Set<NodeJS.Timeout>();
+
+  beforeAll(async () => {
+    // Where the portal's uploadUrl points: answers without end, or takes the upload and never answers.
+    hostile = createServer((req, res) => {
+      if (mode === 'stall') {
+        req.pause();
+        return;
+      }
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(Buffer.alloc(256 * 1024, 0x20)), 5);
+      timers.add(timer);
+      res.on('close', () => clearInterval(timer));
+    });
+    await new Promise<void>((resolve) => hostile.listen(0, '127.0.0.1', resolve));
+    sandbox = await SandboxPortal.start();
+    sandbox.state.setAddress(`http://127.0.0.1:${(hostile.address() as AddressInfo).port}`);
+    h = await startHarness(
+      {
+        DELIVERY_MAX_BACKOFF_SEC: '1',
+        DELIVERY_MAX_ATTEMPTS: '2',
+        B24_TIMEOUT_MS: '2000',
+        RECORDING_REQUEST_MAX_MB: '1',
+      },
+      {},
+      { sandbox },
+    );
+  });
+  afterAll(async () => {
+    await h.close();
+    timers.forEach((timer) => clearInterval(timer));
+    hostile.closeAllConnections();
+    hostile.close();
+    await sandbox.close();
+  });
+
+  const settled = (callId: string) =>
+    eventually(async () => {
+      const body = await status(h, callId);
+      return ['attached', 'failed'].includes(body.recording) ? body : undefined;
+    }, 60_000);
+
+  it('reads a bounded part of an answer that never ends, and goes on', async () => {
+    mode = 'endless';
+    const callId = `endless-${Date.now()}`;
+    await post(h, [started(callId)]);
+    expect((await put(h, callId, wavFile(1_200_000, 13))).status).toBe(202);
+    await post(h, [ended(callId)]);
+    const done = await settled(callId);
+    expect(done.state).toBe('finished');
+    // The bridge still answers at once.
+    expect((await h.http.get('/health/live')).status).toBe(200);
+  }, 90_000);
+
+  it('gives up an upload that makes no progress after DELIVERY_MAX_ATTEMPTS, counted, the reason kept', async () => {
+    mode = 'stall';
+    const callId = `stall-url-${Date.now()}`;
+    await post(h, [started(callId)]);
+    expect((await put(h, callId, wavFile(1_200_000, 14))).status).toBe(202);
+    await post(h, [ended(callId)]);
+    const done = await settled(callId);
+    expect(done).toMatchObject({ state: 'finished', recording: 'failed' });
+    expect(done.lastError).toMatch(/uploadUrl: nothing moved for 2 s/);
+    expect(await h.app.get(CallStore).getRecording('sandbox', callId)).toBeUndefined();
+  }, 90_000);
+});
