@@ -474,7 +474,7 @@ export class AppConfig {
   @IsNumber()
   @IsPositive()
   @Max(31)
-  RECORDING_REQUEST_MAX_MB = 30;
+  RECORDING_REQUEST_MAX_MB = 8;
 
   /** Click-to-call (SPEC.md §6): how the PBX is asked to dial; unset: click-to-call is off. */
   @Transform(emptyAsUnset)

@@ -2,13 +2,13 @@ import { ConfigError, loadConfig } from './app-config';
 import { recordingSettingsOf } from './settings';
 
 describe('RECORDING_* settings', () => {
-  it('default to no downloads, 32 MB, 900 s, 30 MB per request, 1000 MB per portal, kept 72 h', () => {
+  it('default to no downloads, 32 MB, 900 s, 8 MB per request, 1000 MB per portal, kept 72 h', () => {
     expect(recordingSettingsOf(loadConfig({}))).toEqual({
       fetchHosts: [],
       fetchAuthorization: undefined,
       maxBytes: 32_000_000,
       waitMs: 900_000,
-      requestMaxBytes: 30_000_000,
+      requestMaxBytes: 8_000_000,
       quotaBytes: 1_000_000_000,
       keepMs: 72 * 3_600_000,
     });
