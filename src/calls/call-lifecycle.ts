@@ -282,7 +282,12 @@ export function markRecordingStored(
     ...stored,
     storedAt: now,
   };
-  return plan({ ...succeeded(call, now), recording, recordAttached: false, recordFailed: false }, now);
+  // A parked call keeps why it was parked: a new file is no answer to that.
+  const lastError = call.failed ? call.lastError : undefined;
+  return plan(
+    { ...succeeded(call, now), lastError, recording, recordAttached: false, recordFailed: false },
+    now,
+  );
 }
 
 /** A download is under way until `until` (a crash mid-download tries again then). */

@@ -109,7 +109,7 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
 };
 
 /** The file content bytes one request carries by default: RECORDING_REQUEST_MAX_MB's default. */
-export const DEFAULT_MAX_PAYLOAD_BYTES = 30_000_000;
+export const DEFAULT_MAX_PAYLOAD_BYTES = 8_000_000;
 
 /** The priority class of a call's next step. */
 export function priorityOf(

@@ -438,12 +438,30 @@ export class AppConfig {
   })
   RECORDING_FETCH_AUTH?: string;
 
-  /** Largest recording downloaded or pushed, in MB (10^6 bytes). */
+  /**
+   * Largest recording downloaded or pushed, in MB (10^6 bytes). At most 32: the portal takes a POST of up
+   * to 32 MiB, so a bigger file could never be attached (docs/decisions/recordings.md).
+   */
   @Transform(toInt)
   @IsInt()
   @Min(1)
-  @Max(1000)
-  RECORDING_MAX_MB = 100;
+  @Max(32, {
+    message:
+      'RECORDING_MAX_MB must be at most 32: the portal takes files of up to 32 MB, a bigger one could never be attached',
+  })
+  RECORDING_MAX_MB = 32;
+
+  /** Recording bytes one portal may have waiting for upload, in MB; 0: no limit. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  RECORDING_QUOTA_MB = 1000;
+
+  /** A recording still held this long after it was stored (its call never settled) is deleted, in hours. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  RECORDING_KEEP_HOURS = 72;
 
   /** How long after the call ended a recording that is not there yet is retried, in seconds. */
   @Transform(toInt)
@@ -456,7 +474,7 @@ export class AppConfig {
   @IsNumber()
   @IsPositive()
   @Max(31)
-  RECORDING_REQUEST_MAX_MB = 30;
+  RECORDING_REQUEST_MAX_MB = 8;
 
   /** Click-to-call (SPEC.md §6): how the PBX is asked to dial; unset: click-to-call is off. */
   @Transform(emptyAsUnset)

@@ -2,14 +2,21 @@ import { ConfigError, loadConfig } from './app-config';
 import { recordingSettingsOf } from './settings';
 
 describe('RECORDING_* settings', () => {
-  it('default to no downloads, 100 MB, 900 s and 30 MB per request', () => {
+  it('default to no downloads, 32 MB, 900 s, 8 MB per request, 1000 MB per portal, kept 72 h', () => {
     expect(recordingSettingsOf(loadConfig({}))).toEqual({
       fetchHosts: [],
       fetchAuthorization: undefined,
-      maxBytes: 100_000_000,
+      maxBytes: 32_000_000,
       waitMs: 900_000,
-      requestMaxBytes: 30_000_000,
+      requestMaxBytes: 8_000_000,
+      quotaBytes: 1_000_000_000,
+      keepMs: 72 * 3_600_000,
     });
+    expect(recordingSettingsOf(loadConfig({ RECORDING_QUOTA_MB: '0' })).quotaBytes).toBeUndefined();
+  });
+
+  it('refuse a RECORDING_MAX_MB the portal could never take (over 32 MB)', () => {
+    expect(() => loadConfig({ RECORDING_MAX_MB: '100' })).toThrow(/RECORDING_MAX_MB must be at most 32/);
   });
 
   it('turn RECORDING_FETCH_AUTH into the Authorization header', () => {

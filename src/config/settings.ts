@@ -135,6 +135,10 @@ export abstract class RecordingSettings {
   abstract readonly waitMs: number;
   /** File content bytes (base64) one portal request may carry. */
   abstract readonly requestMaxBytes: number;
+  /** RECORDING_QUOTA_MB: the most recording bytes one portal may have waiting in the store; undefined: no limit. */
+  abstract readonly quotaBytes?: number;
+  /** RECORDING_KEEP_HOURS: a recording still held this long after it was stored is deleted. */
+  abstract readonly keepMs: number;
 }
 
 /** Click-to-call (DIAL_*, AMI_*, ESL_*, SPEC.md §6). URLs and auth are secrets: never logged. */
@@ -275,6 +279,8 @@ export const recordingSettingsOf = (config: AppConfig): RecordingSettings =>
     maxBytes: config.RECORDING_MAX_MB * 1_000_000,
     waitMs: config.RECORDING_WAIT_SEC * 1000,
     requestMaxBytes: Math.floor(config.RECORDING_REQUEST_MAX_MB * 1_000_000),
+    quotaBytes: config.RECORDING_QUOTA_MB > 0 ? config.RECORDING_QUOTA_MB * 1_000_000 : undefined,
+    keepMs: config.RECORDING_KEEP_HOURS * 3_600_000,
   });
 
 /** `basic:user:password` → `Basic base64(user:password)`; `bearer:token` → `Bearer token`. */

@@ -334,7 +334,10 @@ export class DeliveryBatches {
     const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
     const sentAt = Date.now();
     try {
-      const outcome = await this.transport.batch(commands, { unit });
+      const outcome = await this.transport.batch(commands, {
+        unit,
+        timeoutMs: this.recordings?.requestTimeoutMs(commands),
+      });
       onAnswer({ ok: true, elapsedMs: Date.now() - sentAt });
       const answers = new Map<string, CommandAnswer>(
         commands.map(({ label }) => [
@@ -342,7 +345,7 @@ export class DeliveryBatches {
           lost.get(label) ?? { result: outcome.results[label], error: outcome.errors[label] },
         ]),
       );
-      await this.recordings?.postToUploadUrls(sendable, marked, answers);
+      await this.recordings?.postToUploadUrls(sendable, marked, answers, lease);
       const updated = await this.store.updateCalls(
         this.transport.portalId,
         sendable.callIds,
@@ -373,13 +376,15 @@ export class DeliveryBatches {
       }
       this.observer?.onRetry(error.kind);
       const commandCount = sendable.commandCount;
-      await this.store.updateCalls(
+      const updated = await this.store.updateCalls(
         this.transport.portalId,
         sendable.callIds,
         (call) =>
           applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
         lease,
       );
+      // An upload given up (it kept timing out) leaves the store too.
+      await this.recordings?.forget(updated);
     }
   }
 

@@ -105,11 +105,19 @@ export function applyRequestFailure(
   settings: OutcomeSettings,
   request?: RefusedRequest,
 ): CallRecord {
+  // A request carrying this call's file that timed out or broke off may be too big for the link: counted
+  // like a refusal, so after DELIVERY_MAX_ATTEMPTS the call ends with the reason instead of retrying forever.
+  if (request && COMMAND_FAULTS.has(error.kind) && carriesUpload(request))
+    return refuse(call, 'uploadRecord', error, settings);
   if (!request || !refusedForContent(error)) return retry(call, error, settings);
   if (request.commandCount > 1) {
     return retry({ ...call, batchLimit: Math.ceil(request.commandCount / 2) }, error, settings);
   }
   return refuse(call, request.commands[0].step, error, settings);
+}
+
+function carriesUpload(request: RefusedRequest): boolean {
+  return request.commands.some((command) => command.step === 'uploadRecord');
 }
 
 function afterRegister(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {

@@ -84,6 +84,7 @@ export class DeliveryScheduler {
   private readonly inFlight = new Set<string>();
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
+  private readonly recordings?: RecordingDelivery;
   /** Aborted by stop(): the loop's wait for the request budget ends instead of holding shutdown up. */
   private readonly stopping = new AbortController();
   /** The last batch found nothing to send: the loop sleeps instead of asking again at once. */
@@ -111,9 +112,9 @@ export class DeliveryScheduler {
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);
     this.status = { portalId: transport.portalId, paused: false };
-    const recordingDelivery =
+    this.recordings =
       recordings && new RecordingDelivery(store, transport.portalId, recordings, () => this.notify());
-    this.batches = new DeliveryBatches(store, transport, settings, observer, routing, recordingDelivery);
+    this.batches = new DeliveryBatches(store, transport, settings, observer, routing, this.recordings);
   }
 
   start(): void {
@@ -153,6 +154,8 @@ export class DeliveryScheduler {
   async stop(): Promise<void> {
     this.stopped = true;
     this.stopping.abort(new Error('delivery is stopping'));
+    // Downloads and uploads in flight end now: another replica (or the next start) takes them up.
+    this.recordings?.stop();
     this.notify();
     await this.loop;
     await Promise.allSettled([...this.running]);
@@ -183,6 +186,8 @@ export class DeliveryScheduler {
 
   private async turn(): Promise<LoopTurn> {
     const now = Date.now();
+    // Transfers started under a lease this replica no longer holds (lost, handed over) are aborted.
+    this.recordings?.keepOnly(this.lease.current());
     if (now < this.pausedUntil) return { kind: 'sleep', ms: this.pausedUntil - now };
     if (this.running.size >= this.inFlightLimit()) {
       await Promise.race(this.running);

@@ -105,7 +105,10 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         maxBackoffMs: Math.min(delivery.maxBackoffMs, 60_000),
         fetchLeaseMs: 300_000,
         maxConcurrentFetches: 2,
-        uploadTimeoutMs: Math.max(portalSettings.timeoutMs, 120_000),
+        // A progress timeout (nothing moved for this long), so it need not cover a whole file's transfer.
+        uploadTimeoutMs: portalSettings.timeoutMs,
+        requestTimeoutMs: portalSettings.timeoutMs,
+        quotaBytes: recording.quotaBytes,
       },
     );
     if (options.gauges !== false)

@@ -15,5 +15,6 @@ export interface PortalTransport {
   readonly budget: PortalBudget;
   /** Each method's server time against the portal's operating limit; absent: not paced. */
   readonly operating?: OperatingTime;
-  batch(commands: WireCommand[], options: { unit: BudgetUnit }): Promise<BatchOutcome>;
+  /** `timeoutMs`: this request's own timeout (one carrying files gets longer: it scales with their bytes). */
+  batch(commands: WireCommand[], options: { unit: BudgetUnit; timeoutMs?: number }): Promise<BatchOutcome>;
 }

@@ -7,12 +7,16 @@ import {
   markRecordingStored,
 } from '../calls/call-lifecycle';
 import { BatchPlan, PlannedCommand, WireCommand } from '../calls/step-planner';
-import { storedRecordingOf } from '../common/audio-type';
+import { randomUUID } from 'node:crypto';
+import { IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { recordingFileName } from '../common/audio-type';
+import { RecordingScan, scannedRecording } from '../common/recording-stream';
 import { PortalError } from '../portal/portal-error';
-import { CallStore } from '../store/call-store';
+import { CallStore, RecordingContent, RecordingQuotaError, StagedRecording } from '../store/call-store';
 import { DeliveryLease, LeaseLostError } from '../store/coordination-store';
 import { CommandAnswer } from './delivery-outcome';
-import { RecordingFetcher } from './recording-fetcher';
+import { FetchOutcome, outcomeOfBody, RecordingFetcher } from './recording-fetcher';
 
 export interface RecordingOptions {
   fetcher: RecordingFetcher;
@@ -21,11 +25,21 @@ export interface RecordingOptions {
   maxBackoffMs: number;
   /** A download not settled within this is tried again (after a crash mid-download, say). */
   fetchLeaseMs: number;
-  /** Downloads at once: each holds one file in memory. */
+  /** Downloads at once (each streams into the store: one chunk in memory). */
   maxConcurrentFetches: number;
-  /** Per request to an uploadUrl. */
+  /** An upload to an uploadUrl that sends or hears nothing for this long is abandoned (a progress timeout). */
   uploadTimeoutMs: number;
+  /** The portal's per-request timeout (B24_TIMEOUT_MS): a request carrying content gets it plus its bytes' time. */
+  requestTimeoutMs: number;
+  /** RECORDING_QUOTA_MB in bytes: a download that would pass it is given up; undefined: no limit. */
+  quotaBytes?: number;
 }
+
+/** The slowest link a file upload is given time for: 1 Mbit/s (a 30 MB request then has 4 minutes). */
+export const UPLOAD_FLOOR_BYTES_PER_SEC = 125_000;
+
+/** The most of an uploadUrl's answer that is read: it is a small JSON envelope. */
+const MAX_UPLOAD_ANSWER_BYTES = 64 * 1024;
 
 /**
  * The bridge's own part of recordings (SPEC.md §5) beside a batch: downloads due recordings into the store
@@ -36,6 +50,8 @@ export interface RecordingOptions {
 export class RecordingDelivery {
   private readonly fetching = new Set<string>();
   private readonly logger: Logger;
+  /** One per lease epoch: aborted when that lease is no longer the current one, or delivery stops. */
+  private readonly transfers = new Map<number, AbortController>();
 
   constructor(
     private readonly store: CallStore,
@@ -74,26 +90,40 @@ export class RecordingDelivery {
     return started.length > 0;
   }
 
+  /**
+   * The signal of transfers started under `lease`. Downloads and uploads are tied to the lease they started
+   * under: when it is no longer this replica's (lost, handed over) or delivery stops, they are aborted.
+   */
+  signalFor(lease: DeliveryLease): AbortSignal {
+    let controller = this.transfers.get(lease.epoch);
+    if (!controller) {
+      controller = new AbortController();
+      this.transfers.set(lease.epoch, controller);
+    }
+    return controller.signal;
+  }
+
+  /** The lease now held (undefined: none): transfers started under any other are aborted. */
+  keepOnly(current: DeliveryLease | undefined): void {
+    for (const [epoch, controller] of this.transfers) {
+      if (epoch === current?.epoch) continue;
+      controller.abort(new Error("the delivery lease is no longer this replica's"));
+      this.transfers.delete(epoch);
+    }
+  }
+
+  /** Delivery stops: every download and upload in flight is aborted. */
+  stop(): void {
+    this.keepOnly(undefined);
+  }
+
   private async fetchOne(call: CallRecord, lease: DeliveryLease): Promise<void> {
+    const signal = this.signalFor(lease);
     try {
-      const outcome = await this.options.fetcher.fetch(call.ended!.recordingUrl!);
-      const now = Date.now();
-      const stillDue = (current: CallRecord) => current.nextStep === 'fetchRecord';
-      if (outcome.kind === 'fetched') {
-        const stored = storedRecordingOf(
-          outcome.content,
-          outcome.audio,
-          outcome.name,
-          this.options.requestMaxBytes,
-        );
-        await this.store.putRecording(
-          this.portalId,
-          call.callId,
-          outcome.content,
-          (current) => (stillDue(current) ? markRecordingStored(current, 'fetch', stored, now) : current),
-          lease,
-        );
-      } else {
+      const outcome = await this.download(call, lease, signal);
+      if (outcome) {
+        const now = Date.now();
+        const stillDue = (current: CallRecord) => current.nextStep === 'fetchRecord';
         await this.store.updateCalls(
           this.portalId,
           [call.callId],
@@ -107,13 +137,79 @@ export class RecordingDelivery {
         );
       }
     } catch (error) {
-      if (!(error instanceof LeaseLostError)) {
+      if (signal.aborted) {
+        this.logger.log(`download of call ${call.callId}'s recording stopped: ${String(signal.reason)}`);
+        await this.resumeLater(call, lease);
+      } else if (!(error instanceof LeaseLostError)) {
         this.logger.error(`recording of call ${call.callId}: ${(error as Error).message}`);
       }
     } finally {
       this.fetching.delete(call.callId);
       this.wake();
     }
+  }
+
+  /**
+   * A download stopped with the delivery: while the lease is still this replica's (a shutdown), the call is
+   * due again soon instead of after the download's claim (whoever delivers next takes it up).
+   */
+  private async resumeLater(call: CallRecord, lease: DeliveryLease): Promise<void> {
+    const now = Date.now();
+    await this.store
+      .updateCalls(
+        this.portalId,
+        [call.callId],
+        (current) =>
+          current.nextStep === 'fetchRecord'
+            ? markRecordingNotReady(current, 'download stopped with the delivery', now, 1000)
+            : current,
+        lease,
+      )
+      .catch(() => undefined);
+  }
+
+  /**
+   * Streams the file into the store and makes it the call's (undefined: done), or says what the download
+   * came to instead.
+   */
+  private async download(
+    call: CallRecord,
+    lease: DeliveryLease,
+    signal: AbortSignal,
+  ): Promise<Exclude<FetchOutcome, { kind: 'fetched' }> | undefined> {
+    const opened = await this.options.fetcher.open(call.ended!.recordingUrl!, signal);
+    if (opened.kind !== 'open') return opened;
+    const scan = new RecordingScan(this.options.fetcher.maxBytes, opened.contentType, opened.tooLarge);
+    let staged: StagedRecording;
+    try {
+      staged = await this.store.stageRecording(this.portalId, scan.pass(opened.body));
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return outcomeOfBody(error as Error, opened) as Exclude<FetchOutcome, { kind: 'fetched' }>;
+    }
+    const stored = scannedRecording(
+      scan,
+      recordingFileName(opened.name, scan.kind!),
+      this.options.requestMaxBytes,
+    );
+    const now = Date.now();
+    try {
+      await this.store.putRecording(
+        this.portalId,
+        call.callId,
+        staged,
+        (current) =>
+          current.nextStep === 'fetchRecord' ? markRecordingStored(current, 'fetch', stored, now) : current,
+        lease,
+        this.options.quotaBytes,
+      );
+    } catch (error) {
+      await this.store.discardStagedRecording(this.portalId, staged);
+      if (error instanceof RecordingQuotaError)
+        return { kind: 'failed', reason: `recording: ${error.message}` };
+      throw error;
+    }
+    return undefined;
   }
 
   /**
@@ -140,6 +236,21 @@ export class RecordingDelivery {
   }
 
   /**
+   * The timeout of a request carrying file content: the portal's per-request timeout plus the time its bytes
+   * take at UPLOAD_FLOOR_BYTES_PER_SEC, so a slow link is not cut off on the wall clock (undefined: no
+   * content, the client's own timeout).
+   */
+  requestTimeoutMs(commands: WireCommand[]): number | undefined {
+    let bytes = 0;
+    for (const command of commands) {
+      const content = command.params.FILE_CONTENT;
+      if (typeof content === 'string') bytes += content.length;
+    }
+    if (bytes === 0) return undefined;
+    return this.options.requestTimeoutMs + Math.ceil((bytes / UPLOAD_FLOOR_BYTES_PER_SEC) * 1000);
+  }
+
+  /**
    * Uploads answered with an `uploadUrl` (files too big for a request): the file goes there as multipart
    * field `file`, one at a time; the answer to that POST becomes the command's answer.
    */
@@ -147,6 +258,7 @@ export class RecordingDelivery {
     plan: BatchPlan,
     calls: ReadonlyMap<string, CallRecord>,
     answers: Map<string, CommandAnswer>,
+    lease: DeliveryLease,
   ): Promise<void> {
     for (const entry of plan.entries) {
       const call = calls.get(entry.callId);
@@ -154,43 +266,56 @@ export class RecordingDelivery {
         if (step !== 'uploadRecord' || call?.recording?.upload !== 'url') continue;
         const answer = answers.get(label);
         if (!answer || answer.error) continue;
-        answers.set(label, await this.postFile(call, answer.result));
+        answers.set(label, await this.postFile(call, answer.result, this.signalFor(lease)));
       }
     }
   }
 
-  private async postFile(call: CallRecord, result: unknown): Promise<CommandAnswer> {
+  /**
+   * The stored file goes to the uploadUrl as multipart field `file`, streamed from the store a chunk at a
+   * time. A progress timeout, not a wall clock: the upload is abandoned only when nothing moves for
+   * `uploadTimeoutMs`, so a slow link finishes and a stalled one is given up (and counted).
+   */
+  private async postFile(call: CallRecord, result: unknown, signal: AbortSignal): Promise<CommandAnswer> {
     const uploadUrl = (result as { uploadUrl?: unknown } | undefined)?.uploadUrl;
     if (typeof uploadUrl !== 'string' || !/^https?:\/\//.test(uploadUrl)) {
       return { error: new PortalError('invalid', '', 'attachRecord answered without an uploadUrl') };
     }
-    const content = await this.store.getRecording(this.portalId, call.callId);
+    const content = await this.store.readRecording(this.portalId, call.callId);
     if (!content) return { error: missing() };
-    const form = new FormData();
-    form.append(
-      'file',
-      new Blob([content as unknown as BlobPart]),
-      call.recording!.filename ?? 'recording.mp3',
-    );
+    const filename = call.recording!.filename ?? 'recording.mp3';
     try {
-      const response = await fetch(uploadUrl, {
-        method: 'POST',
-        body: form,
-        redirect: 'error',
-        signal: AbortSignal.timeout(this.options.uploadTimeoutMs),
-      });
-      const text = await response.text();
+      const { status, text } = await postMultipart(
+        new URL(uploadUrl),
+        filename,
+        content,
+        this.options.uploadTimeoutMs,
+        signal,
+      );
       let body: { result?: unknown; error?: string; error_description?: string } = {};
       try {
         body = JSON.parse(text) as typeof body;
       } catch {
         // not JSON: judged by the status alone
       }
-      if (response.ok && !body.error) return { result: body.result ?? body };
-      const description = `uploadUrl answered HTTP ${response.status}${body.error ? ` ${body.error}` : ''}`;
-      const kind = response.status >= 500 || response.status === 429 ? 'server' : 'invalid';
-      return { error: new PortalError(kind, body.error ?? '', description, response.status) };
+      const ok = status >= 200 && status < 300;
+      if (ok && !body.error) return { result: body.result ?? body };
+      const description = `uploadUrl answered HTTP ${status}${body.error ? ` ${body.error}` : ''}`;
+      const kind = status >= 500 || status === 429 ? 'server' : 'invalid';
+      return { error: new PortalError(kind, body.error ?? '', description, status) };
     } catch (error) {
+      // Stopped with the delivery: not the call's failure, nothing is counted (the batch is abandoned).
+      if (signal.aborted) throw error;
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ETIMEDOUT') {
+        return {
+          error: new PortalError(
+            'timeout',
+            'ETIMEDOUT',
+            `uploadUrl: nothing moved for ${Math.round(this.options.uploadTimeoutMs / 1000)} s`,
+          ),
+        };
+      }
       return { error: new PortalError('network', '', `uploadUrl: ${(error as Error).message}`) };
     }
   }
@@ -217,6 +342,71 @@ export class RecordingDelivery {
     const stale = call.recording?.storedAt !== sent?.recording?.storedAt;
     return stale ? commands.filter((command) => command.step !== 'uploadRecord') : commands;
   }
+}
+
+/**
+ * POSTs `content` as the multipart field `file` to `url`, a chunk at a time as the socket takes it, and
+ * reads at most MAX_UPLOAD_ANSWER_BYTES of the answer. No redirects. `idleMs` without progress either way
+ * fails it with ETIMEDOUT; `signal` aborts it.
+ */
+async function postMultipart(
+  url: URL,
+  filename: string,
+  content: RecordingContent,
+  idleMs: number,
+  signal: AbortSignal,
+): Promise<{ status: number; text: string }> {
+  const boundary = `----bridge-${randomUUID()}`;
+  const type = filename.endsWith('.wav') ? 'audio/wav' : 'audio/mpeg';
+  const head = Buffer.from(
+    `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${filename}"\r\n` +
+      `Content-Type: ${type}\r\n\r\n`,
+  );
+  const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+  const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
+  const request = send(url, {
+    method: 'POST',
+    signal,
+    headers: {
+      'content-type': `multipart/form-data; boundary=${boundary}`,
+      'content-length': String(head.length + content.bytes + tail.length),
+    },
+  });
+  request.setTimeout(idleMs, () =>
+    request.destroy(Object.assign(new Error('no progress'), { code: 'ETIMEDOUT' })),
+  );
+  const answered = new Promise<IncomingMessage>((resolve, reject) => {
+    request.once('response', resolve);
+    request.once('error', reject);
+  });
+  // Until the answer is awaited below, a failure while sending is observed here and rethrown there.
+  answered.catch(() => undefined);
+  const written = (chunk: Buffer) =>
+    new Promise<void>((resolve, reject) => {
+      request.write(chunk, (error) => (error ? reject(error) : resolve()));
+    });
+  try {
+    await written(head);
+    for await (const chunk of content.chunks) {
+      if (request.destroyed) break;
+      await written(chunk);
+    }
+    request.end(tail);
+  } catch (error) {
+    request.destroy(error as Error);
+  }
+  const response = await answered;
+  const parts: Buffer[] = [];
+  let read = 0;
+  for await (const part of response as AsyncIterable<Buffer>) {
+    read += part.length;
+    if (read > MAX_UPLOAD_ANSWER_BYTES) {
+      response.destroy();
+      break;
+    }
+    parts.push(part);
+  }
+  return { status: response.statusCode ?? 0, text: Buffer.concat(parts).toString('utf8') };
 }
 
 function missing(): PortalError {

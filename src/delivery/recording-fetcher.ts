@@ -1,11 +1,28 @@
 import { request as httpRequest, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { AudioKind, SNIFF_BYTES, sniffAudio } from '../common/audio-type';
+import { AudioKind } from '../common/audio-type';
+import { NotAudioError, RecordingScan, RecordingTooLargeError } from '../common/recording-stream';
 import { RecordingHosts } from '../common/recording-hosts';
 
 /** What one download came to (SPEC.md §5). */
 export type FetchOutcome =
   | { kind: 'fetched'; content: Buffer; audio: AudioKind; name: string }
+  | { kind: 'not-ready'; reason: string }
+  | { kind: 'failed'; reason: string };
+
+/**
+ * A download whose answer is in: its body streams (read it through a RecordingScan), or why there is none.
+ * `broke` turns an error of the body's stream into the outcome it means (the server cut it off).
+ */
+export type OpenedDownload =
+  | {
+      kind: 'open';
+      body: AsyncIterable<Buffer>;
+      contentType?: string;
+      name: string;
+      tooLarge: string;
+      broke: (error: Error) => FetchOutcome;
+    }
   | { kind: 'not-ready'; reason: string }
   | { kind: 'failed'; reason: string };
 
@@ -31,7 +48,30 @@ const MAX_REDIRECTS = 5;
 export class RecordingFetcher {
   constructor(private readonly settings: FetcherSettings) {}
 
-  async fetch(url: string): Promise<FetchOutcome> {
+  /** RECORDING_MAX_MB in bytes: a body is read no further. */
+  get maxBytes(): number {
+    return this.settings.maxBytes;
+  }
+
+  /** The whole file in memory (specs, small files): `open` and store the body as it streams instead. */
+  async fetch(url: string, signal?: AbortSignal): Promise<FetchOutcome> {
+    const opened = await this.open(url, signal);
+    if (opened.kind !== 'open') return opened;
+    const scan = new RecordingScan(this.settings.maxBytes, opened.contentType, opened.tooLarge);
+    const chunks: Buffer[] = [];
+    try {
+      for await (const chunk of scan.pass(opened.body)) chunks.push(chunk);
+    } catch (error) {
+      return outcomeOfBody(error as Error, opened);
+    }
+    return { kind: 'fetched', content: Buffer.concat(chunks), audio: scan.kind!, name: opened.name };
+  }
+
+  /**
+   * Follows the URL to its answer (redirects only on the allowed hosts) and opens the body; `signal` aborts
+   * the download wherever it is (the delivery stopped).
+   */
+  async open(url: string, signal?: AbortSignal): Promise<OpenedDownload> {
     let target: URL;
     try {
       target = new URL(url);
@@ -47,7 +87,7 @@ export class RecordingFetcher {
       }
       let response: IncomingMessage;
       try {
-        response = await this.get(target);
+        response = await this.get(target, signal);
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code ?? '';
         const reason = `download of ${where(target)} failed: ${code || (error as Error).message}`;
@@ -72,16 +112,16 @@ export class RecordingFetcher {
           ? { kind: 'not-ready', reason }
           : { kind: 'failed', reason: `recording: ${reason}` };
       }
-      return this.read(response, target);
+      return this.opened(response, target);
     }
   }
 
-  private get(target: URL): Promise<IncomingMessage> {
+  private get(target: URL, signal?: AbortSignal): Promise<IncomingMessage> {
     const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
     const headers: Record<string, string> = { accept: 'audio/mpeg, audio/wav, audio/*;q=0.8, */*;q=0.1' };
     if (this.settings.authorization) headers.authorization = this.settings.authorization;
     return new Promise((resolve, reject) => {
-      const request = send(target, { method: 'GET', headers, timeout: this.settings.timeoutMs });
+      const request = send(target, { method: 'GET', headers, timeout: this.settings.timeoutMs, signal });
       request.once('response', resolve);
       request.once('timeout', () =>
         request.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })),
@@ -91,61 +131,38 @@ export class RecordingFetcher {
     });
   }
 
-  /** Reads the body up to maxBytes, refusing what is not wav or mp3 after its first bytes. */
-  private read(response: IncomingMessage, target: URL): Promise<FetchOutcome> {
+  /** The body to stream, unless its declared size is already past maxBytes. */
+  private opened(response: IncomingMessage, target: URL): OpenedDownload {
     const { maxBytes } = this.settings;
     const limitMb = Math.round(maxBytes / 1_000_000);
     const declared = Number(response.headers['content-length']);
     if (Number.isFinite(declared) && declared > maxBytes) {
       response.destroy();
-      return Promise.resolve({
+      return {
         kind: 'failed',
         reason: `recording: ${declared} bytes is larger than RECORDING_MAX_MB (${limitMb} MB)`,
-      });
+      };
     }
     const contentType = response.headers['content-type'];
-    return new Promise((resolve) => {
-      const chunks: Buffer[] = [];
-      let total = 0;
-      let kind: AudioKind | undefined;
-      let settled = false;
-      const finish = (outcome: FetchOutcome) => {
-        if (settled) return;
-        settled = true;
-        if (outcome.kind !== 'fetched') response.destroy();
-        resolve(outcome);
-      };
-      response.on('data', (chunk: Buffer) => {
-        if (settled) return;
-        total += chunk.length;
-        if (total > maxBytes) {
-          finish({
-            kind: 'failed',
-            reason: `recording: larger than RECORDING_MAX_MB (${limitMb} MB); download stopped`,
-          });
-          return;
-        }
-        chunks.push(chunk);
-        if (kind === undefined && total >= SNIFF_BYTES) {
-          kind = sniffAudio(Buffer.concat(chunks).subarray(0, SNIFF_BYTES), contentType);
-          if (!kind) finish(notAudio(contentType));
-        }
-      });
-      response.once('end', () => {
-        if (settled) return;
-        kind ??= sniffAudio(Buffer.concat(chunks), contentType);
-        if (!kind) return finish(notAudio(contentType));
-        const name = baseName(target);
-        finish({ kind: 'fetched', content: Buffer.concat(chunks, total), audio: kind, name });
-      });
-      response.once('error', (error) =>
-        finish({ kind: 'not-ready', reason: `download of ${where(target)} broke off: ${error.message}` }),
-      );
-      response.once('aborted', () =>
-        finish({ kind: 'not-ready', reason: `download of ${where(target)} broke off` }),
-      );
-    });
+    return {
+      kind: 'open',
+      body: response,
+      contentType,
+      name: baseName(target),
+      tooLarge: `recording: larger than RECORDING_MAX_MB (${limitMb} MB); download stopped`,
+      broke: (error) => ({
+        kind: 'not-ready',
+        reason: `download of ${where(target)} broke off: ${error.message}`,
+      }),
+    };
   }
+}
+
+/** What an error while the body streamed through a RecordingScan means for the download. */
+export function outcomeOfBody(error: Error, opened: Extract<OpenedDownload, { kind: 'open' }>): FetchOutcome {
+  if (error instanceof RecordingTooLargeError) return { kind: 'failed', reason: error.message };
+  if (error instanceof NotAudioError) return notAudio(opened.contentType);
+  return opened.broke(error);
 }
 
 function notAudio(contentType: string | undefined): FetchOutcome {

@@ -19,10 +19,17 @@ import {
 } from '@nestjs/swagger';
 import type { Request } from 'express';
 import { markRecordingStored } from '../calls/call-lifecycle';
-import { AUDIO_CONTENT_TYPES, mediaType, sniffAudio, storedRecordingOf } from '../common/audio-type';
+import { CallRecord } from '../calls/call';
+import { AUDIO_CONTENT_TYPES, mediaType, recordingFileName } from '../common/audio-type';
+import {
+  NotAudioError,
+  RecordingScan,
+  RecordingTooLargeError,
+  scannedRecording,
+} from '../common/recording-stream';
 import { WorkSignal } from '../common/work-signal';
 import { RecordingSettings } from '../config/settings';
-import { CallStore } from '../store/call-store';
+import { CallStore, RecordingQuotaError, StagedRecording } from '../store/call-store';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
@@ -31,8 +38,9 @@ const PUSH_TYPES = ['audio/mpeg', 'audio/wav', 'audio/x-wav'];
 
 /**
  * `PUT /v1/calls/:callId/recording` (SPEC.md §5): a PBX that cannot serve its files pushes one. The body is
- * read as it streams, never past RECORDING_MAX_MB, and stored durably (with the call's change, in one
- * synced transaction) before the 202; delivery uploads it after the call's finish and then deletes it.
+ * written to the store in chunks as it streams (never held whole), never past RECORDING_MAX_MB nor the
+ * portal's RECORDING_QUOTA_MB, and becomes the call's (with the call's change, in one synced transaction)
+ * before the 202; delivery uploads it after the call's finish and then deletes it.
  */
 @ApiTags('PBX')
 @ApiBearerAuth()
@@ -55,6 +63,10 @@ export class RecordingController {
   @ApiResponse({ status: 404, description: 'The bridge never heard of this call' })
   @ApiResponse({ status: 413, description: 'Larger than RECORDING_MAX_MB' })
   @ApiResponse({ status: 415, description: 'Not audio/mpeg, audio/wav or audio/x-wav, or not such a file' })
+  @ApiResponse({
+    status: 507,
+    description: "The portal's recordings waiting for upload would pass RECORDING_QUOTA_MB; nothing stored",
+  })
   async push(
     @PbxPortal() portalId: string,
     @Param('callId') callId: string,
@@ -76,49 +88,74 @@ export class RecordingController {
     if (!(await this.store.findCall(portalId, callId))) {
       throw refuse(request, HttpStatus.NOT_FOUND, `the bridge never heard of call ${callId}`);
     }
-    const content = await readCapped(request, max);
-    if (!content) throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
-    const kind = sniffAudio(content.subarray(0, 64), type);
-    if (!kind || kind !== AUDIO_CONTENT_TYPES[type]) {
-      throw new HttpException(
-        `the body is not a ${AUDIO_CONTENT_TYPES[type]} file`,
-        HttpStatus.UNSUPPORTED_MEDIA_TYPE,
-      );
+    const quota = this.settings.quotaBytes;
+    if (quota !== undefined) {
+      // Checked exactly when the file is taken; a portal already full is refused before the body is read.
+      const held = await this.store.recordingBytes(portalId);
+      if (held >= quota || (Number.isFinite(declared) && declared > quota))
+        throw refuse(request, HttpStatus.INSUFFICIENT_STORAGE, overQuota(quota));
     }
-    const stored = storedRecordingOf(content, kind, callId, this.settings.requestMaxBytes);
-    const now = Date.now();
-    const call = await this.store.putRecording(portalId, callId, content, (current) =>
-      markRecordingStored(current, 'push', stored, now),
+    // The body goes to the store as it arrives, a chunk at a time: never held whole.
+    const scan = new RecordingScan(max, type, tooBig);
+    let staged: StagedRecording;
+    try {
+      staged = await this.store.stageRecording(
+        portalId,
+        scan.pass(request.iterator({ destroyOnReturn: false })),
+      );
+    } catch (error) {
+      if (error instanceof RecordingTooLargeError)
+        throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
+      if (error instanceof NotAudioError)
+        throw refuse(request, HttpStatus.UNSUPPORTED_MEDIA_TYPE, notA(type));
+      throw error;
+    }
+    const discard = () => this.store.discardStagedRecording(portalId, staged);
+    if (scan.kind !== AUDIO_CONTENT_TYPES[type]) {
+      await discard();
+      throw new HttpException(notA(type), HttpStatus.UNSUPPORTED_MEDIA_TYPE);
+    }
+    const stored = scannedRecording(
+      scan,
+      recordingFileName(callId, scan.kind),
+      this.settings.requestMaxBytes,
     );
-    if (!call) throw new NotFoundException(`the bridge never heard of call ${callId}`);
+    const now = Date.now();
+    let call: CallRecord | undefined;
+    try {
+      call = await this.store.putRecording(
+        portalId,
+        callId,
+        staged,
+        (current) => markRecordingStored(current, 'push', stored, now),
+        undefined,
+        quota,
+      );
+    } catch (error) {
+      await discard();
+      if (error instanceof RecordingQuotaError)
+        throw new HttpException(overQuota(error.quotaBytes), HttpStatus.INSUFFICIENT_STORAGE);
+      throw error;
+    }
+    if (!call) {
+      await discard();
+      throw new NotFoundException(`the bridge never heard of call ${callId}`);
+    }
     this.work.workAdded(portalId);
     return { callId, bytes: stored.bytes, filename: stored.filename };
   }
+}
+
+function notA(type: string): string {
+  return `the body is not a ${AUDIO_CONTENT_TYPES[type]} file`;
+}
+
+function overQuota(quotaBytes: number): string {
+  return `this portal's recordings waiting for upload would pass RECORDING_QUOTA_MB (${Math.round(quotaBytes / 1_000_000)} MB); nothing was stored: push it again once the bridge has uploaded the ones it holds`;
 }
 
 /** An answer before the body is read: the connection closes after it, so the rest is not read either. */
 function refuse(request: Request, status: HttpStatus, message: string): HttpException {
   request.res?.setHeader('Connection', 'close');
   return new HttpException(message, status);
-}
-
-/** The body, or undefined once it passes `max` bytes (reading stops there). */
-function readCapped(request: Request, max: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let total = 0;
-    const onData = (chunk: Buffer) => {
-      total += chunk.length;
-      if (total > max) {
-        request.off('data', onData);
-        request.pause();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    };
-    request.on('data', onData);
-    request.once('end', () => resolve(Buffer.concat(chunks, total)));
-    request.once('error', reject);
-  });
 }

@@ -45,6 +45,8 @@ interface PortalTime {
  */
 export interface SendOptions {
   priority?: BudgetPriority;
+  /** This request's timeout instead of the client's (a request carrying a file: scaled to its bytes). */
+  timeoutMs?: number;
   unit?: BudgetUnit;
   budgetTaken?: boolean;
   signal?: AbortSignal;
@@ -223,6 +225,7 @@ export class PortalClient {
         response = await this.http.post<Envelope | string>(prepared.url, body, {
           headers: prepared.headers,
           signal: options.signal,
+          timeout: options.timeoutMs ?? this.options.timeoutMs,
         });
       } catch (error) {
         const failure = options.signal?.aborted ? abandoned('waiting for the answer') : transportError(error);

@@ -6,7 +6,7 @@ import {
   OnModuleDestroy,
   Optional,
 } from '@nestjs/common';
-import { StoreSettings } from '../config/settings';
+import { RecordingSettings, StoreSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from './call-store';
 import { DialStore } from './dial-store';
@@ -16,6 +16,8 @@ import { PortalEventStore } from './portal-event-store';
 export const RETENTION_BATCH = 500;
 /** Between two batches: intake and delivery get the database (and, with SQLite, the event loop) back. */
 const PAUSE_MS = 100;
+/** Recording chunks no recording took (a push cut off by a crash) go this long after they were written. */
+const ORPHAN_CHUNK_MS = 3_600_000;
 /** One run at start-up, then one an hour. */
 const EVERY_MS = 3_600_000;
 
@@ -39,6 +41,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     private readonly metrics: BridgeMetrics,
     @Optional() @Inject(DialStore) private readonly dials?: DialStore,
     @Optional() @Inject(PortalEventStore) private readonly events?: PortalEventStore,
+    @Optional() private readonly recordings?: RecordingSettings,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -72,6 +75,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     if (others) {
       this.logger.log(`deleted ${others} sent or failed dial requests and handled portal events`);
     }
+    await this.expireRecordings(now);
     return deleted;
   }
 
@@ -93,6 +97,27 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
       }
     }
     return deleted;
+  }
+
+  /**
+   * RECORDING_KEEP_HOURS: recordings still held that long after they were stored (their call never settled)
+   * go, and chunks of pushes or downloads cut off by a crash an hour after they were written.
+   */
+  async expireRecordings(now = Date.now()): Promise<number> {
+    if (!this.recordings) return 0;
+    let expired = 0;
+    while (!this.stopped) {
+      const batch = await this.store.expireRecordings(
+        now - this.recordings.keepMs,
+        now - ORPHAN_CHUNK_MS,
+        RETENTION_BATCH,
+      );
+      expired += batch;
+      if (batch < RETENTION_BATCH) break;
+      await this.pause();
+    }
+    if (expired) this.logger.warn(`deleted ${expired} recordings held past RECORDING_KEEP_HOURS`);
+    return expired;
   }
 
   private scheduleRun(delayMs: number): void {

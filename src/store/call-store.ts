@@ -3,6 +3,56 @@ import { ClickClaims } from '../calls/click-match';
 import { ClickRow } from '../calls/click-ledger';
 import { DeliveryLease } from './coordination-store';
 
+/** Chunks recordings are stored in: one read or write never handles more (SQLite blocks the loop while it does). */
+export const RECORDING_CHUNK_BYTES = 1024 * 1024;
+
+/** Recording bytes written by `stageRecording`, not yet any call's. */
+export interface StagedRecording {
+  blobId: string;
+  bytes: number;
+}
+
+/** A held recording: its size, and its content read one chunk at a time. */
+export interface RecordingContent {
+  bytes: number;
+  chunks: AsyncIterable<Buffer>;
+}
+
+/** The portal's held recordings would pass RECORDING_QUOTA_MB: nothing was stored. */
+export class RecordingQuotaError extends Error {
+  constructor(readonly quotaBytes: number) {
+    super(
+      `the portal's stored recordings would pass RECORDING_QUOTA_MB (${Math.round(quotaBytes / 1_000_000)} MB)`,
+    );
+  }
+}
+
+/**
+ * `source` in chunks of exactly `size` bytes (the last one shorter), copied out of the pieces it comes in,
+ * so what is held is one chunk plus one piece.
+ */
+export async function* rechunk(
+  source: AsyncIterable<Buffer>,
+  size = RECORDING_CHUNK_BYTES,
+): AsyncIterable<Buffer> {
+  let chunk = Buffer.allocUnsafe(size);
+  let filled = 0;
+  for await (const piece of source) {
+    let offset = 0;
+    while (offset < piece.length) {
+      const copied = piece.copy(chunk, filled, offset, Math.min(piece.length, offset + size - filled));
+      filled += copied;
+      offset += copied;
+      if (filled === size) {
+        yield chunk;
+        chunk = Buffer.allocUnsafe(size);
+        filled = 0;
+      }
+    }
+  }
+  if (filled > 0) yield chunk.subarray(0, filled);
+}
+
 /** What one intake transaction did with the events of one PBX request. */
 export interface IngestResult {
   accepted: number;
@@ -103,26 +153,61 @@ export abstract class CallStore {
   ): Promise<CallRecord[]>;
 
   /**
-   * Stores a recording's content (replacing one held before) and applies `mutate` to its call, in one synced
-   * transaction, under the call's `recording.storedAt` after `mutate`; undefined (nothing stored) when the bridge never heard of the call. With `fence`, as in
-   * updateCalls.
+   * Writes a recording's bytes, as they arrive, in chunks of at most RECORDING_CHUNK_BYTES that no call
+   * refers to yet (`putRecording` makes them the call's); neither engine ever holds or writes the whole
+   * file at once. Chunks never taken go with `discardStagedRecording`, or with `expireRecordings` after a
+   * crash. A `source` that throws leaves nothing behind and rethrows.
+   */
+  abstract stageRecording(portalId: string, source: AsyncIterable<Buffer>): Promise<StagedRecording>;
+
+  abstract discardStagedRecording(portalId: string, staged: StagedRecording): Promise<void>;
+
+  /**
+   * Makes staged content the call's recording (replacing one held before) and applies `mutate` to its call,
+   * in one synced transaction, under the call's `recording.storedAt` after `mutate`; undefined (nothing
+   * stored) when the bridge never heard of the call. With `fence`, as in updateCalls. With `quotaBytes`, a
+   * portal whose recordings (this one in, the call's previous one out) would pass it gets a
+   * RecordingQuotaError and nothing changes. The caller discards the staged chunks when this throws.
    */
   abstract putRecording(
     portalId: string,
     callId: string,
-    content: Buffer,
+    staged: StagedRecording,
     mutate: CallMutator,
     fence?: DeliveryLease,
+    quotaBytes?: number,
   ): Promise<CallRecord | undefined>;
 
-  /** A recording's content, read right before it is uploaded; undefined when none is held. */
-  abstract getRecording(portalId: string, callId: string): Promise<Buffer | undefined>;
+  /** The recording's content a chunk at a time (each read is one chunk), or undefined when none is held. */
+  abstract readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined>;
+
+  /**
+   * A recording's content as one buffer, read right before it goes in a request's FILE_CONTENT (at most
+   * RECORDING_REQUEST_MAX_MB); undefined when none is held.
+   */
+  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
+    const content = await this.readRecording(portalId, callId);
+    if (!content) return undefined;
+    const chunks: Buffer[] = [];
+    for await (const chunk of content.chunks) chunks.push(chunk);
+    return Buffer.concat(chunks);
+  }
+
+  /** The bytes of the portal's held recordings (RECORDING_QUOTA_MB). */
+  abstract recordingBytes(portalId: string): Promise<number>;
 
   /**
    * Forgets a recording's content (the portal has it, or it was given up); with `storedAt`, only the content
    * stored then (a file pushed again since stays).
    */
   abstract deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void>;
+
+  /**
+   * Retention of recordings whose call never settled: up to `limit` recordings stored before `storedBefore`
+   * go (the call then finds no content and records why), and staged chunks no recording took, written
+   * before `orphanedBefore` (a push cut off by a crash). Returns how many recordings went.
+   */
+  abstract expireRecordings(storedBefore: number, orphanedBefore: number, limit: number): Promise<number>;
 
   /**
    * Missed-call tasks: read-modify-write, in one transaction, of the portal's calls still awaiting a

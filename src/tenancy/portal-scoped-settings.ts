@@ -107,6 +107,10 @@ export function resolvePortalSettings(
     maxBytes: deployment.recording.maxBytes,
     waitMs: deployment.recording.waitMs,
     requestMaxBytes: deployment.recording.requestMaxBytes,
+    // Deployment only: one quota per portal and one expiry, the same for every tenant (RECORDING_QUOTA_MB,
+    // RECORDING_KEEP_HOURS).
+    quotaBytes: deployment.recording.quotaBytes,
+    keepMs: deployment.recording.keepMs,
   });
   // Deployment only: the bridge's own address and how it hears events; per portal, else B24_LINE_NUMBER.
   const events: EventSettings = Object.freeze({

@@ -1,7 +1,19 @@
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
-import { AnsweredCall, CallMutator, CallStore, EventApplier, IngestResult, QueueStats } from '../call-store';
+import { randomUUID } from 'node:crypto';
+import {
+  AnsweredCall,
+  CallMutator,
+  CallStore,
+  EventApplier,
+  IngestResult,
+  QueueStats,
+  RecordingContent,
+  RecordingQuotaError,
+  StagedRecording,
+  rechunk,
+} from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
 import { MemoryLeaseStore } from './memory-lease-store';
@@ -15,7 +27,8 @@ import { MemoryLeaseStore } from './memory-lease-store';
 export class MemoryCallStore extends CallStore {
   private readonly calls = new Map<string, CallRecord>();
   private readonly events = new Set<string>();
-  private readonly recordings = new Map<string, { content: Buffer; storedAt: number }>();
+  private readonly recordings = new Map<string, { chunks: Buffer[]; bytes: number; storedAt: number }>();
+  private readonly staged = new Map<string, Buffer[]>();
   private readonly clicks = new Map<string, ClickRow>();
 
   /** `leases`: where fenced writes check the lease, as the SQL stores read their `portal_leases` row. */
@@ -110,28 +123,66 @@ export class MemoryCallStore extends CallStore {
     return next.map(copy);
   }
 
+  async stageRecording(_portalId: string, source: AsyncIterable<Buffer>): Promise<StagedRecording> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of rechunk(source)) chunks.push(Buffer.from(chunk));
+    const staged = { blobId: randomUUID(), bytes: chunks.reduce((sum, chunk) => sum + chunk.length, 0) };
+    this.staged.set(staged.blobId, chunks);
+    return staged;
+  }
+
+  async discardStagedRecording(_portalId: string, staged: StagedRecording): Promise<void> {
+    this.staged.delete(staged.blobId);
+  }
+
   async putRecording(
     portalId: string,
     callId: string,
-    content: Buffer,
+    staged: StagedRecording,
     mutate: CallMutator,
     fence?: DeliveryLease,
+    quotaBytes?: number,
   ): Promise<CallRecord | undefined> {
+    const key = JSON.stringify([portalId, callId]);
+    if (quotaBytes !== undefined && this.read(portalId, callId)) {
+      const held = [...this.recordings]
+        .filter(([id]) => id !== key && JSON.parse(id)[0] === portalId)
+        .reduce((sum, [, recording]) => sum + recording.bytes, 0);
+      if (held + staged.bytes > quotaBytes) throw new RecordingQuotaError(quotaBytes);
+    }
     const [next] = await this.updateCalls(portalId, [callId], mutate, fence);
     const storedAt = next?.recording?.storedAt ?? Date.now();
-    if (next)
-      this.recordings.set(JSON.stringify([portalId, callId]), { content: Buffer.from(content), storedAt });
+    const chunks = this.staged.get(staged.blobId) ?? [];
+    if (next) this.recordings.set(key, { chunks, bytes: staged.bytes, storedAt });
+    this.staged.delete(staged.blobId);
     return next;
   }
 
-  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
-    return this.recordings.get(JSON.stringify([portalId, callId]))?.content;
+  async readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined> {
+    const recording = this.recordings.get(JSON.stringify([portalId, callId]));
+    if (!recording) return undefined;
+    async function* chunks(): AsyncIterable<Buffer> {
+      for (const chunk of recording!.chunks) yield chunk;
+    }
+    return { bytes: recording.bytes, chunks: chunks() };
+  }
+
+  async recordingBytes(portalId: string): Promise<number> {
+    return [...this.recordings]
+      .filter(([id]) => JSON.parse(id)[0] === portalId)
+      .reduce((sum, [, recording]) => sum + recording.bytes, 0);
   }
 
   async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
     const key = JSON.stringify([portalId, callId]);
     if (storedAt === undefined || this.recordings.get(key)?.storedAt === storedAt)
       this.recordings.delete(key);
+  }
+
+  async expireRecordings(storedBefore: number, _orphanedBefore: number, limit: number): Promise<number> {
+    const stale = [...this.recordings].filter(([, recording]) => recording.storedAt < storedBefore);
+    for (const [key] of stale.slice(0, limit)) this.recordings.delete(key);
+    return Math.min(stale.length, limit);
   }
 
   async updateCallsAwaitingCallback(

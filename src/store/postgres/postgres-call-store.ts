@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { PoolClient } from 'pg';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
@@ -9,7 +10,11 @@ import {
   EventApplier,
   IngestResult,
   QueueStats,
+  RecordingContent,
+  RecordingQuotaError,
+  StagedRecording,
   deepestQueuesOf,
+  rechunk,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
@@ -200,12 +205,38 @@ export class PostgresCallStore extends CallStore {
     });
   }
 
+  async stageRecording(portalId: string, source: AsyncIterable<Buffer>): Promise<StagedRecording> {
+    const staged = { blobId: randomUUID(), bytes: 0 };
+    let seq = 0;
+    try {
+      // Each chunk commits on its own (no connection held for the whole transfer); putRecording's synced
+      // commit comes after them in the log, so once it is durable they are too.
+      for await (const chunk of rechunk(source)) {
+        await this.db.query(
+          'INSERT INTO recording_chunks (blob_id, seq, portal_id, created_at, content) VALUES ($1, $2, $3, $4, $5)',
+          [staged.blobId, seq, portalId, Date.now(), chunk],
+        );
+        seq += 1;
+        staged.bytes += chunk.length;
+      }
+    } catch (error) {
+      await this.discardStagedRecording(portalId, staged).catch(() => undefined);
+      throw error;
+    }
+    return staged;
+  }
+
+  async discardStagedRecording(_portalId: string, staged: StagedRecording): Promise<void> {
+    await this.db.query('DELETE FROM recording_chunks WHERE blob_id = $1', [staged.blobId]);
+  }
+
   async putRecording(
     portalId: string,
     callId: string,
-    content: Buffer,
+    staged: StagedRecording,
     mutate: CallMutator,
     fence?: DeliveryLease,
+    quotaBytes?: number,
   ): Promise<CallRecord | undefined> {
     return this.db.transaction(async (client) => {
       // The 202 of a pushed recording promises it survives a database crash.
@@ -213,12 +244,27 @@ export class PostgresCallStore extends CallStore {
       if (fence) await this.checkFence(client, portalId, fence);
       const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
       if (!call) return undefined;
+      if (quotaBytes !== undefined) {
+        // Pushes to one portal at once are counted one after the other.
+        await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 26))', [portalId]);
+        const held = await client.query<{ bytes: number }>(
+          'SELECT COALESCE(SUM(bytes), 0)::bigint AS bytes FROM recordings WHERE portal_id = $1 AND call_id <> $2',
+          [portalId, callId],
+        );
+        if (Number(held.rows[0].bytes) + staged.bytes > quotaBytes) throw new RecordingQuotaError(quotaBytes);
+      }
       const next = mutate(call);
       await client.query(
-        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES ($1, $2, $3, $4, $5)
+        `DELETE FROM recording_chunks WHERE blob_id IN
+           (SELECT blob_id FROM recordings WHERE portal_id = $1 AND call_id = $2)`,
+        [portalId, callId],
+      );
+      await client.query(
+        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content, blob_id)
+         VALUES ($1, $2, $3, $4, '', $5)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
-           content = excluded.content`,
-        [portalId, callId, content.length, next.recording?.storedAt ?? Date.now(), content],
+           content = excluded.content, blob_id = excluded.blob_id`,
+        [portalId, callId, staged.bytes, next.recording?.storedAt ?? Date.now(), staged.blobId],
       );
       await this.saveCalls(client, [next]);
       if (!fence) await this.announceWork(client, portalId, [next]);
@@ -235,19 +281,81 @@ export class PostgresCallStore extends CallStore {
     assertLeaseHeld(holder.rows[0], fence);
   }
 
-  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
-    const rows = await this.db.query<{ content: Buffer }>(
-      'SELECT content FROM recordings WHERE portal_id = $1 AND call_id = $2',
+  /**
+   * One chunk per query: its hex text (twice its size) is the most a read holds, never a whole file's.
+   * (pg's binary result mode decodes every field as UTF-8 text, which corrupts bytea, so text it is.)
+   */
+  async readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined> {
+    const rows = await this.db.query<{ bytes: number; blob_id: string | null }>(
+      'SELECT bytes, blob_id FROM recordings WHERE portal_id = $1 AND call_id = $2',
       [portalId, callId],
     );
-    return rows[0]?.content;
+    const row = rows[0];
+    if (!row) return undefined;
+    const db = this.db;
+    async function* chunks(): AsyncIterable<Buffer> {
+      if (row.blob_id === null) {
+        // Stored before recordings were chunked: one read, as then.
+        const inline = await db.query<{ content: Buffer }>(
+          'SELECT content FROM recordings WHERE portal_id = $1 AND call_id = $2',
+          [portalId, callId],
+        );
+        if (inline[0]) yield inline[0].content;
+        return;
+      }
+      for (let seq = 0; ; seq += 1) {
+        const chunk = await db.query<{ content: Buffer }>(
+          'SELECT content FROM recording_chunks WHERE blob_id = $1 AND seq = $2',
+          [row.blob_id, seq],
+        );
+        if (!chunk[0]) return;
+        yield chunk[0].content;
+      }
+    }
+    return { bytes: Number(row.bytes), chunks: chunks() };
+  }
+
+  async recordingBytes(portalId: string): Promise<number> {
+    const rows = await this.db.query<{ bytes: number }>(
+      'SELECT COALESCE(SUM(bytes), 0)::bigint AS bytes FROM recordings WHERE portal_id = $1',
+      [portalId],
+    );
+    return Number(rows[0].bytes);
   }
 
   async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
     await this.db.query(
-      'DELETE FROM recordings WHERE portal_id = $1 AND call_id = $2 AND ($3::bigint IS NULL OR stored_at = $3)',
+      `WITH gone AS (
+         DELETE FROM recordings WHERE portal_id = $1 AND call_id = $2 AND ($3::bigint IS NULL OR stored_at = $3)
+         RETURNING blob_id
+       )
+       DELETE FROM recording_chunks c USING gone WHERE c.blob_id = gone.blob_id`,
       [portalId, callId, storedAt ?? null],
     );
+  }
+
+  async expireRecordings(storedBefore: number, orphanedBefore: number, limit: number): Promise<number> {
+    const expired = await this.db.query<{ call_id: string }>(
+      `WITH stale AS (
+         SELECT portal_id, call_id FROM recordings WHERE stored_at < $1 ORDER BY stored_at LIMIT $2
+         FOR UPDATE SKIP LOCKED
+       ), gone AS (
+         DELETE FROM recordings r USING stale s WHERE r.portal_id = s.portal_id AND r.call_id = s.call_id
+         RETURNING r.call_id, r.blob_id
+       ), chunks AS (
+         DELETE FROM recording_chunks c USING gone WHERE c.blob_id = gone.blob_id
+       )
+       SELECT call_id FROM gone`,
+      [storedBefore, limit],
+    );
+    await this.db.query(
+      `DELETE FROM recording_chunks WHERE (blob_id, seq) IN (
+         SELECT c.blob_id, c.seq FROM recording_chunks c
+         WHERE c.created_at < $1 AND NOT EXISTS (SELECT 1 FROM recordings r WHERE r.blob_id = c.blob_id)
+         LIMIT $2)`,
+      [orphanedBefore, limit],
+    );
+    return expired.length;
   }
 
   /**
@@ -346,6 +454,9 @@ export class PostgresCallStore extends CallStore {
          DELETE FROM call_events e USING settled s WHERE e.portal_id = s.portal_id AND e.call_id = s.call_id
        ), recordings AS (
          DELETE FROM recordings r USING settled s WHERE r.portal_id = s.portal_id AND r.call_id = s.call_id
+         RETURNING r.blob_id
+       ), chunks AS (
+         DELETE FROM recording_chunks c USING recordings r WHERE c.blob_id = r.blob_id
        )
        DELETE FROM calls c USING settled s WHERE c.portal_id = s.portal_id AND c.call_id = s.call_id
        RETURNING c.call_id`,

@@ -159,4 +159,19 @@ export const POSTGRES_MIGRATIONS: string[] = [
    ALTER TABLE dial_requests ADD COLUMN claim_epoch bigint NOT NULL DEFAULT 0;
    CREATE INDEX dial_requests_settled ON dial_requests (updated_at) WHERE state IN ('sent', 'failed');
    CREATE INDEX portal_events_settled ON portal_events (settled_at) WHERE state <> 'pending';`,
+  // Recordings in chunks of 1 MiB (docs/decisions/recordings.md): no read or write handles a whole file.
+  // A recording's row names its chunks by blob_id; rows from before keep their content inline.
+  `CREATE TABLE recording_chunks (
+     blob_id    text    NOT NULL,
+     seq        integer NOT NULL,
+     portal_id  text    NOT NULL,
+     created_at bigint NOT NULL,
+     content    bytea   NOT NULL,
+     PRIMARY KEY (blob_id, seq)
+   );
+   -- Audio does not compress: stored out of line as it is, without a compression attempt per chunk.
+   ALTER TABLE recording_chunks ALTER COLUMN content SET STORAGE EXTERNAL;
+   CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
+   ALTER TABLE recordings ADD COLUMN blob_id text;
+   CREATE INDEX recordings_stored ON recordings (stored_at);`,
 ];

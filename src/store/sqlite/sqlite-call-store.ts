@@ -1,4 +1,5 @@
 import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
 import { CallEvent, CallRecord, CallState, idempotencyKey } from '../../calls/call';
 import { deliveryPriority } from '../../calls/call-lifecycle';
 import { awaitingCallback } from '../../calls/missed-call-task';
@@ -9,7 +10,11 @@ import {
   EventApplier,
   IngestResult,
   QueueStats,
+  RecordingContent,
+  RecordingQuotaError,
+  StagedRecording,
   deepestQueuesOf,
+  rechunk,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
@@ -100,14 +105,35 @@ export class SqliteCallStore extends CallStore {
            (SELECT portal_id, portal_call_id FROM clicks WHERE created_at < ? LIMIT ?)`,
       ),
       putRecording: this.db.prepare(
-        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content) VALUES (?, ?, ?, ?, ?)
+        `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content, blob_id) VALUES (?, ?, ?, ?, x'', ?)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
-           content = excluded.content`,
+           content = excluded.content, blob_id = excluded.blob_id`,
       ),
-      getRecording: this.db.prepare('SELECT content FROM recordings WHERE portal_id = ? AND call_id = ?'),
-      deleteRecording: this.db.prepare('DELETE FROM recordings WHERE portal_id = ? AND call_id = ?'),
-      deleteRecordingStoredAt: this.db.prepare(
-        'DELETE FROM recordings WHERE portal_id = ? AND call_id = ? AND stored_at = ?',
+      recordingRow: this.db.prepare(
+        'SELECT bytes, blob_id FROM recordings WHERE portal_id = ? AND call_id = ?',
+      ),
+      inlineRecording: this.db.prepare('SELECT content FROM recordings WHERE portal_id = ? AND call_id = ?'),
+      recordingBytes: this.db.prepare(
+        'SELECT COALESCE(SUM(bytes), 0) AS bytes FROM recordings WHERE portal_id = ? AND call_id <> ?',
+      ),
+      insertChunk: this.db.prepare(
+        'INSERT INTO recording_chunks (blob_id, seq, portal_id, created_at, content) VALUES (?, ?, ?, ?, ?)',
+      ),
+      readChunk: this.db.prepare('SELECT content FROM recording_chunks WHERE blob_id = ? AND seq = ?'),
+      deleteChunks: this.db.prepare('DELETE FROM recording_chunks WHERE blob_id = ?'),
+      deleteRecordingChunks: this.db.prepare(
+        `DELETE FROM recording_chunks WHERE blob_id IN
+           (SELECT blob_id FROM recordings WHERE portal_id = ? AND call_id = ? AND (? IS NULL OR stored_at = ?))`,
+      ),
+      deleteRecording: this.db.prepare(
+        'DELETE FROM recordings WHERE portal_id = ? AND call_id = ? AND (? IS NULL OR stored_at = ?)',
+      ),
+      staleRecordings: this.db.prepare(
+        'SELECT portal_id, call_id FROM recordings WHERE stored_at < ? ORDER BY stored_at LIMIT ?',
+      ),
+      orphanChunks: this.db.prepare(
+        `DELETE FROM recording_chunks WHERE rowid IN (SELECT c.rowid FROM recording_chunks c
+           WHERE c.created_at < ? AND NOT EXISTS (SELECT 1 FROM recordings r WHERE r.blob_id = c.blob_id) LIMIT ?)`,
       ),
       awaitingCallback: this.db.prepare(
         'SELECT call_id FROM calls WHERE portal_id = ? AND callback_phone = ? AND callback_until > ?',
@@ -233,21 +259,48 @@ export class SqliteCallStore extends CallStore {
       .immediate();
   }
 
+  async stageRecording(portalId: string, source: AsyncIterable<Buffer>): Promise<StagedRecording> {
+    const staged = { blobId: randomUUID(), bytes: 0 };
+    let seq = 0;
+    try {
+      for await (const chunk of rechunk(source)) {
+        // One chunk per statement: the loop is blocked for one chunk's write, never a whole file's.
+        this.statements.insertChunk.run(staged.blobId, seq, portalId, Date.now(), chunk);
+        seq += 1;
+        staged.bytes += chunk.length;
+      }
+    } catch (error) {
+      this.statements.deleteChunks.run(staged.blobId);
+      throw error;
+    }
+    return staged;
+  }
+
+  async discardStagedRecording(_portalId: string, staged: StagedRecording): Promise<void> {
+    this.statements.deleteChunks.run(staged.blobId);
+  }
+
   async putRecording(
     portalId: string,
     callId: string,
-    content: Buffer,
+    staged: StagedRecording,
     mutate: CallMutator,
     fence?: DeliveryLease,
+    quotaBytes?: number,
   ): Promise<CallRecord | undefined> {
     return this.db
       .transaction(() => {
         if (fence) this.checkFence(portalId, fence);
         const call = this.read(portalId, callId);
         if (!call) return undefined;
+        if (quotaBytes !== undefined) {
+          const held = this.statements.recordingBytes.get(portalId, callId) as { bytes: number };
+          if (held.bytes + staged.bytes > quotaBytes) throw new RecordingQuotaError(quotaBytes);
+        }
         const next = mutate(call);
         const storedAt = next.recording?.storedAt ?? Date.now();
-        this.statements.putRecording.run(portalId, callId, content.length, storedAt, content);
+        this.statements.deleteRecordingChunks.run(portalId, callId, null, null);
+        this.statements.putRecording.run(portalId, callId, staged.bytes, storedAt, staged.blobId);
         this.save(next);
         return next;
       })
@@ -279,14 +332,57 @@ export class SqliteCallStore extends CallStore {
       .immediate();
   }
 
-  async getRecording(portalId: string, callId: string): Promise<Buffer | undefined> {
-    const row = this.statements.getRecording.get(portalId, callId) as { content: Buffer } | undefined;
-    return row?.content;
+  async readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined> {
+    const row = this.statements.recordingRow.get(portalId, callId) as
+      { bytes: number; blob_id: string | null } | undefined;
+    if (!row) return undefined;
+    const { inlineRecording, readChunk } = this.statements;
+    const blobId = row.blob_id;
+    async function* chunks(): AsyncIterable<Buffer> {
+      if (blobId === null) {
+        // Stored before recordings were chunked: one read, as then.
+        const inline = inlineRecording.get(portalId, callId) as { content: Buffer } | undefined;
+        if (inline) yield inline.content;
+        return;
+      }
+      for (let seq = 0; ; seq += 1) {
+        const chunk = readChunk.get(blobId, seq) as { content: Buffer } | undefined;
+        if (!chunk) return;
+        yield chunk.content;
+        // The loop gets a turn between two chunks.
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    return { bytes: row.bytes, chunks: chunks() };
+  }
+
+  async recordingBytes(portalId: string): Promise<number> {
+    return (this.statements.recordingBytes.get(portalId, '') as { bytes: number }).bytes;
   }
 
   async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
-    if (storedAt === undefined) this.statements.deleteRecording.run(portalId, callId);
-    else this.statements.deleteRecordingStoredAt.run(portalId, callId, storedAt);
+    const at = storedAt ?? null;
+    this.db.transaction(() => {
+      this.statements.deleteRecordingChunks.run(portalId, callId, at, at);
+      this.statements.deleteRecording.run(portalId, callId, at, at);
+    })();
+  }
+
+  async expireRecordings(storedBefore: number, orphanedBefore: number, limit: number): Promise<number> {
+    return this.db
+      .transaction(() => {
+        const stale = this.statements.staleRecordings.all(storedBefore, limit) as {
+          portal_id: string;
+          call_id: string;
+        }[];
+        for (const { portal_id: portalId, call_id: callId } of stale) {
+          this.statements.deleteRecordingChunks.run(portalId, callId, null, null);
+          this.statements.deleteRecording.run(portalId, callId, null, null);
+        }
+        this.statements.orphanChunks.run(orphanedBefore, limit);
+        return stale.length;
+      })
+      .immediate();
   }
 
   private checkFence(portalId: string, fence: DeliveryLease): void {
@@ -338,7 +434,8 @@ export class SqliteCallStore extends CallStore {
         }[];
         for (const { portal_id: portalId, call_id: callId } of settled) {
           this.statements.deleteEvents.run(portalId, callId);
-          this.statements.deleteRecording.run(portalId, callId);
+          this.statements.deleteRecordingChunks.run(portalId, callId, null, null);
+          this.statements.deleteRecording.run(portalId, callId, null, null);
           this.statements.deleteCall.run(portalId, callId);
         }
         // Clicks (click-to-call) older than the retention: matched long ago, or never dialled.

@@ -144,4 +144,17 @@ export const SQLITE_MIGRATIONS: string[] = [
    ALTER TABLE dial_requests ADD COLUMN claim_epoch INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX dial_requests_settled ON dial_requests (updated_at) WHERE state IN ('sent', 'failed');
    CREATE INDEX portal_events_settled ON portal_events (settled_at) WHERE state <> 'pending';`,
+  // Recordings in chunks of 1 MiB (docs/decisions/recordings.md): no read or write handles a whole file.
+  // A recording's row names its chunks by blob_id; rows from before keep their content inline.
+  `CREATE TABLE recording_chunks (
+     blob_id    TEXT    NOT NULL,
+     seq        INTEGER NOT NULL,
+     portal_id  TEXT    NOT NULL,
+     created_at INTEGER NOT NULL,
+     content    BLOB   NOT NULL,
+     PRIMARY KEY (blob_id, seq)
+   );
+   CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
+   ALTER TABLE recordings ADD COLUMN blob_id TEXT;
+   CREATE INDEX recordings_stored ON recordings (stored_at);`,
 ];
