@@ -159,4 +159,12 @@ export const POSTGRES_MIGRATIONS: string[] = [
    ALTER TABLE dial_requests ADD COLUMN claim_epoch bigint NOT NULL DEFAULT 0;
    CREATE INDEX dial_requests_settled ON dial_requests (updated_at) WHERE state IN ('sent', 'failed');
    CREATE INDEX portal_events_settled ON portal_events (settled_at) WHERE state <> 'pending';`,
+  // The ledger's durable position (ASTERISK_CDR_URL, docs/decisions/follow-ledger.md).
+  `CREATE TABLE follow_positions (
+     portal_id  text   NOT NULL,
+     source     text   NOT NULL,
+     position   text   NOT NULL,
+     updated_at bigint NOT NULL,
+     PRIMARY KEY (portal_id, source)
+   );`,
 ];

@@ -144,4 +144,12 @@ export const SQLITE_MIGRATIONS: string[] = [
    ALTER TABLE dial_requests ADD COLUMN claim_epoch INTEGER NOT NULL DEFAULT 0;
    CREATE INDEX dial_requests_settled ON dial_requests (updated_at) WHERE state IN ('sent', 'failed');
    CREATE INDEX portal_events_settled ON portal_events (settled_at) WHERE state <> 'pending';`,
+  // The ledger's durable position (ASTERISK_CDR_URL, docs/decisions/follow-ledger.md).
+  `CREATE TABLE follow_positions (
+     portal_id  TEXT    NOT NULL,
+     source     TEXT    NOT NULL,
+     position   TEXT    NOT NULL,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (portal_id, source)
+   ) WITHOUT ROWID;`,
 ];
