@@ -62,8 +62,8 @@ export class AppModule {
         EventsModule.forRoot({ multi: false }),
         AdminModule,
         // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
-        ...(config.PBX_EVENTS ? [FollowModule] : []),
-        HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS) }),
+        ...(config.PBX_EVENTS || config.ASTERISK_CDR_URL ? [FollowModule] : []),
+        HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS || config.ASTERISK_CDR_URL) }),
       ],
     };
   }

@@ -496,6 +496,17 @@ export class AppConfig {
   @IsIn(['ami'], { message: 'PBX_EVENTS must be ami (or unset: posted events only)' })
   PBX_EVENTS?: 'ami';
 
+  /**
+   * Secret: the PBX's CDR database as the ledger of record (SPEC.md §9), FreePBX's `asteriskcdrdb` with table
+   * `cdr`: `mysql://user:password@host:3306/asteriskcdrdb`, `?ssl=true` for TLS. Alone or beside PBX_EVENTS=ami.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^mysql:\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/[\w$-]+(\?\S*)?$/, {
+    message: 'ASTERISK_CDR_URL must be mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+  })
+  ASTERISK_CDR_URL?: string;
+
   /** Channel-name patterns of trunks (`PJSIP/trunk*`); unset: an endpoint named by an internal number is a phone. */
   @Transform(toList)
   @IsString({ each: true })
@@ -715,6 +726,7 @@ function multiPortalProblems(config: AppConfig): string[] {
       'recording hosts belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
     RECORDING_FETCH_AUTH:
       'recording credentials belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
+    ASTERISK_CDR_URL: "the CDR ledger is one portal's setting (not yet in multi mode)",
   } as const;
   for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
     const value = config[name];

@@ -166,6 +166,8 @@ export abstract class FollowSettings {
   /** undefined: posted events only. */
   abstract readonly mode?: 'ami';
   abstract readonly amiUrl?: string;
+  /** ASTERISK_CDR_URL, the CDR ledger (a secret: never logged); with or without `mode`. */
+  abstract readonly cdrUrl?: string;
   /** Channel-name patterns of trunks; empty: endpoints named by internal numbers are phones. */
   abstract readonly trunks: readonly string[];
 }
@@ -310,6 +312,7 @@ export const followSettingsOf = (config: AppConfig): FollowSettings =>
   Object.freeze({
     mode: config.PBX_EVENTS,
     amiUrl: config.AMI_URL,
+    cdrUrl: config.ASTERISK_CDR_URL,
     trunks: Object.freeze([...config.PBX_TRUNKS]),
   });
 

@@ -14,21 +14,27 @@ import { DeliveryService } from '../delivery/delivery.service';
 import { CallIntake } from '../intake/call-intake.service';
 import { IntakeModule } from '../intake/intake.module';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { CallStore } from '../store/call-store';
+import { FollowPositionStore } from '../store/follow-position-store';
 import { AmiFollower } from './ami/ami-follower';
 import { amiTargetOf } from './ami/ami-session';
 import { CallTracker } from './ami/call-tracker';
 import { Endpoints } from './ami/endpoints';
 import { IntakeSink } from './intake-sink';
-import { FollowStatusView, PbxFollower } from './pbx-follower';
+import { CdrLedger } from './ledger/cdr-ledger';
+import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
+import { FollowHealthView, PbxFollower } from './pbx-follower';
 
 /**
  * PBX_EVENTS=ami with one portal: follows AMI_URL on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
- * lease; the intake's idempotency keys make an overlap during a takeover harmless.
+ * lease; the intake's idempotency keys make an overlap during a takeover harmless. ASTERISK_CDR_URL (with
+ * PBX_EVENTS=ami or alone) reads the CDR ledger on the same replica and feeds the same sink.
  */
 @Injectable()
 export class FollowService extends PbxFollower implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly follower: AmiFollower;
+  private readonly follower?: AmiFollower;
+  private readonly ledger?: CdrLedger;
   private readonly sink: IntakeSink;
 
   constructor(
@@ -37,6 +43,8 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     intake: CallIntake,
     metrics: BridgeMetrics,
     @Inject(PORTAL_ID) portalId: string,
+    calls: CallStore,
+    positions: FollowPositionStore,
     @Optional() delivery?: DeliveryService,
     @Optional() crm?: PortalCrm,
     @Optional() directory?: EmployeeDirectory,
@@ -52,29 +60,56 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       isEmployee: (number: string) => directory?.userIdFor(number) !== undefined,
       maxDigits: intakeSettings.internalMaxDigits,
     };
-    const tracker = new CallTracker(new Endpoints(settings.trunks, numbers), {
-      recordingTemplate: intakeSettings.recordingUrls.asterisk,
-    });
-    this.follower = new AmiFollower(
-      amiTargetOf(settings.amiUrl as string),
-      tracker,
-      this.sink,
-      { followHere: delivery ? () => delivery.portalStatus().deliveringHere : undefined },
-      metrics,
-    );
+    const endpoints = new Endpoints(settings.trunks, numbers);
+    const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
+    if (settings.mode === 'ami') {
+      const tracker = new CallTracker(endpoints, {
+        recordingTemplate: intakeSettings.recordingUrls.asterisk,
+      });
+      this.follower = new AmiFollower(
+        amiTargetOf(settings.amiUrl as string),
+        tracker,
+        this.sink,
+        { followHere },
+        metrics,
+      );
+    }
+    if (settings.cdrUrl) {
+      const { options, label } = cdrTargetOf(settings.cdrUrl);
+      this.ledger = new CdrLedger(
+        new CdrSource(options),
+        label,
+        {
+          endpoints,
+          zone: intakeSettings.timeZone,
+          recordingTemplate: intakeSettings.recordingUrls.asterisk,
+        },
+        this.sink,
+        positions,
+        calls,
+        portalId,
+        { followHere },
+        metrics,
+      );
+    }
   }
 
   onApplicationBootstrap(): void {
-    this.follower.start();
+    this.follower?.start();
+    this.ledger?.start();
   }
 
-  beforeApplicationShutdown(): void {
-    this.follower.stop();
+  async beforeApplicationShutdown(): Promise<void> {
+    this.follower?.stop();
+    await this.ledger?.stop();
     this.sink.stop();
   }
 
-  status(): FollowStatusView {
-    return this.follower.status();
+  status(): FollowHealthView {
+    const ledger = this.ledger?.status();
+    if (!this.follower) return { source: 'ledger', ledger: ledger as NonNullable<typeof ledger> };
+    // With a ledger, the calls AMI counts as possibly lost are not lost: the ledger delivers their call.ended.
+    return { ...this.follower.status(), ...(ledger ? { ledger, possiblyLostResolvedBy: 'ledger' } : {}) };
   }
 }
 

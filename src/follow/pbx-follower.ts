@@ -29,6 +29,31 @@ export interface FollowStatusView {
   reconnects: number;
 }
 
+/** The CDR ledger (ASTERISK_CDR_URL) in health details; never a secret. */
+export interface LedgerStatusView {
+  source: 'asterisk-cdr';
+  /** The database without credentials (`mysql://host:3306/asteriskcdrdb`). */
+  target: string;
+  /** false while this replica does not hold the portal's delivery lease (another replica reads). */
+  readingHere: boolean;
+  connected: boolean;
+  lastError: string | null;
+  /** Rows whose leg ended before this (the PBX's local time) are all read; stored durably. */
+  position: string | null;
+  /** Seconds from the end of the newest row read to now (grows while the PBX is idle). */
+  lagSec: number | null;
+  rowsRead: number;
+  /** Calls the ledger delivered because no followed or posted event had ended them. */
+  callsTaken: number;
+  /** Calls whose rows are read, waiting for their last legs (a grace period of quiet). */
+  callsPending: number;
+}
+
+/** What health details show: the followed connection (if any) and the ledger (if any). */
+export type FollowHealthView =
+  | (FollowStatusView & { ledger?: LedgerStatusView; possiblyLostResolvedBy?: 'ledger' })
+  | { source: 'ledger'; ledger: LedgerStatusView };
+
 export abstract class PbxFollower {
-  abstract status(): FollowStatusView;
+  abstract status(): FollowHealthView;
 }

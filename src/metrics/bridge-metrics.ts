@@ -182,6 +182,32 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
+  // The CDR ledger (ASTERISK_CDR_URL, SPEC.md §9).
+  readonly ledgerConnected = new Gauge({
+    name: 'bridge_pbx_ledger_connected',
+    help: '1 while the CDR ledger (ASTERISK_CDR_URL) answers and is read here, else 0',
+    registers: [this.registry],
+  });
+
+  readonly ledgerRows = new Counter({
+    name: 'bridge_pbx_ledger_rows_total',
+    help: 'CDR rows read from the ledger (each row once)',
+    registers: [this.registry],
+  });
+
+  readonly ledgerCalls = new Counter({
+    name: 'bridge_pbx_ledger_calls_total',
+    help: 'Finished calls in the ledger by outcome: taken (not ended by followed or posted events), already_ended, internal, rejected',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly ledgerLag = new Gauge({
+    name: 'bridge_pbx_ledger_lag_seconds',
+    help: 'Now minus the end of the newest CDR row read',
+    registers: [this.registry],
+  });
+
   readonly portalEvents = new Counter({
     name: 'bridge_portal_events_total',
     help:

@@ -25,6 +25,9 @@ import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store
 import { PortalStore } from './portal-store';
 import { SqlitePortalStore } from './sqlite/sqlite-portal-store';
 import { PostgresPortalStore } from './postgres/postgres-portal-store';
+import { FollowPositionStore } from './follow-position-store';
+import { SqliteFollowPositionStore } from './sqlite/sqlite-follow-position-store';
+import { PostgresFollowPositionStore } from './postgres/postgres-follow-position-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
@@ -38,6 +41,8 @@ export interface Stores {
   events: PortalEventStore;
   /** The installed portals and their PBX tokens (SPEC.md §8). */
   portals: PortalStore;
+  /** Ledger positions of the followed PBX (SPEC.md §9). */
+  followPositions: FollowPositionStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -66,6 +71,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       dials: new SqliteDialStore(database),
       events: new SqlitePortalEventStore(database),
       portals: new SqlitePortalStore(database),
+      followPositions: new SqliteFollowPositionStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -84,6 +90,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     dials: new PostgresDialStore(database),
     events: new PostgresPortalEventStore(database),
     portals: new PostgresPortalStore(database),
+    followPositions: new PostgresFollowPositionStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -99,6 +106,11 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     { provide: DialStore, useFactory: (stores: Stores) => stores.dials, inject: [STORES] },
     { provide: PortalEventStore, useFactory: (stores: Stores) => stores.events, inject: [STORES] },
     { provide: PortalStore, useFactory: (stores: Stores) => stores.portals, inject: [STORES] },
+    {
+      provide: FollowPositionStore,
+      useFactory: (stores: Stores) => stores.followPositions,
+      inject: [STORES],
+    },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     CallRetention,
   ],
@@ -111,6 +123,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     PortalStore,
     SharedBucketStore,
     DialStore,
+    FollowPositionStore,
   ],
 })
 export class StoreModule implements OnApplicationShutdown {

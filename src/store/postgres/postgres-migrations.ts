@@ -174,4 +174,12 @@ export const POSTGRES_MIGRATIONS: string[] = [
    CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
    ALTER TABLE recordings ADD COLUMN blob_id text;
    CREATE INDEX recordings_stored ON recordings (stored_at);`,
+  // The ledger's durable position (ASTERISK_CDR_URL, docs/decisions/follow-ledger.md).
+  `CREATE TABLE follow_positions (
+     portal_id  text   NOT NULL,
+     source     text   NOT NULL,
+     position   text   NOT NULL,
+     updated_at bigint NOT NULL,
+     PRIMARY KEY (portal_id, source)
+   );`,
 ];

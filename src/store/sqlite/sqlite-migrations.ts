@@ -157,4 +157,12 @@ export const SQLITE_MIGRATIONS: string[] = [
    CREATE INDEX recording_chunks_created ON recording_chunks (created_at);
    ALTER TABLE recordings ADD COLUMN blob_id TEXT;
    CREATE INDEX recordings_stored ON recordings (stored_at);`,
+  // The ledger's durable position (ASTERISK_CDR_URL, docs/decisions/follow-ledger.md).
+  `CREATE TABLE follow_positions (
+     portal_id  TEXT    NOT NULL,
+     source     TEXT    NOT NULL,
+     position   TEXT    NOT NULL,
+     updated_at INTEGER NOT NULL,
+     PRIMARY KEY (portal_id, source)
+   ) WITHOUT ROWID;`,
 ];

@@ -1,0 +1,110 @@
+/**
+ * Calls lost across a 5-s AMI disconnect (part of `npm run bench`, after scripts/ensure-mariadb.sh): the built
+ * bridge follows the AMI double (PBX_EVENTS=ami) as a child process on a fresh SQLite file; the double drops
+ * every manager session and refuses connections for 5 s while BENCH_LEDGER_LIVE (5) calls that were live end
+ * and BENCH_LEDGER_GAP (10) calls start and end; a real MariaDB `cdr` table is written as legs end. Run twice:
+ * without ASTERISK_CDR_URL and with it. A call is lost when the sandbox portal has not finished it 20 s after
+ * the connection is back. Prints both counts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SandboxPortal } from '../sandbox';
+import { AmiDouble, PlayingCall } from '../test/support/ami-double';
+import { CdrDatabase, CdrWriter } from '../test/support/cdr-database';
+import { startBuiltBridge } from './bench-support';
+
+const LIVE = Number(process.env.BENCH_LEDGER_LIVE ?? 5);
+const GAP = Number(process.env.BENCH_LEDGER_GAP ?? 10);
+const SETTLE_MS = 20_000;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitFor(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await sleep(100);
+  }
+  return false;
+}
+
+async function run(withLedger: boolean): Promise<{ lost: number; total: number }> {
+  const sandbox = await SandboxPortal.start();
+  const pbx = await AmiDouble.start();
+  const cdr = await CdrDatabase.create(withLedger ? 'bench_ledger' : 'bench_noledger');
+  const writer = new CdrWriter(cdr, pbx);
+  const dir = mkdtempSync(join(tmpdir(), 'bench-ledger-'));
+  const bridge = await startBuiltBridge({
+    NODE_ENV: 'development',
+    PBX_TOKENS: 'bench-token-ledger',
+    B24_WEBHOOK_URL: sandbox.webhookUrl,
+    DATABASE_URL: `sqlite:${join(dir, 'bridge.sqlite')}`,
+    B24_DEFAULT_USER_ID: '1',
+    DEFAULT_COUNTRY: 'DE',
+    LOG_LEVEL: 'error',
+    PBX_EVENTS: 'ami',
+    AMI_URL: pbx.url(),
+    ...(withLedger ? { ASTERISK_CDR_URL: cdr.url } : {}),
+  });
+  const follow = async () => {
+    const response = await fetch(`${bridge.url}/health/ready`).catch(() => undefined);
+    const body = (await response?.json().catch(() => undefined)) as
+      { details?: { pbxFollow?: { connected?: boolean; ledger?: { connected?: boolean } } } } | undefined;
+    return body?.details?.pbxFollow;
+  };
+  try {
+    await waitFor(async () => {
+      const state = await follow();
+      return Boolean(state?.connected && (!withLedger || state.ledger?.connected));
+    }, 30_000);
+    await sleep(1000);
+    const inbound = (i: number, extra: object = {}) => ({
+      kind: 'inbound' as const,
+      from: `+49151440${String(i).padStart(5, '0')}`,
+      to: '101',
+      answeredBy: '101',
+      talk: 5,
+      ...extra,
+    });
+    const live: PlayingCall[] = [];
+    for (let i = 0; i < LIVE; i++) live.push(pbx.play(inbound(i, { holdOpen: true })));
+    await Promise.all(live.map((call) => call.answered));
+    await sleep(500);
+    await pbx.refuseFor(5000);
+    for (const call of live) call.hangUp();
+    const gap: PlayingCall[] = [];
+    for (let i = 0; i < GAP; i++) gap.push(pbx.play(inbound(LIVE + i, { talk: 3 })));
+    await Promise.all([...live, ...gap].map((call) => call.done));
+    await writer.flushed();
+    await waitFor(async () => Boolean((await follow())?.connected), 30_000);
+    const all = [...live, ...gap];
+    const finished = () =>
+      all.filter((call) => sandbox.calls({ EXTERNAL_CALL_ID: call.linkedid })[0]?.finished).length;
+    await waitFor(async () => finished() === all.length, SETTLE_MS);
+    return { lost: all.length - finished(), total: all.length };
+  } finally {
+    bridge.child.kill('SIGKILL');
+    await pbx.close();
+    await cdr.close();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const without = await run(false);
+  const withLedger = await run(true);
+  console.log(
+    `follow-ledger: ${without.total} calls ending during a 5-s AMI disconnect (${LIVE} live at the drop, ${GAP} wholly inside it):` +
+      ` lost without the ledger ${without.lost}, with the ledger ${withLedger.lost}`,
+  );
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,285 @@
+import { Logger } from '@nestjs/common';
+import { DateTime } from 'luxon';
+import { CallEvent } from '../../calls/call';
+import { BridgeMetrics } from '../../metrics/bridge-metrics';
+import { CallStore } from '../../store/call-store';
+import { FollowPositionStore } from '../../store/follow-position-store';
+import { FollowSink } from '../follow-sink';
+import { LedgerStatusView } from '../pbx-follower';
+import { CdrRow, ledgerCallOf, LedgerMapping, rowKey } from './cdr-calls';
+import { CdrSource, PAGE_ROWS, PageCursor } from './cdr-source';
+
+export interface CdrLedgerOptions {
+  /** Between reads of the table. */
+  pollMs?: number;
+  /**
+   * The overlap: each read goes back this far behind the position (in row end time), for rows dispatched
+   * late (cdr.conf batch mode, up to its `time`), clock steps and rows of one second written out of order.
+   */
+  overlapSec?: number;
+  /** The longest call expected: rows are looked up from (position − overlap − this) by calldate (indexed). */
+  maxCallSec?: number;
+  /** A call is taken once its originating row is read and no new row of it arrived for this long. */
+  graceMs?: number;
+  /** A call whose originating row never comes (rare: it was rewritten) is taken after this long quiet. */
+  orphanMs?: number;
+  /** Whether this replica reads now (holds the portal's delivery lease); checked every gateMs. */
+  followHere?: () => boolean;
+  gateMs?: number;
+  reconnectMinMs?: number;
+  reconnectMaxMs?: number;
+}
+
+interface PendingCall {
+  rows: CdrRow[];
+  /** When (our clock) a row of it was last read for the first time. */
+  lastNewRowAt: number;
+}
+
+/** The position's name in the store (one ledger per portal today). */
+const SOURCE = 'asterisk-cdr';
+
+const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
+const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000);
+
+/**
+ * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (REAL-PBX §3.3: no increasing key, a row lands
+ * when its leg ends, a long call's row lands after later calls' rows). Every poll reads the rows whose leg
+ * ENDED at or after (position − overlap), page by page; each row is taken once (`rowKey`), rows are grouped
+ * by `linkedid`, and a call whose originating row is in and that stayed quiet for the grace period is turned
+ * into `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted
+ * events already ended it. The position (the newest row end read, never past a call still waiting) is kept
+ * in our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
+ * there; the overlap and the intake's `(callId, event)` keys make re-reading harmless.
+ */
+export class CdrLedger {
+  private readonly logger = new Logger('PbxLedger');
+  private readonly options: Required<Omit<CdrLedgerOptions, 'followHere'>> & CdrLedgerOptions;
+  private readonly seen = new Map<string, string>();
+  private readonly pending = new Map<string, PendingCall>();
+  /** Calls taken (or skipped), by linkedid, with their newest row end: late rows of them are ignored. */
+  private readonly taken = new Map<string, string>();
+  private position?: string;
+  private newest?: string;
+  private timer?: NodeJS.Timeout;
+  private stopped = true;
+  private running = false;
+  private connected = false;
+  private readingHere = false;
+  private lastError?: string;
+  private failures = 0;
+  private rowsRead = 0;
+  private callsTaken = 0;
+
+  constructor(
+    private readonly source: CdrSource,
+    private readonly label: string,
+    private readonly mapping: LedgerMapping,
+    private readonly sink: FollowSink & { idle(): Promise<void> },
+    private readonly positions: FollowPositionStore,
+    private readonly calls: CallStore,
+    private readonly portalId: string,
+    options: CdrLedgerOptions = {},
+    private readonly metrics?: BridgeMetrics,
+  ) {
+    this.options = {
+      pollMs: 1000,
+      overlapSec: 300,
+      maxCallSec: 6 * 3600,
+      graceMs: 2000,
+      orphanMs: 60_000,
+      gateMs: 500,
+      reconnectMinMs: 500,
+      reconnectMaxMs: 30_000,
+      ...options,
+    };
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    this.metrics?.ledgerConnected.set(0);
+    await this.source.close();
+  }
+
+  status(): LedgerStatusView {
+    const newest = this.newest
+      ? DateTime.fromFormat(this.newest, 'yyyy-MM-dd HH:mm:ss', { zone: this.mapping.zone })
+      : undefined;
+    const lagSec = newest?.isValid ? Math.max(0, Math.round((Date.now() - newest.toMillis()) / 1000)) : null;
+    return {
+      source: SOURCE,
+      target: this.label,
+      readingHere: this.readingHere,
+      connected: this.connected,
+      lastError: this.lastError ?? null,
+      position: this.position ?? null,
+      lagSec,
+      rowsRead: this.rowsRead,
+      callsTaken: this.callsTaken,
+      callsPending: this.pending.size,
+    };
+  }
+
+  /** One read: rows, ready calls to the sink, the position stored. Exposed for the specs. */
+  async poll(): Promise<void> {
+    if (this.position === undefined) {
+      // First start: from now minus the overlap (older history is not replayed); afterwards, the stored one.
+      this.position =
+        (await this.positions.get(this.portalId, SOURCE)) ??
+        minus(DateTime.now().setZone(this.mapping.zone).toFormat('yyyy-MM-dd HH:mm:ss'), 0);
+    }
+    const endedFrom = minus(this.position, this.options.overlapSec);
+    await this.read(endedFrom);
+    await this.takeReady();
+    await this.advance(endedFrom);
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    if (this.stopped || this.running) return;
+    const here = this.options.followHere ? this.options.followHere() : true;
+    if (!here) {
+      if (this.readingHere) this.forget();
+      this.readingHere = false;
+      this.setConnected(false);
+      this.schedule(this.options.gateMs);
+      return;
+    }
+    this.readingHere = true;
+    this.running = true;
+    try {
+      await this.poll();
+      this.setConnected(true);
+      this.lastError = undefined;
+      this.failures = 0;
+      this.schedule(this.options.pollMs);
+    } catch (error) {
+      this.setConnected(false);
+      this.failures++;
+      // mysql2's messages name the user and host, never the password; the URL itself is never printed.
+      this.lastError = `${this.label}: ${(error as Error).message}`;
+      const step = Math.min(
+        this.options.reconnectMaxMs,
+        this.options.reconnectMinMs * 2 ** Math.min(this.failures - 1, 10),
+      );
+      const wait = Math.round(step / 2 + (Math.random() * step) / 2);
+      if (this.failures === 1 || this.failures % 10 === 0)
+        this.logger.warn(`CDR ledger not readable, retrying in ${wait} ms: ${this.lastError}`);
+      this.schedule(wait);
+    } finally {
+      this.running = false;
+    }
+  }
+
+  /** Another replica reads now: what this one held is re-read from the shared position if it comes back. */
+  private forget(): void {
+    this.position = undefined;
+    this.pending.clear();
+    this.seen.clear();
+    this.taken.clear();
+  }
+
+  private setConnected(connected: boolean): void {
+    this.connected = connected;
+    this.metrics?.ledgerConnected.set(connected ? 1 : 0);
+  }
+
+  private async read(endedFrom: string): Promise<void> {
+    const calldateFrom = minus(endedFrom, this.options.maxCallSec);
+    let cursor: PageCursor | undefined;
+    for (;;) {
+      const rows = await this.source.page(calldateFrom, endedFrom, cursor);
+      for (const row of rows) this.accept(row);
+      if (rows.length < PAGE_ROWS) break;
+      const last = rows[rows.length - 1];
+      cursor = { calldate: last.calldate, uniqueid: last.uniqueid, sequence: last.sequence ?? -1 };
+    }
+    // Rows ending before the window are never read again: their keys need not be kept.
+    for (const [key, ended] of this.seen) if (ended < endedFrom) this.seen.delete(key);
+    for (const [linkedid, ended] of this.taken) if (ended < endedFrom) this.taken.delete(linkedid);
+  }
+
+  private accept(row: CdrRow): void {
+    const key = rowKey(row);
+    if (this.seen.has(key)) return;
+    this.seen.set(key, row.ended);
+    this.rowsRead++;
+    this.metrics?.ledgerRows.inc();
+    if (!this.newest || row.ended > this.newest) this.newest = row.ended;
+    const took = this.taken.get(row.linkedid);
+    if (took !== undefined) {
+      // A late leg of a call already taken: nothing more to say about it.
+      if (row.ended > took) this.taken.set(row.linkedid, row.ended);
+      return;
+    }
+    const call = this.pending.get(row.linkedid) ?? { rows: [], lastNewRowAt: 0 };
+    call.rows.push(row);
+    call.lastNewRowAt = Date.now();
+    this.pending.set(row.linkedid, call);
+  }
+
+  private async takeReady(): Promise<void> {
+    const now = Date.now();
+    const events: CallEvent[] = [];
+    for (const [linkedid, call] of this.pending) {
+      const quiet = now - call.lastNewRowAt;
+      const originated = call.rows.some((row) => row.uniqueid === linkedid);
+      if (!(originated && quiet >= this.options.graceMs) && quiet < this.options.orphanMs) continue;
+      const known = await this.calls.findCall(this.portalId, linkedid);
+      this.pending.delete(linkedid);
+      this.taken.set(
+        linkedid,
+        call.rows.map((row) => row.ended).reduce((a, b) => (a > b ? a : b)),
+      );
+      if (known?.ended) {
+        this.metrics?.ledgerCalls.inc({ outcome: 'already_ended' });
+        continue;
+      }
+      let outcome;
+      try {
+        outcome = ledgerCallOf(linkedid, call.rows, this.mapping);
+      } catch (error) {
+        this.metrics?.ledgerCalls.inc({ outcome: 'rejected' });
+        this.logger.warn(`ledger call ${linkedid} not taken: ${(error as Error).message}`);
+        continue;
+      }
+      if ('ignored' in outcome) {
+        this.metrics?.ledgerCalls.inc({ outcome: 'internal' });
+        continue;
+      }
+      events.push(...outcome.events);
+      this.callsTaken++;
+      this.metrics?.ledgerCalls.inc({ outcome: 'taken' });
+    }
+    if (events.length === 0) return;
+    this.sink.submit(events);
+    // The position moves only past what is stored: a crash before this re-reads these calls.
+    await this.sink.idle();
+  }
+
+  /** The newest row end read, held back to the oldest call still waiting for its last legs. */
+  private async advance(endedFrom: string): Promise<void> {
+    let next = this.newest ?? this.position;
+    for (const call of this.pending.values())
+      for (const row of call.rows) if (next && row.ended < next) next = row.ended;
+    if (!next || !this.position || next <= this.position || next < endedFrom) {
+      if (this.newest) this.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
+      return;
+    }
+    this.position = next;
+    await this.positions.put(this.portalId, SOURCE, next, Date.now());
+    this.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
+  }
+}
