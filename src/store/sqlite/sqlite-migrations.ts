@@ -138,4 +138,13 @@ export const SQLITE_MIGRATIONS: string[] = [
      created_at INTEGER NOT NULL
    ) WITHOUT ROWID;
    CREATE INDEX pbx_tokens_portal ON pbx_tokens (portal_id);`,
+  // Portal signals (docs/decisions/portal-events.md): what every process on the file must hear at once
+  // (an uninstall, a CRM change); the others read the new rows by their number.
+  `CREATE TABLE portal_signals (
+     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+     origin     TEXT    NOT NULL,
+     payload    TEXT    NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX portal_signals_created ON portal_signals (created_at);`,
 ];
