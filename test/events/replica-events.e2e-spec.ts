@@ -1,0 +1,110 @@
+import request from 'supertest';
+import { SandboxPortal } from '../../sandbox';
+import { installApp, OAuthBridge, startOAuthBridge, tempDir } from '../auth/oauth-harness';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function boundEvents(sandbox: SandboxPortal): Promise<string[]> {
+  const { body } = await request(sandbox.url).get('/_sandbox/events').expect(200);
+  return (body as { bindings: { event: string }[] }).bindings.map((binding) => binding.event);
+}
+
+/**
+ * Two replicas of one portal on one database (issue 26, findings 4 and 13): the portal's events are bound
+ * by one replica, once, without a loop on ERROR_EVENT_HANDLER_ALREADY_EXISTS; a CRM change posted to one
+ * replica drops the cached lookups of the other.
+ */
+describe('portal events with two replicas on one database', () => {
+  it('two replicas starting together bind the events exactly once (event.bind counted at the portal)', async () => {
+    const sandbox = await SandboxPortal.start();
+    const temp = tempDir();
+    // One address in front of both replicas, as a deployment has; nothing is posted to it here.
+    const env = { PUBLIC_URL: 'http://127.0.0.1:9/bridge' };
+    let replicas: OAuthBridge[] = [];
+    try {
+      const first = await startOAuthBridge(sandbox, temp.dir, env);
+      replicas = [first];
+      expect((await installApp(sandbox, first)).status).toBe(200);
+      await eventually(
+        async () => ((await first.portalHealth()).events as { boundAt: string | null }).boundAt ?? undefined,
+        15000,
+      );
+      const tokens = await first.storedTokens();
+      await first.close();
+      replicas = [];
+
+      // An application update drops the portal's handlers; then both replicas start together.
+      const events = await boundEvents(sandbox);
+      for (const event of events) {
+        await request(sandbox.url)
+          .post('/rest/event.unbind')
+          .type('form')
+          .send({ auth: tokens?.accessToken, event })
+          .expect(200);
+      }
+      expect(await boundEvents(sandbox)).toEqual([]);
+      const since = Date.now();
+      replicas = await Promise.all([
+        startOAuthBridge(sandbox, temp.dir, env),
+        startOAuthBridge(sandbox, temp.dir, env),
+      ]);
+      await eventually(
+        async () => ((await boundEvents(sandbox)).length === events.length ? true : undefined),
+        15000,
+      );
+      await sleep(4000);
+      const binds = sandbox.requests(since).filter((entry) => entry.method === 'event.bind');
+      expect(binds.filter((entry) => entry.error !== null)).toEqual([]);
+      expect(binds).toHaveLength(events.length);
+      expect((await boundEvents(sandbox)).sort()).toEqual([...events].sort());
+      // The uninstall is among them (SPEC.md §8): eleven handled events and ONAPPUNINSTALL.
+      expect(events).toHaveLength(12);
+      expect(events).toContain('ONAPPUNINSTALL');
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+      await sandbox.close();
+      temp.remove();
+    }
+  });
+
+  it("a CRM change posted to replica A makes replica B's next lookup ask the portal (B had the number cached)", async () => {
+    const APP_TOKEN = 'outbound-hook-code-77aa';
+    const a: Harness = await startHarness({ B24_APPLICATION_TOKEN: APP_TOKEN });
+    let b: Harness | undefined;
+    try {
+      b = await startHarness({ B24_APPLICATION_TOKEN: APP_TOKEN }, {}, { sandbox: a.sandbox, dir: a.dir });
+      const control = request(a.sandbox.url);
+      await control
+        .post('/_sandbox/events/outbound')
+        .send({ url: `${a.url}/v1/portal/events`, applicationToken: APP_TOKEN, events: ['ONCRMCONTACTADD'] })
+        .expect(200);
+      const phone = '+49 30 5550777';
+      const lookupOnB = () =>
+        request(b!.url).get('/v1/lookup').query({ phone }).set('Authorization', `Bearer ${PBX_TOKEN}`);
+      expect((await lookupOnB().expect(200)).body.match).toBeNull();
+      // B answers the same number from its cache now: no search reaches the portal (the employee
+      // directory's own refresh, user.get, may).
+      const searches = (since: number) =>
+        a.sandbox.requests(since).filter((entry) => entry.method !== 'user.get');
+      const cachedAt = Date.now();
+      expect((await lookupOnB().expect(200)).body.match).toBeNull();
+      expect(searches(cachedAt)).toEqual([]);
+
+      const { body: added } = await control
+        .post('/_sandbox/crm/contact')
+        .send({ fields: { NAME: 'Mira', PHONE: [{ VALUE: phone, VALUE_TYPE: 'WORK' }] } })
+        .expect(200);
+      expect(added.event).toBe('ONCRMCONTACTADD');
+      const found = await eventually(async () => {
+        const { body } = await lookupOnB().expect(200);
+        return body.match ? body : undefined;
+      }, 5000);
+      expect(found.match).toMatchObject({ entityType: 'CONTACT', entityId: added.ID });
+      expect(searches(cachedAt).length).toBeGreaterThan(0);
+    } finally {
+      await b?.close();
+      await a.close();
+    }
+  });
+});
