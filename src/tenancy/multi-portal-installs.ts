@@ -140,6 +140,8 @@ export class MultiPortalInstalls extends PortalInstalls {
    * each one's runtime of the portal refuses to send from that moment, and is closed.
    */
   async uninstall(portalId: string): Promise<void> {
+    // A repeated post changes nothing: the retention period runs from the first.
+    if ((await this.portals.findPortal(portalId))?.status === 'uninstalled') return;
     await this.tokens.requireReauthorisation(
       portalId,
       'the application was uninstalled from the portal (ONAPPUNINSTALL)',

@@ -187,7 +187,9 @@ export class RegistryEventRouting extends PortalEventRouting implements OnModule
     const auth = formOf(formOf(form).auth);
     const memberId = formText(auth.member_id);
     const token = formText(auth.application_token);
-    if (!memberId || !token || !this.registry.get(memberId)) return undefined;
+    // Not only the portals this replica serves now: a portal installed on another replica a moment ago
+    // may post its ONAPPUNINSTALL here before this replica's next sync, and the portal does not retry.
+    if (!memberId || !token) return undefined;
     const stored = await this.tokens.findTokens(memberId);
     return stored?.applicationToken && sameSecret(stored.applicationToken, token) ? memberId : undefined;
   }

@@ -162,7 +162,21 @@ describe('a portal uninstalled through its ONAPPUNINSTALL (multi mode)', () => {
       }
       await sleep(2500);
       expect(tenant.requests(since)).toEqual([]);
-      expect((await admin(deliverer)).body).toMatchObject({ status: 'uninstalled', deliveringHere: false });
+      const paused = (await admin(deliverer)).body;
+      expect(paused).toMatchObject({ status: 'uninstalled', deliveringHere: false });
+      // The same post again changes nothing: PORTAL_RETENTION_DAYS runs from the first.
+      const again = await receiver.http
+        .post('/v1/portal/events')
+        .type('form')
+        .send(
+          new URLSearchParams({
+            event: 'ONAPPUNINSTALL',
+            'auth[member_id]': tenant.memberId,
+            'auth[application_token]': stored?.applicationToken ?? '',
+          }).toString(),
+        );
+      expect(again.status).toBe(200);
+      expect((await admin(receiver)).body.uninstalledAt).toBe(paused.uninstalledAt);
     },
   );
 });
