@@ -1,7 +1,14 @@
 import request from 'supertest';
 import { SandboxPortal } from '../../sandbox';
-import { installApp, OAuthBridge, startOAuthBridge, tempDir } from '../auth/oauth-harness';
-import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import {
+  installApp,
+  OAuthBridge,
+  postCalls,
+  startOAuthBridge,
+  tempDir,
+  untilAllFinished,
+} from '../auth/oauth-harness';
+import { callBodies, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -105,6 +112,47 @@ describe('portal events with two replicas on one database', () => {
     } finally {
       await b?.close();
       await a.close();
+    }
+  });
+
+  it('one portal in OAuth mode: an uninstall posted to the replica without the lease stops the one delivering', async () => {
+    const sandbox = await SandboxPortal.start();
+    const temp = tempDir();
+    let replicas: OAuthBridge[] = [];
+    try {
+      const first = await startOAuthBridge(sandbox, temp.dir);
+      replicas = [first, await startOAuthBridge(sandbox, temp.dir, { PUBLIC_URL: first.url })];
+      expect((await installApp(sandbox, first)).status).toBe(200);
+      await postCalls(first, callBodies('warm', 1)[0]);
+      await untilAllFinished(sandbox, 'warm', 1);
+      const holder = await eventually(async () => {
+        const views = await Promise.all(replicas.map((replica) => replica.portalHealth()));
+        const holders = replicas.filter((_, index) => views[index].deliveringHere === true);
+        return holders.length === 1 ? holders[0] : undefined;
+      }, 20000);
+      const other = replicas.find((replica) => replica !== holder)!;
+      const stored = await other.storedTokens();
+      sandbox.revokeApp();
+      const answer = await other.http
+        .post('/v1/portal/events')
+        .type('form')
+        .send(
+          new URLSearchParams({
+            event: 'ONAPPUNINSTALL',
+            'auth[domain]': new URL(sandbox.url).host,
+            'auth[application_token]': stored?.applicationToken ?? '',
+          }).toString(),
+        );
+      expect(answer.status).toBe(200);
+      expect(answer.body).toMatchObject({ event: 'ONAPPUNINSTALL', paused: true });
+      const since = Date.now();
+      for (const body of callBodies('late', 20)) await postCalls(holder, body);
+      await sleep(2500);
+      expect(sandbox.requests(since)).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((replica) => replica.close()));
+      await sandbox.close();
+      temp.remove();
     }
   });
 });

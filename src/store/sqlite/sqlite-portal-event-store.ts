@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { fromPortalEventRow, PortalEventRow } from '../portal-event-row';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   NewPortalEvent,
   PortalEventStore,
@@ -73,13 +74,15 @@ export class SqlitePortalEventStore extends PortalEventStore {
 
   /**
    * Here at once; other processes on the same file read it at their next look (a small log of signals
-   * in the file, numbered, so none is missed between two looks).
+   * in the file, numbered, so none is missed between two looks). An uninstall (rare) resolves only after
+   * two looks' time, so the other processes have stopped too when the portal gets its answer.
    */
   async publish(signal: PortalSignal): Promise<void> {
     this.listeners.emit(signal);
     const now = Date.now();
     this.insertSignal.run({ origin: this.origin, payload: JSON.stringify(signal), now });
     this.pruneSignals.run(now - SIGNAL_KEEP_MS);
+    if (signal.kind === 'uninstalled') await delay(2 * SIGNAL_POLL_MS);
   }
 
   watch(listener: (signal: PortalSignal) => void): () => void {
