@@ -60,16 +60,27 @@ export async function installApp(
 
 /**
  * Removes the application as an administrator would: its tokens and codes die, its handlers vanish, and
- * the form-encoded ONAPPUNINSTALL goes to the handler. Like the portal's, that post carries no tokens, only
- * the portal and the application token that proves it came from the portal.
+ * the form-encoded ONAPPUNINSTALL goes to every handler it bound for that event (event.bind), as on the
+ * portal; `handlerUrl`, when given and not bound, gets it too (an application that never bound one). Like
+ * the portal's, that post carries no tokens, only the portal and the application token that proves it
+ * came from the portal. The outcome is the first post's; `handlers` names every address posted to.
  */
 export async function uninstallApp(
   state: PortalState,
   clientId: string,
-  handlerUrl: string,
-): Promise<(InstallOutcome & { revokedTokenPairs: number }) | undefined> {
+  handlerUrl?: string,
+): Promise<(InstallOutcome & { revokedTokenPairs: number; handlers: string[] }) | undefined> {
   const app = state.credentials.app(clientId);
   if (!app) return undefined;
+  const bound = state.events.bindings
+    .filter(
+      (binding) =>
+        binding.clientId === app.clientId &&
+        binding.event === 'ONAPPUNINSTALL' &&
+        binding.eventType === 'online',
+    )
+    .map((binding) => binding.handler);
+  const handlers = [...new Set(handlerUrl ? [...bound, handlerUrl] : bound)];
   const revokedTokenPairs = state.credentials.revokeApp(app.clientId);
   state.events.forgetApp(app.clientId);
   const { url, domain, memberId } = state.identity;
@@ -85,12 +96,23 @@ export async function uninstallApp(
     'auth[member_id]': memberId,
     'auth[application_token]': app.applicationToken,
   };
-  try {
-    const { status, body } = await postForm(handlerUrl, qs.stringify(posted));
-    return { posted, status, responseBody: body, error: null, revokedTokenPairs };
-  } catch (error) {
-    return { posted, status: null, responseBody: '', error: (error as Error).message, revokedTokenPairs };
-  }
+  const outcomes = await Promise.all(
+    handlers.map(async (handler): Promise<InstallOutcome> => {
+      try {
+        const { status, body } = await postForm(handler, qs.stringify(posted));
+        return { posted, status, responseBody: body, error: null };
+      } catch (error) {
+        return { posted, status: null, responseBody: '', error: (error as Error).message };
+      }
+    }),
+  );
+  const first = outcomes[0] ?? {
+    posted,
+    status: null,
+    responseBody: '',
+    error: 'the application bound no ONAPPUNINSTALL handler',
+  };
+  return { ...first, revokedTokenPairs, handlers };
 }
 
 /** One form POST without keep-alive, so a closing sandbox leaves no sockets behind. */

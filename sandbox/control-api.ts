@@ -170,17 +170,17 @@ export class ControlApi {
       return ok(this.controls.issueTokens(clientId, userId));
     }
     if (action === 'install' || action === 'uninstall') {
-      if (
-        !isPlainObject(body) ||
-        typeof body.handlerUrl !== 'string' ||
-        !/^https?:\/\//.test(body.handlerUrl)
-      ) {
+      const handlerUrl = isPlainObject(body) ? body.handlerUrl : undefined;
+      // An uninstall posts to the handlers the application bound for ONAPPUNINSTALL; handlerUrl is extra.
+      const optional = action === 'uninstall' && handlerUrl === undefined;
+      if (!optional && (typeof handlerUrl !== 'string' || !/^https?:\/\//.test(handlerUrl))) {
         return fail(400, 'handlerUrl must be an http(s) URL');
       }
+      const url = handlerUrl as string | undefined;
       return ok(
         action === 'install'
-          ? await this.controls.installApp(clientId, body.handlerUrl)
-          : await this.controls.uninstallApp(clientId, body.handlerUrl),
+          ? await this.controls.installApp(clientId, url as string)
+          : await this.controls.uninstallApp(clientId, url),
       );
     }
     return fail(404, `no application action ${action}`);
@@ -237,7 +237,7 @@ const ENDPOINTS = [
   'POST /_sandbox/clock {advanceSec|advanceMs}',
   'POST /_sandbox/webhooks {userId, scopes?, code?}',
   'POST /_sandbox/apps/:clientId/install {handlerUrl}',
-  'POST /_sandbox/apps/:clientId/uninstall {handlerUrl} (tokens revoked, ONAPPUNINSTALL posted)',
+  'POST /_sandbox/apps/:clientId/uninstall {handlerUrl?} (tokens revoked, ONAPPUNINSTALL posted to the bound handlers and handlerUrl)',
   'POST /_sandbox/apps/:clientId/revoke',
   'GET /_sandbox/portals (the tenant portals, root only)',
   'POST /_sandbox/portals {count?, memberId?, name?, domain?, rateLimitRps?, rateBurst?, requestLogLimit?, commandMs?} (root only)',

@@ -64,11 +64,11 @@ export class SandboxControls {
     return installApp(this.state, clientId, handlerUrl);
   }
 
-  /** Removes the application: its tokens die and ONAPPUNINSTALL is posted to the handler. */
+  /** Removes the application: its tokens die and ONAPPUNINSTALL is posted to its bound handlers. */
   uninstallApp(
     clientId: string,
-    handlerUrl: string,
-  ): Promise<(InstallOutcome & { revokedTokenPairs: number }) | undefined> {
+    handlerUrl?: string,
+  ): Promise<(InstallOutcome & { revokedTokenPairs: number; handlers: string[] }) | undefined> {
     return uninstallApp(this.state, clientId, handlerUrl);
   }
 

@@ -99,11 +99,14 @@ export class PortalEndpoint {
     return this.controls.installApp(clientId, handlerUrl);
   }
 
-  /** Removes the application: its tokens die (refreshes get invalid_grant) and ONAPPUNINSTALL is posted. */
+  /**
+   * Removes the application: its tokens die (refreshes get invalid_grant) and ONAPPUNINSTALL is posted to
+   * the handlers it bound for it (and to `handlerUrl`, when given).
+   */
   uninstallApp(
-    handlerUrl: string,
+    handlerUrl?: string,
     clientId = this.oauthApp.clientId,
-  ): Promise<(InstallOutcome & { revokedTokenPairs: number }) | undefined> {
+  ): Promise<(InstallOutcome & { revokedTokenPairs: number; handlers: string[] }) | undefined> {
     return this.controls.uninstallApp(clientId, handlerUrl);
   }
 

@@ -52,6 +52,9 @@ export const portalErrors = {
   invalidArgument: (description: string) => new SandboxPortalError(400, 'INVALID_ARGUMENT', description),
   invalidRequest: (description: string) => new SandboxPortalError(400, 'INVALID_REQUEST', description),
   core: (description: string) => new SandboxPortalError(400, 'ERROR_CORE', description),
+  /** event.bind of a handler the application bound already. */
+  handlerExists: () =>
+    new SandboxPortalError(400, 'ERROR_EVENT_HANDLER_ALREADY_EXISTS', 'Handler already binded'),
   notFound: () => new SandboxPortalError(400, '', 'Not found'),
   tooLarge: (limitBytes: number) =>
     new SandboxPortalError(

@@ -27,7 +27,7 @@ function bind(params: Params, context: MethodContext): MethodResult {
       binding.eventType === eventType &&
       binding.handler === (handler ?? ''),
   );
-  if (same) throw portalErrors.core('Handler already binded');
+  if (same) throw portalErrors.handlerExists();
   bindings.push({
     clientId: app.clientId,
     event,

@@ -163,6 +163,17 @@ export class OAuthCredentials extends PortalCredentials {
     await this.reload();
   }
 
+  /**
+   * Another replica stored an uninstall of this portal (ONAPPUNINSTALL): from this moment no request of
+   * this process is authorised (`prepare` refuses before anything is sent), then the stored state is read
+   * again (a reinstall stored since wins). Reads begun before are not adopted.
+   */
+  uninstalled(reason: string): Promise<void> {
+    const read = ++this.reads;
+    if (this.tokens) this.adopt({ ...this.tokens, reauthorisationReason: reason }, read);
+    return this.reload().then(() => undefined);
+  }
+
   /** Whether a portal event carries the application token of the stored install (constant time). */
   async isApplicationToken(candidate: string): Promise<boolean> {
     const stored = (await this.store.findTokens(this.portalId))?.applicationToken;

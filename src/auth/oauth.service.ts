@@ -14,6 +14,7 @@ import { sameSecret } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
+import { PortalEventStore } from '../store/portal-event-store';
 import { TokenStore } from '../store/token-store';
 import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
@@ -62,6 +63,8 @@ export class OAuthService {
     @Optional() client?: PortalClient,
     /** Many portals: installs and events go to the portal registry. */
     @Optional() private readonly installs?: PortalInstalls,
+    /** Tells the other replicas of an uninstall, so they stop sending at once too. */
+    @Optional() private readonly events?: PortalEventStore,
   ) {
     if (credentials instanceof OAuthCredentials && client) {
       const check = new ApplicationCheck(credentials.settings, credentials.address, client.budget);
@@ -214,6 +217,7 @@ export class OAuthService {
       await credentials.requireReauthorisation(
         'the application was uninstalled from the portal (ONAPPUNINSTALL)',
       );
+      await this.events?.publish({ portalId: credentials.settings.portalId, kind: 'uninstalled' });
       return { event, handled: true };
     }
     return { event, handled: false };

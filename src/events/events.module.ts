@@ -7,6 +7,7 @@ import { PortalEventRouting, SinglePortalEventRouting } from './portal-event-rou
 import { PortalEventsStatus } from './portal-events-status';
 import { PortalEventTokens } from './portal-event-tokens';
 import { PortalEventsController } from './portal-events.controller';
+import { SinglePortalBindingOwner, SinglePortalSignals } from './single-portal-signals';
 
 /**
  * The portal's events (SPEC.md §6): `POST /v1/portal/events`, stored in `portal_events`, handled by the
@@ -24,6 +25,8 @@ export class EventsModule implements NestModule {
       PortalEventTokens,
       PortalEventBinder,
       PortalEventsStatus,
+      SinglePortalSignals,
+      SinglePortalBindingOwner,
       { provide: PortalEventRouting, useClass: SinglePortalEventRouting },
     ];
     return {

@@ -12,7 +12,8 @@ import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { PortalEventStore } from '../store/portal-event-store';
-import { dedupeKeyOf, HANDLED_EVENTS, kindOf, PortalEventBody } from './portal-event';
+import { PortalError } from '../portal/portal-error';
+import { dedupeKeyOf, HANDLED_EVENTS, kindOf, PortalEventBody, UNINSTALL_EVENT } from './portal-event';
 import { PortalEventProcessor } from './portal-event-processor';
 import { PortalEventsStatus } from './portal-events-status';
 
@@ -20,6 +21,10 @@ import { PortalEventsStatus } from './portal-events-status';
 export const OFFLINE_POLL_MS = 2000;
 /** Binding retries after a failure wait this long. */
 const BIND_RETRY_MS = 30_000;
+/** While another replica is the owner, this one looks this often whether it became it (a takeover). */
+const OWNER_LOOK_MS = 1000;
+/** The portal's answer to binding a handler bound already: the binding is there, which is what was asked. */
+const ALREADY_BOUND = 'ERROR_EVENT_HANDLER_ALREADY_EXISTS';
 
 interface BoundHandler {
   event?: string;
@@ -35,9 +40,10 @@ interface OfflineEvent {
 }
 
 /**
- * OAuth mode (SPEC.md §6): binds every handled event at start and after every stored grant (install,
- * re-install, app update: the portal drops an application's handlers then), registers the bridge's line,
- * and with `B24_EVENTS=offline` polls `event.offline.get` (clear=0, this replica's process_id), stores each
+ * OAuth mode (SPEC.md §6, §8): binds every handled event and ONAPPUNINSTALL (always online: an uninstalled
+ * application can no longer read its offline queue) after every grant stored on this replica (install,
+ * re-install, app update: the portal drops an application's handlers then) and once on the replica that
+ * delivers the portal (`owns`), registers the bridge's line, and with `B24_EVENTS=offline` polls `event.offline.get` (clear=0, this replica's process_id), stores each
  * event durably, then clears exactly those. Requests go through the portal client and its budget
  * (background priority). Webhook mode does nothing here: the operator sets up the outbound webhook.
  */
@@ -52,6 +58,15 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
   private retryTimer?: NodeJS.Timeout;
   private pollTimer?: NodeJS.Timeout;
   private polling?: Promise<void>;
+  private ownerTimer?: NodeJS.Timeout;
+  /** A binding succeeded in this process since start. */
+  private bound = false;
+  /**
+   * Whether this replica is the one that binds at start (SPEC.md §8: one replica does): single mode the
+   * holder of the portal's delivery lease; unset, this one (many portals: the runtime builds a binder only
+   * on the replica delivering the portal). A grant stored here binds here either way.
+   */
+  owns?: () => boolean;
 
   constructor(
     private readonly settings: EventSettings,
@@ -79,14 +94,25 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     if (!oauth) return;
     this.status.mode = this.offline ? 'offline' : 'online';
     oauth.onGrant(() => this.bindSoon());
-    if (oauth.authorisation().state === 'authorised') this.bindSoon();
+    this.bindWhenOwner();
     if (this.offline) this.schedulePoll(0);
+  }
+
+  /** Binds once this replica owns the portal and holds tokens; looks again until it has bound once. */
+  private bindWhenOwner(): void {
+    if (this.stopped || this.bound) return;
+    const oauth = this.oauth;
+    const owner = this.owns?.() ?? true;
+    if (owner && oauth?.authorisation().state === 'authorised') return this.bindSoon();
+    this.ownerTimer = setTimeout(() => this.bindWhenOwner(), OWNER_LOOK_MS);
+    this.ownerTimer.unref();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.pollTimer);
+    clearTimeout(this.ownerTimer);
     await Promise.allSettled([this.binding, this.polling]);
   }
 
@@ -113,20 +139,33 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
       });
   }
 
-  /** Idempotent: `event.get` first, binds only what is missing; `telephony.externalLine.get` before `.add`. */
+  /**
+   * Idempotent: `event.get` first, binds only what is missing, and a handler another replica bound
+   * meanwhile (ERROR_EVENT_HANDLER_ALREADY_EXISTS) counts as bound; `telephony.externalLine.get` before
+   * `.add`.
+   */
   async bindAll(): Promise<void> {
-    const handler = this.offline ? '' : this.handlerUrl();
+    const online = this.offline ? this.publicHandlerUrl() : this.handlerUrl();
+    const wanted = HANDLED_EVENTS.map((event) => ({ event, offline: this.offline }));
+    if (online) wanted.push({ event: UNINSTALL_EVENT, offline: false });
+    else this.logger.warn('PUBLIC_URL is not set: the portal cannot tell the bridge of an uninstall');
     const bound = await this.client.call<BoundHandler[]>('event.get', {}, { priority: 'background' });
     const present = new Set(
-      (Array.isArray(bound) ? bound : [])
-        .filter((item) => (this.offline ? Number(item.offline) === 1 : item.handler === handler))
-        .map((item) => String(item.event).toUpperCase()),
+      (Array.isArray(bound) ? bound : []).map((item) => {
+        const offline = Number(item.offline) === 1;
+        const handler = offline ? '' : sameUrl(String(item.handler ?? ''));
+        return `${String(item.event).toUpperCase()} ${offline ? 'offline' : handler}`;
+      }),
     );
-    for (const event of HANDLED_EVENTS) {
-      if (present.has(event)) continue;
-      const params: Record<string, unknown> = { event, event_type: this.offline ? 'offline' : 'online' };
-      if (!this.offline) params.handler = handler;
-      await this.client.call('event.bind', params, { priority: 'background' });
+    for (const { event, offline } of wanted) {
+      if (present.has(`${event} ${offline ? 'offline' : sameUrl(online ?? '')}`)) continue;
+      const params: Record<string, unknown> = { event, event_type: offline ? 'offline' : 'online' };
+      if (!offline) params.handler = online;
+      try {
+        await this.client.call('event.bind', params, { priority: 'background' });
+      } catch (error) {
+        if (!(error instanceof PortalError && error.code === ALREADY_BOUND)) throw error;
+      }
     }
     const number = this.settings.lineNumber;
     const lines = await this.client.call<{ NUMBER?: string }[]>(
@@ -141,22 +180,28 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
         { priority: 'background' },
       );
     }
+    this.bound = true;
     Object.assign(this.status, {
-      boundEvents: [...HANDLED_EVENTS],
+      boundEvents: wanted.map(({ event }) => event),
       boundAt: Date.now(),
       line: number,
       lastError: null,
     });
     this.logger.log(
-      `bound ${HANDLED_EVENTS.length} portal events (${this.offline ? 'offline' : 'online'}); line ${number} registered`,
+      `bound ${wanted.length} portal events (${this.offline ? 'offline' : 'online'}); line ${number} registered`,
     );
   }
 
   private handlerUrl(): string {
-    const base = this.settings.publicUrl;
-    if (!base)
+    const url = this.publicHandlerUrl();
+    if (!url)
       throw new Error('PUBLIC_URL is not set: the portal cannot post events (or set B24_EVENTS=offline)');
-    return `${base.replace(/\/+$/, '')}/v1/portal/events`;
+    return url;
+  }
+
+  private publicHandlerUrl(): string | undefined {
+    const base = this.settings.publicUrl;
+    return base ? `${base.replace(/\/+$/, '')}/v1/portal/events` : undefined;
   }
 
   private schedulePoll(delayMs: number): void {
@@ -214,5 +259,14 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     );
     this.status.offlineFetched += events.length;
     return events.length;
+  }
+}
+
+/** One handler address however it is spelt (the portal may give it back normalised). */
+function sameUrl(url: string): string {
+  try {
+    return new URL(url).href.replace(/\/+$/, '');
+  } catch {
+    return url;
   }
 }

@@ -113,7 +113,14 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
       const change = crmChangeOf(body);
       if (!change) return this.settle(stored, 'ignored', 'malformed', 'data[FIELDS][ID] is missing');
       const dropped = this.lookups.forgetRecord(change.entityType, change.entityId);
-      return this.settle(stored, 'processed', 'cache_dropped', `dropped ${dropped} cached lookups`);
+      // The other replicas cache lookups too: each drops its own (SPEC.md §6), here within a NOTIFY.
+      await this.store.publish({ portalId: this.portalId, kind: 'crm-changed', ...change });
+      return this.settle(
+        stored,
+        'processed',
+        'cache_dropped',
+        `dropped ${dropped} cached lookups here; every replica told`,
+      );
     }
     if (kind === 'click' || kind === 'callback') {
       const click = clickOf(this.portalId, body, stored.receivedAt, this.lookupSettings.defaultCountry);

@@ -12,6 +12,12 @@ export const CRM_CHANGE_EVENTS = CRM_ENTITY_ORDER.flatMap((entity) =>
   ['ADD', 'UPDATE', 'DELETE'].map((change) => `ONCRM${entity}${change}`),
 );
 export const HANDLED_EVENTS = [...Object.keys(CLICK_EVENTS), ...CRM_CHANGE_EVENTS];
+/**
+ * The portal's post when the application is removed (SPEC.md §8): bound at every install, always online
+ * (once uninstalled the application can no longer read an offline queue), and never stored as an event:
+ * it pauses the portal at once.
+ */
+export const UNINSTALL_EVENT = 'ONAPPUNINSTALL';
 
 /** The part of a post the bridge keeps: never its `auth[…]`. */
 export interface PortalEventBody {

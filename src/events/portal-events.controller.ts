@@ -14,7 +14,7 @@ import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalEventStore } from '../store/portal-event-store';
 import { PortalEventRouting } from './portal-event-routing';
-import { bodyOf, dedupeKeyOf, kindOf } from './portal-event';
+import { bodyOf, dedupeKeyOf, kindOf, UNINSTALL_EVENT } from './portal-event';
 
 /** What `GET /v1/admin/portal-events` shows of an event: never the auth fields (they are not stored). */
 export interface PortalEventView {
@@ -28,9 +28,19 @@ export interface PortalEventView {
   data: unknown;
 }
 
+/** What `POST /v1/portal/events` answers. */
+export interface PortalEventReceipt {
+  event: string;
+  stored: boolean;
+  duplicate?: boolean;
+  /** ONAPPUNINSTALL: the portal is paused (nothing more is sent to it) before this answer. */
+  paused?: boolean;
+}
+
 /**
  * `POST /v1/portal/events`: the portal's event posts (SPEC.md §6). A post is taken only with the right
  * application token, stored durably, then answered 200; the processor handles it in the background.
+ * ONAPPUNINSTALL (SPEC.md §8) is not stored: it pauses the portal on every replica before the answer.
  */
 @Controller()
 export class PortalEventsController {
@@ -44,7 +54,7 @@ export class PortalEventsController {
 
   @Post('v1/portal/events')
   @HttpCode(200)
-  async receive(@Body() form: unknown): Promise<{ event: string; stored: boolean; duplicate?: boolean }> {
+  async receive(@Body() form: unknown): Promise<PortalEventReceipt> {
     const portalId = await this.routing.portalOf(form);
     if (portalId === undefined) {
       this.metrics.portalEvents.inc({ event: 'any', outcome: 'refused' });
@@ -53,6 +63,11 @@ export class PortalEventsController {
     }
     const body = bodyOf(form);
     if (!body) throw new BadRequestException('the post names no event');
+    if (body.event === UNINSTALL_EVENT) {
+      const paused = await this.routing.uninstall(portalId);
+      this.metrics.portalEvents.inc({ event: body.event, outcome: paused ? 'paused' : 'unknown' });
+      return { event: body.event, stored: false, paused };
+    }
     if (!kindOf(body.event)) {
       this.metrics.portalEvents.inc({ event: 'other', outcome: 'unknown' });
       return { event: body.event, stored: false };

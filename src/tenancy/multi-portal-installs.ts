@@ -15,6 +15,7 @@ import { sameSecret } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
 import { AuthSettings, PortalSettings } from '../config/settings';
 import { domainAllowed } from '../portal/portal-redirects';
+import { PortalEventStore } from '../store/portal-event-store';
 import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalRegistry } from './portal-registry';
@@ -47,6 +48,7 @@ export class MultiPortalInstalls extends PortalInstalls {
     private readonly portals: PortalStore,
     private readonly registry: PortalRegistry,
     private readonly signal: WorkSignal,
+    private readonly events: PortalEventStore,
   ) {
     super();
     this.allowedDomains = portal.allowedDomains;
@@ -134,17 +136,28 @@ export class MultiPortalInstalls extends PortalInstalls {
     }
     const event = formText(form.event)?.toUpperCase() ?? '';
     if (event !== 'ONAPPUNINSTALL') return { event, handled: false };
-    const portalId = stored.portalId;
+    await this.uninstall(stored.portalId);
+    return { event, handled: true };
+  }
+
+  /**
+   * The portal's ONAPPUNINSTALL (its application token checked by the caller): stored as uninstalled
+   * (PORTAL_RETENTION_DAYS starts), then every replica told at once (docs/decisions/portal-events.md):
+   * each one's runtime of the portal refuses to send from that moment, and is closed.
+   */
+  async uninstall(portalId: string): Promise<void> {
+    // A repeated post changes nothing: the retention period runs from the first.
+    if ((await this.portals.findPortal(portalId))?.status === 'uninstalled') return;
     await this.tokens.requireReauthorisation(
       portalId,
       'the application was uninstalled from the portal (ONAPPUNINSTALL)',
     );
     await this.portals.markUninstalled(portalId, Date.now());
+    await this.events.publish({ portalId, kind: 'uninstalled' });
     this.logger.log(
       `portal ${portalId} uninstalled the application: paused, its data kept for PORTAL_RETENTION_DAYS`,
     );
     await this.registry.sync();
-    return { event, handled: true };
   }
 
   /**

@@ -1,8 +1,10 @@
-import { BadRequestException, Injectable } from '@nestjs/common';
+import { BadRequestException, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { formOf, formText } from '../auth/portal-post';
 import { sameSecret } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
-import { PortalEventRouting } from '../events/portal-event-routing';
+import { PortalEventRouting, UNINSTALLED } from '../events/portal-event-routing';
+import { PortalEventStore, PortalSignal } from '../store/portal-event-store';
+import { MultiPortalInstalls } from './multi-portal-installs';
 import { TokenStore } from '../store/token-store';
 import { WorkSignal } from '../common/work-signal';
 import { CrmLookupService } from '../crm/crm-lookup.service';
@@ -145,22 +147,55 @@ function ageSec(at: number | undefined): number | undefined {
 
 /**
  * Event posts of many portals: the post names its portal (`auth[member_id]`) and must carry that portal's
- * own application token (compared in constant time); an event is handled by its portal's processor.
+ * own application token (compared in constant time); an event is handled by its portal's processor. What
+ * another replica learnt from a portal's events acts on this replica's runtime of it at once.
  */
 @Injectable()
-export class RegistryEventRouting extends PortalEventRouting {
+export class RegistryEventRouting extends PortalEventRouting implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('PortalEvents');
+  private stopWatching?: () => void;
+
   constructor(
     private readonly registry: PortalRegistry,
     private readonly tokens: TokenStore,
+    private readonly installs: MultiPortalInstalls,
+    private readonly events: PortalEventStore,
   ) {
     super();
+  }
+
+  onModuleInit(): void {
+    this.stopWatching = this.events.watch((signal) => this.heard(signal));
+  }
+
+  onModuleDestroy(): void {
+    this.stopWatching?.();
+  }
+
+  async uninstall(portalId: string): Promise<boolean> {
+    await this.installs.uninstall(portalId);
+    return true;
+  }
+
+  /** A CRM change drops this replica's cached lookups; an uninstall stops its requests, then its runtime. */
+  private heard(signal: PortalSignal): void {
+    const runtime = this.registry.get(signal.portalId);
+    if (signal.kind === 'crm-changed') {
+      runtime?.lookups.forgetRecord(signal.entityType, signal.entityId);
+      return;
+    }
+    void (runtime?.credentials.uninstalled(UNINSTALLED) ?? Promise.resolve())
+      .catch((error: Error) => this.logger.warn(`reading an uninstalled pair failed: ${error.message}`))
+      .then(() => this.registry.sync());
   }
 
   async portalOf(form: unknown): Promise<string | undefined> {
     const auth = formOf(formOf(form).auth);
     const memberId = formText(auth.member_id);
     const token = formText(auth.application_token);
-    if (!memberId || !token || !this.registry.get(memberId)) return undefined;
+    // Not only the portals this replica serves now: a portal installed on another replica a moment ago
+    // may post its ONAPPUNINSTALL here before this replica's next sync, and the portal does not retry.
+    if (!memberId || !token) return undefined;
     const stored = await this.tokens.findTokens(memberId);
     return stored?.applicationToken && sameSecret(stored.applicationToken, token) ? memberId : undefined;
   }

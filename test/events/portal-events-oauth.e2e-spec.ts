@@ -47,7 +47,7 @@ describe('portal events in OAuth mode', () => {
       const handler = `${bridge.url}/v1/portal/events`;
       const bound = await eventually(async () => {
         const events = await sandboxEvents(sandbox);
-        return events.bindings.length === 11 && events.lines.length === 1 ? events : undefined;
+        return events.bindings.length === 12 && events.lines.length === 1 ? events : undefined;
       }, 10000);
       expect(new Set(bound.bindings.map((binding) => binding.handler))).toEqual(new Set([handler]));
       expect(bound.bindings.map((binding) => binding.event)).toEqual(
@@ -59,14 +59,14 @@ describe('portal events in OAuth mode', () => {
       expect((await installApp(sandbox, bridge)).status).toBe(200);
       await eventually(async () => {
         const events = await sandboxEvents(sandbox);
-        return events.bindings.length === 11 ? events : undefined;
+        return events.bindings.length === 12 ? events : undefined;
       }, 10000);
       await new Promise((resolve) => setTimeout(resolve, 300));
       const after = await sandboxEvents(sandbox);
-      expect(after.bindings).toHaveLength(11);
+      expect(after.bindings).toHaveLength(12);
       expect(after.lines).toHaveLength(1);
       const health = await bridge.portalHealth();
-      expect(health.events).toMatchObject({ mode: 'online', boundEvents: 11, line: 'pbx-bridge' });
+      expect(health.events).toMatchObject({ mode: 'online', boundEvents: 12, line: 'pbx-bridge' });
       expect(String((health.events as { lineAction: string }).lineAction)).toContain('default number');
 
       const { body: clicked } = await click(sandbox, '+49 151 1234-5678');

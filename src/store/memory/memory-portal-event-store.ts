@@ -1,12 +1,27 @@
-import { NewPortalEvent, PortalEventStore, StoredPortalEvent } from '../portal-event-store';
+import {
+  NewPortalEvent,
+  PortalEventStore,
+  PortalSignal,
+  SignalListeners,
+  StoredPortalEvent,
+} from '../portal-event-store';
 
 /** Portal events in memory, for specs. */
 export class MemoryPortalEventStore extends PortalEventStore {
   private rows: StoredPortalEvent[] = [];
   private lastId = 0;
+  private readonly listeners = new SignalListeners();
 
   constructor(private readonly now: () => number = Date.now) {
     super();
+  }
+
+  async publish(signal: PortalSignal): Promise<void> {
+    this.listeners.emit(signal);
+  }
+
+  watch(listener: (signal: PortalSignal) => void): () => void {
+    return this.listeners.add(listener);
   }
 
   async add(event: NewPortalEvent): Promise<{ id: number; duplicate: boolean }> {

@@ -1,11 +1,18 @@
 import { fromPortalEventRow, PortalEventRow } from '../portal-event-row';
+import { randomUUID } from 'node:crypto';
 import {
   NewPortalEvent,
   portalEventStatements,
   PortalEventStore,
+  PortalSignal,
+  signalOf,
+  SignalListeners,
   StoredPortalEvent,
 } from '../portal-event-store';
 import { DB_NOW_MS, POSTGRES_DIALECT, PostgresDatabase } from './postgres-database';
+
+/** NOTIFY channel of portal signals (payload: JSON with the schema, the sender and the signal). */
+const SIGNAL_CHANNEL = 'bridge_portal_signals';
 
 /**
  * Portal events in PostgreSQL, timed by the database's clock. A claim locks the due rows with
@@ -13,8 +20,42 @@ import { DB_NOW_MS, POSTGRES_DIALECT, PostgresDatabase } from './postgres-databa
  * once get different events.
  */
 export class PostgresPortalEventStore extends PortalEventStore {
+  private readonly listeners = new SignalListeners();
+  /** This process's signals come back by NOTIFY too: they were handled here already. */
+  private readonly origin = randomUUID();
+  private stopListening?: () => void;
+
   constructor(private readonly db: PostgresDatabase) {
     super();
+  }
+
+  /**
+   * Here at once, to the other replicas by NOTIFY (delivered within milliseconds of this statement, on
+   * the connection every replica keeps listening; the schema keeps deployments sharing a database apart).
+   */
+  async publish(signal: PortalSignal): Promise<void> {
+    this.listeners.emit(signal);
+    await this.db.query('SELECT pg_notify($1, $2)', [
+      SIGNAL_CHANNEL,
+      JSON.stringify({ schema: this.db.schema, origin: this.origin, signal }),
+    ]);
+  }
+
+  watch(listener: (signal: PortalSignal) => void): () => void {
+    this.stopListening ??= this.db.listen(SIGNAL_CHANNEL, (payload) => this.heard(payload));
+    return this.listeners.add(listener);
+  }
+
+  private heard(payload: string): void {
+    let message: { schema?: unknown; origin?: unknown; signal?: unknown };
+    try {
+      message = JSON.parse(payload) as typeof message;
+    } catch {
+      return;
+    }
+    if (message.schema !== this.db.schema || message.origin === this.origin) return;
+    const signal = signalOf(message.signal);
+    if (signal) this.listeners.emit(signal);
   }
 
   async add(event: NewPortalEvent): Promise<{ id: number; duplicate: boolean }> {

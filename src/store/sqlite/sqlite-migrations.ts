@@ -165,4 +165,13 @@ export const SQLITE_MIGRATIONS: string[] = [
      updated_at INTEGER NOT NULL,
      PRIMARY KEY (portal_id, source)
    ) WITHOUT ROWID;`,
+  // Portal signals (docs/decisions/portal-events.md): what every process on the file must hear at once
+  // (an uninstall, a CRM change); the others read the new rows by their number.
+  `CREATE TABLE portal_signals (
+     seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+     origin     TEXT    NOT NULL,
+     payload    TEXT    NOT NULL,
+     created_at INTEGER NOT NULL
+   );
+   CREATE INDEX portal_signals_created ON portal_signals (created_at);`,
 ];
