@@ -52,6 +52,13 @@ export interface CallDescription {
   queue?: string;
   /** Who picks up (inbound: an extension of `to`; outbound/internal: any truthy value). Unset: nobody. */
   answeredBy?: string;
+  /**
+   * inbound ring group (`to` with several): how its phones ring. `ringall` (default): all at once.
+   * `hunt`: one after another, each Dial() from the caller's channel ending NOANSWER before the next.
+   * `memoryhunt`: the first, then the first two, … (each round a new Dial() of all so far). So phones start
+   * ringing after the call's first DialBegin (the answerer picks up in the first round that rings them).
+   */
+  strategy?: 'ringall' | 'hunt' | 'memoryhunt';
   /** Every dialled phone answers 486. */
   busy?: boolean;
   /** Nobody answers, then voicemail answers the trunk. */
@@ -374,47 +381,57 @@ class CallScript {
     this.newExten(trunk, group ? 'ext-group' : 'ext-local', group ? '600' : targets[0], 'Goto', '');
     if (c.recording) this.record(trunk, group ? 'rg' : 'in', group ? '600' : targets[0]);
     const [dialContext, dialExten] = this.dialContext(group ? '600' : targets[0]);
-    const phones = targets.map((ext) =>
-      this.pbx.newChannel(
-        `PJSIP/${ext}-${this.pbx.hex()}`,
-        0,
-        ext,
-        'from-internal',
-        's',
-        trunk.linkedid,
-        this.clock,
-      ),
-    );
-    for (const phone of phones) {
-      phone.connectedNum = trunk.callerNum;
-      trunk.context = dialContext;
-      trunk.exten = dialExten;
-      trunk.application = 'Dial';
-      this.dial('DialBegin', trunk, phone, [
-        ['DialString', `${phone.callerNum}/sip:${phone.callerNum}@192.0.2.10:5060`],
-      ]);
-    }
-    await this.pause();
-    if (c.busy) {
+    const rounds =
+      c.strategy === 'hunt'
+        ? targets.map((ext) => [ext])
+        : c.strategy === 'memoryhunt'
+          ? targets.map((_, index) => targets.slice(0, index + 1))
+          : [targets];
+    let winner: Chan | undefined;
+    let phones: Chan[] = [];
+    for (const round of rounds) {
+      phones = round.map((ext) =>
+        this.pbx.newChannel(
+          `PJSIP/${ext}-${this.pbx.hex()}`,
+          0,
+          ext,
+          'from-internal',
+          's',
+          trunk.linkedid,
+          this.clock,
+        ),
+      );
       for (const phone of phones) {
-        this.dial('DialEnd', trunk, phone, [['DialStatus', 'BUSY']]);
-        this.hangup(phone, 17, 'User busy');
+        phone.connectedNum = trunk.callerNum;
+        trunk.context = dialContext;
+        trunk.exten = dialExten;
+        trunk.application = 'Dial';
+        this.dial('DialBegin', trunk, phone, [
+          ['DialString', `${phone.callerNum}/sip:${phone.callerNum}@192.0.2.10:5060`],
+        ]);
       }
-      await this.afterNoAnswer(trunk);
-      return;
-    }
-    for (const phone of phones) {
-      this.state(phone, 5);
-      this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
-    }
-    await this.pause(c.ring ?? 5);
-    if (this.ringing) await this.ringing;
-    const winner = phones.find((phone) => phone.callerNum === c.answeredBy);
-    if (!winner) {
+      await this.pause();
+      if (c.busy) {
+        for (const phone of phones) {
+          this.dial('DialEnd', trunk, phone, [['DialStatus', 'BUSY']]);
+          this.hangup(phone, 17, 'User busy');
+        }
+        continue;
+      }
+      for (const phone of phones) {
+        this.state(phone, 5);
+        this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
+      }
+      await this.pause(c.ring ?? 5);
+      if (this.ringing) await this.ringing;
+      winner = phones.find((phone) => phone.callerNum === c.answeredBy);
+      if (winner) break;
       for (const phone of phones) {
         this.dial('DialEnd', trunk, phone, [['DialStatus', 'NOANSWER']]);
         this.hangup(phone, 19, 'User alerting, no answer');
       }
+    }
+    if (!winner) {
       await this.afterNoAnswer(trunk);
       return;
     }

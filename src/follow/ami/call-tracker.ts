@@ -27,6 +27,10 @@ interface TrackedCall {
   ringing: Map<string, string>;
   /** Everyone this call rang, in order, for the call.ended of a call nobody answered. */
   rang: string[];
+  /** Phones a `call.started` of this call named: a phone ringing later gets a later one (its card). */
+  announced: Set<string>;
+  /** When the phones of a later `call.started` held for parallel dials began ringing. */
+  lateAt?: number;
   /** Outbound: the employee who dialled. */
   caller?: string;
   answeredBy?: string;
@@ -67,7 +71,9 @@ const ANSWER = 'ANSWER';
  * - A call exists only when an outside party is in it: a trunk channel that starts its own Linkedid (inbound)
  *   or a trunk dialled by a phone (outbound). Phone-to-phone calls never become calls.
  * - Inbound `call.started` when the first phone rings (`DialBegin` to a phone, `AgentCalled`), with every
- *   phone ringing by the next flush; outbound when the phone dials the trunk.
+ *   phone ringing by the next flush; outbound when the phone dials the trunk. A phone that starts ringing
+ *   later while nobody has answered (a queue's next member, a hunt or memory-hunt ring group's next round,
+ *   follow-me) gives a later `call.started` naming the phones ringing then: the intake shows them the card.
  * - `call.answered` whenever the phone connected to the outside party changes: found by walking the outside
  *   channel's bridge, through Local `;1`/`;2` pairs (queues), to a phone. Blind and attended transfers, queue
  *   agents and the Linkedid rewrite all come down to "who is in the outside party's bridge now", so none is
@@ -223,7 +229,7 @@ export class CallTracker {
             channel.linkedid === call.callId &&
             channel.uniqueid !== call.outside
           )
-            this.ring(call, channel.uniqueid, channel.extension);
+            this.ring(call, channel.uniqueid, channel.extension, now);
         }
       }
     }
@@ -251,7 +257,7 @@ export class CallTracker {
     if (!dest) return;
     const call = this.callOf(dest) ?? (caller && this.callOf(caller));
     if (dest.kind === 'phone') {
-      if (call) this.ring(call, dest.uniqueid, dest.extension);
+      if (call) this.ring(call, dest.uniqueid, dest.extension, at);
       return;
     }
     if (dest.kind !== 'trunk' || call) return;
@@ -269,8 +275,7 @@ export class CallTracker {
     const member = this.see(event, 'Dest');
     const call = (customer && this.callOf(customer)) ?? (member && this.callOf(member));
     const extension = this.endpoints.memberExtension(event.Interface, event.MemberName);
-    if (call && member) this.ring(call, member.uniqueid, extension);
-    void at;
+    if (call && member) this.ring(call, member.uniqueid, extension, at);
   }
 
   private dialEnd(event: AmiMessage): void {
@@ -346,6 +351,7 @@ export class CallTracker {
       started: false,
       ringing: new Map(),
       rang: [],
+      announced: new Set(),
       outcomes: [],
     });
   }
@@ -365,6 +371,7 @@ export class CallTracker {
       started: true,
       ringing: new Map(),
       rang: [],
+      announced: new Set(),
       caller: root?.extension,
       outcomes: [],
     });
@@ -383,12 +390,16 @@ export class CallTracker {
     return call;
   }
 
-  private ring(call: TrackedCall, leg: string, extension: string | undefined): void {
+  private ring(call: TrackedCall, leg: string, extension: string | undefined, at: number): void {
     if (!extension) return;
     call.ringing.set(leg, extension);
     if (!call.rang.includes(extension)) call.rang.push(extension);
     if (!call.started) {
       call.started = true;
+      this.pendingStarts.add(call.callId);
+    } else if (call.direction === 'inbound' && !call.answeredBy && !call.announced.has(extension)) {
+      // Started before this phone rang: a later start names it (held like the first for parallel dials).
+      if (!this.pendingStarts.has(call.callId)) call.lateAt = at;
       this.pendingStarts.add(call.callId);
     }
   }
@@ -401,7 +412,9 @@ export class CallTracker {
   private flushInto(out: CallEvent[]): void {
     for (const callId of this.pendingStarts) {
       const call = this.calls.get(callId);
-      if (call) out.push(this.startedEvent(call, call.startedAt));
+      // A later start goes only while nobody answered (the card is never shown after the answer).
+      if (call && !call.answeredBy) out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
+      if (call) call.lateAt = undefined;
     }
     this.pendingStarts.clear();
   }
@@ -479,6 +492,7 @@ export class CallTracker {
     const extensions = [...new Set(call.ringing.values())];
     if (extensions.length === 0 && answerer) extensions.push(answerer);
     const extension = call.direction === 'outbound' ? call.caller : extensions[0];
+    for (const named of extensions) call.announced.add(named);
     return {
       event: 'call.started',
       callId: call.callId,
