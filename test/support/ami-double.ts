@@ -78,6 +78,11 @@ export interface CallDescription {
   holdOpen?: boolean;
   /** Keep the phones ringing until `pickUp()` on the handle (then the call goes on as described). */
   holdRinging?: boolean;
+  /**
+   * With `holdRinging`: every round of phones (a queue's next member, a hunt group's next round) rings until
+   * its own `pickUp()`, so a test can see the card reach the phones that ring later.
+   */
+  holdEachRound?: boolean;
 }
 
 export interface PlayingCall {
@@ -250,8 +255,19 @@ export class AmiDouble extends TcpDouble {
     const release = new Promise<void>((resolve) => (hangUp = resolve));
     let markAnswered: () => void = () => undefined;
     const answered = new Promise<void>((resolve) => (markAnswered = resolve));
-    let pickUp: () => void = () => undefined;
-    const ringing = new Promise<void>((resolve) => (pickUp = resolve));
+    // One latch per round of ringing phones; without holdEachRound every round waits on the first.
+    const latches: { promise: Promise<void>; open: () => void }[] = [];
+    const latch = (round: number) => {
+      while (latches.length <= round) {
+        let open: () => void = () => undefined;
+        const promise = new Promise<void>((resolve) => (open = resolve));
+        latches.push({ promise, open });
+      }
+      return latches[round];
+    };
+    let picked = 0;
+    const pickUp = () => latch(picked++).open();
+    const ringing = (round: number) => latch(call.holdEachRound ? round : 0).promise;
     const script = new CallScript(
       this,
       call,
@@ -333,7 +349,7 @@ class CallScript {
     private readonly call: CallDescription,
     private readonly release: Promise<void> | undefined,
     private readonly answered: () => void,
-    private readonly ringing?: Promise<void>,
+    private readonly ringing?: (round: number) => Promise<void>,
   ) {
     this.step = call.stepMs ?? 5;
     this.fpbx = call.freepbx ?? 17;
@@ -389,7 +405,7 @@ class CallScript {
           : [targets];
     let winner: Chan | undefined;
     let phones: Chan[] = [];
-    for (const round of rounds) {
+    for (const [index, round] of rounds.entries()) {
       phones = round.map((ext) =>
         this.pbx.newChannel(
           `PJSIP/${ext}-${this.pbx.hex()}`,
@@ -423,7 +439,7 @@ class CallScript {
         this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
       }
       await this.pause(c.ring ?? 5);
-      if (this.ringing) await this.ringing;
+      if (this.ringing) await this.ringing(index);
       winner = phones.find((phone) => phone.callerNum === c.answeredBy);
       if (winner) break;
       for (const phone of phones) {
@@ -465,7 +481,7 @@ class CallScript {
       ['Position', '1'],
       ['Count', '1'],
     ]);
-    for (const agent of [c.to].flat()) {
+    for (const [index, agent] of [c.to].flat().entries()) {
       const hex = this.pbx.hex();
       const one = this.pbx.newChannel(
         `Local/${agent}@from-queue-${hex};1`,
@@ -522,7 +538,7 @@ class CallScript {
       this.dial('DialState', two, phone, [['DialStatus', 'RINGING']]);
       this.dial('DialState', trunk, one, [['DialStatus', 'RINGING']]);
       await this.pause(c.ring ?? 5);
-      if (this.ringing) await this.ringing;
+      if (this.ringing) await this.ringing(index);
       if (agent !== c.answeredBy) {
         this.pbx.emit('AgentRingNoAnswer', 'agent', this.clock, [
           ...snapshot(trunk, ''),
@@ -606,7 +622,7 @@ class CallScript {
     this.state(trunk, 5);
     this.dial('DialState', phone, trunk, [['DialStatus', 'RINGING']]);
     await this.pause(c.ring ?? 5);
-    if (this.ringing) await this.ringing;
+    if (this.ringing) await this.ringing(0);
     if (c.busy || !c.answeredBy) {
       this.dial('DialEnd', phone, trunk, [['DialStatus', c.busy ? 'BUSY' : 'NOANSWER']]);
       this.hangup(trunk, c.busy ? 17 : 19, c.busy ? 'User busy' : 'User alerting, no answer');
