@@ -65,12 +65,18 @@ describe('following Asterisk over AMI: phones that start ringing later', () => {
     );
     expect(done).toMatchObject({ USER_ID: 2, registerRequests: 1, shownTo: [] });
     expect(done.finished).toMatchObject({ USER_ID: 3, DURATION: 25, STATUS_CODE: '200' });
-    expect(log(done)).toEqual([
+    // The answer's hide for 101 and the end's finish may share a request (the call is short): in either order.
+    expect(log(done).slice(0, 2)).toEqual([
       ['register', [2], []],
       ['show', [3], []],
-      ['hide', [], [2]],
-      ['finish', [], [3]],
     ]);
+    expect(log(done).slice(2)).toEqual(
+      expect.arrayContaining([
+        ['hide', [], [2]],
+        ['finish', [], [3]],
+      ]),
+    );
+    expect(done.cardLog).toHaveLength(4);
   });
 
   it('ring group hunt: 101, then 102, then 103 answers: each shown the card as it rings, once', async () => {
