@@ -6,7 +6,8 @@ import { callStatus } from '../pbx-adapters/adapter-support';
  * Phones that start ringing after the call's first `DialBegin`/`AgentCalled` (a queue's next member, a
  * hunt ring group's next phone) are shown the card too, followed over AMI: the bridge logs in to the AMI
  * double over real TCP, each round of phones rings until the test lets it go on, and the sandbox portal's
- * card log says who saw the card when. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
+ * card log says who saw the card when. Also a call forwarded out through a second trunk once its phone rang
+ * (follow-me to a mobile): answered, not missed. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
  */
 describe('following Asterisk over AMI: phones that start ringing later', () => {
   let pbx: AmiDouble;
@@ -102,5 +103,22 @@ describe('following Asterisk over AMI: phones that start ringing later', () => {
       expect(done.cardLog.filter((change) => change.shown.includes(user))).toHaveLength(1);
       expect(done.cardLog.filter((change) => change.hidden.includes(user))).toHaveLength(1);
     }
+  });
+
+  it("forwarded out through a second trunk after 101 rang: finished answered with the outside leg's talk time", async () => {
+    const playing = pbx.play({
+      kind: 'inbound',
+      from: '+4915112345683',
+      to: '101',
+      forwardTo: '015112349999',
+      talk: 70,
+      holdRinging: true,
+    });
+    await cardShownTo(playing.linkedid, [2]);
+    playing.pickUp();
+    await playing.done;
+    const done = await settled(playing.linkedid);
+    expect(done).toMatchObject({ USER_ID: 2, shownTo: [] });
+    expect(done.finished).toMatchObject({ USER_ID: 2, DURATION: 70, STATUS_CODE: '200' });
   });
 });

@@ -59,6 +59,12 @@ export interface CallDescription {
    * ringing after the call's first DialBegin (the answerer picks up in the first round that rings them).
    */
   strategy?: 'ringall' | 'hunt' | 'memoryhunt';
+  /**
+   * inbound: when no phone of `to` answers, the call is forwarded to this outside number (follow-me or
+   * call-forward to a mobile): `Local/<number>@from-internal/n` ;1/;2, the ;2 half dialling a second trunk
+   * (REAL-PBX §2.c), which answers and talks `talk` seconds.
+   */
+  forwardTo?: string;
   /** Every dialled phone answers 486. */
   busy?: boolean;
   /** Nobody answers, then voicemail answers the trunk. */
@@ -448,7 +454,7 @@ class CallScript {
       }
     }
     if (!winner) {
-      await this.afterNoAnswer(trunk);
+      await (c.forwardTo ? this.forward(trunk, c.forwardTo) : this.afterNoAnswer(trunk));
       return;
     }
     this.state(winner, 6);
@@ -675,6 +681,61 @@ class CallScript {
   }
 
   /** Nobody answered: voicemail answers the trunk (Up, no bridge), or the caller gives up. */
+  /** Forwarded out: trunk ⇄ Local ;1 … ;2 ⇄ a second trunk leg to `number`, which answers; the caller hangs up. */
+  private async forward(trunk: Chan, number: string): Promise<void> {
+    const hex = this.pbx.hex();
+    const local = (half: 1 | 2, state: number) =>
+      this.pbx.newChannel(
+        `Local/${number}@from-internal-${hex};${half}`,
+        state,
+        trunk.callerNum,
+        'from-internal',
+        number,
+        trunk.linkedid,
+        this.clock,
+      );
+    const one = local(1, 0);
+    const two = local(2, 4);
+    this.dial('DialBegin', trunk, one, [['DialString', `Local/${number}@from-internal/n`]]);
+    this.pbx.emit('LocalBridge', 'call', this.clock, [
+      ...snapshot(one, 'LocalOne'),
+      ...snapshot(two, 'LocalTwo'),
+      ['Context', 'from-internal'],
+      ['Exten', number],
+      ['LocalOptimization', 'No'],
+    ]);
+    const [ctx, ext] = this.fpbx === 17 ? ['trunk-dial-with-exten', number] : ['macro-dialout-trunk', 's'];
+    two.context = ctx;
+    two.exten = ext;
+    const out = this.pbx.newChannel(
+      `PJSIP/trunk2-${this.pbx.hex()}`,
+      0,
+      number,
+      'from-pstn',
+      's',
+      trunk.linkedid,
+      this.clock,
+    );
+    out.connectedNum = trunk.callerNum;
+    this.dial('DialBegin', two, out, [['DialString', `${number}@trunk2`]]);
+    await this.pause();
+    this.state(out, 5);
+    this.dial('DialState', two, out, [['DialStatus', 'RINGING']]);
+    await this.pause(this.call.ring ?? 5);
+    this.state(out, 6);
+    this.dial('DialEnd', two, out, [['DialStatus', 'ANSWER']]);
+    this.state(two, 6);
+    this.bridge([two, out]);
+    this.state(one, 6);
+    this.dial('DialEnd', trunk, one, [['DialStatus', 'ANSWER']]);
+    this.state(trunk, 6);
+    this.bridge([trunk, one]);
+    this.answered();
+    await this.talk();
+    for (const chan of [trunk, one, two, out]) this.leaveBridge(chan);
+    for (const chan of [trunk, one, two, out]) this.hangup(chan, 16, 'Normal Clearing');
+  }
+
   private async afterNoAnswer(trunk: Chan): Promise<void> {
     if (this.call.voicemail) {
       this.newExten(trunk, 'macro-vm', 's', 'VoiceMail', `${[this.call.to].flat()[0]}@default,u`);

@@ -98,6 +98,28 @@ describe('CallTracker: AMI events of real flows → call events', () => {
     ]);
   });
 
+  it('forwarded out through a second trunk (follow-me to a mobile): answered, talk time of the outside leg', async () => {
+    const { events, tracker } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: '101',
+        forwardTo: '015112349999',
+        ring: 15,
+        talk: 70,
+        recording: true,
+      },
+    ]);
+    // No employee picked up: no call.answered; the call is answered (forwarded), not missed.
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    expect(events[1]).toMatchObject({ durationSec: 70, phoneNumber: '+4915112345678', direction: 'inbound' });
+    expect(events[1].recordingUrl).toMatch(/\/in-101-/);
+    expect(tracker.activeCalls).toBe(0);
+  });
+
   it('ring group ringall: every ringing phone in extensions, the answerer answers', async () => {
     const { events } = await follow([
       { kind: 'inbound', from: '+4915112345678', to: ['101', '102', '103'], answeredBy: '102', talk: 30 },

@@ -34,6 +34,7 @@ interface TrackedCall {
   /** Outbound: the employee who dialled. */
   caller?: string;
   answeredBy?: string;
+  /** When a phone, or a forward to an outside number, first took the call: talk time counts from here. */
   answeredAt?: number;
   /** Dial outcomes (DialEnd DialStatus) of legs that did not answer. */
   outcomes: string[];
@@ -397,7 +398,11 @@ export class CallTracker {
     if (!call.started) {
       call.started = true;
       this.pendingStarts.add(call.callId);
-    } else if (call.direction === 'inbound' && !call.answeredBy && !call.announced.has(extension)) {
+    } else if (
+      call.direction === 'inbound' &&
+      call.answeredAt === undefined &&
+      !call.announced.has(extension)
+    ) {
       // Started before this phone rang: a later start names it (held like the first for parallel dials).
       if (!this.pendingStarts.has(call.callId)) call.lateAt = at;
       this.pendingStarts.add(call.callId);
@@ -413,15 +418,25 @@ export class CallTracker {
     for (const callId of this.pendingStarts) {
       const call = this.calls.get(callId);
       // A later start goes only while nobody answered (the card is never shown after the answer).
-      if (call && !call.answeredBy) out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
+      if (call && call.answeredAt === undefined)
+        out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
       if (call) call.lateAt = undefined;
     }
     this.pendingStarts.clear();
   }
 
-  /** The phone now connected to the outside party; a new one is a `call.answered` (again on each transfer). */
+  /**
+   * The phone now connected to the outside party; a new one is a `call.answered` (again on each transfer).
+   * Connected to another trunk instead (a follow-me or call-forward to an outside number): the call was
+   * taken, by nobody the portal knows: answered from now, with no `call.answered`.
+   */
   private checkAnswer(call: TrackedCall, at: number, out: CallEvent[]): void {
-    const extension = this.connectedPhone(call.outside);
+    const party = this.connectedParty(call.outside);
+    if (party?.kind === 'trunk') {
+      call.answeredAt ??= at;
+      return;
+    }
+    const extension = party?.extension;
     if (!extension || extension === call.answeredBy) return;
     if (!call.started) {
       call.started = true;
@@ -432,8 +447,11 @@ export class CallTracker {
     out.push({ event: 'call.answered', callId: call.callId, extension, at: iso(at) });
   }
 
-  /** Walks bridges and Local pairs from `start` to the first phone (queues: trunk ⇄ ;1 … ;2 ⇄ phone). */
-  private connectedPhone(start: string): string | undefined {
+  /**
+   * Walks bridges and Local pairs from `start` to the first phone (queues: trunk ⇄ ;1 … ;2 ⇄ phone), or to
+   * another trunk (forwarded out: trunk ⇄ ;1 … ;2 ⇄ trunk).
+   */
+  private connectedParty(start: string): Channel | undefined {
     const seen = new Set<string>([start]);
     const queue = [start];
     while (queue.length > 0 && seen.size < 64) {
@@ -447,7 +465,8 @@ export class CallTracker {
       for (const member of channel.bridge ? (this.bridges.get(channel.bridge) ?? []) : []) {
         const other = this.channels.get(member);
         if (!other || seen.has(member)) continue;
-        if (other.kind === 'phone' && other.extension) return other.extension;
+        if (other.kind === 'phone' && other.extension) return other;
+        if (other.kind === 'trunk') return other;
         if (other.kind === 'local') next.push(member);
       }
       for (const id of next) {
