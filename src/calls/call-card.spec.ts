@@ -193,4 +193,60 @@ describe('call card', () => {
     );
     expect(idempotencyKey(group)).toBe('call.started');
   });
+
+  describe("phones that start ringing later (a queue's next member, a hunt group, follow-me)", () => {
+    const queue: CallEvent = { ...group, extensions: undefined, extension: '101' };
+    const later = (extensions: string[]): CallEvent => ({
+      ...queue,
+      extensions,
+      at: '2026-11-22T10:00:15+01:00',
+    });
+
+    it('a later start naming a new phone is keyed by it; one naming nobody new keys as the first', () => {
+      expect(idempotencyKey(queue, undefined)).toBe('call.started');
+      const call = applyEvent(newCall('p', 'c1', 0), queue, settings);
+      expect(idempotencyKey(later(['101', '102']), call)).toBe('call.started/+102');
+      expect(idempotencyKey(later(['103', '102']), call)).toBe('call.started/+102,103');
+      expect(idempotencyKey(later(['101']), call)).toBe('call.started');
+      expect(idempotencyKey(queue, call)).toBe('call.started');
+      const grown = applyEvent(call, later(['102']), settings);
+      expect(idempotencyKey(later(['102']), grown)).toBe('call.started');
+      // A key stays within the primary key column however many long numbers a start names.
+      const many = later(Array.from({ length: 50 }, (_, i) => `${'9'.repeat(200)}${i}`));
+      expect(idempotencyKey(many, call)).toMatch(/^call\.started\/\+sha256:[0-9a-f]{64}$/);
+    });
+
+    it('while the call rings, the late phone is shown the card; on the answer it is hidden for the others', () => {
+      let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
+      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
+      expect(call).toMatchObject({ cardShown: ['101'], nextStep: undefined });
+      call = applyEvent(call, later(['102']), { ...settings, now: 2000 });
+      expect(call).toMatchObject({ ringing: ['101', '102'], nextStep: 'show', startedAt: queue.at });
+      expect(cardMoves(call)).toEqual({ show: ['102'], hide: [] });
+      expect(deliveryPriority(call)).toBe(0);
+      call = markCardShown({ ...call, cardSending: { show: { keys: ['102'], userIds: [3] } } }, 2100);
+      call = applyEvent(call, answeredBy('102'), { ...settings, now: 3000 });
+      expect(cardMoves(call)).toEqual({ show: [], hide: ['101'] });
+    });
+
+    it('a late phone of a call already answered or ended is shown nothing', () => {
+      let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
+      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
+      const answered = applyEvent(call, answeredBy('101'), { ...settings, now: 2000 });
+      const lateAfterAnswer = applyEvent(answered, later(['102']), { ...settings, now: 2100 });
+      expect(cardMoves(lateAfterAnswer)).toEqual({ show: [], hide: [] });
+      const over = applyEvent(call, ended, { ...settings, now: 2000 });
+      const lateAfterEnd = applyEvent(over, later(['102']), { ...settings, now: 2100 });
+      expect(cardMoves(lateAfterEnd).show).toEqual([]);
+      expect(lateAfterEnd.nextStep).toBe('finish');
+    });
+
+    it("a late phone before the register went out rides with the register's show", () => {
+      let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
+      call = applyEvent(call, later(['102']), { ...settings, now: 1100 });
+      expect(call.nextStep).toBe('register');
+      expect(ringGroupRest(call, '101')).toEqual(['102']);
+      expect(dueSteps(call)).toEqual(['register', 'show']);
+    });
+  });
 });

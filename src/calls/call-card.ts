@@ -1,4 +1,6 @@
-import { CallRecord, PortalUser } from './call';
+import { cardKey, CallRecord, PortalUser, USER_KEY_PREFIX } from './call';
+
+export { cardKey };
 
 /**
  * The call card while the phone rings (the API contract's live call card): who should see it now, who was
@@ -15,13 +17,7 @@ import { CallRecord, PortalUser } from './call';
  * - A call the bridge first heard of after it ended is registered with SHOW=0 and shows nobody.
  */
 
-const USER_PREFIX = 'user:';
-
-/** The card key of an employee named by internal number or portal user id. */
-export function cardKey(extension?: string, userId?: number): string | undefined {
-  if (extension) return extension;
-  return userId === undefined ? undefined : `${USER_PREFIX}${userId}`;
-}
+const USER_PREFIX = USER_KEY_PREFIX;
 
 /** The card key of the employee a command names. */
 export function cardKeyOf(user: PortalUser | undefined): string | undefined {

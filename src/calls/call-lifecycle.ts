@@ -1,5 +1,13 @@
 import { DateTime } from 'luxon';
-import { CallEvent, CallRecord, hasStartDetails, PortalStep, PortalUser } from './call';
+import {
+  CallEvent,
+  CallRecord,
+  hasStartDetails,
+  lateRingers,
+  PortalStep,
+  PortalUser,
+  ringingOf,
+} from './call';
 import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys, withoutPeople } from './call-card';
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 
@@ -46,6 +54,14 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
 }
 
 function applyStarted(call: CallRecord, event: CallEvent): void {
+  // A later start names phones that began ringing since (a queue's next member, a hunt group, follow-me):
+  // they join the ring group, so the card is shown to them while the call rings (`call-card.ts`) and
+  // hidden for them on the answer like for the first ones. After the answer or the end it shows nobody.
+  const late = lateRingers(event, call);
+  if (late.length > 0) {
+    call.ringing = withKeys(ringingOf(call), late);
+    return;
+  }
   call.heardStart = true;
   // A call already registered (or about to be) from a CDR keeps what it has: the start changes nothing.
   if (hasStartDetails(call)) return;

@@ -1,3 +1,5 @@
+import { createHash } from 'crypto';
+
 /** The call as the bridge knows it: what the PBX said, and how far delivery to the portal has come. */
 
 export type CallEventName = 'call.started' | 'call.answered' | 'call.ended';
@@ -223,12 +225,65 @@ export function hasStartDetails(call: CallRecord): boolean {
   return Boolean(call.direction && call.phoneNumber && call.startedAt);
 }
 
+/** A card key naming a portal user by id (`user:<id>`), where the PBX named no internal number. */
+export const USER_KEY_PREFIX = 'user:';
+
+/** The card key of an employee named by internal number or portal user id (`call-card.ts`). */
+export function cardKey(extension?: string, userId?: number): string | undefined {
+  if (extension) return extension;
+  return userId === undefined ? undefined : `${USER_KEY_PREFIX}${userId}`;
+}
+
+/**
+ * Whom a `call.started` names as ringing (card keys, once each): `extension` and every one of `extensions`,
+ * or, naming no ring group, its one employee by internal number or user id.
+ */
+export function ringersOf(event: CallEvent): string[] {
+  const keys = event.extensions
+    ? [event.extension, ...event.extensions]
+    : [cardKey(event.extension, event.userId)];
+  return [...new Set(keys.filter((key): key is string => Boolean(key)))];
+}
+
+/** Whom the call rings (card keys): the ring group its starts named, else its one employee. */
+export function ringingOf(call: CallRecord): string[] {
+  if (call.ringing) return call.ringing;
+  const key = cardKey(call.extension, call.userId);
+  return key === undefined ? [] : [key];
+}
+
+/**
+ * The phones a later `call.started` of a call already started names that the call does not ring yet (a
+ * queue's next member, a hunt group's next phone, follow-me), sorted; empty for the call's first start and
+ * for a start naming nobody new.
+ */
+export function lateRingers(event: CallEvent, call: CallRecord | undefined): string[] {
+  if (event.event !== 'call.started' || !call?.heardStart) return [];
+  const known = new Set(ringingOf(call));
+  return ringersOf(event)
+    .filter((key) => !known.has(key))
+    .sort();
+}
+
+/** Past this length a late start's key names its new phones by their hash (the key is a primary key column). */
+const MAX_RINGERS_KEY = 200;
+
 /**
  * The event's idempotency key within its call (SPEC.md §2, §4): its name, and for `call.answered` also who
  * answered, so a later answer by someone else (a transfer) is a new event and a repeat of the same is not.
+ * A `call.started` of a call already started that names phones not ringing yet is keyed by those phones
+ * (`call.started/+102,103`): they are shown the card while the call rings; a start naming nobody new keys
+ * as the first start did, so a repeat is a duplicate. `call` is the call as stored before this event.
  */
-export function idempotencyKey(event: CallEvent): string {
+export function idempotencyKey(event: CallEvent, call?: CallRecord): string {
+  if (event.event === 'call.started') {
+    const late = lateRingers(event, call).join(',');
+    if (!late) return event.event;
+    const named =
+      late.length <= MAX_RINGERS_KEY ? late : `sha256:${createHash('sha256').update(late).digest('hex')}`;
+    return `${event.event}/+${named}`;
+  }
   if (event.event !== 'call.answered') return event.event;
-  const who = event.extension ?? (event.userId !== undefined ? `user:${event.userId}` : undefined);
+  const who = cardKey(event.extension, event.userId);
   return who === undefined ? event.event : `${event.event}/${who}`;
 }

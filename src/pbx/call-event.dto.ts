@@ -31,7 +31,14 @@ export class CallEventDto {
   @IsIn(['call.started', 'call.answered', 'call.ended'], {
     message: 'event must be one of call.started, call.answered, call.ended',
   })
-  @ApiProperty({ enum: ['call.started', 'call.answered', 'call.ended'], example: 'call.started' })
+  @ApiProperty({
+    enum: ['call.started', 'call.answered', 'call.ended'],
+    description:
+      'Keyed per call by its name (a repeat is a duplicate); call.answered also by who answered (a transfer). ' +
+      "A later call.started naming phones the call does not ring yet (a queue's next member, a hunt group, " +
+      'follow-me) adds them: they are shown the card while the call rings; one naming nobody new is a duplicate',
+    example: 'call.started',
+  })
   event: CallEventName;
 
   @ApiProperty({
@@ -80,7 +87,8 @@ export class CallEventDto {
 
   @ApiPropertyOptional({
     description:
-      'On call.started: every internal number ringing at once (ring group, queue); each is shown the call card, the call is registered for the first',
+      'On call.started: every internal number ringing at once (ring group, queue); each is shown the call card, the call is registered for the first. ' +
+      'A later call.started of the same call naming numbers that began ringing since shows them the card too (while nobody has answered)',
     type: [String],
     minItems: 1,
     maxItems: 50,

@@ -52,6 +52,19 @@ export interface CallDescription {
   queue?: string;
   /** Who picks up (inbound: an extension of `to`; outbound/internal: any truthy value). Unset: nobody. */
   answeredBy?: string;
+  /**
+   * inbound ring group (`to` with several): how its phones ring. `ringall` (default): all at once.
+   * `hunt`: one after another, each Dial() from the caller's channel ending NOANSWER before the next.
+   * `memoryhunt`: the first, then the first two, … (each round a new Dial() of all so far). So phones start
+   * ringing after the call's first DialBegin (the answerer picks up in the first round that rings them).
+   */
+  strategy?: 'ringall' | 'hunt' | 'memoryhunt';
+  /**
+   * inbound: when no phone of `to` answers, the call is forwarded to this outside number (follow-me or
+   * call-forward to a mobile): `Local/<number>@from-internal/n` ;1/;2, the ;2 half dialling a second trunk
+   * (REAL-PBX §2.c), which answers and talks `talk` seconds.
+   */
+  forwardTo?: string;
   /** Every dialled phone answers 486. */
   busy?: boolean;
   /** Nobody answers, then voicemail answers the trunk. */
@@ -71,6 +84,11 @@ export interface CallDescription {
   holdOpen?: boolean;
   /** Keep the phones ringing until `pickUp()` on the handle (then the call goes on as described). */
   holdRinging?: boolean;
+  /**
+   * With `holdRinging`: every round of phones (a queue's next member, a hunt group's next round) rings until
+   * its own `pickUp()`, so a test can see the card reach the phones that ring later.
+   */
+  holdEachRound?: boolean;
 }
 
 export interface PlayingCall {
@@ -243,8 +261,19 @@ export class AmiDouble extends TcpDouble {
     const release = new Promise<void>((resolve) => (hangUp = resolve));
     let markAnswered: () => void = () => undefined;
     const answered = new Promise<void>((resolve) => (markAnswered = resolve));
-    let pickUp: () => void = () => undefined;
-    const ringing = new Promise<void>((resolve) => (pickUp = resolve));
+    // One latch per round of ringing phones; without holdEachRound every round waits on the first.
+    const latches: { promise: Promise<void>; open: () => void }[] = [];
+    const latch = (round: number) => {
+      while (latches.length <= round) {
+        let open: () => void = () => undefined;
+        const promise = new Promise<void>((resolve) => (open = resolve));
+        latches.push({ promise, open });
+      }
+      return latches[round];
+    };
+    let picked = 0;
+    const pickUp = () => latch(picked++).open();
+    const ringing = (round: number) => latch(call.holdEachRound ? round : 0).promise;
     const script = new CallScript(
       this,
       call,
@@ -326,7 +355,7 @@ class CallScript {
     private readonly call: CallDescription,
     private readonly release: Promise<void> | undefined,
     private readonly answered: () => void,
-    private readonly ringing?: Promise<void>,
+    private readonly ringing?: (round: number) => Promise<void>,
   ) {
     this.step = call.stepMs ?? 5;
     this.fpbx = call.freepbx ?? 17;
@@ -374,48 +403,58 @@ class CallScript {
     this.newExten(trunk, group ? 'ext-group' : 'ext-local', group ? '600' : targets[0], 'Goto', '');
     if (c.recording) this.record(trunk, group ? 'rg' : 'in', group ? '600' : targets[0]);
     const [dialContext, dialExten] = this.dialContext(group ? '600' : targets[0]);
-    const phones = targets.map((ext) =>
-      this.pbx.newChannel(
-        `PJSIP/${ext}-${this.pbx.hex()}`,
-        0,
-        ext,
-        'from-internal',
-        's',
-        trunk.linkedid,
-        this.clock,
-      ),
-    );
-    for (const phone of phones) {
-      phone.connectedNum = trunk.callerNum;
-      trunk.context = dialContext;
-      trunk.exten = dialExten;
-      trunk.application = 'Dial';
-      this.dial('DialBegin', trunk, phone, [
-        ['DialString', `${phone.callerNum}/sip:${phone.callerNum}@192.0.2.10:5060`],
-      ]);
-    }
-    await this.pause();
-    if (c.busy) {
+    const rounds =
+      c.strategy === 'hunt'
+        ? targets.map((ext) => [ext])
+        : c.strategy === 'memoryhunt'
+          ? targets.map((_, index) => targets.slice(0, index + 1))
+          : [targets];
+    let winner: Chan | undefined;
+    let phones: Chan[] = [];
+    for (const [index, round] of rounds.entries()) {
+      phones = round.map((ext) =>
+        this.pbx.newChannel(
+          `PJSIP/${ext}-${this.pbx.hex()}`,
+          0,
+          ext,
+          'from-internal',
+          's',
+          trunk.linkedid,
+          this.clock,
+        ),
+      );
       for (const phone of phones) {
-        this.dial('DialEnd', trunk, phone, [['DialStatus', 'BUSY']]);
-        this.hangup(phone, 17, 'User busy');
+        phone.connectedNum = trunk.callerNum;
+        trunk.context = dialContext;
+        trunk.exten = dialExten;
+        trunk.application = 'Dial';
+        this.dial('DialBegin', trunk, phone, [
+          ['DialString', `${phone.callerNum}/sip:${phone.callerNum}@192.0.2.10:5060`],
+        ]);
       }
-      await this.afterNoAnswer(trunk);
-      return;
-    }
-    for (const phone of phones) {
-      this.state(phone, 5);
-      this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
-    }
-    await this.pause(c.ring ?? 5);
-    if (this.ringing) await this.ringing;
-    const winner = phones.find((phone) => phone.callerNum === c.answeredBy);
-    if (!winner) {
+      await this.pause();
+      if (c.busy) {
+        for (const phone of phones) {
+          this.dial('DialEnd', trunk, phone, [['DialStatus', 'BUSY']]);
+          this.hangup(phone, 17, 'User busy');
+        }
+        continue;
+      }
+      for (const phone of phones) {
+        this.state(phone, 5);
+        this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
+      }
+      await this.pause(c.ring ?? 5);
+      if (this.ringing) await this.ringing(index);
+      winner = phones.find((phone) => phone.callerNum === c.answeredBy);
+      if (winner) break;
       for (const phone of phones) {
         this.dial('DialEnd', trunk, phone, [['DialStatus', 'NOANSWER']]);
         this.hangup(phone, 19, 'User alerting, no answer');
       }
-      await this.afterNoAnswer(trunk);
+    }
+    if (!winner) {
+      await (c.forwardTo ? this.forward(trunk, c.forwardTo) : this.afterNoAnswer(trunk));
       return;
     }
     this.state(winner, 6);
@@ -448,7 +487,7 @@ class CallScript {
       ['Position', '1'],
       ['Count', '1'],
     ]);
-    for (const agent of [c.to].flat()) {
+    for (const [index, agent] of [c.to].flat().entries()) {
       const hex = this.pbx.hex();
       const one = this.pbx.newChannel(
         `Local/${agent}@from-queue-${hex};1`,
@@ -505,7 +544,7 @@ class CallScript {
       this.dial('DialState', two, phone, [['DialStatus', 'RINGING']]);
       this.dial('DialState', trunk, one, [['DialStatus', 'RINGING']]);
       await this.pause(c.ring ?? 5);
-      if (this.ringing) await this.ringing;
+      if (this.ringing) await this.ringing(index);
       if (agent !== c.answeredBy) {
         this.pbx.emit('AgentRingNoAnswer', 'agent', this.clock, [
           ...snapshot(trunk, ''),
@@ -589,7 +628,7 @@ class CallScript {
     this.state(trunk, 5);
     this.dial('DialState', phone, trunk, [['DialStatus', 'RINGING']]);
     await this.pause(c.ring ?? 5);
-    if (this.ringing) await this.ringing;
+    if (this.ringing) await this.ringing(0);
     if (c.busy || !c.answeredBy) {
       this.dial('DialEnd', phone, trunk, [['DialStatus', c.busy ? 'BUSY' : 'NOANSWER']]);
       this.hangup(trunk, c.busy ? 17 : 19, c.busy ? 'User busy' : 'User alerting, no answer');
@@ -642,6 +681,61 @@ class CallScript {
   }
 
   /** Nobody answered: voicemail answers the trunk (Up, no bridge), or the caller gives up. */
+  /** Forwarded out: trunk ⇄ Local ;1 … ;2 ⇄ a second trunk leg to `number`, which answers; the caller hangs up. */
+  private async forward(trunk: Chan, number: string): Promise<void> {
+    const hex = this.pbx.hex();
+    const local = (half: 1 | 2, state: number) =>
+      this.pbx.newChannel(
+        `Local/${number}@from-internal-${hex};${half}`,
+        state,
+        trunk.callerNum,
+        'from-internal',
+        number,
+        trunk.linkedid,
+        this.clock,
+      );
+    const one = local(1, 0);
+    const two = local(2, 4);
+    this.dial('DialBegin', trunk, one, [['DialString', `Local/${number}@from-internal/n`]]);
+    this.pbx.emit('LocalBridge', 'call', this.clock, [
+      ...snapshot(one, 'LocalOne'),
+      ...snapshot(two, 'LocalTwo'),
+      ['Context', 'from-internal'],
+      ['Exten', number],
+      ['LocalOptimization', 'No'],
+    ]);
+    const [ctx, ext] = this.fpbx === 17 ? ['trunk-dial-with-exten', number] : ['macro-dialout-trunk', 's'];
+    two.context = ctx;
+    two.exten = ext;
+    const out = this.pbx.newChannel(
+      `PJSIP/trunk2-${this.pbx.hex()}`,
+      0,
+      number,
+      'from-pstn',
+      's',
+      trunk.linkedid,
+      this.clock,
+    );
+    out.connectedNum = trunk.callerNum;
+    this.dial('DialBegin', two, out, [['DialString', `${number}@trunk2`]]);
+    await this.pause();
+    this.state(out, 5);
+    this.dial('DialState', two, out, [['DialStatus', 'RINGING']]);
+    await this.pause(this.call.ring ?? 5);
+    this.state(out, 6);
+    this.dial('DialEnd', two, out, [['DialStatus', 'ANSWER']]);
+    this.state(two, 6);
+    this.bridge([two, out]);
+    this.state(one, 6);
+    this.dial('DialEnd', trunk, one, [['DialStatus', 'ANSWER']]);
+    this.state(trunk, 6);
+    this.bridge([trunk, one]);
+    this.answered();
+    await this.talk();
+    for (const chan of [trunk, one, two, out]) this.leaveBridge(chan);
+    for (const chan of [trunk, one, two, out]) this.hangup(chan, 16, 'Normal Clearing');
+  }
+
   private async afterNoAnswer(trunk: Chan): Promise<void> {
     if (this.call.voicemail) {
       this.newExten(trunk, 'macro-vm', 's', 'VoiceMail', `${[this.call.to].flat()[0]}@default,u`);

@@ -98,6 +98,28 @@ describe('CallTracker: AMI events of real flows → call events', () => {
     ]);
   });
 
+  it('forwarded out through a second trunk (follow-me to a mobile): answered, talk time of the outside leg', async () => {
+    const { events, tracker } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: '101',
+        forwardTo: '015112349999',
+        ring: 15,
+        talk: 70,
+        recording: true,
+      },
+    ]);
+    // No employee picked up: no call.answered; the call is answered (forwarded), not missed.
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    expect(events[1]).toMatchObject({ durationSec: 70, phoneNumber: '+4915112345678', direction: 'inbound' });
+    expect(events[1].recordingUrl).toMatch(/\/in-101-/);
+    expect(tracker.activeCalls).toBe(0);
+  });
+
   it('ring group ringall: every ringing phone in extensions, the answerer answers', async () => {
     const { events } = await follow([
       { kind: 'inbound', from: '+4915112345678', to: ['101', '102', '103'], answeredBy: '102', talk: 30 },
@@ -122,13 +144,49 @@ describe('CallTracker: AMI events of real flows → call events', () => {
         recording: true,
       },
     ]);
+    // The queue's next member rings later: a later call.started names it (its card), before the answer.
     expect(summary(events)).toEqual([
       ['call.started', '101', null, null],
+      ['call.started', '102', null, null],
       ['call.answered', '102', null, null],
       ['call.ended', '102', null, 'answered'],
     ]);
-    expect(events[2]).toMatchObject({ durationSec: 25 });
-    expect(events[2].recordingUrl).toMatch(/\/q-400-/);
+    expect(events[1]).toMatchObject({ direction: 'inbound', phoneNumber: '+4915112345678' });
+    expect(Date.parse(events[1].at)).toBeGreaterThan(Date.parse(events[0].at));
+    expect(events[3]).toMatchObject({ durationSec: 25 });
+    expect(events[3].recordingUrl).toMatch(/\/q-400-/);
+  });
+
+  it('ring group hunt: each next phone gives a later call.started; none after the answer', async () => {
+    const { events } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: ['101', '102', '103'],
+        strategy: 'hunt',
+        answeredBy: '102',
+        talk: 20,
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.started', '102', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(events[3]).toMatchObject({ durationSec: 20 });
+  });
+
+  it('ring group memory-hunt nobody answers: each round names the phones ringing then; missed', async () => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: ['101', '102', '103'], strategy: 'memoryhunt' },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.started', '101', ['101', '102'], null],
+      ['call.started', '101', ['101', '102', '103'], null],
+      ['call.ended', '101', null, 'missed'],
+    ]);
   });
 
   it('queue nobody answers (caller abandons): missed', async () => {

@@ -27,9 +27,14 @@ interface TrackedCall {
   ringing: Map<string, string>;
   /** Everyone this call rang, in order, for the call.ended of a call nobody answered. */
   rang: string[];
+  /** Phones a `call.started` of this call named: a phone ringing later gets a later one (its card). */
+  announced: Set<string>;
+  /** When the phones of a later `call.started` held for parallel dials began ringing. */
+  lateAt?: number;
   /** Outbound: the employee who dialled. */
   caller?: string;
   answeredBy?: string;
+  /** When a phone, or a forward to an outside number, first took the call: talk time counts from here. */
   answeredAt?: number;
   /** Dial outcomes (DialEnd DialStatus) of legs that did not answer. */
   outcomes: string[];
@@ -67,7 +72,9 @@ const ANSWER = 'ANSWER';
  * - A call exists only when an outside party is in it: a trunk channel that starts its own Linkedid (inbound)
  *   or a trunk dialled by a phone (outbound). Phone-to-phone calls never become calls.
  * - Inbound `call.started` when the first phone rings (`DialBegin` to a phone, `AgentCalled`), with every
- *   phone ringing by the next flush; outbound when the phone dials the trunk.
+ *   phone ringing by the next flush; outbound when the phone dials the trunk. A phone that starts ringing
+ *   later while nobody has answered (a queue's next member, a hunt or memory-hunt ring group's next round,
+ *   follow-me) gives a later `call.started` naming the phones ringing then: the intake shows them the card.
  * - `call.answered` whenever the phone connected to the outside party changes: found by walking the outside
  *   channel's bridge, through Local `;1`/`;2` pairs (queues), to a phone. Blind and attended transfers, queue
  *   agents and the Linkedid rewrite all come down to "who is in the outside party's bridge now", so none is
@@ -223,7 +230,7 @@ export class CallTracker {
             channel.linkedid === call.callId &&
             channel.uniqueid !== call.outside
           )
-            this.ring(call, channel.uniqueid, channel.extension);
+            this.ring(call, channel.uniqueid, channel.extension, now);
         }
       }
     }
@@ -251,7 +258,7 @@ export class CallTracker {
     if (!dest) return;
     const call = this.callOf(dest) ?? (caller && this.callOf(caller));
     if (dest.kind === 'phone') {
-      if (call) this.ring(call, dest.uniqueid, dest.extension);
+      if (call) this.ring(call, dest.uniqueid, dest.extension, at);
       return;
     }
     if (dest.kind !== 'trunk' || call) return;
@@ -269,8 +276,7 @@ export class CallTracker {
     const member = this.see(event, 'Dest');
     const call = (customer && this.callOf(customer)) ?? (member && this.callOf(member));
     const extension = this.endpoints.memberExtension(event.Interface, event.MemberName);
-    if (call && member) this.ring(call, member.uniqueid, extension);
-    void at;
+    if (call && member) this.ring(call, member.uniqueid, extension, at);
   }
 
   private dialEnd(event: AmiMessage): void {
@@ -346,6 +352,7 @@ export class CallTracker {
       started: false,
       ringing: new Map(),
       rang: [],
+      announced: new Set(),
       outcomes: [],
     });
   }
@@ -365,6 +372,7 @@ export class CallTracker {
       started: true,
       ringing: new Map(),
       rang: [],
+      announced: new Set(),
       caller: root?.extension,
       outcomes: [],
     });
@@ -383,12 +391,20 @@ export class CallTracker {
     return call;
   }
 
-  private ring(call: TrackedCall, leg: string, extension: string | undefined): void {
+  private ring(call: TrackedCall, leg: string, extension: string | undefined, at: number): void {
     if (!extension) return;
     call.ringing.set(leg, extension);
     if (!call.rang.includes(extension)) call.rang.push(extension);
     if (!call.started) {
       call.started = true;
+      this.pendingStarts.add(call.callId);
+    } else if (
+      call.direction === 'inbound' &&
+      call.answeredAt === undefined &&
+      !call.announced.has(extension)
+    ) {
+      // Started before this phone rang: a later start names it (held like the first for parallel dials).
+      if (!this.pendingStarts.has(call.callId)) call.lateAt = at;
       this.pendingStarts.add(call.callId);
     }
   }
@@ -401,14 +417,26 @@ export class CallTracker {
   private flushInto(out: CallEvent[]): void {
     for (const callId of this.pendingStarts) {
       const call = this.calls.get(callId);
-      if (call) out.push(this.startedEvent(call, call.startedAt));
+      // A later start goes only while nobody answered (the card is never shown after the answer).
+      if (call && call.answeredAt === undefined)
+        out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
+      if (call) call.lateAt = undefined;
     }
     this.pendingStarts.clear();
   }
 
-  /** The phone now connected to the outside party; a new one is a `call.answered` (again on each transfer). */
+  /**
+   * The phone now connected to the outside party; a new one is a `call.answered` (again on each transfer).
+   * Connected to another trunk instead (a follow-me or call-forward to an outside number): the call was
+   * taken, by nobody the portal knows: answered from now, with no `call.answered`.
+   */
   private checkAnswer(call: TrackedCall, at: number, out: CallEvent[]): void {
-    const extension = this.connectedPhone(call.outside);
+    const party = this.connectedParty(call.outside);
+    if (party?.kind === 'trunk') {
+      call.answeredAt ??= at;
+      return;
+    }
+    const extension = party?.extension;
     if (!extension || extension === call.answeredBy) return;
     if (!call.started) {
       call.started = true;
@@ -419,8 +447,11 @@ export class CallTracker {
     out.push({ event: 'call.answered', callId: call.callId, extension, at: iso(at) });
   }
 
-  /** Walks bridges and Local pairs from `start` to the first phone (queues: trunk ⇄ ;1 … ;2 ⇄ phone). */
-  private connectedPhone(start: string): string | undefined {
+  /**
+   * Walks bridges and Local pairs from `start` to the first phone (queues: trunk ⇄ ;1 … ;2 ⇄ phone), or to
+   * another trunk (forwarded out: trunk ⇄ ;1 … ;2 ⇄ trunk).
+   */
+  private connectedParty(start: string): Channel | undefined {
     const seen = new Set<string>([start]);
     const queue = [start];
     while (queue.length > 0 && seen.size < 64) {
@@ -434,7 +465,8 @@ export class CallTracker {
       for (const member of channel.bridge ? (this.bridges.get(channel.bridge) ?? []) : []) {
         const other = this.channels.get(member);
         if (!other || seen.has(member)) continue;
-        if (other.kind === 'phone' && other.extension) return other.extension;
+        if (other.kind === 'phone' && other.extension) return other;
+        if (other.kind === 'trunk') return other;
         if (other.kind === 'local') next.push(member);
       }
       for (const id of next) {
@@ -479,6 +511,7 @@ export class CallTracker {
     const extensions = [...new Set(call.ringing.values())];
     if (extensions.length === 0 && answerer) extensions.push(answerer);
     const extension = call.direction === 'outbound' ? call.caller : extensions[0];
+    for (const named of extensions) call.announced.add(named);
     return {
       event: 'call.started',
       callId: call.callId,

@@ -53,15 +53,15 @@ export class MemoryCallStore extends CallStore {
     const results = submissions.map((events) => {
       const result: IngestResult = { accepted: 0, duplicates: 0 };
       for (const event of events) {
-        const key = JSON.stringify([portalId, event.callId, idempotencyKey(event)]);
+        const id = JSON.stringify([portalId, event.callId]);
+        const call = staged.get(id) ?? this.read(portalId, event.callId);
+        const key = JSON.stringify([portalId, event.callId, idempotencyKey(event, call)]);
         if (this.events.has(key) || seen.has(key)) {
           result.duplicates += 1;
           continue;
         }
         seen.add(key);
         result.accepted += 1;
-        const id = JSON.stringify([portalId, event.callId]);
-        const call = staged.get(id) ?? this.read(portalId, event.callId);
         staged.set(id, copy(apply(call && copy(call), copy(event), ledger)));
       }
       return result;

@@ -42,12 +42,7 @@ export class PostgresCallStore extends CallStore {
 
   async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
     const now = Date.now();
-    const firstOfKey = new Map<string, CallEvent>();
-    for (const event of submissions.flat()) {
-      const key = eventKey(event.callId, idempotencyKey(event));
-      if (!firstOfKey.has(key)) firstOfKey.set(key, event);
-    }
-    const events = [...firstOfKey.values()];
+    const events = submissions.flat();
     const callIds = [...new Set(events.map((event) => event.callId))].sort();
     return this.db.transaction(async (client) => {
       // Whatever the server's or role's default: the 202 promises the events survive a database crash.
@@ -56,32 +51,28 @@ export class PostgresCallStore extends CallStore {
         `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || id, 0)) FROM unnest($2::text[]) AS id`,
         [portalId, callIds],
       );
-      const inserted = await client.query<{ call_id: string; event: string }>(
-        `INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
-         SELECT $1, e.call_id, e.event, e.payload, $5
-         FROM unnest($2::text[], $3::text[], $4::text[]) AS e(call_id, event, payload)
-         ON CONFLICT DO NOTHING RETURNING call_id, event`,
-        [
-          portalId,
-          events.map((event) => event.callId),
-          events.map((event) => idempotencyKey(event)),
-          events.map((event) => JSON.stringify(event)),
-          now,
-        ],
+      // The keys stored for these calls: nobody else stores events of them until this commits (the locks).
+      const stored = await client.query<{ call_id: string; event: string }>(
+        `SELECT call_id, event FROM call_events WHERE portal_id = $1 AND call_id = ANY($2::text[])`,
+        [portalId, callIds],
       );
-      const fresh = new Set(inserted.rows.map((row) => eventKey(row.call_id, row.event)));
+      const known = new Set(stored.rows.map((row) => eventKey(row.call_id, row.event)));
       const calls = await this.lockCalls(client, portalId, callIds);
       const clicks = await this.lockClicks(client, portalId, events);
       const changed = new Map<string, CallRecord>();
+      const fresh: { event: CallEvent; key: string }[] = [];
       const results = submissions.map((list) => {
         const result: IngestResult = { accepted: 0, duplicates: 0 };
         for (const event of list) {
-          const key = eventKey(event.callId, idempotencyKey(event));
-          // Only the first occurrence of a new key is applied; any repeat, here or stored before, is a duplicate.
-          if (!fresh.delete(key)) {
+          // The key may depend on the call as it stands (a later call.started naming new phones), so events
+          // are keyed one after the other; a key stored before or earlier in this batch is a duplicate.
+          const key = idempotencyKey(event, calls.get(event.callId));
+          if (known.has(eventKey(event.callId, key))) {
             result.duplicates += 1;
             continue;
           }
+          known.add(eventKey(event.callId, key));
+          fresh.push({ event, key });
           result.accepted += 1;
           const call = apply(calls.get(event.callId), event, clicks);
           calls.set(event.callId, call);
@@ -89,6 +80,20 @@ export class PostgresCallStore extends CallStore {
         }
         return result;
       });
+      if (fresh.length > 0) {
+        await client.query(
+          `INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
+           SELECT $1, e.call_id, e.event, e.payload, $5
+           FROM unnest($2::text[], $3::text[], $4::text[]) AS e(call_id, event, payload)`,
+          [
+            portalId,
+            fresh.map(({ event }) => event.callId),
+            fresh.map(({ key }) => key),
+            fresh.map(({ event }) => JSON.stringify(event)),
+            now,
+          ],
+        );
+      }
       const saved = [...changed.values()];
       await this.saveCalls(client, saved);
       const claimed = clicks.changed;

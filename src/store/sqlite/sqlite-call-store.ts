@@ -177,10 +177,12 @@ export class SqliteCallStore extends CallStore {
         const results = submissions.map((events) => {
           const result: IngestResult = { accepted: 0, duplicates: 0 };
           for (const event of events) {
+            // The key may depend on the call as stored (a later call.started naming new phones).
+            const call = this.read(portalId, event.callId);
             const inserted = this.statements.insertEvent.run(
               portalId,
               event.callId,
-              idempotencyKey(event),
+              idempotencyKey(event, call),
               JSON.stringify(event),
               now,
             );
@@ -189,7 +191,7 @@ export class SqliteCallStore extends CallStore {
               continue;
             }
             result.accepted += 1;
-            this.save(apply(this.read(portalId, event.callId), event, clicks));
+            this.save(apply(call, event, clicks));
           }
           return result;
         });
