@@ -157,11 +157,12 @@ export abstract class DialSettings {
   abstract readonly defaultUserId?: number;
 }
 
-/** Following the PBX (PBX_EVENTS, AMI_URL, PBX_TRUNKS, SPEC.md §9). AMI_URL is a secret: never logged. */
+/** Following the PBX (PBX_EVENTS, AMI_URL, ESL_URL, PBX_TRUNKS, SPEC.md §9). The URLs are secrets: never logged. */
 export abstract class FollowSettings {
   /** undefined: posted events only. */
-  abstract readonly mode?: 'ami';
+  abstract readonly mode?: 'ami' | 'esl';
   abstract readonly amiUrl?: string;
+  abstract readonly eslUrl?: string;
   /** Channel-name patterns of trunks; empty: endpoints named by internal numbers are phones. */
   abstract readonly trunks: readonly string[];
 }
@@ -294,6 +295,7 @@ export const followSettingsOf = (config: AppConfig): FollowSettings =>
   Object.freeze({
     mode: config.PBX_EVENTS,
     amiUrl: config.AMI_URL,
+    eslUrl: config.ESL_URL,
     trunks: Object.freeze([...config.PBX_TRUNKS]),
   });
 

@@ -18,17 +18,21 @@ import { AmiFollower } from './ami/ami-follower';
 import { amiTargetOf } from './ami/ami-session';
 import { CallTracker } from './ami/call-tracker';
 import { Endpoints } from './ami/endpoints';
+import { EslFollower } from './esl/esl-follower';
+import { eslTargetOf } from './esl/esl-session';
+import { EslTracker } from './esl/esl-tracker';
+import { Legs } from './esl/legs';
 import { IntakeSink } from './intake-sink';
 import { FollowStatusView, PbxFollower } from './pbx-follower';
 
 /**
- * PBX_EVENTS=ami with one portal: follows AMI_URL on the replica that holds the portal's delivery lease
+ * PBX_EVENTS=ami (or esl) with one portal: follows AMI_URL (ESL_URL) on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
  * lease; the intake's idempotency keys make an overlap during a takeover harmless.
  */
 @Injectable()
 export class FollowService extends PbxFollower implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly follower: AmiFollower;
+  private readonly follower: AmiFollower | EslFollower;
   private readonly sink: IntakeSink;
 
   constructor(
@@ -52,6 +56,16 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       isEmployee: (number: string) => directory?.userIdFor(number) !== undefined,
       maxDigits: intakeSettings.internalMaxDigits,
     };
+    const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
+    if (settings.mode === 'esl') {
+      // PBX_EVENTS=esl: FreeSWITCH's event socket (docs/decisions/follow-esl.md).
+      const tracker = new EslTracker(new Legs(settings.trunks, numbers), {
+        recordingTemplate: intakeSettings.recordingUrls.freeswitch,
+      });
+      const target = eslTargetOf(settings.eslUrl as string);
+      this.follower = new EslFollower(target, tracker, this.sink, { followHere }, metrics);
+      return;
+    }
     const tracker = new CallTracker(new Endpoints(settings.trunks, numbers), {
       recordingTemplate: intakeSettings.recordingUrls.asterisk,
     });
@@ -59,7 +73,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       amiTargetOf(settings.amiUrl as string),
       tracker,
       this.sink,
-      { followHere: delivery ? () => delivery.portalStatus().deliveringHere : undefined },
+      { followHere },
       metrics,
     );
   }
