@@ -67,7 +67,7 @@ export class Legs {
     return this.classify({
       'Channel-Name': row.name,
       'Call-Direction': row.direction,
-      'Caller-Context': row.context,
+      'Caller-Context': row.initial_context || row.context,
       'Caller-Caller-ID-Number': row.cid_num,
       'Caller-Destination-Number': row.dest,
       // The user/ endpoint sets presence_id (user@domain) on the legs it dials.
