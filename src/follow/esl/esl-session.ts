@@ -75,7 +75,6 @@ export class EslSession {
     return new Promise((resolve, reject) => {
       const socket = connect({ host: target.host, port: target.port });
       const session = new EslSession(socket, label, options);
-      session.refusedBeforeLogin = reject;
       const framer = new EslFramer((message) => session.received(message));
       const timer = setTimeout(
         () => session.end(new EslError(`no auth/request from ${label} within ${options.timeoutMs} ms`)),

@@ -159,6 +159,25 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     expect(events[2].durationSec).toBe(61);
   });
 
+  it('an outbound call the employee blind-transfers: the gateway leg dials the target (its own call uuid by then)', async () => {
+    const { events, callIds } = await follow([
+      {
+        kind: 'outbound',
+        from: '103',
+        to: '+4930123456',
+        answeredBy: 'y',
+        transfer: { kind: 'blind', to: '102' },
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '103', null, null],
+      ['call.answered', '103', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(events.every((e) => e.callId === callIds[0])).toBe(true);
+  });
+
   it.each([
     [{ busy: true }, 'busy'],
     [{}, 'missed'],
