@@ -218,6 +218,36 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     ]);
   });
 
+  it('legs without dialed_user: a bridge to sofia/internal/101@… is the phone 101; a gateway leg a trunk', () => {
+    const legs = new Legs([], numbers);
+    const dialled = {
+      'Call-Direction': 'outbound',
+      'Channel-Name': 'sofia/internal/sip:101@192.0.2.21:5060',
+    };
+    expect(legs.classify({ ...dialled, 'Caller-Destination-Number': '101@203.0.113.10' })).toEqual({
+      kind: 'phone',
+      extension: '101',
+    });
+    expect(
+      legs.classify({
+        'Call-Direction': 'outbound',
+        'Channel-Name': 'sofia/external/101@sip.carrier.example',
+        variable_sip_gateway_name: 'carrier',
+      }),
+    ).toEqual({ kind: 'trunk' });
+    expect(
+      legs.classify({
+        'Call-Direction': 'inbound',
+        'Channel-Name': 'sofia/external/102@sip.carrier.example',
+        'Caller-Context': 'public',
+        'Caller-Caller-ID-Number': '102',
+      }),
+    ).toEqual({ kind: 'trunk' });
+    expect(legs.classify({ 'Call-Direction': 'outbound', 'Channel-Name': 'loopback/101-a' })).toEqual({
+      kind: 'other',
+    });
+  });
+
   it('many calls at once keep apart, and the tracker forgets them when they end', async () => {
     const calls: EslCallDescription[] = Array.from({ length: 40 }, (_, i) =>
       i % 4 === 0

@@ -79,7 +79,7 @@ export class Legs {
     if (dialled)
       return (
         header(event, 'variable_dialed_user') ??
-        header(event, 'Caller-Destination-Number') ??
+        userPart(header(event, 'Caller-Destination-Number')) ??
         userOfChannel(header(event, 'Channel-Name'))
       );
     return (
@@ -89,4 +89,14 @@ export class Legs {
       userOfChannel(header(event, 'Channel-Name'))
     );
   }
+}
+
+/** `101`, `101@pbx.example.com` or `sip:101@…` (a bridge to a sofia contact) → `101`. */
+function userPart(value: string | undefined): string | undefined {
+  return (
+    value
+      ?.replace(/^sips?:/i, '')
+      .split('@')[0]
+      .trim() || undefined
+  );
 }
