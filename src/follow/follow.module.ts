@@ -26,7 +26,7 @@ import { IntakeSink } from './intake-sink';
 import { FollowStatusView, PbxFollower } from './pbx-follower';
 
 /**
- * PBX_EVENTS=ami (or esl) with one portal: follows AMI_URL (ESL_URL) on the replica that holds the portal's delivery lease
+ * PBX_EVENTS=ami with one portal: follows AMI_URL (esl: ESL_URL) on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
  * lease; the intake's idempotency keys make an overlap during a takeover harmless.
  */
@@ -56,13 +56,13 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       isEmployee: (number: string) => directory?.userIdFor(number) !== undefined,
       maxDigits: intakeSettings.internalMaxDigits,
     };
-    const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
     if (settings.mode === 'esl') {
       // PBX_EVENTS=esl: FreeSWITCH's event socket (docs/decisions/follow-esl.md).
       const tracker = new EslTracker(new Legs(settings.trunks, numbers), {
         recordingTemplate: intakeSettings.recordingUrls.freeswitch,
       });
       const target = eslTargetOf(settings.eslUrl as string);
+      const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
       this.follower = new EslFollower(target, tracker, this.sink, { followHere }, metrics);
       return;
     }
@@ -73,7 +73,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       amiTargetOf(settings.amiUrl as string),
       tracker,
       this.sink,
-      { followHere },
+      { followHere: delivery ? () => delivery.portalStatus().deliveringHere : undefined },
       metrics,
     );
   }
