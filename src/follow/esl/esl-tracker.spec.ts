@@ -343,4 +343,25 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     ]);
     expect(tracker.activeCalls).toBe(1);
   });
+  it('resync: a call whose hang-up arrived while the lists were read is not lost; its held hang-up ends it', () => {
+    const tracker = new EslTracker(new Legs([], numbers));
+    const base = {
+      'Event-Date-Timestamp': String(Date.now() * 1000),
+      'Channel-Name': 'sofia/external/+4915112345678@carrier',
+      'Unique-ID': 'a1',
+      'Channel-Call-UUID': 'a1',
+      'Call-Direction': 'inbound',
+      'Caller-Context': 'public',
+      'Caller-Caller-ID-Number': '+4915112345678',
+    };
+    tracker.handle({ ...base, 'Event-Name': 'CHANNEL_CREATE' }, Date.now());
+    const outcome = tracker.resync({ channels: [], bridged: [] }, Date.now(), new Set(['a1']));
+    expect(outcome.lost).toEqual([]);
+    const ended = tracker.handle(
+      { ...base, 'Event-Name': 'CHANNEL_HANGUP_COMPLETE', 'Hangup-Cause': 'NORMAL_CLEARING' },
+      Date.now(),
+    );
+    expect(summary(ended)).toEqual([['call.ended', null, null, 'missed']]);
+    expect(tracker.activeCalls).toBe(0);
+  });
 });
