@@ -490,11 +490,11 @@ export class AppConfig {
   })
   AMI_URL?: string;
 
-  /** Follow the PBX itself (SPEC.md §9): `ami` logs in to AMI_URL and turns its events into call events. */
+  /** Follow the PBX itself (SPEC.md §9): `ami` logs in to AMI_URL, `esl` to ESL_URL, and turns its events into call events. */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @IsIn(['ami'], { message: 'PBX_EVENTS must be ami (or unset: posted events only)' })
-  PBX_EVENTS?: 'ami';
+  @IsIn(['ami', 'esl'], { message: 'PBX_EVENTS must be ami or esl (or unset: posted events only)' })
+  PBX_EVENTS?: 'ami' | 'esl';
 
   /**
    * Secret: the PBX's CDR database as the ledger of record (SPEC.md §9), FreePBX's `asteriskcdrdb` with table
@@ -689,6 +689,7 @@ function crossFieldProblems(config: AppConfig): string[] {
     problems.push('AMI_URL: click-to-call (DIAL_MODE=ami) speaks tcp:// only; tls:// serves PBX_EVENTS');
   if (config.PBX_EVENTS === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when PBX_EVENTS=ami');
   if (config.DIAL_MODE === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when DIAL_MODE=esl');
+  if (config.PBX_EVENTS === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when PBX_EVENTS=esl');
   if (config.DIAL_MODE === 'http' && !config.DIAL_URL)
     problems.push('DIAL_URL: required when DIAL_MODE=http');
   if (production) problems.push(...productionProblems(config));

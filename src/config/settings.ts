@@ -161,13 +161,14 @@ export abstract class DialSettings {
   abstract readonly defaultUserId?: number;
 }
 
-/** Following the PBX (PBX_EVENTS, AMI_URL, PBX_TRUNKS, SPEC.md §9). AMI_URL is a secret: never logged. */
+/** Following the PBX (PBX_EVENTS, AMI_URL, ESL_URL, PBX_TRUNKS, SPEC.md §9). The URLs are secrets: never logged. */
 export abstract class FollowSettings {
   /** undefined: posted events only. */
-  abstract readonly mode?: 'ami';
+  abstract readonly mode?: 'ami' | 'esl';
   abstract readonly amiUrl?: string;
   /** ASTERISK_CDR_URL, the CDR ledger (a secret: never logged); with or without `mode`. */
   abstract readonly cdrUrl?: string;
+  abstract readonly eslUrl?: string;
   /** Channel-name patterns of trunks; empty: endpoints named by internal numbers are phones. */
   abstract readonly trunks: readonly string[];
 }
@@ -313,6 +314,7 @@ export const followSettingsOf = (config: AppConfig): FollowSettings =>
     mode: config.PBX_EVENTS,
     amiUrl: config.AMI_URL,
     cdrUrl: config.ASTERISK_CDR_URL,
+    eslUrl: config.ESL_URL,
     trunks: Object.freeze([...config.PBX_TRUNKS]),
   });
 

@@ -20,20 +20,24 @@ import { AmiFollower } from './ami/ami-follower';
 import { amiTargetOf } from './ami/ami-session';
 import { CallTracker } from './ami/call-tracker';
 import { Endpoints } from './ami/endpoints';
+import { EslFollower } from './esl/esl-follower';
+import { eslTargetOf } from './esl/esl-session';
+import { EslTracker } from './esl/esl-tracker';
+import { Legs } from './esl/legs';
 import { IntakeSink } from './intake-sink';
 import { CdrLedger } from './ledger/cdr-ledger';
 import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
 import { FollowHealthView, PbxFollower } from './pbx-follower';
 
 /**
- * PBX_EVENTS=ami with one portal: follows AMI_URL on the replica that holds the portal's delivery lease
+ * PBX_EVENTS=ami with one portal: follows AMI_URL (esl: ESL_URL) on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
  * lease; the intake's idempotency keys make an overlap during a takeover harmless. ASTERISK_CDR_URL (with
  * PBX_EVENTS=ami or alone) reads the CDR ledger on the same replica and feeds the same sink.
  */
 @Injectable()
 export class FollowService extends PbxFollower implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  private readonly follower?: AmiFollower;
+  private readonly follower?: AmiFollower | EslFollower;
   private readonly ledger?: CdrLedger;
   private readonly sink: IntakeSink;
 
@@ -62,6 +66,19 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     };
     const endpoints = new Endpoints(settings.trunks, numbers);
     const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
+    if (settings.mode === 'esl') {
+      // PBX_EVENTS=esl: FreeSWITCH's event socket (docs/decisions/follow-esl.md); mod_json_cdr is its ledger.
+      const tracker = new EslTracker(new Legs(settings.trunks, numbers), {
+        recordingTemplate: intakeSettings.recordingUrls.freeswitch,
+      });
+      this.follower = new EslFollower(
+        eslTargetOf(settings.eslUrl as string),
+        tracker,
+        this.sink,
+        { followHere },
+        metrics,
+      );
+    }
     if (settings.mode === 'ami') {
       const tracker = new CallTracker(endpoints, {
         recordingTemplate: intakeSettings.recordingUrls.asterisk,

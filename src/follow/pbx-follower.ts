@@ -6,7 +6,7 @@
 
 /** What health details and metrics show of a follower; never a secret. */
 export interface FollowStatusView {
-  source: 'ami';
+  source: 'ami' | 'esl';
   /** The PBX address without credentials (`tcp://host:5038`). */
   target: string;
   /** false while this replica does not hold the portal's delivery lease (another replica follows). */

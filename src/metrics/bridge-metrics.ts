@@ -147,7 +147,7 @@ export class BridgeMetrics {
   // Following the PBX (PBX_EVENTS, SPEC.md §9).
   readonly followConnected = new Gauge({
     name: 'bridge_pbx_follow_connected',
-    help: '1 while the Manager connection (PBX_EVENTS=ami) is logged in and followed here, else 0',
+    help: '1 while the PBX connection (PBX_EVENTS: ami or esl) is logged in and followed here, else 0',
     registers: [this.registry],
   });
 

@@ -70,6 +70,36 @@ describe('FreeSWITCH mod_json_cdr adapter', () => {
     expect(await callsByExternalId(h.sandbox, bLeg.variables.uuid)).toHaveLength(0);
   });
 
+  it('reports an inbound call only voicemail answered (a-leg answered, never bridged) as missed, no talk time', async () => {
+    const cdr = fixtureJson<Cdr>('freeswitch/inbound-answered.a-leg.json');
+    const callId = '0f7c4b9e-2d6a-4c1b-9a53-00000000vm01';
+    for (const name of [
+      'last_bridge_to',
+      'bridge_channel',
+      'bridge_uuid',
+      'signal_bond',
+      'bridge_stamp',
+      'record_url',
+    ])
+      delete cdr.variables[name];
+    Object.assign(cdr.variables, {
+      uuid: callId,
+      call_uuid: callId,
+      bridge_epoch: '0',
+      last_app: 'voicemail',
+      last_arg: 'default%20203.0.113.10%20101',
+      current_application: 'voicemail',
+      billsec: '35',
+      hangup_cause: 'NORMAL_CLEARING',
+    });
+    const response = await post(cdr, 'application/json', callId);
+    expect(response.status).toBe(202);
+    expect(response.body).toEqual({ accepted: 1, duplicates: 0, callId });
+    const call = await finishedOnPortal(h, callId);
+    expect(call).toMatchObject({ TYPE: 2, USER_ID: 2, PHONE_NUMBER: '+4930555010101' });
+    expect(call.finished).toMatchObject({ DURATION: 0, STATUS_CODE: '304' });
+  });
+
   it('counts the same record posted again (a retry) as a duplicate: one call on the portal', async () => {
     const cdr = outbound('4a1b2c3d-0000-4a7b-8c9d-00000000dup1', 'NORMAL_CLEARING', 42);
     expect((await post(cdr)).body).toEqual({ accepted: 2, duplicates: 0, callId: cdr.variables.uuid });

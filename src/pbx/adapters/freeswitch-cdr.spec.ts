@@ -7,6 +7,7 @@ function cdr(vars: Record<string, string> = {}, profile: Record<string, unknown>
       uuid: 'a-leg-1',
       start_epoch: '1795338000',
       answer_epoch: '1795338009',
+      bridge_epoch: '1795338009',
       end_epoch: '1795338130',
       billsec: '121',
       hangup_cause: 'NORMAL_CLEARING',
@@ -170,7 +171,7 @@ describe('FreeSWITCH CDR: who answered, and the recording', () => {
     expect(events(ringGroup({ bridge_channel: 'sofia/internal/sip:103@192.0.2.23:5060' }))[0]).toMatchObject({
       extension: '103',
     });
-    expect(events(cdr({ dialed_user: '104' }))[0]).toMatchObject({
+    expect(events(cdr({ dialed_user: '104', bridge_epoch: '0', last_bridge_to: 'b-104' }))[0]).toMatchObject({
       event: 'call.answered',
       extension: '104',
       at: '2026-11-22T10:00:09+01:00',
@@ -186,6 +187,16 @@ describe('FreeSWITCH CDR: who answered, and the recording', () => {
     expect(events(outbound)[0]).toMatchObject({ event: 'call.answered', extension: '102' });
     const missed = events(cdr({ billsec: '0', answer_epoch: '0', hangup_cause: 'NO_ANSWER' }));
     expect(missed.map((event) => event.event)).toEqual(['call.ended']);
+  });
+
+  it('an inbound a-leg answered but never bridged (voicemail, an IVR) is missed, without talk time or answerer', () => {
+    const voicemail = cdr({
+      bridge_epoch: '0',
+      last_app: 'voicemail',
+      record_url: 'https://pbx.example.com/vm.wav',
+    });
+    expect(events(voicemail).map((event) => event.event)).toEqual(['call.ended']);
+    expect(only(voicemail)).toMatchObject({ status: 'missed', durationSec: 0, recordingUrl: undefined });
   });
 
   it('record_path (+ record_name) becomes a URL through FREESWITCH_RECORDING_URL; record_url wins', () => {

@@ -222,9 +222,12 @@ export function freeSwitchCdrToEvents(
   if (direction === 'local') return ignoredPost(`internal call ${vars.uuid}: no outside party for the CRM`);
   const inbound = direction === 'inbound';
   const { status, failedReason } = statusOf(vars.hangup_cause, Number(vars.billsec ?? 0), direction);
+  // The a-leg is "answered" as soon as anything picks up, voicemail and IVRs included: an inbound call
+  // counts as answered only when it was bridged to someone (SPEC.md §9: voicemail alone is a missed call).
+  const unanswered = inbound && status === 'answered' && !bridged(vars);
   const extension = inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number;
   const endedAt = epoch(vars.end_epoch, zone, 'variables.end_epoch');
-  const durationSec = talkSeconds(vars);
+  const durationSec = unanswered ? 0 : talkSeconds(vars);
   const recordFile = joinedPath(vars.record_path, vars.record_name ?? vars.record_file);
   const event = {
     event: 'call.ended',
@@ -237,14 +240,16 @@ export function freeSwitchCdrToEvents(
     startedAt: epoch(vars.start_epoch, zone, 'variables.start_epoch'),
     at: endedAt,
     durationSec,
-    status,
+    status: unanswered ? 'missed' : status,
     failedReason,
-    recordingUrl: vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate),
+    recordingUrl: unanswered
+      ? undefined
+      : (vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate)),
     crmCallId: crmCallIdOf(vars.crm_call_id),
   };
   const numbers = options.numbers ?? SHORT_NUMBERS;
   const answerer =
-    status === 'answered'
+    status === 'answered' && !unanswered
       ? ((inbound ? answererOf(vars, flows, numbers) : undefined) ??
         (internalBecause(extension, numbers) ? extension : undefined))
       : undefined;
@@ -446,6 +451,11 @@ export function statusOf(
     default:
       return { status: 'failed', failedReason: cause };
   }
+}
+
+/** Whether the leg was ever bridged to another (an employee, a transfer target): not only an application. */
+function bridged(vars: FreeSwitchVariablesDto): boolean {
+  return Number(vars.bridge_epoch ?? 0) > 0 || Boolean(vars.last_bridge_to) || Boolean(vars.bridge_channel);
 }
 
 function talkSeconds(vars: FreeSwitchVariablesDto): number {

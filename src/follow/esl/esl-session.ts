@@ -1,0 +1,206 @@
+import { connect, Socket } from 'node:net';
+import { EslEvent, EslFramer, EslMessage, parseJsonEvent } from './esl-message';
+
+/**
+ * Where the event socket is: `tcp://:password@host:8021` (mod_event_socket's `auth <password>`), or
+ * `tcp://user%40domain:password@host:8021` for a directory user with `esl-password` (`userauth`).
+ */
+export interface EslTarget {
+  host: string;
+  port: number;
+  /** `user@domain` for `userauth`; empty: `auth`. */
+  user: string;
+  password: string;
+}
+
+export function eslTargetOf(url: string): EslTarget {
+  const parsed = new URL(url);
+  return {
+    host: parsed.hostname,
+    port: parsed.port ? Number(parsed.port) : 8021,
+    user: decodeURIComponent(parsed.username),
+    password: decodeURIComponent(parsed.password),
+  };
+}
+
+/** The address without credentials, for logs and health details. */
+export function eslLabel(target: EslTarget): string {
+  return `tcp://${target.host}:${target.port}`;
+}
+
+/** An event socket failure whose message names the address and never the password. */
+export class EslError extends Error {}
+
+export interface EslSessionOptions {
+  /** Each wait (connect, auth/request, a command's reply) is bounded by this. */
+  timeoutMs: number;
+  /** Every `text/event-json` event, in order. */
+  onEvent: (event: EslEvent) => void;
+  /** After every read of the socket: the events of one read have all been handed to onEvent. */
+  onRead?: () => void;
+  /** Once, when an established session ends for any reason. */
+  onClose: (error: EslError) => void;
+}
+
+interface Waiting {
+  what: string;
+  resolve: (message: EslMessage) => void;
+  reject: (error: Error) => void;
+}
+
+/**
+ * One long-lived event socket session, inbound mode (REAL-PBX §4.1): `auth/request`, `auth`/`userauth`,
+ * then commands. Replies (`command/reply`, `api/response`) come in the order the commands were sent, so a
+ * FIFO matches them; events (`text/event-json`) are handed on as they come. The oldest unanswered command
+ * bounds the wait: no reply within timeoutMs ends the session (dead peer). `text/disconnect-notice`, an ACL
+ * refusal (`text/rude-rejection`), a framing bound or any socket error ends it too (onClose, once).
+ */
+export class EslSession {
+  private readonly waiting: Waiting[] = [];
+  private timer?: NodeJS.Timeout;
+  private closed = false;
+  private established = false;
+  private greeted?: () => void;
+  private refusedBeforeLogin?: (error: Error) => void;
+
+  private constructor(
+    private readonly socket: Socket,
+    private readonly label: string,
+    private readonly options: EslSessionOptions,
+  ) {}
+
+  /** Connects and logs in; rejects with an EslError (address, reason; never the password). */
+  static open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
+    const label = eslLabel(target);
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: target.host, port: target.port });
+      const session = new EslSession(socket, label, options);
+      const framer = new EslFramer((message) => session.received(message));
+      const timer = setTimeout(
+        () => session.end(new EslError(`no auth/request from ${label} within ${options.timeoutMs} ms`)),
+        options.timeoutMs,
+      );
+      socket.setKeepAlive(true, 10_000);
+      socket.on('data', (chunk: Buffer) => {
+        try {
+          framer.push(chunk);
+        } catch (error) {
+          session.end(new EslError(`${(error as Error).message} from ${label}`));
+          return;
+        }
+        if (session.established) options.onRead?.();
+      });
+      socket.on('error', (error: NodeJS.ErrnoException) =>
+        session.end(new EslError(`${error.code ?? error.message} ${label}`)),
+      );
+      socket.on('close', () => session.end(new EslError(`${label} closed the connection`)));
+      session.greeted = () => {
+        clearTimeout(timer);
+        const login = target.user
+          ? `userauth ${oneLine(target.user)}:${oneLine(target.password)}`
+          : `auth ${oneLine(target.password)}`;
+        session.command(login, 'the login').then(
+          (reply) => {
+            const text = reply.headers['Reply-Text'] ?? '';
+            if (!text.startsWith('+OK')) {
+              const who = target.user ? `user ${oneLine(target.user)}` : 'the password';
+              session.end(
+                new EslError(`login refused for ${who} at ${label}: ${oneLine(text) || 'no reason given'}`),
+              );
+              return;
+            }
+            session.established = true;
+            session.refusedBeforeLogin = undefined;
+            resolve(session);
+          },
+          () => undefined,
+        );
+      };
+      session.refusedBeforeLogin = (error) => {
+        clearTimeout(timer);
+        reject(error);
+      };
+    });
+  }
+
+  /** Sends one command (`event json …`, `api …`); resolves with its reply. */
+  command(text: string, what = text.split(' ').slice(0, 2).join(' ')): Promise<EslMessage> {
+    if (this.closed) return Promise.reject(new EslError(`${this.label} is not connected`));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ what, resolve, reject });
+      if (this.waiting.length === 1) this.armTimer();
+      this.socket.write(`${oneLine(text)}\n\n`);
+    });
+  }
+
+  /** `api <command>`: the response's body (FreeSWITCH's output). */
+  async api(command: string): Promise<string> {
+    const reply = await this.command(`api ${command}`, `api ${command}`);
+    return reply.body;
+  }
+
+  /** Says `exit` and closes. */
+  close(): void {
+    if (this.closed) return;
+    if (this.socket.writable) this.socket.write('exit\n\n');
+    this.end(new EslError(`closed by the bridge (${this.label})`));
+  }
+
+  private armTimer(): void {
+    clearTimeout(this.timer);
+    const head = this.waiting[0];
+    if (!head) return;
+    this.timer = setTimeout(
+      () =>
+        this.end(
+          new EslError(`${head.what} unanswered by ${this.label} within ${this.options.timeoutMs} ms`),
+        ),
+      this.options.timeoutMs,
+    );
+  }
+
+  private received(message: EslMessage): void {
+    const type = message.headers['Content-Type'] ?? '';
+    switch (type) {
+      case 'auth/request':
+        this.greeted?.();
+        this.greeted = undefined;
+        return;
+      case 'command/reply':
+      case 'api/response': {
+        const waiting = this.waiting.shift();
+        this.armTimer();
+        waiting?.resolve(message);
+        return;
+      }
+      case 'text/event-json': {
+        if (!this.established) return;
+        const event = parseJsonEvent(message.body);
+        if (event) this.options.onEvent(event);
+        return;
+      }
+      case 'text/disconnect-notice':
+        this.end(new EslError(`${this.label} sent a disconnect notice`));
+        return;
+      case 'text/rude-rejection':
+        this.end(new EslError(`${this.label} refused the connection (the event socket's ACL)`));
+        return;
+      default:
+        return;
+    }
+  }
+
+  private end(error: EslError): void {
+    if (this.closed) return;
+    this.closed = true;
+    clearTimeout(this.timer);
+    for (const waiting of this.waiting.splice(0)) waiting.reject(error);
+    this.socket.destroy();
+    if (this.established) this.options.onClose(error);
+    else this.refusedBeforeLogin?.(error);
+  }
+}
+
+function oneLine(value: string): string {
+  return value.replace(/[\r\n]+/g, ' ');
+}

@@ -1,0 +1,1097 @@
+import { randomUUID } from 'node:crypto';
+import { Socket } from 'node:net';
+import { TcpDouble } from './tcp-double';
+
+/**
+ * A FreeSWITCH 1.10 event socket double (mod_event_socket, inbound mode) over real TCP, for following calls
+ * (PBX_EVENTS=esl). It speaks what REAL-PBX §4 describes: `Content-Type: auth/request` on connect; commands
+ * are LF lines ended by an empty line; `auth <password>` → `command/reply` `+OK accepted` (else `-ERR
+ * invalid` and the connection closed); `event json <names…> CUSTOM <subclasses…>` → `+OK event listener
+ * enabled json` (subscriptions are per connection); `api status`, `api show channels as json`, `api show
+ * calls as json` → `api/response` with Content-Length; `exit` → `+OK bye`. Events are framed `Content-Length`,
+ * `Content-Type: text/event-json`, empty line, then one JSON object: `Event-Name` (CUSTOM: `Event-Subclass`
+ * first), the core headers (`Core-UUID`, `FreeSWITCH-Hostname`, …, `Event-Date-Timestamp` in µs,
+ * `Event-Sequence`), the event's own headers (`Bridge-A-Unique-ID`, `CC-*`), the channel's basic data
+ * (`Channel-State` … `Answer-State`, `Hangup-Cause`), the caller profile (`Caller-*`), `Other-Type` /
+ * `Other-Leg-*`, then `variable_*` (every channel variable, multi-valued ones as JSON arrays) on the events
+ * that carry them; RECORD_START adds `Record-File-Path` after the channel data.
+ *
+ * Calls are described in a few words (`inbound`, simultaneous ring, mod_callcenter `queue`, `outbound`,
+ * `internal`, blind/attended transfers, voicemail, record_session) and played as REAL-PBX §4.3–4.7 orders
+ * them: the vanilla `public` → `default` transfer (a `bl_xfer` transfer_history entry nobody asked for),
+ * `user/` B-legs carrying `originator`, `dialed_user` and the a-leg's Channel-Call-UUID, losers hung up with
+ * LOSE_RACE, one CHANNEL_BRIDGE per bridge, agent legs originated without a caller session (their own
+ * Channel-Call-UUID, `cc_member_session_uuid`), voicemail answering the a-leg with no bridge.
+ *
+ * Event timestamps run on a virtual clock per call, so `talk: 90` makes a 90-second call without waiting.
+ */
+
+type Fields = [string, string | string[]][];
+
+const CORE_UUID = '5f0f4a9c-6a1e-4d2b-9c7f-3e2a1b0c9d8e';
+const DOMAIN = '203.0.113.10';
+
+/** One live FreeSWITCH leg. */
+interface Leg {
+  uuid: string;
+  name: string;
+  direction: 'inbound' | 'outbound';
+  callUuid: string;
+  state: string;
+  callState: string;
+  answerState: 'ringing' | 'early' | 'answered' | 'hangup';
+  callerNum: string;
+  callerName: string;
+  dest: string;
+  context: string;
+  initialContext: string;
+  profileIndex: number;
+  createdUs: number;
+  answeredUs: number;
+  bridgedUs: number;
+  hangupUs: number;
+  hangupCause?: string;
+  sessionId: number;
+  partner?: string;
+  /** The originator's (a-leg's) profile, for Other-Leg-* on b-legs. */
+  other?: Leg;
+  application: string;
+  presenceId: string;
+  /** Channel variables in the order they were set; a name set again keeps its place (ARRAY:: values: arrays). */
+  vars: Map<string, string | string[]>;
+}
+
+export interface EslCallDescription {
+  /** inbound (trunk → phones/queue), outbound (phone → gateway), internal (phone → phone). */
+  kind: 'inbound' | 'outbound' | 'internal';
+  /** inbound: the customer's number; outbound/internal: the calling extension. */
+  from: string;
+  /** inbound: the users rung (several: simultaneous ring, `user/101,user/102`); outbound: the number; internal: the user. */
+  to: string | string[];
+  /** inbound: mod_callcenter queue name; `to` are its agents, offered one after another. */
+  queue?: string;
+  /** Who picks up (inbound: a user of `to`; outbound/internal: any truthy value). Unset: nobody. */
+  answeredBy?: string;
+  /** Every dialled phone answers 486 (USER_BUSY). */
+  busy?: boolean;
+  /** Nobody answers, then voicemail answers the a-leg. */
+  voicemail?: boolean;
+  talk?: number;
+  ring?: number;
+  /** FusionPBX-style record_session on the a-leg: record_path/record_name, then RECORD_START. */
+  recording?: boolean;
+  /** After the answer, the employee transfers (SIP REFER) to this user. */
+  transfer?: { kind: 'blind' | 'attended'; to: string };
+  /** Click-to-call: the `{crm_call_id=…}` the dialer's originate set on the phone's leg. */
+  crmCallId?: string;
+  stepMs?: number;
+  holdOpen?: boolean;
+  holdRinging?: boolean;
+}
+
+export interface PlayingEslCall {
+  /** The a-leg's uuid (= Channel-Call-UUID = callId, and mod_json_cdr's `variables.uuid`). */
+  callId: string;
+  done: Promise<void>;
+  answered: Promise<void>;
+  hangUp(): void;
+  pickUp(): void;
+}
+
+interface Subscriber {
+  names: Set<string>;
+  subclasses: Set<string>;
+}
+
+export class EslDouble extends TcpDouble {
+  /** Every command received, in order (the auth line too, for a test to check). */
+  readonly commands: string[] = [];
+  private readonly subscribers = new Map<Socket, Subscriber>();
+  private readonly legs = new Map<string, Leg>();
+  private readonly observers: ((frame: string, event: Record<string, string | string[]>) => void)[] = [];
+  private sequence = 1000;
+  private sessions = 0;
+  private hexCounter = 0x10;
+  private listenPort = 0;
+  logins = 0;
+
+  private constructor(private readonly password: string) {
+    super();
+  }
+
+  static async start(password = 'Cl0eCon-s3cr3t'): Promise<EslDouble> {
+    const double = new EslDouble(password);
+    await double.listen(0);
+    double.listenPort = double.port;
+    return double;
+  }
+
+  url(password = this.password): string {
+    return `tcp://:${encodeURIComponent(password)}@127.0.0.1:${this.listenPort}`;
+  }
+
+  /** Calls `observer` with every event the switch fires (subscribed to or not), framed and as an object. */
+  observe(observer: (frame: string, event: Record<string, string | string[]>) => void): void {
+    this.observers.push(observer);
+  }
+
+  get liveChannels(): number {
+    return this.legs.size;
+  }
+
+  /** Drops every event socket connection and refuses new ones for `ms`; calls go on meanwhile. */
+  async refuseFor(ms: number): Promise<void> {
+    await this.close();
+    setTimeout(() => void this.listen(this.listenPort), ms);
+  }
+
+  protected serve(socket: Socket): void {
+    socket.write('Content-Type: auth/request\n\n');
+    let authed = false;
+    let buffer = '';
+    const reply = (text: string) => socket.write(`Content-Type: command/reply\nReply-Text: ${text}\n\n`);
+    const api = (body: string) =>
+      socket.write(`Content-Type: api/response\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`);
+    socket.on('close', () => this.subscribers.delete(socket));
+    socket.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const command = buffer.slice(0, end).split('\n')[0].trim();
+        buffer = buffer.slice(end + 2);
+        this.commands.push(command);
+        if (command.startsWith('auth ')) {
+          authed = command.slice(5) === this.password;
+          if (authed) this.logins++;
+          reply(authed ? '+OK accepted' : '-ERR invalid');
+          if (!authed) socket.end();
+        } else if (command === 'exit') {
+          reply('+OK bye');
+          socket.end();
+        } else if (!authed) {
+          reply('-ERR command not found');
+        } else if (command.startsWith('event json ')) {
+          const words = command.slice('event json '.length).split(/\s+/);
+          const custom = words.indexOf('CUSTOM');
+          const names = new Set(custom >= 0 ? words.slice(0, custom) : words);
+          const subclasses = new Set(custom >= 0 ? words.slice(custom + 1) : []);
+          if (custom >= 0) names.add('CUSTOM');
+          this.subscribers.set(socket, { names, subclasses });
+          reply('+OK event listener enabled json');
+        } else if (command === 'api status') {
+          api(this.status());
+        } else if (command === 'api show channels as json') {
+          api(this.showChannels());
+        } else if (command === 'api show calls as json') {
+          api(this.showCalls());
+        } else if (command.startsWith('api ')) {
+          api(`-ERR ${command.slice(4).split(' ')[0]} Command not found!\n`);
+        } else {
+          reply('-ERR command not found');
+        }
+      }
+    });
+  }
+
+  private status(): string {
+    return [
+      'UP 0 years, 0 days, 2 hours, 14 minutes, 5 seconds, 120 milliseconds, 44 microseconds',
+      'FreeSWITCH (Version 1.10.12 -release 64bit) is ready',
+      `${this.sessions} session(s) since startup`,
+      `${this.legs.size} session(s) - peak 60, last 5min 12 `,
+      '0 session(s) per Sec out of max 30, peak 8, last 5min 2 ',
+      '1000 session(s) max',
+      'min idle cpu 0.00/97.33',
+      'Current Stack Size/Max 240K/8192K',
+      '',
+    ].join('\n');
+  }
+
+  /** `show channels as json` (switch_core_sqldb's channels table). */
+  private showChannels(): string {
+    const rows = [...this.legs.values()].map((leg) => channelRow(leg));
+    return JSON.stringify(rows.length ? { row_count: rows.length, rows } : { row_count: 0 });
+  }
+
+  /** `show calls as json` (the basic_calls view): a bridged pair once, with the b-leg's `b_` columns. */
+  private showCalls(): string {
+    const rows: Record<string, string>[] = [];
+    const seen = new Set<string>();
+    for (const leg of this.legs.values()) {
+      if (seen.has(leg.uuid)) continue;
+      seen.add(leg.uuid);
+      const b = leg.partner ? this.legs.get(leg.partner) : undefined;
+      const row: Record<string, string> = {};
+      const a = channelRow(leg);
+      for (const key of CALL_COLUMNS) row[key] = a[key] ?? '';
+      for (const key of CALL_COLUMNS.filter((k) => k !== 'hostname' && k !== 'call_uuid'))
+        row[`b_${key}`] = b ? (channelRow(b)[key] ?? '') : '';
+      row.call_created_epoch = b ? String(Math.floor(leg.bridgedUs / 1e6)) : '';
+      if (b) seen.add(b.uuid);
+      rows.push(row);
+    }
+    return JSON.stringify(rows.length ? { row_count: rows.length, rows } : { row_count: 0 });
+  }
+
+  // ---- calls ------------------------------------------------------------------------------------------
+
+  play(call: EslCallDescription): PlayingEslCall {
+    let hangUp: () => void = () => undefined;
+    const release = new Promise<void>((resolve) => (hangUp = resolve));
+    let markAnswered: () => void = () => undefined;
+    const answered = new Promise<void>((resolve) => (markAnswered = resolve));
+    let pickUp: () => void = () => undefined;
+    const ringing = new Promise<void>((resolve) => (pickUp = resolve));
+    const script = new EslCallScript(
+      this,
+      call,
+      call.holdOpen ? release : undefined,
+      markAnswered,
+      call.holdRinging ? ringing : undefined,
+    );
+    const done = script.run().finally(markAnswered);
+    return { callId: script.callId, done, answered, hangUp: () => hangUp(), pickUp: () => pickUp() };
+  }
+
+  // ---- what the script uses -----------------------------------------------------------------------------
+
+  newLeg(
+    fields: Omit<
+      Leg,
+      | 'uuid'
+      | 'sessionId'
+      | 'vars'
+      | 'profileIndex'
+      | 'answeredUs'
+      | 'bridgedUs'
+      | 'hangupUs'
+      | 'callUuid'
+      | 'initialContext'
+      | 'presenceId'
+      | 'state'
+      | 'callState'
+      | 'answerState'
+      | 'application'
+    > & { callUuid?: string; presenceId?: string },
+    vars: Fields,
+  ): Leg {
+    const uuid = randomUUID();
+    this.sessions++;
+    const leg: Leg = {
+      ...fields,
+      uuid,
+      callUuid: fields.callUuid ?? uuid,
+      state: 'CS_INIT',
+      callState: 'DOWN',
+      answerState: 'ringing',
+      initialContext: fields.context,
+      profileIndex: 1,
+      answeredUs: 0,
+      bridgedUs: 0,
+      hangupUs: 0,
+      sessionId: this.sessions,
+      application: '',
+      presenceId: fields.presenceId ?? '',
+      vars: new Map(),
+    };
+    this.legs.set(uuid, leg);
+    setVars(leg, [
+      ['direction', leg.direction],
+      ['uuid', uuid],
+      ['session_id', String(leg.sessionId)],
+      ...vars,
+      ['call_uuid', leg.callUuid],
+    ]);
+    return leg;
+  }
+
+  hex(): string {
+    return (this.hexCounter++).toString(16).padStart(8, '0');
+  }
+
+  bridged(a: Leg, b: Leg): void {
+    a.partner = b.uuid;
+    b.partner = a.uuid;
+  }
+
+  removeLeg(leg: Leg): void {
+    this.legs.delete(leg.uuid);
+  }
+
+  leg(uuid: string | undefined): Leg | undefined {
+    return uuid ? this.legs.get(uuid) : undefined;
+  }
+
+  /** Fires one event about `leg` (or none): framed as mod_event_socket frames `event json`. */
+  fire(
+    name: string,
+    clockUs: number,
+    leg: Leg | undefined,
+    options: { before?: Fields; after?: Fields; subclass?: string; variables?: boolean } = {},
+  ): void {
+    const date = new Date(clockUs / 1000);
+    const event: Record<string, string | string[]> = {};
+    if (options.subclass) event['Event-Subclass'] = options.subclass;
+    Object.assign(event, {
+      'Event-Name': name,
+      'Core-UUID': CORE_UUID,
+      'FreeSWITCH-Hostname': 'pbx-berlin-1',
+      'FreeSWITCH-Switchname': 'pbx-berlin-1',
+      'FreeSWITCH-IPv4': DOMAIN,
+      'FreeSWITCH-IPv6': '::1',
+      'Event-Date-Local': date.toISOString().replace('T', ' ').slice(0, 19),
+      'Event-Date-GMT': date.toUTCString(),
+      'Event-Date-Timestamp': String(Math.round(clockUs)),
+      'Event-Calling-File': CALLING[name]?.[0] ?? 'switch_channel.c',
+      'Event-Calling-Function': CALLING[name]?.[1] ?? 'switch_channel_perform_set_running_state',
+      'Event-Calling-Line-Number': CALLING[name]?.[2] ?? '1124',
+      'Event-Sequence': String(this.sequence++),
+    });
+    for (const [key, value] of options.before ?? []) event[key] = value;
+    if (leg) {
+      Object.assign(event, basicData(leg));
+      const other = leg.other ?? (leg.partner ? this.legs.get(leg.partner) : undefined);
+      if (other) {
+        event['Other-Type'] = leg.other ? 'originator' : 'originatee';
+        for (const [key, value] of Object.entries(profile(other))) event[`Other-Leg-${key}`] = value;
+      }
+      if (options.variables !== false) for (const [key, value] of leg.vars) event[`variable_${key}`] = value;
+    }
+    for (const [key, value] of options.after ?? []) event[key] = value;
+    const body = JSON.stringify(event);
+    const frame = `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-json\n\n${body}`;
+    for (const observer of this.observers) observer(frame, event);
+    for (const [socket, subscriber] of this.subscribers) {
+      const wanted = options.subclass
+        ? subscriber.names.has('CUSTOM') && subscriber.subclasses.has(options.subclass)
+        : subscriber.names.has(name) || subscriber.names.has('ALL');
+      if (wanted && socket.writable) socket.write(frame);
+    }
+  }
+}
+
+/** One call's event sequence (REAL-PBX §4.3–4.7), on its own virtual clock (µs). */
+class EslCallScript {
+  readonly callId: string;
+  private clockUs = Date.now() * 1000;
+  private readonly step: number;
+  private readonly first: Leg;
+
+  constructor(
+    private readonly pbx: EslDouble,
+    private readonly call: EslCallDescription,
+    private readonly release: Promise<void> | undefined,
+    private readonly answered: () => void,
+    private readonly ringing?: Promise<void>,
+  ) {
+    this.step = call.stepMs ?? 5;
+    if (call.kind === 'inbound') {
+      const from = call.from;
+      this.first = pbx.newLeg(
+        {
+          name: `sofia/external/${from}@sip.carrier.example`,
+          direction: 'inbound',
+          callerNum: from,
+          callerName: from,
+          dest: '4930123456',
+          context: 'public',
+          createdUs: this.clockUs,
+        },
+        [
+          ['sip_from_user', from],
+          ['sip_from_host', 'sip.carrier.example'],
+          ['channel_name', `sofia/external/${from}@sip.carrier.example`],
+          ['sip_network_ip', '198.51.100.7'],
+          ['sofia_profile_name', 'external'],
+          ['sip_req_user', '4930123456'],
+          ['sip_to_user', '4930123456'],
+          ['sip_call_id', `${pbx.hex()}@198.51.100.7`],
+        ],
+      );
+    } else {
+      this.first = this.phoneALeg(call.from, String(call.to));
+    }
+    this.callId = this.first.uuid;
+    this.fire('CHANNEL_CREATE', this.first);
+  }
+
+  async run(): Promise<void> {
+    await this.pause();
+    if (this.call.kind === 'inbound') await (this.call.queue ? this.queue() : this.inbound());
+    else await this.dialOut();
+  }
+
+  // ---- flows ------------------------------------------------------------------------------------------
+
+  private async inbound(): Promise<void> {
+    const a = this.first;
+    const c = this.call;
+    const users = [c.to].flat();
+    // Vanilla public.xml: `transfer` into default (a bl_xfer entry nobody asked for).
+    this.transferTo(a, users[0]);
+    if (c.recording) this.recordSession(a);
+    setVars(a, [
+      ['call_timeout', '30'],
+      ['current_application', 'bridge'],
+      ['current_application_data', users.map((u) => `user/${u}@${DOMAIN}`).join(',')],
+    ]);
+    const phones = users.map((user) => this.userLeg(a, user));
+    await this.pause();
+    if (c.busy) {
+      for (const phone of phones) this.hangup(phone, 'USER_BUSY');
+      await this.afterNoAnswer(a);
+      return;
+    }
+    await this.pause(c.ring ?? 5);
+    if (this.ringing) await this.ringing;
+    const winner = phones.find((phone) => phone.vars.get('dialed_user') === c.answeredBy);
+    if (!winner) {
+      for (const phone of phones) this.hangup(phone, 'NO_ANSWER');
+      await this.afterNoAnswer(a);
+      return;
+    }
+    this.answer(winner);
+    for (const phone of phones) if (phone !== winner) this.hangup(phone, 'LOSE_RACE');
+    this.answer(a);
+    this.bridge(a, winner);
+    this.answered();
+    await this.talkAndTransfer(a, winner);
+  }
+
+  private async queue(): Promise<void> {
+    const a = this.first;
+    const c = this.call;
+    const queue = `${c.queue as string}@default`;
+    this.transferTo(a, c.queue as string);
+    a.application = 'callcenter';
+    setVars(a, [
+      ['current_application', 'callcenter'],
+      ['current_application_data', queue],
+    ]);
+    const memberUuid = randomUUID();
+    const member: Fields = [
+      ['CC-Queue', queue],
+      ['CC-Member-UUID', memberUuid],
+      ['CC-Member-Session-UUID', a.uuid],
+      ['CC-Member-CID-Name', a.callerName],
+      ['CC-Member-CID-Number', a.callerNum],
+    ];
+    this.answer(a); // mod_callcenter answers the member and plays music on hold
+    setVars(a, [
+      ['cc_queue', queue],
+      ['cc_member_uuid', memberUuid],
+      ['cc_member_session_uuid', a.uuid],
+    ]);
+    this.custom('member-queue-start', a, [['CC-Action', 'member-queue-start'], ...member]);
+    for (const agent of [c.to].flat()) {
+      const name = `${agent}@default`;
+      this.custom('agent-offering', a, [
+        ['CC-Action', 'agent-offering'],
+        ['CC-Agent', name],
+        ['CC-Agent-Type', 'callback'],
+        ['CC-Agent-System', 'single_box'],
+        ...member,
+        ['CC-Member-DNIS', a.dest],
+      ]);
+      // Originated with no caller session: its own Channel-Call-UUID, the member's in cc_member_session_uuid.
+      const leg = this.pbx.newLeg(
+        {
+          name: `sofia/internal/${agent}@192.0.2.${20 + Number(agent.slice(-1))}:5060`,
+          direction: 'outbound',
+          callerNum: a.callerNum,
+          callerName: a.callerName,
+          dest: agent,
+          context: 'default',
+          createdUs: this.clockUs,
+          presenceId: `${agent}@${DOMAIN}`,
+        },
+        [
+          ['cc_side', 'agent'],
+          ['cc_queue', queue],
+          ['cc_agent', name],
+          ['cc_agent_type', 'callback'],
+          ['cc_member_uuid', memberUuid],
+          ['cc_member_session_uuid', a.uuid],
+          ['dialed_user', agent],
+          ['dialed_domain', DOMAIN],
+          ['presence_id', `${agent}@${DOMAIN}`],
+        ],
+      );
+      this.fire('CHANNEL_CREATE', leg);
+      await this.pause();
+      await this.pause(c.ring ?? 5);
+      if (this.ringing) await this.ringing;
+      if (agent !== c.answeredBy) {
+        this.hangup(leg, 'NO_ANSWER');
+        this.custom('bridge-agent-fail', a, [
+          ['CC-Action', 'bridge-agent-fail'],
+          ['CC-Hangup-Cause', 'NO_ANSWER'],
+          ['CC-Agent', name],
+          ['CC-Agent-System', 'single_box'],
+          ...member,
+          ['CC-Agent-Called-Time', String(Math.floor(this.clockUs / 1e6) - 5)],
+          ['CC-Agent-Aborted-Time', String(Math.floor(this.clockUs / 1e6))],
+        ]);
+        continue;
+      }
+      this.answer(leg);
+      this.custom('bridge-agent-start', leg, [
+        ['CC-Action', 'bridge-agent-start'],
+        ['CC-Agent', name],
+        ['CC-Agent-System', 'single_box'],
+        ['CC-Agent-UUID', leg.uuid],
+        ...member,
+        ['CC-Agent-Called-Time', String(Math.floor(this.clockUs / 1e6) - 5)],
+        ['CC-Agent-Answered-Time', String(Math.floor(this.clockUs / 1e6))],
+        ['CC-Member-Joined-Time', String(Math.floor(a.createdUs / 1e6))],
+      ]);
+      this.bridge(a, leg); // uuid_bridge member ↔ agent
+      this.answered();
+      await this.talk();
+      this.unbridge(a, leg);
+      this.custom('bridge-agent-end', leg, [
+        ['CC-Action', 'bridge-agent-end'],
+        ['CC-Hangup-Cause', 'NORMAL_CLEARING'],
+        ['CC-Agent', name],
+        ['CC-Agent-System', 'single_box'],
+        ['CC-Agent-UUID', leg.uuid],
+        ['CC-Agent-Bridged', 'true'],
+        ...member,
+      ]);
+      this.custom('member-queue-end', a, [
+        ['CC-Action', 'member-queue-end'],
+        ['CC-Cause', 'Terminated'],
+        ...member,
+      ]);
+      this.hangup(a, 'NORMAL_CLEARING');
+      this.hangup(leg, 'NORMAL_CLEARING');
+      return;
+    }
+    this.custom('member-queue-end', a, [
+      ['CC-Action', 'member-queue-end'],
+      ['CC-Cause', 'Cancel'],
+      ['CC-Cancel-Reason', 'NONE'],
+      ...member,
+    ]);
+    setVars(a, [
+      ['cc_cause', 'cancel'],
+      ['cc_cancel_reason', 'NONE'],
+    ]);
+    this.hangup(a, 'NORMAL_CLEARING');
+  }
+
+  /** outbound (a gateway leg) and internal (a user/ leg), from the phone's a-leg. */
+  private async dialOut(): Promise<void> {
+    const a = this.first;
+    const c = this.call;
+    const target = String(c.to);
+    if (c.recording) this.recordSession(a);
+    const b =
+      c.kind === 'internal'
+        ? this.userLeg(a, target)
+        : this.pbx.newLeg(
+            {
+              name: `sofia/external/${target}@sip.carrier.example`,
+              direction: 'outbound',
+              callerNum: a.callerNum,
+              callerName: a.callerName,
+              dest: target,
+              context: 'default',
+              createdUs: this.clockUs,
+              callUuid: a.callUuid,
+              other: a,
+            },
+            [
+              ['originator', a.uuid],
+              ['originator_codec', 'PCMA@8000h@20i'],
+              ['sip_gateway_name', 'carrier'],
+              ['sip_profile_name', 'external'],
+              ['sip_to_user', target],
+            ],
+          );
+    if (c.kind !== 'internal') this.fire('CHANNEL_CREATE', b);
+    await this.pause();
+    await this.pause(c.ring ?? 5);
+    if (this.ringing) await this.ringing;
+    if (c.busy || !c.answeredBy) {
+      this.hangup(b, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
+      this.hangup(a, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
+      return;
+    }
+    this.answer(b);
+    this.answer(a);
+    this.bridge(a, b);
+    this.answered();
+    await this.talkAndTransfer(b, a);
+  }
+
+  /** Nobody answered: voicemail answers the a-leg (no bridge), or the caller gives up. */
+  private async afterNoAnswer(a: Leg): Promise<void> {
+    if (this.call.voicemail) {
+      a.application = 'voicemail';
+      setVars(a, [
+        ['current_application', 'voicemail'],
+        ['current_application_data', `default ${DOMAIN} ${[this.call.to].flat()[0]}`],
+      ]);
+      this.answer(a);
+      await this.pause(20);
+      setVars(a, [['voicemail_message_len', '18']]);
+    }
+    this.hangup(a, 'NORMAL_CLEARING');
+  }
+
+  /** Talk, transfer if asked, then the outside party hangs up. `employee` is the phone leg bridged with `outside`. */
+  private async talkAndTransfer(outside: Leg, employee: Leg): Promise<void> {
+    const transfer = this.call.transfer;
+    if (!transfer) {
+      await this.talk();
+      this.unbridge(outside, employee);
+      this.hangup(outside, 'NORMAL_CLEARING');
+      this.hangup(employee, 'NORMAL_CLEARING');
+      return;
+    }
+    await this.pause(10);
+    let target: Leg;
+    if (transfer.kind === 'blind') {
+      // SIP REFER from the employee: the outside leg is session-transferred to the exten and dials it.
+      setVars(employee, [
+        ['transfer_to', `blind:${transfer.to}`],
+        ['transfer_destination', `blind:${transfer.to}`],
+        ['endpoint_disposition', 'BLIND_TRANSFER'],
+      ]);
+      this.unbridge(outside, employee);
+      this.hangup(employee, 'BLIND_TRANSFER');
+      this.transferTo(outside, transfer.to);
+      target = this.userLeg(outside, transfer.to);
+      await this.pause(3);
+      this.answer(target);
+      this.bridge(outside, target);
+    } else {
+      // A consultation call from the employee's phone (phone to phone) until the REFER with Replaces.
+      const consult = this.phoneALeg(
+        String(employee.vars.get('dialed_user') ?? employee.callerNum),
+        transfer.to,
+      );
+      this.fire('CHANNEL_CREATE', consult);
+      target = this.userLeg(consult, transfer.to);
+      await this.pause(3);
+      this.answer(target);
+      this.answer(consult);
+      this.bridge(consult, target);
+      await this.pause(5);
+      this.unbridge(outside, employee);
+      this.unbridge(consult, target);
+      const stamp = Math.floor(this.clockUs / 1e6);
+      pushVar(
+        outside,
+        'transfer_history',
+        `${stamp}:${randomUUID()}:att_xfer:${transfer.to}@${DOMAIN}/${outside.callerNum}@${DOMAIN}`,
+      );
+      pushVar(
+        target,
+        'transfer_history',
+        `${stamp}:${randomUUID()}:att_xfer:${transfer.to}@${DOMAIN}/${outside.callerNum}@${DOMAIN}`,
+      );
+      this.bridge(outside, target);
+      this.hangup(employee, 'ATTENDED_TRANSFER');
+      this.hangup(consult, 'ATTENDED_TRANSFER');
+    }
+    await this.talk();
+    this.unbridge(outside, target);
+    this.hangup(outside, 'NORMAL_CLEARING');
+    this.hangup(target, 'NORMAL_CLEARING');
+  }
+
+  private async talk(): Promise<void> {
+    if (this.release) await this.release;
+    await this.pause(this.call.talk ?? 30);
+  }
+
+  // ---- legs and events ------------------------------------------------------------------------------------
+
+  /** A registered phone calling: an inbound a-leg in its user_context, authenticated as the user. */
+  private phoneALeg(user: string, dest: string): Leg {
+    const host = `192.0.2.${20 + Number(user.slice(-1))}`;
+    return this.pbx.newLeg(
+      {
+        name: `sofia/internal/${user}@${host}:5060`,
+        direction: 'inbound',
+        callerNum: user,
+        callerName: `Extension ${user}`,
+        dest,
+        context: 'default',
+        createdUs: this.clockUs,
+        presenceId: `${user}@${DOMAIN}`,
+      },
+      [
+        ['sip_from_user', user],
+        ['sip_from_host', DOMAIN],
+        ['channel_name', `sofia/internal/${user}@${host}:5060`],
+        ['sofia_profile_name', 'internal'],
+        ['sip_auth_username', user],
+        ['sip_auth_realm', DOMAIN],
+        ['user_name', user],
+        ['domain_name', DOMAIN],
+        ['user_context', 'default'],
+        ['effective_caller_id_number', user],
+        ...(this.call.crmCallId && user === this.call.from
+          ? ([['crm_call_id', this.call.crmCallId]] as Fields)
+          : []),
+      ],
+    );
+  }
+
+  /** `bridge user/<n>@domain` from `a`: the b-leg, with originator, dialed_user and a's Channel-Call-UUID. */
+  private userLeg(a: Leg, user: string): Leg {
+    setVars(a, [
+      ['dialed_user', user],
+      ['dialed_domain', DOMAIN],
+    ]);
+    const host = `192.0.2.${20 + Number(user.slice(-1))}`;
+    const leg = this.pbx.newLeg(
+      {
+        name: `sofia/internal/${user}@${host}:5060`,
+        direction: 'outbound',
+        callerNum: a.callerNum,
+        callerName: a.callerName,
+        dest: user,
+        context: 'default',
+        createdUs: this.clockUs,
+        callUuid: a.callUuid,
+        other: a,
+        presenceId: `${user}@${DOMAIN}`,
+      },
+      [
+        ['originator', a.uuid],
+        ['originator_codec', 'PCMA@8000h@20i'],
+        ['originating_leg_uuid', a.uuid],
+        ['dialed_user', user],
+        ['dialed_domain', DOMAIN],
+        ['presence_id', `${user}@${DOMAIN}`],
+        ['sip_profile_name', 'internal'],
+      ],
+    );
+    this.fire('CHANNEL_CREATE', leg);
+    return leg;
+  }
+
+  /** A dialplan transfer (vanilla public → default, or a blind transfer): a new caller profile, bl_xfer. */
+  private transferTo(leg: Leg, exten: string): void {
+    pushVar(
+      leg,
+      'transfer_history',
+      `${Math.floor(this.clockUs / 1e6)}:${randomUUID()}:bl_xfer:${exten}/default/XML`,
+    );
+    setVars(leg, [['transfer_source', String(leg.vars.get('transfer_history'))]]);
+    leg.context = 'default';
+    leg.dest = exten;
+    leg.profileIndex++;
+  }
+
+  /** FusionPBX-style: record_path and record_name set, then record_session (RECORD_START). */
+  private recordSession(leg: Leg): void {
+    const path = `/var/lib/freeswitch/recordings/${DOMAIN}/archive/2026/Nov/26`;
+    const name = `${leg.uuid}.wav`;
+    setVars(leg, [
+      ['record_path', path],
+      ['record_name', name],
+      ['current_application', 'record_session'],
+      ['current_application_data', `${path}/${name}`],
+    ]);
+    this.fire('RECORD_START', leg, { after: [['Record-File-Path', `${path}/${name}`]] });
+  }
+
+  private answer(leg: Leg): void {
+    leg.state = 'CS_EXECUTE';
+    leg.callState = 'ACTIVE';
+    leg.answerState = 'answered';
+    leg.answeredUs = this.clockUs;
+    this.fire('CHANNEL_ANSWER', leg);
+  }
+
+  /** One CHANNEL_BRIDGE per bridge: the a side's data with Bridge-A/B-Unique-ID before it. */
+  private bridge(a: Leg, b: Leg): void {
+    this.pbx.bridged(a, b);
+    a.bridgedUs = this.clockUs;
+    b.bridgedUs = this.clockUs;
+    setVars(a, [
+      ['bridge_channel', b.name],
+      ['bridge_uuid', b.uuid],
+      ['last_bridge_to', b.uuid],
+      ['bridge_epoch', String(Math.floor(this.clockUs / 1e6))],
+    ]);
+    setVars(b, [
+      ['bridge_uuid', a.uuid],
+      ['last_bridge_to', a.uuid],
+      ['bridge_epoch', String(Math.floor(this.clockUs / 1e6))],
+    ]);
+    this.fire('CHANNEL_BRIDGE', a, {
+      before: [
+        ['Bridge-A-Unique-ID', a.uuid],
+        ['Bridge-B-Unique-ID', b.uuid],
+      ],
+    });
+  }
+
+  private unbridge(a: Leg, b: Leg): void {
+    if (a.partner !== b.uuid) return;
+    a.partner = undefined;
+    b.partner = undefined;
+    // FreeSWITCH resets a leg's call_uuid to its own uuid on unbridge.
+    for (const leg of [a, b]) {
+      leg.callUuid = leg.uuid;
+      setVars(leg, [['call_uuid', leg.uuid]]);
+    }
+    this.fire('CHANNEL_UNBRIDGE', a, {
+      before: [
+        ['Bridge-A-Unique-ID', a.uuid],
+        ['Bridge-B-Unique-ID', b.uuid],
+      ],
+    });
+  }
+
+  private hangup(leg: Leg, cause: string): void {
+    if (leg.partner) {
+      const partner = this.pbx.leg(leg.partner);
+      if (partner) partner.partner = undefined;
+      leg.partner = undefined;
+    }
+    leg.state = 'CS_REPORTING';
+    leg.callState = 'HANGUP';
+    leg.answerState = 'hangup';
+    leg.hangupCause = cause;
+    leg.hangupUs = this.clockUs;
+    const seconds = (from: number) => String(from ? Math.max(0, Math.round((this.clockUs - from) / 1e6)) : 0);
+    setVars(leg, [
+      ['hangup_cause', cause],
+      ['hangup_cause_q850', Q850[cause] ?? '16'],
+      ['start_epoch', String(Math.floor(leg.createdUs / 1e6))],
+      ['answer_epoch', String(Math.floor(leg.answeredUs / 1e6))],
+      ['end_epoch', String(Math.floor(this.clockUs / 1e6))],
+      ['duration', seconds(leg.createdUs)],
+      ['billsec', seconds(leg.answeredUs)],
+      ['sip_hangup_disposition', leg === this.first ? 'recv_bye' : 'send_bye'],
+    ]);
+    this.fire('CHANNEL_HANGUP_COMPLETE', leg);
+    this.pbx.removeLeg(leg);
+  }
+
+  private custom(action: string, leg: Leg, fields: Fields): void {
+    void action;
+    this.pbx.fire('CUSTOM', this.clockUs, leg, { subclass: 'callcenter::info', before: fields });
+  }
+
+  private fire(name: string, leg: Leg, options: { before?: Fields; after?: Fields } = {}): void {
+    this.pbx.fire(name, this.clockUs, leg, options);
+  }
+
+  /** Advances the virtual clock by `seconds` and waits one real step. */
+  private async pause(seconds = 0.2): Promise<void> {
+    this.clockUs += seconds * 1e6;
+    await new Promise((resolve) => setTimeout(resolve, this.step));
+  }
+}
+
+// ---- formatting -------------------------------------------------------------------------------------------
+
+const CALLING: Record<string, [string, string, string]> = {
+  CHANNEL_CREATE: ['switch_core_state_machine.c', 'switch_core_session_run', '627'],
+  CHANNEL_ANSWER: ['switch_channel.c', 'switch_channel_perform_mark_answered', '3905'],
+  CHANNEL_BRIDGE: ['switch_ivr_bridge.c', 'switch_ivr_multi_threaded_bridge', '1640'],
+  CHANNEL_UNBRIDGE: ['switch_ivr_bridge.c', 'switch_ivr_multi_threaded_bridge', '1774'],
+  CHANNEL_HANGUP_COMPLETE: ['switch_core_state_machine.c', 'switch_core_session_reporting_state', '1008'],
+  RECORD_START: ['switch_ivr_async.c', 'record_callback', '1291'],
+  CUSTOM: ['mod_callcenter.c', 'cc_send_presence', '1110'],
+};
+
+const Q850: Record<string, string> = {
+  NORMAL_CLEARING: '16',
+  USER_BUSY: '17',
+  NO_ANSWER: '19',
+  LOSE_RACE: '26',
+  ORIGINATOR_CANCEL: '487',
+  BLIND_TRANSFER: '16',
+  ATTENDED_TRANSFER: '16',
+};
+
+/** switch_channel_event_set_basic_data's order: state, names, directions, call uuid, answer state, profile. */
+function basicData(leg: Leg): Record<string, string> {
+  return {
+    'Channel-State': leg.state,
+    'Channel-Call-State': leg.callState,
+    'Channel-State-Number': leg.state === 'CS_REPORTING' ? '11' : leg.state === 'CS_INIT' ? '2' : '4',
+    'Channel-Name': leg.name,
+    'Unique-ID': leg.uuid,
+    'Call-Direction': leg.direction,
+    'Presence-Call-Direction': leg.direction,
+    'Channel-HIT-Dialplan': leg.direction === 'inbound' ? 'true' : 'false',
+    ...(leg.presenceId ? { 'Channel-Presence-ID': leg.presenceId } : {}),
+    'Channel-Call-UUID': leg.callUuid,
+    'Answer-State': leg.answerState,
+    ...(leg.hangupCause ? { 'Hangup-Cause': leg.hangupCause } : {}),
+    'Channel-Read-Codec-Name': 'PCMA',
+    'Channel-Read-Codec-Rate': '8000',
+    'Channel-Read-Codec-Bit-Rate': '64000',
+    'Channel-Write-Codec-Name': 'PCMA',
+    'Channel-Write-Codec-Rate': '8000',
+    'Channel-Write-Codec-Bit-Rate': '64000',
+    ...Object.fromEntries(Object.entries(profile(leg)).map(([key, value]) => [`Caller-${key}`, value])),
+  };
+}
+
+/** The caller profile's fields (switch_caller_profile_event_set_data), prefixed Caller- or Other-Leg-. */
+function profile(leg: Leg): Record<string, string> {
+  return {
+    Direction: leg.direction,
+    'Logical-Direction': leg.direction,
+    Username: leg.direction === 'inbound' && leg.context !== 'public' ? leg.callerNum : '',
+    Dialplan: 'XML',
+    'Caller-ID-Name': leg.callerName,
+    'Caller-ID-Number': leg.callerNum,
+    'Orig-Caller-ID-Name': leg.callerName,
+    'Orig-Caller-ID-Number': leg.callerNum,
+    'Network-Addr': leg.name.includes('external') ? '198.51.100.7' : '192.0.2.21',
+    ANI: leg.callerNum,
+    'Destination-Number': leg.dest,
+    'Unique-ID': leg.uuid,
+    Source: 'mod_sofia',
+    Context: leg.context,
+    'Channel-Name': leg.name,
+    'Profile-Index': String(leg.profileIndex),
+    'Profile-Created-Time': String(Math.round(leg.createdUs)),
+    'Channel-Created-Time': String(Math.round(leg.createdUs)),
+    'Channel-Answered-Time': String(Math.round(leg.answeredUs)),
+    'Channel-Progress-Time': '0',
+    'Channel-Progress-Media-Time': '0',
+    'Channel-Hangup-Time': String(Math.round(leg.hangupUs)),
+    'Channel-Transfer-Time': '0',
+    'Channel-Resurrect-Time': '0',
+    'Channel-Bridged-Time': String(Math.round(leg.bridgedUs)),
+    'Channel-Last-Hold': '0',
+    'Channel-Hold-Accum': '0',
+    'Screen-Bit': 'true',
+    'Privacy-Hide-Name': 'false',
+    'Privacy-Hide-Number': 'false',
+  };
+}
+
+const CHANNEL_COLUMNS = [
+  'uuid',
+  'direction',
+  'created',
+  'created_epoch',
+  'name',
+  'state',
+  'cid_name',
+  'cid_num',
+  'ip_addr',
+  'dest',
+  'application',
+  'application_data',
+  'dialplan',
+  'context',
+  'read_codec',
+  'read_rate',
+  'read_bit_rate',
+  'write_codec',
+  'write_rate',
+  'write_bit_rate',
+  'secure',
+  'hostname',
+  'presence_id',
+  'presence_data',
+  'accountcode',
+  'callstate',
+  'callee_name',
+  'callee_num',
+  'callee_direction',
+  'call_uuid',
+  'sent_callee_name',
+  'sent_callee_num',
+  'initial_cid_name',
+  'initial_cid_num',
+  'initial_ip_addr',
+  'initial_dest',
+  'initial_dialplan',
+  'initial_context',
+];
+
+const CALL_COLUMNS = [
+  'uuid',
+  'direction',
+  'created',
+  'created_epoch',
+  'name',
+  'state',
+  'cid_name',
+  'cid_num',
+  'ip_addr',
+  'dest',
+  'presence_id',
+  'presence_data',
+  'accountcode',
+  'callstate',
+  'callee_name',
+  'callee_num',
+  'callee_direction',
+  'call_uuid',
+  'hostname',
+  'sent_callee_name',
+  'sent_callee_num',
+];
+
+/** One row of switch_core_sqldb's channels table, in its column order. */
+function channelRow(leg: Leg): Record<string, string> {
+  const values: Record<string, string> = {
+    uuid: leg.uuid,
+    direction: leg.direction,
+    created: new Date(leg.createdUs / 1000).toISOString().replace('T', ' ').slice(0, 19),
+    created_epoch: String(Math.floor(leg.createdUs / 1e6)),
+    name: leg.name,
+    state: leg.state,
+    cid_name: leg.callerName,
+    cid_num: leg.callerNum,
+    ip_addr: leg.name.includes('external') ? '198.51.100.7' : '192.0.2.21',
+    dest: leg.dest,
+    application: leg.application,
+    application_data: '',
+    dialplan: 'XML',
+    context: leg.context,
+    read_codec: 'PCMA',
+    read_rate: '8000',
+    read_bit_rate: '64000',
+    write_codec: 'PCMA',
+    write_rate: '8000',
+    write_bit_rate: '64000',
+    secure: '',
+    hostname: 'pbx-berlin-1',
+    presence_id: leg.presenceId,
+    presence_data: '',
+    accountcode: '',
+    callstate: leg.callState,
+    callee_name: '',
+    callee_num: '',
+    callee_direction: '',
+    call_uuid: leg.callUuid,
+    sent_callee_name: '',
+    sent_callee_num: '',
+    initial_cid_name: leg.callerName,
+    initial_cid_num: leg.callerNum,
+    initial_ip_addr: leg.name.includes('external') ? '198.51.100.7' : '192.0.2.21',
+    initial_dest: leg.direction === 'inbound' && leg.initialContext === 'public' ? '4930123456' : leg.dest,
+    initial_dialplan: 'XML',
+    initial_context: leg.initialContext,
+  };
+  return Object.fromEntries(CHANNEL_COLUMNS.map((key) => [key, values[key]]));
+}
+
+function setVars(leg: Leg, vars: Fields): void {
+  for (const [name, value] of vars) leg.vars.set(name, value);
+}
+
+/** A multi-valued variable (ARRAY::): one value is a string, several an array (as `event json` sends them). */
+function pushVar(leg: Leg, name: string, value: string): void {
+  const current = leg.vars.get(name);
+  if (current === undefined) leg.vars.set(name, value);
+  else leg.vars.set(name, [...[current].flat(), value]);
+}
