@@ -1,0 +1,132 @@
+/**
+ * Single-portal failover (issue 26 finding 5): one portal in webhook mode, three replicas of the built
+ * bridge (child processes) on one PostgreSQL database, the sandbox portal in this process, calls flowing
+ * (one call every 50 ms, round-robin over the live replicas). BENCH_FAILOVER_RUNS times (default 10): kill
+ * -9 the replica holding the delivery lease and time, from the kill, the portal's next telephony request
+ * (it can only come from a survivor); then start a replacement so three run again. The lease is the
+ * default 10 s: a survivor that waited for it to expire would show ~10 000 ms. Prints one line per run and
+ * a JSON summary. Needs PostgreSQL at TEST_POSTGRES_URL (default postgres://postgres@127.0.0.1:5432/test).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import { SandboxPortal } from '../sandbox';
+import { BridgeProcess, deliveringHere, startBridgeProcess } from '../test/support/bridge-process';
+import { postgresUrlForSchema, TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
+import { ended, postJson, started } from './bench-support';
+
+const RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 10);
+const TOKEN = 'bench-token';
+const POST_EVERY_MS = 50;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const isAlive = (replica: BridgeProcess) =>
+  replica.child.exitCode === null && replica.child.signalCode === null;
+
+async function main(): Promise<void> {
+  const schema = `${TEST_SCHEMA_PREFIX}bench_failover_${randomBytes(4).toString('hex')}`;
+  const sandbox = await SandboxPortal.start();
+  const dir = mkdtempSync(join(tmpdir(), 'bench-failover-'));
+  const env = {
+    NODE_ENV: 'test',
+    PBX_TOKENS: TOKEN,
+    B24_WEBHOOK_URL: sandbox.webhookUrl,
+    PORTAL_ID: 'sandbox',
+    DATABASE_URL: postgresUrlForSchema(schema),
+    DEFAULT_COUNTRY: 'DE',
+    B24_DEFAULT_USER_ID: '1',
+    LOG_LEVEL: 'warn',
+  };
+  const replicas: BridgeProcess[] = [];
+  for (let i = 0; i < 3; i++) replicas.push(await startBridgeProcess(env));
+
+  // Calls flowing all along: a PBX behind a load balancer, one call (started + ended) every 50 ms.
+  let flowing = true;
+  let posted = 0;
+  const flow = (async () => {
+    while (flowing) {
+      const targets = replicas.filter(isAlive);
+      const n = posted++;
+      const callId = `fo-${n}`;
+      const target = targets[n % targets.length];
+      await postJson(`${target.url}/v1/calls/events`, [started(callId, n), ended(callId)], TOKEN).catch(
+        () => undefined,
+      );
+      await sleep(POST_EVERY_MS);
+    }
+  })();
+
+  const figures: number[] = [];
+  try {
+    for (let run = 1; run <= RUNS; run++) {
+      // Exactly one replica delivers, and the portal is hearing from it.
+      let holder: BridgeProcess | undefined;
+      for (;;) {
+        const live = replicas.filter(isAlive);
+        const held = await Promise.all(live.map(deliveringHere));
+        if (held.filter(Boolean).length === 1) {
+          holder = live[held.indexOf(true)];
+          const recent = sandbox.requests(Date.now() - 1000).filter(isTelephony);
+          if (recent.length > 0) break;
+        }
+        await sleep(100);
+      }
+      await sleep(500 + Math.random() * 500);
+      const killedAt = Date.now();
+      holder.child.kill('SIGKILL');
+      let nextAt: number | undefined;
+      while (nextAt === undefined) {
+        nextAt = sandbox.requests(killedAt).find(isTelephony)?.at;
+        if (nextAt === undefined && Date.now() - killedAt > 60_000) throw new Error('no takeover in 60 s');
+        await sleep(5);
+      }
+      const ms = nextAt - killedAt;
+      figures.push(ms);
+      process.stdout.write(
+        `run ${run}: the portal's next request ${ms} ms after the kill -9 of the deliverer\n`,
+      );
+      await holder.exited;
+      replicas.splice(replicas.indexOf(holder), 1);
+      replicas.push(await startBridgeProcess(env));
+    }
+  } finally {
+    flowing = false;
+    await flow;
+    for (const replica of replicas.filter(isAlive)) {
+      replica.child.kill('SIGTERM');
+      await replica.exited;
+    }
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+    const client = new Client({ connectionString: TEST_POSTGRES_URL });
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS ${client.escapeIdentifier(schema)} CASCADE`);
+    await client.end();
+  }
+  const sorted = [...figures].sort((a, b) => a - b);
+  process.stdout.write(
+    `${JSON.stringify(
+      {
+        bench: 'single-portal failover, 3 replicas on PostgreSQL, kill -9 of the deliverer',
+        runs: figures.length,
+        killToNextPortalRequestMs: figures,
+        maxMs: sorted[sorted.length - 1],
+        medianMs: sorted[Math.floor(sorted.length / 2)],
+        callsPosted: posted,
+      },
+      null,
+      2,
+    )}\n`,
+  );
+}
+
+function isTelephony(entry: { method: string }): boolean {
+  return entry.method === 'batch' || entry.method.startsWith('telephony.');
+}
+
+main().catch((error: Error) => {
+  process.stderr.write(`${error.stack ?? error.message}\n`);
+  process.exit(1);
+});
