@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { ReplicaRegistry } from '../store/coordination-store';
 
 /** How often the live replicas are read: a dead deliverer is noticed within this long. */
-const POLL_MS = 250;
+const POLL_MS = 150;
 
 /**
  * Single mode's takeover at once (docs/decisions/failover-and-limits.md): every replica of the one portal
