@@ -122,6 +122,7 @@ async function main(): Promise<void> {
   } finally {
     flowing = false;
     await flow;
+    await watcher.end();
     for (const replica of replicas.filter(isAlive)) {
       replica.child.kill('SIGTERM');
       await replica.exited;
@@ -139,6 +140,7 @@ async function main(): Promise<void> {
       {
         bench: 'single-portal failover, 3 replicas on PostgreSQL, kill -9 of the deliverer',
         runs: figures.length,
+        killToLeaseTakenMs: leaseFigures,
         killToNextPortalRequestMs: figures,
         maxMs: sorted[sorted.length - 1],
         medianMs: sorted[Math.floor(sorted.length / 2)],
