@@ -66,7 +66,7 @@ export class OAuthController {
   ): Promise<Authorised & { message: string }> {
     const installed = await withRetryAfter(response, async () => {
       if (this.oauth.enabled) this.installPosts.admit(sourceOf(request));
-      return this.oauth.install(body);
+      return this.oauth.install(body, sourceOf(request));
     });
     const message = installed.unchanged
       ? 'The application is installed with these tokens already.'

@@ -163,8 +163,8 @@ export class OAuthService {
    * that it is this application's on this portal, and, before a working pair is replaced, that its user
    * is an administrator. A post repeating the stored pair changes nothing and costs nothing.
    */
-  async install(body: unknown): Promise<Authorised & { unchanged?: boolean }> {
-    if (this.installs) return this.installs.install(body);
+  async install(body: unknown, source = 'unknown'): Promise<Authorised & { unchanged?: boolean }> {
+    if (this.installs) return this.installs.install(body, source);
     const { credentials, check } = this.oauth();
     const { address, settings } = credentials;
     const post = readInstallPost(body);

@@ -100,3 +100,49 @@ export class InstallChecks {
     }
   }
 }
+
+/**
+ * Each source address's share of the install checks, taken before the global `InstallChecks`: at most
+ * `maxPending` of its checks at once and a bucket of `burst` refilled one per `refillMs`. Set well below the
+ * global limits, so one source (one stranger posting junk) can never use the global budget up; past its
+ * share a post is refused at once (nothing queued, nothing spent at the OAuth server).
+ */
+export class SourceCheckShares {
+  private readonly sources = new LRUCache<string, { bucket: TokenBucket; pending: number }>({
+    max: SOURCES_KEPT,
+  });
+
+  constructor(
+    private readonly maxPending: number,
+    private readonly burst: number,
+    private readonly refillMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  async run<T>(source: string, check: () => Promise<T>): Promise<T> {
+    let share = this.sources.get(source);
+    if (!share) {
+      share = { bucket: new TokenBucket(this.burst, this.refillMs, this.now), pending: 0 };
+      this.sources.set(source, share);
+    }
+    if (share.pending >= this.maxPending) {
+      throw new RetryLater(
+        5,
+        `${share.pending} install checks from this address are under way; retry in 5 s`,
+      );
+    }
+    const waitSec = share.bucket.take();
+    if (waitSec > 0) {
+      throw new RetryLater(
+        waitSec,
+        `too many install posts from this address to check; retry in ${waitSec} s`,
+      );
+    }
+    share.pending += 1;
+    try {
+      return await check();
+    } finally {
+      share.pending -= 1;
+    }
+  }
+}

@@ -244,11 +244,17 @@ export class AppConfig {
   @Min(1024)
   PBX_BODY_LIMIT = 1024 * 1024;
 
-  /** Requests per second one PBX token may make before it gets 429. */
+  /** Writes (posts, recordings) per second one PBX token may make before it gets 429. */
   @Transform(toInt)
   @IsInt()
   @Min(1)
   PBX_RATE_LIMIT_RPS = 200;
+
+  /** Reads (call status, lookups) per second one PBX token may make before it gets 429; apart from writes. */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PBX_READ_RATE_LIMIT_RPS = 1000;
 
   /** How long a call.ended without direction/phoneNumber waits for its call.started. */
   @Transform(toInt)

@@ -32,8 +32,10 @@ export abstract class SecuritySettings {
 /** What PBXs post and how it is read (PBX_*, DEFAULT_COUNTRY). */
 export abstract class IntakeSettings {
   abstract readonly bodyLimitBytes: number;
-  /** Requests per second per PBX token before 429. */
+  /** Writes (posts, recordings) per second per PBX token before 429. */
   abstract readonly rateLimitRps: number;
+  /** Reads (call status, lookups) per second per PBX token before 429, counted apart from writes. */
+  abstract readonly readRateLimitRps: number;
   /** IANA zone of PBXs that post local times. */
   abstract readonly timeZone: string;
   /** Without `direction`: a number of at most this many digits is an internal extension. */
@@ -207,6 +209,7 @@ export const intakeSettingsOf = (config: AppConfig): IntakeSettings =>
   Object.freeze({
     bodyLimitBytes: config.PBX_BODY_LIMIT,
     rateLimitRps: config.PBX_RATE_LIMIT_RPS,
+    readRateLimitRps: config.PBX_READ_RATE_LIMIT_RPS,
     timeZone: config.PBX_TIME_ZONE,
     internalMaxDigits: config.PBX_INTERNAL_MAX_DIGITS,
     defaultCountry: config.DEFAULT_COUNTRY,

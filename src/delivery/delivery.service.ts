@@ -16,10 +16,14 @@ import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { trackDeliveryGauges } from '../metrics/delivery-gauges';
 import { PortalClient } from '../portal/portal-client';
 import { CallStore, QueueStats } from '../store/call-store';
-import { LeaseStore } from '../store/coordination-store';
+import { LeaseStore, ReplicaRegistry } from '../store/coordination-store';
 import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
+import { LivenessWatch } from './liveness-watch';
 import { RecordingFetcher } from './recording-fetcher';
+
+/** After a replica was seen dead, how long its lease is asked for every 200 ms (the store may lag a moment). */
+const TAKEOVER_CHASE_MS = 2000;
 
 /** Injection token of `DeliveryServiceOptions`; unset for the one portal of single mode. */
 export const DELIVERY_SERVICE_OPTIONS = Symbol('DeliveryServiceOptions');
@@ -46,6 +50,8 @@ export interface DeliveryServiceOptions {
 export class DeliveryService extends WorkSignal implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
+  /** Single mode: the replica's liveness mark and its watch on the others' (multi mode has the shard map). */
+  private readonly liveness?: LivenessWatch;
 
   constructor(
     private readonly store: CallStore,
@@ -58,6 +64,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     recording: RecordingSettings,
     portalSettings: PortalSettings,
     @Optional() @Inject(DELIVERY_SERVICE_OPTIONS) options: DeliveryServiceOptions = {},
+    // Single mode only (Nest injects it; multi mode's runtimes pass none: their shard map joins the registry).
+    @Optional() replicas?: ReplicaRegistry,
   ) {
     super();
     const portal = options.metricsPortal ?? client.portalId;
@@ -71,6 +79,12 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
       () => this.notify(),
       options.chaseLeaseMs,
     );
+    if (replicas && options.owner === undefined) {
+      // The lease owner is the replica's registered id: a survivor takes a dead deliverer's lease at once.
+      const liveness = new LivenessWatch(replicas, owner, () => lease.chase(TAKEOVER_CHASE_MS));
+      lease.holdOnlyWhile(() => liveness.mayDeliver());
+      this.liveness = liveness;
+    }
     this.scheduler = new DeliveryScheduler(
       store,
       client,
@@ -125,6 +139,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
   }
 
   onApplicationBootstrap(): void {
+    // Joins in the background: a lease taken before the join completes is taken over once it has (by owner id).
+    void this.liveness?.start();
     // Calls another replica took in: the replica delivering them hears of it at once.
     this.stopWatching = this.store.watchNewWork(this.client.portalId, () => this.notify());
     this.scheduler.start();
@@ -159,6 +175,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     this.stopWatching?.();
     this.stopWatching = undefined;
     await this.scheduler.stop();
+    // The lease was given up: leaving now lets the others see this replica gone at once.
+    await this.liveness?.stop();
   }
 
   portalStatus(): PortalStatus {

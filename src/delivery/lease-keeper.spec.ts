@@ -61,6 +61,39 @@ describe('LeaseKeeper chasing a portal it was given', () => {
   });
 });
 
+describe('LeaseKeeper after another replica was seen dead', () => {
+  it("chases the lease when told (the store then hands a dead owner's lease over), long before its tick", async () => {
+    const store = new MemoryLeaseStore(() => Date.now());
+    const previous = await store.acquireLease('portal', 'dead', 60_000);
+    let acquired = 0;
+    // No chase at start (single mode: every replica competes); ticks every 20 s.
+    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1));
+    keeper.start();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    keeper.chase(2000);
+    // The store lets go a moment after the watch saw the owner gone: the chase still catches it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await store.releaseLease(previous!);
+    await waitFor(() => acquired === 1);
+    expect(store.holder('portal')).toEqual({ owner: 'me', epoch: 2 });
+    await keeper.stop();
+  });
+
+  it('sends nothing while its replica counts as dead (its liveness mark lost), whatever the lease says', async () => {
+    const store = new MemoryLeaseStore(() => Date.now());
+    let alive = true;
+    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => undefined);
+    keeper.holdOnlyWhile(() => alive);
+    keeper.start();
+    await waitFor(() => keeper.current() !== undefined);
+    alive = false;
+    expect(keeper.current()).toBeUndefined();
+    alive = true;
+    expect(keeper.current()).toEqual({ portalId: 'portal', owner: 'me', epoch: 1 });
+    await keeper.stop();
+  });
+});
+
 async function waitFor(condition: () => boolean): Promise<void> {
   const deadline = Date.now() + 5000;
   while (!condition()) {

@@ -22,6 +22,8 @@ export class LeaseKeeper {
   private lastErrorLoggedAt = 0;
   private chaseUntil = 0;
   private chaseTimer?: NodeJS.Timeout;
+  /** Liveness: false while this replica counts as dead to the others (its mark is lost), so it sends nothing. */
+  private mayHold: () => boolean = () => true;
 
   constructor(
     private readonly store: LeaseStore,
@@ -57,9 +59,23 @@ export class LeaseKeeper {
     else void this.tick();
   }
 
+  /**
+   * Asks for the lease now and then every CHASE_MS for `forMs`: another replica was seen dead, and the
+   * store hands its lease over at once (docs/decisions/failover-and-limits.md).
+   */
+  chase(forMs: number): void {
+    this.chaseUntil = Math.max(this.chaseUntil, Date.now() + forMs);
+    this.kick();
+  }
+
+  /** Sends only while `predicate` says so (the replica holds its liveness mark), whatever the lease says. */
+  holdOnlyWhile(predicate: () => boolean): void {
+    this.mayHold = predicate;
+  }
+
   /** The lease while this replica may send: valid and with time to spare before it could expire. */
   current(): DeliveryLease | undefined {
-    return this.lease && Date.now() < this.validUntil ? this.lease : undefined;
+    return this.lease && Date.now() < this.validUntil && this.mayHold() ? this.lease : undefined;
   }
 
   /** A fenced write found the lease taken over: stop delivering until the lease is ours again. */

@@ -1,10 +1,15 @@
 import { DialWorker } from '../dialer/dial-worker';
-import { Controller, Get, Optional } from '@nestjs/common';
+import { Controller, Get, Optional, Req } from '@nestjs/common';
+import type { Request } from 'express';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
 import { PortalEventsStatus } from '../events/portal-events-status';
+import { presentedToken } from '../common/presented-token';
+import { digestsOf, matchesAny } from '../common/secrets';
+import { SecuritySettings } from '../config/settings';
+import { BackgroundFigures } from './background-figures';
 import { Lifecycle } from './lifecycle';
 import { PortalsHealth } from './portals-health';
 import { PbxFollower } from '../follow/pbx-follower';
@@ -14,6 +19,12 @@ const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
 
 /** How long one look at the store answers readiness probes: a burst of probes costs one write and one scan. */
 const STORE_CHECK_REUSE_MS = 1000;
+
+/**
+ * With many portals, how old the per-portal figures (a grouped scan of every waiting call) may get before a
+ * read in the background refreshes them: probes never wait for that scan, and it runs at most this often.
+ */
+const PORTAL_FIGURES_MAX_AGE_MS = 5000;
 
 /** What readiness asks the store, shared by the probes of one STORE_CHECK_REUSE_MS. */
 interface StoreCheck {
@@ -26,11 +37,17 @@ interface StoreCheck {
  * Liveness says only that the process answers. Readiness says the store takes writes and the bridge is not
  * shutting down; the portal's state is reported in the details but never fails readiness, because intake
  * is durable whatever the portal does. The store's answers (a synced write, a queue scan) are reused for
- * STORE_CHECK_REUSE_MS, so probes cannot load the store; the shutdown is read on every probe.
+ * STORE_CHECK_REUSE_MS, so probes cannot load the store; the shutdown is read on every probe. With many
+ * portals a probe costs the same whatever the queues hold: the per-portal details (portal ids, the deepest
+ * queues) are shown only to a caller with ADMIN_TOKEN or METRICS_TOKEN, from figures read in the background
+ * at most every PORTAL_FIGURES_MAX_AGE_MS; an anonymous probe gets the mode and the number of portals.
  */
 @Controller('health')
 export class HealthController {
   private storeCheck?: StoreCheck;
+  private readonly portalFigures?: BackgroundFigures<Record<string, unknown>>;
+  /** The tokens that may read the per-portal details of many portals: ADMIN_TOKEN and METRICS_TOKEN. */
+  private readonly detailTokens: Buffer[];
 
   constructor(
     private readonly health: HealthCheckService,
@@ -44,7 +61,13 @@ export class HealthController {
     @Optional() private readonly portalEvents?: PortalEventsStatus,
     @Optional() private readonly portals?: PortalsHealth,
     @Optional() private readonly follower?: PbxFollower,
-  ) {}
+    @Optional() security?: SecuritySettings,
+  ) {
+    const registry = portals;
+    if (registry)
+      this.portalFigures = new BackgroundFigures(() => registry.queues(), PORTAL_FIGURES_MAX_AGE_MS);
+    this.detailTokens = digestsOf(security?.adminToken, security?.metricsToken);
+  }
 
   /**
    * Terminus's answer to a check of nothing, without running its executor: probes come often and must stay
@@ -58,16 +81,13 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  ready() {
+  ready(@Req() request: Request) {
     const store = this.recentStoreCheck();
-    const { delivery, credentials, dialer, portalEvents, portals } = this;
+    const { delivery, credentials, dialer, portalEvents } = this;
     const portalChecks =
       delivery && credentials && dialer && portalEvents
         ? this.singlePortalChecks(store, delivery, credentials, dialer, portalEvents)
-        : [
-            async () =>
-              this.indicators.check('portals').up(portals ? await portals.details() : { mode: 'multi' }),
-          ];
+        : [async () => this.indicators.check('portals').up(await this.manyPortalDetails(request))];
     return this.health.check([
       async () => {
         const check = this.indicators.check('store');
@@ -142,6 +162,28 @@ export class HealthController {
           );
       },
     ];
+  }
+
+  /** Anonymous: the mode and how many portals. With ADMIN_TOKEN or METRICS_TOKEN: the registry's details. */
+  private async manyPortalDetails(request: Request): Promise<Record<string, unknown>> {
+    const portals = this.portals;
+    const overview = { mode: 'multi', portals: portals?.count() ?? 0 };
+    const token = presentedToken(request);
+    if (!portals || !this.portalFigures || !token || !matchesAny(token, this.detailTokens)) return overview;
+    try {
+      const { value, readAt } = await this.portalFigures.latest();
+      return {
+        ...portals.overview(),
+        ...value,
+        queueFiguresAgeSec: Math.round((Date.now() - readAt) / 1000),
+      };
+    } catch (error) {
+      // Never a reason to fail readiness: intake is durable whatever the queues say.
+      return {
+        ...portals.overview(),
+        queueFiguresError: `cannot read the queue figures: ${(error as Error).message}`,
+      };
+    }
   }
 
   private recentStoreCheck(): StoreCheck {

@@ -50,9 +50,59 @@ export function probeRequestIds(request: IncomingMessage, response: ServerRespon
 }
 
 /**
+ * The request headers a log line shows; every other header, whatever its name, is left out. A PBX may put
+ * its token in any header (`X-Api-Key`, `X-Auth-Token: token=…`, a cookie, one of its own), so only an
+ * allow-list keeps secrets out of the logs: a deny-list always misses the next name.
+ */
+export const LOGGED_REQUEST_HEADERS: readonly string[] = [
+  'host',
+  'user-agent',
+  'content-type',
+  'content-length',
+  'content-encoding',
+  'transfer-encoding',
+  'accept',
+  'accept-encoding',
+  'connection',
+  'x-request-id',
+  'x-forwarded-for',
+  'x-forwarded-proto',
+];
+
+/** The response headers a log line shows (not Set-Cookie, nor Location: a redirect may carry OAuth state). */
+export const LOGGED_RESPONSE_HEADERS: readonly string[] = [
+  'content-type',
+  'content-length',
+  'x-request-id',
+  'retry-after',
+  'cache-control',
+  'connection',
+];
+
+/**
+ * Only the allowed headers of `headers`; nothing else is copied. A Content-Type shows its media type only:
+ * its parameters (`charset=…`) are the caller's free text.
+ */
+export function allowedHeaders(
+  headers: Record<string, unknown> | undefined,
+  allowed: readonly string[],
+): Record<string, unknown> {
+  const shown: Record<string, unknown> = {};
+  if (!headers) return shown;
+  for (const name of allowed) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    shown[name] =
+      name === 'content-type' && typeof value === 'string' ? value.split(';', 1)[0].trim() : value;
+  }
+  return shown;
+}
+
+/**
  * Structured JSON logs (pino): one line per request with a request id (the caller's `X-Request-Id` when
- * sane, else a new one, echoed back), secrets redacted: PBX and admin tokens travel in Authorization, OAuth
- * codes in the query string; webhook URLs are never logged by the bridge's own code.
+ * sane, else a new one, echoed back). Secrets never reach them: headers are logged from an allow-list
+ * (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), OAuth codes and tokens in the query string are
+ * redacted; webhook URLs are never logged by the bridge's own code.
  */
 @Module({
   imports: [
@@ -64,15 +114,6 @@ export function probeRequestIds(request: IncomingMessage, response: ServerRespon
           // Logs inside a request carry only its id; the request itself is serialised once, on completion.
           quietReqLogger: true,
           genReqId: requestId,
-          redact: {
-            paths: [
-              'req.headers.authorization',
-              'req.headers.cookie',
-              'req.headers["proxy-authorization"]',
-              'res.headers["set-cookie"]',
-            ],
-            censor: '[Redacted]',
-          },
           serializers: {
             req: (request: {
               id: unknown;
@@ -83,7 +124,11 @@ export function probeRequestIds(request: IncomingMessage, response: ServerRespon
               id: request.id,
               method: request.method,
               url: redactUrl(request.url),
-              headers: request.headers,
+              headers: allowedHeaders(request.headers, LOGGED_REQUEST_HEADERS),
+            }),
+            res: (response: { statusCode: number; headers?: Record<string, unknown> }) => ({
+              statusCode: response.statusCode,
+              headers: allowedHeaders(response.headers, LOGGED_RESPONSE_HEADERS),
             }),
           },
         },

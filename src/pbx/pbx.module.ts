@@ -9,7 +9,7 @@ import { pbxJsonBody } from './json-body.middleware';
 import { LookupController } from './lookup.controller';
 import { PbxController } from './pbx.controller';
 import { RecordingController } from './recording.controller';
-import { PbxThrottlerGuard } from './pbx-throttler.guard';
+import { PBX_READS, PBX_WRITES, PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxTokenGuard } from './pbx-token.guard';
 
 /** Everything PBXs call: intake, the PBXs' native formats and the lookup, behind the PBX token and rate. */
@@ -19,7 +19,11 @@ import { PbxTokenGuard } from './pbx-token.guard';
 
     ThrottlerModule.forRootAsync({
       inject: [IntakeSettings],
-      useFactory: (intake: IntakeSettings) => [{ ttl: 1000, limit: intake.rateLimitRps }],
+      // Per PBX token and second: writes (PBX_RATE_LIMIT_RPS) and reads (PBX_READ_RATE_LIMIT_RPS) apart.
+      useFactory: (intake: IntakeSettings) => [
+        { name: PBX_WRITES, ttl: 1000, limit: intake.rateLimitRps },
+        { name: PBX_READS, ttl: 1000, limit: intake.readRateLimitRps },
+      ],
     }),
   ],
   controllers: [PbxController, RecordingController, PbxAdaptersController, LookupController],

@@ -8,10 +8,13 @@ import {
   UnauthorizedException,
 } from '@nestjs/common';
 import { OAuthRefusal, OAuthTokenEndpoint, TokenGrant } from '../auth/oauth-token-endpoint';
-import { InstallChecks } from '../auth/portal-post-limits';
+import { createHash } from 'node:crypto';
+import { LRUCache } from 'lru-cache';
+import { InstallChecks, SourceCheckShares } from '../auth/portal-post-limits';
 import { formOf, formText, readInstallPost } from '../auth/portal-post';
 import { PortalInstalls } from '../auth/portal-installs';
 import { sameSecret } from '../common/secrets';
+import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { WorkSignal } from '../common/work-signal';
 import { AuthSettings, PortalSettings } from '../config/settings';
 import { domainAllowed } from '../portal/portal-redirects';
@@ -24,6 +27,16 @@ import { PortalRegistry } from './portal-registry';
 const MAX_PENDING_CHECKS = 8;
 const CHECK_BURST = 100;
 const CHECK_REFILL_MS = 50;
+/**
+ * One source address's share of those checks: 2 at once, 20, then 2 a second. A stranger posting junk from
+ * one address uses a fifth of the burst and a tenth of the refill at most; the vendor's servers posting
+ * real installs keep the rest.
+ */
+const SOURCE_MAX_PENDING = 2;
+const SOURCE_BURST = 20;
+const SOURCE_REFILL_MS = 500;
+/** Refresh tokens the OAuth server refused (invalid_grant), remembered by hash: a replay is not sent again. */
+const REFUSED_KEPT = 10_000;
 
 /**
  * Installs of the published application (`B24_APP_MODE=multi`, SPEC.md §8). Anyone can post an install
@@ -39,6 +52,8 @@ export class MultiPortalInstalls extends PortalInstalls {
   private readonly logger = new Logger('Installs');
   private readonly endpoint: OAuthTokenEndpoint;
   private readonly checks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
+  private readonly sourceShares = new SourceCheckShares(SOURCE_MAX_PENDING, SOURCE_BURST, SOURCE_REFILL_MS);
+  private readonly refused = new LRUCache<string, OAuthRefusal>({ max: REFUSED_KEPT });
   private readonly allowedDomains: readonly string[];
 
   constructor(
@@ -63,20 +78,38 @@ export class MultiPortalInstalls extends PortalInstalls {
     });
   }
 
-  async install(body: unknown): Promise<{ portalId: string; domain: string; unchanged?: boolean }> {
+  /**
+   * Cheap checks first, none of which spends the client secret: the post's shape, a member_id that can be a
+   * portal id, the domain allowed, a refresh token the OAuth server already refused, then the source's share
+   * of the checks and the global budget; only then the OAuth server.
+   */
+  async install(
+    body: unknown,
+    source: string,
+  ): Promise<{ portalId: string; domain: string; unchanged?: boolean }> {
     const post = readInstallPost(body);
     if ('problem' in post) throw new BadRequestException(post.problem);
+    if (!PORTAL_ID_PATTERN.test(post.memberId)) throw new BadRequestException('malformed auth[member_id]');
     if (!this.allowed(post.domain)) {
       this.logger.warn(
         `an install from a portal outside B24_ALLOWED_DOMAINS was refused (${post.domain.slice(0, 100)})`,
       );
       throw new ForbiddenException('this portal may not install the application (B24_ALLOWED_DOMAINS)');
     }
+    const refreshKey = createHash('sha256').update(post.refreshToken).digest('hex');
+    const refusedBefore = this.refused.get(refreshKey);
+    if (refusedBefore) return this.repeated(post.memberId, post.applicationToken, refusedBefore);
     let grant: TokenGrant;
     try {
-      grant = await this.checks.run(() => this.endpoint.refresh(post.refreshToken));
+      grant = await this.sourceShares.run(source, () =>
+        this.checks.run(() => this.endpoint.refresh(post.refreshToken)),
+      );
     } catch (error) {
-      if (error instanceof OAuthRefusal) return this.repeated(post.memberId, post.applicationToken, error);
+      if (error instanceof OAuthRefusal) {
+        // A refused refresh token stays refused: its replays are answered without the OAuth server.
+        if (error.code === 'invalid_grant') this.refused.set(refreshKey, error);
+        return this.repeated(post.memberId, post.applicationToken, error);
+      }
       if (error instanceof HttpException) throw error;
       this.logger.warn(`an install could not be checked with the OAuth server: ${(error as Error).message}`);
       throw new ServiceUnavailableException('the OAuth server could not confirm the install; post it again');

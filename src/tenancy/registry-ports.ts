@@ -115,8 +115,11 @@ export class RegistryHealth extends PortalsHealth {
     });
   }
 
-  async details(): Promise<Record<string, unknown>> {
-    const { total, top } = await this.calls.deepestQueues(TOP_PORTALS);
+  count(): number {
+    return this.registry.all().length;
+  }
+
+  overview(): Record<string, unknown> {
     const runtimes = this.registry.all();
     const statuses = runtimes.map((runtime) => ({ runtime, status: runtime.status() }));
     return {
@@ -130,6 +133,12 @@ export class RegistryHealth extends PortalsHealth {
       needingReauthorisation: runtimes.filter(
         (runtime) => runtime.credentials.authorisation().state !== 'authorised',
       ).length,
+    };
+  }
+
+  async queues(): Promise<Record<string, unknown>> {
+    const { total, top } = await this.calls.deepestQueues(TOP_PORTALS);
+    return {
       queueDepth: total.depth,
       oldestWaitingSec: ageSec(total.oldestCreatedAt) ?? 0,
       deepestQueues: top.map((queue) => ({

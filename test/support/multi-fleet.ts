@@ -84,6 +84,8 @@ export async function fleetDetails(replica: BridgeProcess): Promise<{
   queueDepth: number;
 }> {
   const { data } = await axios.get(`${replica.url}/health/ready`, {
+    // Per-portal details are for the operator only (issue 26).
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
     validateStatus: () => true,
     timeout: 5000,
   });

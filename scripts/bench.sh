@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# npm run bench: every benchmark in turn, each printing its figures as JSON. One line per bench, so a new
+# bench is one line here. BENCH_ONLY=<name,name> runs only those (e.g. BENCH_ONLY=card,follow).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+npm run build
+run() {
+  local name=$1
+  if [[ -n "${BENCH_ONLY:-}" && ",${BENCH_ONLY}," != *",${name},"* ]]; then return 0; fi
+  node -r ts-node/register/transpile-only "bench/${name}.bench.ts"
+}
+run http
+run delivery
+run ceiling
+run card
+run lookup
+run recordings
+run recording-memory
+run click
+bash scripts/ensure-postgres.sh
+run replicas
+run single-failover
+run portals
+bash scripts/ensure-mariadb.sh
+run follow-ledger

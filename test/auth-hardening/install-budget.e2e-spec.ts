@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import { createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { stringify } from 'qs';
+import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
+
+/**
+ * The vendor's OAuth server as the bridge reaches it: a real HTTP hop in front of the sandbox's, counting
+ * every token request (each one spends the application's client secret) and, when asked, answering slowly.
+ */
+class CountingOAuthServer {
+  tokenRequests = 0;
+  delayMs = 0;
+  private server?: Server;
+  url = '';
+
+  constructor(private readonly upstream: string) {}
+
+  async start(): Promise<void> {
+    this.server = createServer((request, response) => void this.forward(request, response));
+    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.server?.close(() => resolve()) ?? resolve());
+  }
+
+  private async forward(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of request) chunks.push(chunk as Buffer);
+    if ((request.url ?? '').startsWith('/oauth/token')) {
+      this.tokenRequests += 1;
+      if (this.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.delayMs));
+    }
+    const target = new URL(request.url ?? '/', this.upstream);
+    const onward = httpRequest(
+      target,
+      { method: request.method, headers: { ...request.headers, host: target.host }, agent: false },
+      (answer) => {
+        response.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    onward.on('error', () => response.destroy());
+    onward.end(Buffer.concat(chunks));
+  }
+}
+
+/** A form POST from a chosen loopback address (127.0.0.0/8 all reach this machine): one source each. */
+function postFrom(source: string, url: string, form: Record<string, unknown>): Promise<number> {
+  const body = stringify(form);
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        localAddress: source,
+        agent: false,
+        headers: {
+          'Content-Type': 'application/x-www-form-urlencoded',
+          'Content-Length': Buffer.byteLength(body),
+        },
+      },
+      (response) => {
+        response.resume();
+        response.on('end', () => resolve(response.statusCode ?? 0));
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+/** A well-formed install post for `tenant` with tokens nobody issued. */
+function junkInstall(tenant: SandboxTenant, fields: Record<string, string> = {}) {
+  return {
+    event: 'ONAPPINSTALL',
+    auth: {
+      access_token: randomBytes(35).toString('hex'),
+      refresh_token: randomBytes(35).toString('hex'),
+      member_id: tenant.memberId,
+      domain: tenant.domain,
+      client_endpoint: tenant.restUrl,
+      application_token: randomBytes(16).toString('hex'),
+      ...fields,
+    },
+  };
+}
+
+/**
+ * Issue 26 finding 16, through HTTP with many portals: cheap checks come before any request to the vendor's
+ * OAuth server, one source cannot use up the global install-check budget, and junk posts do not spend the
+ * client secret.
+ */
+describe('install posts: cheap checks first, a share per source', () => {
+  let sandbox: SandboxPortal;
+  let oauth: CountingOAuthServer;
+  let bridge: MultiBridge;
+  let temp: ReturnType<typeof tempDir>;
+  let tenant: SandboxTenant;
+  let other: SandboxTenant;
+
+  beforeAll(async () => {
+    sandbox = await SandboxPortal.start();
+    tenant = sandbox.addPortal({ name: 'real' });
+    other = sandbox.addPortal({ name: 'target' });
+    oauth = new CountingOAuthServer(sandbox.url);
+    await oauth.start();
+    temp = tempDir();
+    bridge = await startMultiBridge(sandbox, temp.dir, {
+      B24_OAUTH_URL: oauth.url,
+      B24_ALLOWED_DOMAINS: `${tenant.domain},${other.domain}`,
+    });
+  });
+
+  afterAll(async () => {
+    await bridge?.close();
+    await oauth?.close();
+    await sandbox?.close();
+    temp?.remove();
+  });
+
+  it('a junk flood from one address against a slow OAuth server leaves a real install through', async () => {
+    oauth.delayMs = 1500;
+    oauth.tokenRequests = 0;
+    const flood = Array.from({ length: 40 }, () =>
+      postFrom('127.0.0.7', `${bridge.url}/oauth/install`, junkInstall(other)),
+    );
+    // The flood's checks are under way at the OAuth server when the real portal installs.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await install(tenant, bridge.url)).toBe(200);
+    const statuses = await Promise.all(flood);
+    expect(statuses.filter((status) => status !== 403 && status !== 429)).toEqual([]);
+    expect(statuses.filter((status) => status === 429).length).toBeGreaterThan(30);
+    // One address's share of the checks, and the real install's own.
+    expect(oauth.tokenRequests).toBeLessThanOrEqual(5);
+    oauth.delayMs = 0;
+  });
+
+  it('junk that cheap checks catch never reaches the OAuth server, nor does a replay of refused tokens', async () => {
+    oauth.tokenRequests = 0;
+    const post = (source: string, form: Record<string, unknown>) =>
+      postFrom(source, `${bridge.url}/oauth/install`, form);
+    // Malformed fields, a member_id that cannot be a portal id, a domain outside B24_ALLOWED_DOMAINS.
+    expect(await post('127.0.0.21', junkInstall(other, { access_token: 'not a token <x>' }))).toBe(400);
+    expect(await post('127.0.0.22', junkInstall(other, { member_id: 'abc~def' }))).toBe(400);
+    expect(await post('127.0.0.23', junkInstall(other, { domain: 'evil.example.com' }))).toBe(403);
+    expect(oauth.tokenRequests).toBe(0);
+
+    // Well-formed junk is asked about once; its replays, from any address, are answered without asking.
+    const junk = junkInstall(other);
+    expect(await post('127.0.0.24', junk)).toBe(403);
+    expect(oauth.tokenRequests).toBe(1);
+    for (let i = 0; i < 10; i++) expect(await post(`127.0.0.${30 + i}`, junk)).toBe(403);
+    expect(oauth.tokenRequests).toBe(1);
+
+    // The real portal repeating its install (its refresh token already spent) is still answered.
+    expect(await install(tenant, bridge.url)).toBe(200);
+  });
+});
