@@ -400,9 +400,14 @@ export class EslTracker {
   private ring(call: TrackedCall, leg: Leg): void {
     if (!leg.extension || call.direction !== 'inbound') return;
     call.ringing.set(leg.uuid, leg.extension);
-    if (!call.rang.includes(leg.extension)) call.rang.push(leg.extension);
+    const newPhone = !call.rang.includes(leg.extension);
+    if (newPhone) call.rang.push(leg.extension);
     if (!call.started) {
       call.started = true;
+      this.pendingStarts.add(call.callId);
+    } else if (newPhone && call.answeredBy === undefined) {
+      // A phone that starts ringing later (a leg past the simultaneous-ring hold, a queue's next agent): another
+      // call.started naming who rings now, which the intake keys by the phones new to the call.
       this.pendingStarts.add(call.callId);
     }
   }
