@@ -690,7 +690,7 @@ function multiPortalProblems(config: AppConfig): string[] {
     PBX_TOKENS: 'PBX tokens belong to one portal: POST /v1/admin/portals/:portalId/pbx-tokens',
     SANDBOX: 'the sandbox is one portal',
     DIAL_MODE: "the dial settings name one portal's PBX",
-    PBX_EVENTS: "following a PBX is one portal's setting (not yet in multi mode)",
+    PBX_EVENTS: 'a PBX is followed for one portal: PATCH /v1/admin/portals/:portalId {"follow": …}',
     // One host list and one credential for every tenant would let one portal's PBX have another's files
     // fetched with the shared credential: each portal sets its own (PATCH /v1/admin/portals/:portalId).
     RECORDING_FETCH_HOSTS:

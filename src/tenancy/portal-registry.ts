@@ -7,6 +7,7 @@ import {
   AuthSettings,
   DeliverySettings,
   EventSettings,
+  IntakeSettings,
   LookupSettings,
   PortalSettings,
   RecordingSettings,
@@ -43,6 +44,8 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private readonly placement: DeliveryPlacement;
   private readonly syncer: PortalSync;
   private readonly labelled: boolean;
+  /** NODE_ENV=production: a hosted bridge, whose portals' PBXs are reached over TLS or a private network. */
+  readonly production: boolean;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -53,6 +56,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     lookup: LookupSettings,
     recording: RecordingSettings,
     events: EventSettings,
+    intake: IntakeSettings,
     calls: CallStore,
     tokens: TokenStore,
     leases: LeaseStore,
@@ -65,6 +69,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     private readonly modules: ModuleRef,
   ) {
     this.labelled = config.METRICS_PORTAL_LABEL;
+    this.production = config.NODE_ENV === 'production';
     this.deps = {
       events: portalEvents,
       dials,
@@ -85,6 +90,8 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       recording,
       events,
       portalLabel: this.labelled,
+      production: this.production,
+      intake,
     };
     this.runtimes = new PortalRuntimes(deployment, this.deps);
     this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);
