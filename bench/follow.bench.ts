@@ -10,9 +10,9 @@
  *    3 000 still waiting at the rings) drain at 2 requests/s, bucket 10 (as bench/card.bench.ts does);
  *  - burst: BENCH_FOLLOW_CALLS (200) calls up at once (started over 2 s, all answered, then hung up over 2 s;
  *    ring groups, queues, outbound): the follower's lag per call (the double writing the call's first
- *    `DialBegin` → `call.started` stored; its first `Hangup` after it is hung up → `call.ended` stored, read from the store's
- *    `received_at`) by quarter of the calls, and the bridge's CPU (user + system, from /proc) per call,
- *    intake and delivery included, less its idle CPU over the same time;
+ *    `DialBegin` → `call.started` stored; its first `Hangup` after it is hung up → `call.ended` stored, read
+ *    from the store's `received_at`) by quarter of the calls, and the bridge's CPU (user + system, from
+ *    /proc) per call, intake and delivery included, less its idle CPU over the same time;
  *  - takeover: three replicas on PostgreSQL follow the double (multi mode: a portal's follow setting;
  *    single: PBX_EVENTS); the following replica is killed with SIGKILL BENCH_FOLLOW_TAKEOVERS (10) times
  *    (a fresh replica started after each): kill → the survivor's Login at the double, and kill → a call that
