@@ -294,9 +294,15 @@ async function takeover(mode: string) {
     const toLogin: number[] = [];
     const toCall: number[] = [];
     for (let run = 0; run < TAKEOVERS; run++) {
-      const follower = await theFollower(replicas, tenant?.memberId);
-      await sleep(500);
-      const logins = pbx.logins;
+      // Settled: a replica started after the last kill may take the portal over (a handover, not a takeover).
+      let follower: BridgeProcess;
+      let logins: number;
+      for (;;) {
+        follower = await theFollower(replicas, tenant?.memberId);
+        logins = pbx.logins;
+        await sleep(1500);
+        if (pbx.logins === logins && (await theFollower(replicas, tenant?.memberId)) === follower) break;
+      }
       follower.child.kill('SIGKILL');
       const killedAt = Date.now();
       const call = pbx.play({
