@@ -1,3 +1,4 @@
+import { loadConfig } from '../config/app-config';
 import { followView, portalFollowSettings } from './portal-follow';
 
 const SECRET = 'very-s3cret-pass';
@@ -63,5 +64,20 @@ describe('portalFollowSettings: a portal follow setting checked like the environ
       PBX_TRUNKS: 'PJSIP/t*',
     });
     expect(view).toEqual({ PBX_EVENTS: 'ami', target: 'tls://pbx.example.com:5039', PBX_TRUNKS: 'PJSIP/t*' });
+  });
+
+  it('multi mode still refuses the deployment-wide PBX_EVENTS, pointing at the portal setting', () => {
+    const multi = {
+      B24_APP_MODE: 'multi',
+      B24_CLIENT_ID: 'app',
+      B24_CLIENT_SECRET: 'secret',
+      B24_OAUTH_URL: 'https://oauth.example.com',
+    };
+    expect(() => loadConfig(multi)).not.toThrow();
+    expect(() =>
+      loadConfig({ ...multi, PBX_EVENTS: 'ami', AMI_URL: `tls://crm:${SECRET}@pbx:5039` }),
+    ).toThrow(
+      /PBX_EVENTS: not used with B24_APP_MODE=multi \(a PBX is followed for one portal: PATCH \/v1\/admin\/portals\/:portalId \{"follow": …\}\)/,
+    );
   });
 });
