@@ -25,7 +25,7 @@ describe('following each portal’s own PBX (multi mode)', () => {
 
   const portal = async (tenant: SandboxTenant) =>
     (await bridge.http.get(`/v1/admin/portals/${tenant.memberId}`).set(admin)).body;
-  const patch = (tenant: SandboxTenant, body: unknown) =>
+  const patch = (tenant: SandboxTenant, body: object) =>
     bridge.http.patch(`/v1/admin/portals/${tenant.memberId}`).set(admin).send(body);
 
   beforeAll(async () => {
