@@ -7,16 +7,22 @@ import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
 import { ADMIN_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
-import { FollowedPortal, killTheFollower, theFollower } from '../support/follow-takeover';
+import { FollowedPortal, killTheFollower, TakeoverOutcome, theFollower } from '../support/follow-takeover';
 import { dropSchema, fleetEnv, seedPortals, startFleet, stopFleet } from '../support/multi-fleet';
 import { postgresUrlForSchema, TEST_SCHEMA_PREFIX } from '../support/test-database';
 
-/** Every outside call of `prefix` on the portal exactly once, finished; answered ones by their answerer. */
-function expectEachOnce(portal: FollowedPortal, prefix: string, count: number): void {
+/** Every outside call of `prefix` on the portal exactly once, finished as answered by its answerer. */
+function expectEachOnce(portal: FollowedPortal, prefix: string, outcome: TakeoverOutcome): void {
   const mine = portal.calls().filter((call) => call.PHONE_NUMBER.startsWith(prefix));
-  expect(mine).toHaveLength(count);
-  expect(new Set(mine.map((call) => call.PHONE_NUMBER)).size).toBe(count);
-  for (const call of mine) expect(call.finished).toMatchObject({ STATUS_CODE: '200' });
+  expect(mine).toHaveLength(outcome.calls);
+  expect(new Set(mine.map((call) => call.PHONE_NUMBER)).size).toBe(outcome.calls);
+  for (const call of mine)
+    expect({ number: call.PHONE_NUMBER, ...call.finished }).toMatchObject({
+      number: call.PHONE_NUMBER,
+      STATUS_CODE: '200',
+      USER_ID: outcome.finishedBy.get(call.PHONE_NUMBER),
+    });
+  console.log(JSON.stringify(mine.map((call) => [call.PHONE_NUMBER.slice(-3), call.finished?.DURATION])));
 }
 
 async function allFinished(portal: FollowedPortal, prefix: string, count: number): Promise<void> {
@@ -72,9 +78,9 @@ describe('PBX following survives a kill -9 of the following replica', () => {
     expect(pbx.logins).toBe(1);
 
     const outcome = await killTheFollower(pbx, replicas, tenant, '+4915170000', tenant.memberId);
-    console.log(JSON.stringify({ mode: 'multi', ...outcome }));
+    console.log(JSON.stringify({ mode: 'multi', ...outcome, finishedBy: undefined }));
     await allFinished(tenant, '+4915170000', outcome.calls);
-    expectEachOnce(tenant, '+4915170000', outcome.calls);
+    expectEachOnce(tenant, '+4915170000', outcome);
     // A survivor follows now, and only one.
     await theFollower(replicas, tenant.memberId);
     expect(outcome.killToLoginMs).toBeLessThan(30_000);
@@ -95,9 +101,9 @@ describe('PBX following survives a kill -9 of the following replica', () => {
       expect(pbx.logins).toBe(1);
 
       const outcome = await killTheFollower(pbx, replicas, sandbox, '+4915180000');
-      console.log(JSON.stringify({ mode: 'single', ...outcome }));
+      console.log(JSON.stringify({ mode: 'single', ...outcome, finishedBy: undefined }));
       await allFinished(sandbox, '+4915180000', outcome.calls);
-      expectEachOnce(sandbox, '+4915180000', outcome.calls);
+      expectEachOnce(sandbox, '+4915180000', outcome);
       await theFollower(replicas);
       expect(outcome.killToLoginMs).toBeLessThan(30_000);
       for (const replica of replicas) expect(replica.output()).not.toContain('s3cr3t-ami-pass');
