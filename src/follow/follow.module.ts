@@ -14,11 +14,13 @@ import { DeliveryService } from '../delivery/delivery.service';
 import { CallIntake } from '../intake/call-intake.service';
 import { IntakeModule } from '../intake/intake.module';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { CallStore } from '../store/call-store';
 import { AmiFollower } from './ami/ami-follower';
 import { amiTargetOf } from './ami/ami-session';
 import { CallTracker } from './ami/call-tracker';
 import { Endpoints } from './ami/endpoints';
 import { IntakeSink } from './intake-sink';
+import { storedAnswers } from './stored-answers';
 import { FollowStatusView, PbxFollower } from './pbx-follower';
 
 /**
@@ -40,6 +42,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     @Optional() delivery?: DeliveryService,
     @Optional() crm?: PortalCrm,
     @Optional() directory?: EmployeeDirectory,
+    @Optional() calls?: CallStore,
   ) {
     super();
     this.sink = new IntakeSink(
@@ -59,7 +62,11 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       amiTargetOf(settings.amiUrl as string),
       tracker,
       this.sink,
-      { followHere: delivery ? () => delivery.portalStatus().deliveringHere : undefined },
+      {
+        followHere: delivery ? () => delivery.portalStatus().deliveringHere : undefined,
+        // A survivor taking over keeps the talk time of the calls the previous replica saw answered.
+        answeredAt: calls && ((callIds) => storedAnswers(calls, portalId, callIds)),
+      },
       metrics,
     );
   }

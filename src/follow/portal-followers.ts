@@ -22,6 +22,8 @@ export interface FollowContext {
   /** How often followHere is asked: a takeover waits at most this long for the follower. */
   gateMs?: number;
   metrics?: BridgeMetrics;
+  /** When calls were answered, as the portal's store has them (ms by callId): a takeover keeps talk times. */
+  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
 }
 
 /** A follower as its owner drives it: started, stopped, and shown (no secret). */
@@ -56,7 +58,7 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
         target,
         tracker,
         context.sink,
-        { followHere: context.followHere, gateMs: context.gateMs },
+        { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt },
         context.metrics,
       ),
     );

@@ -22,6 +22,7 @@ import { PortalEventStore } from '../store/portal-event-store';
 import { IntakeSink } from '../follow/intake-sink';
 import { FollowStatusView } from '../follow/pbx-follower';
 import { createFollowers, RunningFollower } from '../follow/portal-followers';
+import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalIntake } from '../crm/portal-crm';
@@ -254,6 +255,7 @@ export class PortalRuntime {
         followHere: () => delivery.portalStatus().deliveringHere,
         gateMs: FOLLOW_GATE_MS,
         metrics: this.deps.metrics,
+        answeredAt: (callIds) => storedAnswers(this.deps.calls, this.portalId, callIds),
       });
     } catch (error) {
       // The resolver built these settings already; a failure here is logged, and delivery goes on.

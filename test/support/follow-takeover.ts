@@ -53,8 +53,8 @@ export interface TakeoverOutcome {
   killToNextCallMs: number;
   /** Calls played (each an outside call of its own number). */
   calls: number;
-  /** The sandbox user who finished each call, by number (101 = 2, 102 = 3, 103 = 4). */
-  finishedBy: Map<string, number>;
+  /** The sandbox user who finished each call (101 = 2, 102 = 3, 103 = 4) and its talk time, by number. */
+  finishedBy: Map<string, { USER_ID: number; DURATION: number }>;
 }
 
 /**
@@ -70,22 +70,36 @@ export async function killTheFollower(
   portalId?: string,
 ): Promise<TakeoverOutcome> {
   let n = 0;
-  const finishedBy = new Map<string, number>();
-  const number = (user: number) => {
+  const finishedBy = new Map<string, { USER_ID: number; DURATION: number }>();
+  const number = (user: number, talk: number) => {
     const value = `${prefix}${String(n++).padStart(3, '0')}`;
-    finishedBy.set(value, user);
+    finishedBy.set(value, { USER_ID: user, DURATION: talk });
     return value;
   };
   const before = Array.from({ length: 4 }, () =>
-    pbx.play({ kind: 'inbound', from: number(3), to: ['101', '102'], answeredBy: '102', talk: 30 }),
+    pbx.play({ kind: 'inbound', from: number(3, 30), to: ['101', '102'], answeredBy: '102', talk: 30 }),
   );
   await Promise.all(before.map((call) => call.done));
   const talking: PlayingCall[] = Array.from({ length: 3 }, () =>
-    pbx.play({ kind: 'inbound', from: number(2), to: '101', answeredBy: '101', talk: 60, holdOpen: true }),
+    pbx.play({
+      kind: 'inbound',
+      from: number(2, 60),
+      to: '101',
+      answeredBy: '101',
+      talk: 60,
+      holdOpen: true,
+    }),
   );
   await Promise.all(talking.map((call) => call.answered));
   const ringing: PlayingCall[] = Array.from({ length: 3 }, () =>
-    pbx.play({ kind: 'inbound', from: number(4), to: '103', answeredBy: '103', talk: 15, holdRinging: true }),
+    pbx.play({
+      kind: 'inbound',
+      from: number(4, 15),
+      to: '103',
+      answeredBy: '103',
+      talk: 15,
+      holdRinging: true,
+    }),
   );
   // The follower has seen them (the card is up for the ringing ones) before it dies.
   await eventually(() => Promise.resolve(portal.calls().length >= 10 ? true : undefined), 30_000);
@@ -98,7 +112,7 @@ export async function killTheFollower(
   const killToLoginMs = Date.now() - killedAt;
   await follower.exited;
 
-  const next = number(2);
+  const next = number(2, 10);
   pbx.play({ kind: 'inbound', from: next, to: '101', answeredBy: '101', talk: 10 });
   await eventually(
     () => Promise.resolve(portal.calls().some((call) => call.PHONE_NUMBER === next) ? true : undefined),
@@ -108,7 +122,7 @@ export async function killTheFollower(
   for (const call of ringing) call.pickUp();
   for (const call of talking) call.hangUp();
   const after = Array.from({ length: 3 }, () =>
-    pbx.play({ kind: 'outbound', from: '101', to: number(2), answeredBy: 'y', talk: 20 }),
+    pbx.play({ kind: 'outbound', from: '101', to: number(2, 20), answeredBy: 'y', talk: 20 }),
   );
   await Promise.all([...talking, ...ringing, ...after].map((call) => call.done));
   return { killToLoginMs, killToNextCallMs, calls: n, finishedBy };
