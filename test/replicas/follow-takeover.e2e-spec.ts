@@ -86,6 +86,7 @@ describe('PBX following survives a kill -9 of the following replica', () => {
     // A survivor follows now, and only one.
     await theFollower(replicas, tenant.memberId);
     expect(outcome.killToLoginMs).toBeLessThan(30_000);
+    for (const replica of replicas) expect(replica.output()).not.toContain('s3cr3t-ami-pass');
   }, 300_000);
 
   it('single mode: the replica holding the delivery lease follows, a survivor takes over, every call once', async () => {
