@@ -23,3 +23,4 @@ run single-failover
 run portals
 bash scripts/ensure-mariadb.sh
 run follow-ledger
+run follow

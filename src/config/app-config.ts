@@ -726,14 +726,15 @@ function multiPortalProblems(config: AppConfig): string[] {
     PBX_TOKENS: 'PBX tokens belong to one portal: POST /v1/admin/portals/:portalId/pbx-tokens',
     SANDBOX: 'the sandbox is one portal',
     DIAL_MODE: "the dial settings name one portal's PBX",
-    PBX_EVENTS: "following a PBX is one portal's setting (not yet in multi mode)",
+    PBX_EVENTS: 'a PBX is followed for one portal: PATCH /v1/admin/portals/:portalId {"follow": …}',
     // One host list and one credential for every tenant would let one portal's PBX have another's files
     // fetched with the shared credential: each portal sets its own (PATCH /v1/admin/portals/:portalId).
     RECORDING_FETCH_HOSTS:
       'recording hosts belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
     RECORDING_FETCH_AUTH:
       'recording credentials belong to one portal: PATCH /v1/admin/portals/:portalId {"recordingFetch": …}',
-    ASTERISK_CDR_URL: "the CDR ledger is one portal's setting (not yet in multi mode)",
+    ASTERISK_CDR_URL:
+      'the CDR ledger is one portal\'s setting: PATCH /v1/admin/portals/:portalId {"follow": …}',
   } as const;
   for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
     const value = config[name];

@@ -28,6 +28,7 @@ import { IntakeSink } from './intake-sink';
 import { CdrLedger } from './ledger/cdr-ledger';
 import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
 import { FollowHealthView, PbxFollower } from './pbx-follower';
+import { storedAnswers } from './stored-answers';
 
 /**
  * PBX_EVENTS=ami with one portal: follows AMI_URL (esl: ESL_URL) on the replica that holds the portal's delivery lease
@@ -87,7 +88,11 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
         amiTargetOf(settings.amiUrl as string),
         tracker,
         this.sink,
-        { followHere },
+        {
+          followHere,
+          // A survivor taking over keeps the talk time of the calls the previous replica saw answered.
+          answeredAt: (callIds) => storedAnswers(calls, portalId, callIds),
+        },
         metrics,
       );
     }

@@ -29,6 +29,11 @@ export interface PortalOwnSettings {
   recordingFetch?: { hosts: string[]; auth?: string };
   /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
   lineNumber?: string;
+  /**
+   * Following this portal's PBX (SPEC.md §9): `PBX_EVENTS`, `AMI_URL`, `PBX_TRUNKS`, … under their variable
+   * names, checked as the environment's are. Holds secrets: never shown back.
+   */
+  follow?: Record<string, string>;
 }
 
 export type PortalStatus = 'active' | 'uninstalled';

@@ -7,6 +7,7 @@ import {
   AuthSettings,
   DeliverySettings,
   EventSettings,
+  IntakeSettings,
   LookupSettings,
   PortalSettings,
   RecordingSettings,
@@ -18,6 +19,7 @@ import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { DialStore } from '../store/dial-store';
+import { FollowPositionStore } from '../store/follow-position-store';
 import { CallIntake } from '../intake/call-intake.service';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeliveryPlacement } from './delivery-placement';
@@ -43,6 +45,8 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private readonly placement: DeliveryPlacement;
   private readonly syncer: PortalSync;
   private readonly labelled: boolean;
+  /** NODE_ENV=production: a hosted bridge, whose portals' PBXs are reached over TLS or a private network. */
+  readonly production: boolean;
   private timer?: NodeJS.Timeout;
 
   constructor(
@@ -53,6 +57,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     lookup: LookupSettings,
     recording: RecordingSettings,
     events: EventSettings,
+    intake: IntakeSettings,
     calls: CallStore,
     tokens: TokenStore,
     leases: LeaseStore,
@@ -63,8 +68,10 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     portalEvents: PortalEventStore,
     dials: DialStore,
     private readonly modules: ModuleRef,
+    positions: FollowPositionStore,
   ) {
     this.labelled = config.METRICS_PORTAL_LABEL;
+    this.production = config.NODE_ENV === 'production';
     this.deps = {
       events: portalEvents,
       dials,
@@ -76,6 +83,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       bucket: bucket ?? null,
       metrics,
       replicaId: this.replicaId,
+      positions,
     };
     const deployment: DeploymentSettings = {
       auth,
@@ -85,6 +93,8 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       recording,
       events,
       portalLabel: this.labelled,
+      production: this.production,
+      intake,
     };
     this.runtimes = new PortalRuntimes(deployment, this.deps);
     this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);

@@ -18,7 +18,12 @@ import { createPortalClient } from '../portal/portal.module';
 import { CallStore } from '../store/call-store';
 import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
 import { DialStore } from '../store/dial-store';
+import { FollowPositionStore } from '../store/follow-position-store';
 import { PortalEventStore } from '../store/portal-event-store';
+import { IntakeSink } from '../follow/intake-sink';
+import { FollowHealthView } from '../follow/pbx-follower';
+import { createFollowers, RunningFollower } from '../follow/portal-followers';
+import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalIntake } from '../crm/portal-crm';
@@ -31,6 +36,8 @@ import { PortalScopedSettings } from './portal-scoped-settings';
 const IDLE_LOOK_MS = 5000;
 /** Portal events: each post wakes its portal's processor; the poll finds only retries and orphans. */
 const EVENT_POLL_MS = 5000;
+/** How often a portal's PBX follower asks whether this replica holds the lease: a takeover waits at most this. */
+const FOLLOW_GATE_MS = 100;
 
 /**
  * What every portal's services share: stores, metrics and this replica's identity. No setting is here: a
@@ -47,6 +54,8 @@ export interface RuntimeDeps {
   metrics: BridgeMetrics;
   /** This replica's id: the owner of the leases it holds, so a survivor can take them over at its death. */
   replicaId: string;
+  /** Where a followed PBX's ledger (ASTERISK_CDR_URL) keeps its position. */
+  positions: FollowPositionStore;
 }
 
 /**
@@ -79,6 +88,8 @@ export class PortalRuntime {
   private delivery?: DeliveryService;
   private processor?: PortalEventProcessor;
   private binder?: PortalEventBinder;
+  private followers: RunningFollower[] = [];
+  private followSink?: IntakeSink;
   private deliveryStopping?: Promise<void>;
   private opened = false;
   private closed = false;
@@ -221,6 +232,53 @@ export class PortalRuntime {
       this.portalId,
     );
     this.binder.onApplicationBootstrap();
+    this.startFollowing(this.delivery);
+  }
+
+  /**
+   * The portal's PBX is followed by the replica delivering it (SPEC.md §9): its followers start and stop with
+   * delivery, and connect only while this replica holds the portal's lease, so they move with it (a kill -9
+   * hands the lease, then the PBX, to a survivor). They read the portal's own directory and country.
+   */
+  private startFollowing(delivery: DeliveryService): void {
+    const { follow, followReading, lookup } = this.scoped;
+    if (!follow) return;
+    const sink = new IntakeSink(
+      this.deps.intake,
+      this.portalId,
+      () => lookup.defaultCountry,
+      this.deps.metrics,
+    );
+    try {
+      this.followers = createFollowers(follow, {
+        sink,
+        isEmployee: (number) => this.directory.userIdFor(number) !== undefined,
+        internalMaxDigits: followReading.internalMaxDigits,
+        recordingTemplate: followReading.recordingTemplate,
+        freeswitchRecordingTemplate: followReading.freeswitchRecordingTemplate,
+        ledger: {
+          portalId: this.portalId,
+          zone: followReading.timeZone,
+          positions: this.deps.positions,
+          calls: this.deps.calls,
+        },
+        followHere: () => delivery.portalStatus().deliveringHere,
+        gateMs: FOLLOW_GATE_MS,
+        metrics: this.deps.metrics,
+        answeredAt: (callIds) => storedAnswers(this.deps.calls, this.portalId, callIds),
+      });
+    } catch (error) {
+      // The resolver built these settings already; a failure here is logged, and delivery goes on.
+      this.logger.warn(`the PBX is not followed: ${(error as Error).message}`);
+      return;
+    }
+    this.followSink = sink;
+    for (const follower of this.followers) follower.start();
+  }
+
+  /** What the portal's followers on this replica show (no secret); null when it follows no PBX. */
+  followStatus(): FollowHealthView[] | null {
+    return this.scoped.follow ? this.followers.map((follower) => follower.status()) : null;
   }
 
   /** Another replica delivers the portal now (or this one stops): the batches in flight settle, the lease goes. */
@@ -229,11 +287,17 @@ export class PortalRuntime {
     const processor = this.processor;
     const binder = this.binder;
     this.delivery = this.processor = this.binder = undefined;
+    for (const follower of this.followers) follower.stop();
+    this.followers = [];
+    // What the followers handed over is stored still (the sink retries); it stops once drained.
+    const sink = this.followSink;
+    this.followSink = undefined;
     if (!delivery) return this.deliveryStopping ?? Promise.resolve();
     this.deliveryStopping = Promise.all([
       delivery.stopDelivering(),
       processor?.beforeApplicationShutdown(),
       binder?.beforeApplicationShutdown(),
+      sink && drained(sink),
     ]).then(() => undefined);
     return this.deliveryStopping;
   }
@@ -261,4 +325,14 @@ export class PortalRuntime {
     }
     this.client.budget.stop();
   }
+}
+
+/** At most this long a stopping follower's sink keeps storing what it was handed (the store may be down). */
+const SINK_DRAIN_MS = 5000;
+
+async function drained(sink: IntakeSink): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([sink.idle(), new Promise((resolve) => (timer = setTimeout(resolve, SINK_DRAIN_MS)))]);
+  clearTimeout(timer);
+  sink.stop();
 }

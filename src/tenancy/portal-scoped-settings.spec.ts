@@ -3,6 +3,7 @@ import {
   authSettingsOf,
   deliverySettingsOf,
   eventSettingsOf,
+  intakeSettingsOf,
   lookupSettingsOf,
   portalSettingsOf,
   recordingSettingsOf,
@@ -22,6 +23,8 @@ function deploymentOf(env: Record<string, string>): DeploymentSettings {
     recording: recordingSettingsOf(config),
     events: eventSettingsOf(config),
     portalLabel: false,
+    production: config.NODE_ENV === 'production',
+    intake: intakeSettingsOf(config),
   };
 }
 

@@ -5,12 +5,15 @@ import {
   DeliverySettings,
   DialSettings,
   EventSettings,
+  FollowSettings,
+  IntakeSettings,
   LookupSettings,
   PortalSettings,
   RecordingSettings,
 } from '../config/settings';
 import { PortalRecord } from '../store/portal-store';
 import { portalDialSettings } from './portal-dial';
+import { portalFollowSettings } from './portal-follow';
 
 /** Numbers cached per portal at most (LOOKUP_CACHE_SIZE, when smaller): a portal's clients calling now. */
 const PORTAL_CACHE_SIZE = 1000;
@@ -29,6 +32,10 @@ export interface DeploymentSettings {
   events: EventSettings;
   /** METRICS_PORTAL_LABEL=1: metrics carry each portal's id. */
   portalLabel: boolean;
+  /** NODE_ENV=production: a portal's PBX is followed over TLS or at a private address only. */
+  production: boolean;
+  /** PBX_INTERNAL_MAX_DIGITS and ASTERISK_RECORDING_URL: how a followed PBX's numbers and files are read. */
+  intake: Pick<IntakeSettings, 'internalMaxDigits' | 'recordingUrls' | 'timeZone'>;
 }
 
 /**
@@ -46,6 +53,16 @@ export interface PortalScopedSettings {
   readonly events: EventSettings;
   /** Click-to-call; undefined when the portal has none (or its settings cannot be built: see `problems`). */
   readonly dial?: DialSettings;
+  /** Following the portal's PBX; undefined when it has none (or its settings cannot be built: see `problems`). */
+  readonly follow?: FollowSettings;
+  /** How followed events are read: the deployment's PBX_INTERNAL_MAX_DIGITS and ASTERISK_RECORDING_URL. */
+  readonly followReading: {
+    internalMaxDigits: number;
+    recordingTemplate?: string;
+    freeswitchRecordingTemplate?: string;
+    /** PBX_TIME_ZONE: the zone of the ledger's local times. */
+    timeZone: string;
+  };
   /** The portal's own MISSED_CALL_TASK; undefined: the deployment's. */
   readonly missedCallTask?: boolean;
   /** The portal's own DEFAULT_COUNTRY; undefined: the deployment's. */
@@ -83,6 +100,13 @@ export function resolvePortalSettings(
     const built = portalDialSettings(own.dial, defaultUserId);
     if ('settings' in built) dial = built.settings;
     else problems.push(`click-to-call is off: ${built.problems.join('; ')}`);
+  }
+  // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
+  let follow: FollowSettings | undefined;
+  if (own.follow) {
+    const built = portalFollowSettings(own.follow, { production: deployment.production });
+    if ('settings' in built) follow = built.settings;
+    else problems.push(`the PBX is not followed: ${built.problems.join('; ')}`);
   }
   const missedCallDeadlineMs =
     own.missedCallTask === false
@@ -138,6 +162,13 @@ export function resolvePortalSettings(
     recording,
     events,
     dial,
+    follow,
+    followReading: {
+      internalMaxDigits: deployment.intake.internalMaxDigits,
+      recordingTemplate: deployment.intake.recordingUrls.asterisk,
+      freeswitchRecordingTemplate: deployment.intake.recordingUrls.freeswitch,
+      timeZone: deployment.intake.timeZone,
+    },
     missedCallTask: own.missedCallTask,
     defaultCountry: own.defaultCountry,
     metricsLabel: deployment.portalLabel ? record.portalId : 'all',

@@ -67,6 +67,12 @@ export class PortalSettingsPatch {
   @IsObject()
   recordingFetch?: { hosts: string[]; auth?: string } | null;
 
+  /** Following this portal's PBX, under the environment's names (checked in `portalFollowSettings`). */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsObject()
+  follow?: Record<string, string> | null;
+
   /** The line registered on the portal; null: B24_LINE_NUMBER. */
   @IsOptional()
   @ValidateIf((_, value) => value !== null)

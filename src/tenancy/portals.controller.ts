@@ -20,7 +20,9 @@ import { digest } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
 import { PortalRegistry } from './portal-registry';
+import { PortalRuntime } from './portal-runtime';
 import { dialView, portalDialSettings, portalRecordingFetch, recordingFetchView } from './portal-dial';
+import { followView, portalFollowSettings } from './portal-follow';
 import { PortalSettingsPatch } from './portal-settings.dto';
 
 const MAX_PAGE = 500;
@@ -34,8 +36,9 @@ export interface PortalView {
   installedAt: string;
   uninstalledAt: string | null;
   /** The portal's own settings; `dial` shows only its mode and the PBX's address, `recordingFetch` no secret. */
-  settings: Omit<PortalRecord['settings'], 'dial' | 'recordingFetch'> & {
+  settings: Omit<PortalRecord['settings'], 'dial' | 'recordingFetch' | 'follow'> & {
     dial?: ReturnType<typeof dialView>;
+    follow?: ReturnType<typeof followView>;
     recordingFetch?: ReturnType<typeof recordingFetchView>;
   };
 }
@@ -54,6 +57,8 @@ export interface PortalHealth extends PortalView {
   /** Portal events (bindings, the line) as the replica delivering the portal saw them; the dialer's PBX. */
   events: Record<string, unknown> | null;
   dialer: Record<string, unknown> | null;
+  /** The PBX followers of the portal on this replica (connection state, last error; no secret). */
+  follow: ReturnType<PortalRuntime['followStatus']>;
   /**
    * This replica's services for the portal: `serving`, `failed` (never built here: not served), or `stale`
    * (a change could not be applied: the previous services serve); `problems`: own settings not in use.
@@ -114,6 +119,7 @@ export class PortalsController {
         : null,
       events: runtime ? runtime.eventsStatus.view() : null,
       dialer: runtime?.dialer?.dialerStatus ?? null,
+      follow: runtime?.followStatus() ?? null,
       runtime: this.runtimeView(record.portalId),
       queue: {
         depth: stats.depth,
@@ -165,6 +171,14 @@ export class PortalsController {
       patch.dial = Object.fromEntries(
         Object.entries(patch.dial).map(([name, value]) => [name, String(value)]),
       );
+    }
+    if (patch.follow) {
+      const follow = portalFollowSettings(patch.follow, { production: this.registry.production });
+      if ('problems' in follow)
+        throw new BadRequestException({
+          message: 'invalid portal settings',
+          errors: [{ field: 'follow', problems: follow.problems }],
+        });
     }
     if (patch.recordingFetch) {
       const fetch = portalRecordingFetch(patch.recordingFetch);
@@ -243,10 +257,11 @@ function viewOf(record: PortalRecord): PortalView {
 }
 
 function settingsView(settings: PortalRecord['settings']): PortalView['settings'] {
-  const { dial, recordingFetch, ...rest } = settings;
+  const { dial, recordingFetch, follow, ...rest } = settings;
   return {
     ...rest,
     ...(dial && { dial: dialView(dial) }),
+    ...(follow && { follow: followView(follow) }),
     ...(recordingFetch && { recordingFetch: recordingFetchView(recordingFetch) }),
   };
 }

@@ -25,6 +25,11 @@ export interface AmiFollowerOptions {
   /** Events held while CoreShowChannels resyncs; past it the session is dropped and rebuilt. */
   maxHeldEvents?: number;
   rejectUnauthorized?: boolean;
+  /**
+   * When the calls of these Linkedids were answered, as stored (ms): asked at each resync, so a call taken
+   * over from another replica keeps its talk time from its real answer. A failure or no answer: from now.
+   */
+  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
 }
 
 /**
@@ -53,7 +58,9 @@ export class AmiFollower extends PbxFollower {
   private callEvents = 0;
   private possiblyLost = 0;
   private reconnects = 0;
-  private readonly options: Required<Omit<AmiFollowerOptions, 'followHere' | 'rejectUnauthorized'>> &
+  private readonly options: Required<
+    Omit<AmiFollowerOptions, 'followHere' | 'rejectUnauthorized' | 'answeredAt'>
+  > &
     AmiFollowerOptions;
 
   constructor(
@@ -145,7 +152,8 @@ export class AmiFollower extends PbxFollower {
       this.session = session;
       // Rebuild what is live; events arriving meanwhile wait in `held` and are replayed after.
       const live = await session.list('CoreShowChannels');
-      const outcome = this.tracker.resync(live, Date.now());
+      const answers = await this.storedAnswers(live);
+      const outcome = this.tracker.resync(live, Date.now(), answers);
       if (outcome.lost.length > 0) {
         this.possiblyLost += outcome.lost.length;
         this.metrics?.followLost.inc(outcome.lost.length);
@@ -172,6 +180,27 @@ export class AmiFollower extends PbxFollower {
       this.failed((error as Error).message);
     } finally {
       this.connecting = false;
+    }
+  }
+
+  /** The stored answer times of the live calls' Linkedids, within timeoutMs; none when it cannot tell. */
+  private async storedAnswers(live: AmiMessage[]): Promise<ReadonlyMap<string, number>> {
+    const lookup = this.options.answeredAt;
+    if (!lookup || live.length === 0) return new Map();
+    const ids = [...new Set(live.map((entry) => entry.Linkedid).filter(Boolean))];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        lookup(ids),
+        new Promise<ReadonlyMap<string, number>>((resolve) => {
+          timer = setTimeout(() => resolve(new Map()), this.options.timeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      this.logger.warn(`stored answer times unavailable: ${(error as Error).message}`);
+      return new Map();
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -189,8 +189,15 @@ export class CallTracker {
    * After a reconnect: `live` is what `CoreShowChannels` listed (`CoreShowChannel` events). Channels and
    * bridges are rebuilt from it; a call followed before whose outside channel is gone ended unseen (lost
    * without a ledger); calls that began while disconnected and are still up are followed from here.
+   * `answeredAt`: when a call this tracker never saw answered was answered, as stored (a takeover after
+   * another replica followed it): its talk time counts from then, not from the resync. Taken as given: it
+   * is on the clock of the events (their `Timestamp`), as the hang-up it is subtracted from will be.
    */
-  resync(live: AmiMessage[], now: number): ResyncOutcome {
+  resync(
+    live: AmiMessage[],
+    now: number,
+    answeredAt: ReadonlyMap<string, number> = new Map(),
+  ): ResyncOutcome {
     const before = this.highestCounter;
     const liveIds = new Set(live.map((channel) => channel.Uniqueid).filter(Boolean));
     const lost: string[] = [];
@@ -235,7 +242,8 @@ export class CallTracker {
       }
     }
     this.flushInto(events);
-    for (const call of this.calls.values()) this.checkAnswer(call, now, events);
+    for (const call of this.calls.values())
+      this.checkAnswer(call, answeredAt.get(call.callId) ?? now, events);
     const unseenChannels = this.unseenSince(before, liveIds);
     if (unseenChannels > 0) this.unseen += unseenChannels;
     this.gapFrom = unseenChannels >= 0 ? this.highestCounter : undefined;

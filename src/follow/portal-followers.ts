@@ -1,0 +1,133 @@
+import { FollowSettings } from '../config/settings';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { AmiFollower } from './ami/ami-follower';
+import { amiTargetOf } from './ami/ami-session';
+import { CallTracker } from './ami/call-tracker';
+import { Endpoints } from './ami/endpoints';
+import { EslFollower } from './esl/esl-follower';
+import { eslTargetOf } from './esl/esl-session';
+import { EslTracker } from './esl/esl-tracker';
+import { Legs } from './esl/legs';
+import { FollowSink } from './follow-sink';
+import { CdrLedger } from './ledger/cdr-ledger';
+import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
+import { PbxFollower } from './pbx-follower';
+import { CallStore } from '../store/call-store';
+import { FollowPositionStore } from '../store/follow-position-store';
+
+/** What a follower of one portal's PBX reads besides its settings: that portal's own, never another's. */
+export interface FollowContext {
+  /** Where its call events go (the durable intake, under the portal's id and country). */
+  sink: FollowSink & { idle(): Promise<void> };
+  /** The portal's employee directory: a number of it is a phone (without PBX_TRUNKS). */
+  isEmployee: (number: string) => boolean;
+  /** PBX_INTERNAL_MAX_DIGITS: the deployment's. */
+  internalMaxDigits: number;
+  /** ASTERISK_RECORDING_URL: the deployment's template of recording URLs. */
+  recordingTemplate?: string;
+  /** FREESWITCH_RECORDING_URL: the same for FreeSWITCH's recording files. */
+  freeswitchRecordingTemplate?: string;
+  /** ASTERISK_CDR_URL: what the ledger reads and keeps besides its table (its position, the calls already ended). */
+  ledger?: { portalId: string; zone: string; positions: FollowPositionStore; calls: CallStore };
+  /** Whether this replica follows now (holds the portal's delivery lease). */
+  followHere: () => boolean;
+  /** How often followHere is asked: a takeover waits at most this long for the follower. */
+  gateMs?: number;
+  metrics?: BridgeMetrics;
+  /** When calls were answered, as the portal's store has them (ms by callId): a takeover keeps talk times. */
+  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
+}
+
+/** A follower as its owner drives it: started, stopped, and shown (no secret). */
+export interface RunningFollower extends PbxFollower {
+  start(): void;
+  stop(): void;
+}
+
+/**
+ * Builds the followers a FollowSettings configures (SPEC.md §9), started by nobody yet: the seam through
+ * which each source joins the per-portal wiring. `ami` is here; the FreeSWITCH event socket (`esl`) and a
+ * ledger (ASTERISK_CDR_URL) add their builder beside it, fed the same context. Throws when the settings
+ * cannot be built (the message names the setting, never its value); building connects to nothing.
+ */
+export function createFollowers(settings: FollowSettings, context: FollowContext): RunningFollower[] {
+  const followers: RunningFollower[] = [];
+  if (settings.mode === 'ami') {
+    if (!settings.amiUrl) throw new Error('AMI_URL: required when PBX_EVENTS=ami');
+    let target;
+    try {
+      target = amiTargetOf(settings.amiUrl);
+    } catch {
+      throw new Error('AMI_URL: not a usable address');
+    }
+    const endpoints = new Endpoints(settings.trunks, {
+      isEmployee: context.isEmployee,
+      maxDigits: context.internalMaxDigits,
+    });
+    const tracker = new CallTracker(endpoints, { recordingTemplate: context.recordingTemplate });
+    followers.push(
+      new AmiFollower(
+        target,
+        tracker,
+        context.sink,
+        { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt },
+        context.metrics,
+      ),
+    );
+  }
+  if (settings.mode === 'esl') {
+    if (!settings.eslUrl) throw new Error('ESL_URL: required when PBX_EVENTS=esl');
+    let target;
+    try {
+      target = eslTargetOf(settings.eslUrl);
+    } catch {
+      throw new Error('ESL_URL: not a usable address');
+    }
+    const legs = new Legs(settings.trunks, {
+      isEmployee: context.isEmployee,
+      maxDigits: context.internalMaxDigits,
+    });
+    const tracker = new EslTracker(legs, { recordingTemplate: context.freeswitchRecordingTemplate });
+    followers.push(
+      new EslFollower(
+        target,
+        tracker,
+        context.sink,
+        { followHere: context.followHere, gateMs: context.gateMs },
+        context.metrics,
+      ),
+    );
+  }
+  if (settings.cdrUrl) {
+    let cdr;
+    try {
+      cdr = cdrTargetOf(settings.cdrUrl);
+    } catch {
+      throw new Error('ASTERISK_CDR_URL: not a usable address');
+    }
+    // Without the stores (a settings check), the address is all there is to check.
+    if (!context.ledger) return followers;
+    const endpoints = new Endpoints(settings.trunks, {
+      isEmployee: context.isEmployee,
+      maxDigits: context.internalMaxDigits,
+    });
+    const { portalId, zone, positions, calls } = context.ledger;
+    const ledger = new CdrLedger(
+      new CdrSource(cdr.options),
+      cdr.label,
+      { endpoints, zone, recordingTemplate: context.recordingTemplate },
+      context.sink,
+      positions,
+      calls,
+      portalId,
+      { followHere: context.followHere },
+      context.metrics,
+    );
+    followers.push({
+      start: () => ledger.start(),
+      stop: () => void ledger.stop(),
+      status: () => ({ source: 'ledger', ledger: ledger.status() }),
+    });
+  }
+  return followers;
+}
