@@ -79,6 +79,7 @@ export function renderPage(model: PageModel): string {
     `<p>${esc(text.portal)}: <strong>${esc(model.portal.domain)}</strong> · ${esc(text.user)} ${esc(model.user.userId)}` +
       `${model.user.name ? ` (${esc(model.user.name)})` : ''}${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
     model.user.admin ? '' : `<p class="note" id="read-only">${esc(text.readOnly)}</p>`,
+    `<p><a id="refresh" href="${base}">${esc(text.refresh)}</a></p>`,
     `</header><main>`,
     model.notice ? `<p class="notice" role="status">${esc(model.notice)}</p>` : '',
     connectionSection(model),

@@ -69,6 +69,7 @@ const en = {
   adminToken: 'Admin token',
   signIn: 'Sign in',
   reason: 'Reason',
+  refresh: 'Read again',
 };
 
 export type PageText = typeof en;
@@ -141,6 +142,7 @@ const de: PageText = {
   adminToken: 'Admin-Token',
   signIn: 'Anmelden',
   reason: 'Grund',
+  refresh: 'Neu laden',
 };
 
 const ru: PageText = {
@@ -210,6 +212,7 @@ const ru: PageText = {
   adminToken: 'Токен администратора',
   signIn: 'Войти',
   reason: 'Причина',
+  refresh: 'Обновить',
 };
 
 const TEXTS: Record<string, PageText> = { en, de, ru };
