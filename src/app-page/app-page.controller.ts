@@ -95,7 +95,7 @@ export class AppPageController {
         entered: enteredOf(form),
       });
     }
-    this.audit(session, `changed settings ${outcome.changed.join(', ')}`);
+    this.audit(session, `changed settings: ${outcome.changed.join(', ') || 'nothing'}`);
     this.redirect(response, session, 'saved');
   }
 

@@ -94,11 +94,19 @@ export class RegistryPageSource extends PageSource {
   async updateSettings(portalId: string, body: Record<string, unknown>) {
     const checked = checkPortalSettings(body);
     if ('errors' in checked) return checked;
+    const before = (await this.portals.findPortal(portalId))?.settings ?? {};
     const updated = await this.portals.updateSettings(portalId, { ...checked.patch }, Date.now());
     if (!updated) return { errors: [{ field: 'body', problems: ['the portal is not installed'] }] };
     // As PATCH /v1/admin/portals does: every replica rebuilds the portal's runtime from its new record.
     await this.registry.sync();
-    return { changed: Object.keys(body) };
+    // The names of what changed, never the values (dial settings hold passwords).
+    const keys = new Set([...Object.keys(before), ...Object.keys(updated.settings)]) as Set<
+      keyof typeof before
+    >;
+    const changed = [...keys].filter(
+      (key) => JSON.stringify(before[key]) !== JSON.stringify(updated.settings[key]),
+    );
+    return { changed };
   }
 
   async tokens(portalId: string): Promise<PageToken[]> {

@@ -1,5 +1,7 @@
 import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { defaultSeed } from '../../sandbox/seed';
+import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 import { launchChromium, PortalFrameHost } from './portal-frame';
@@ -47,7 +49,12 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     host = await PortalFrameHost.start();
     sandbox = await SandboxPortal.start();
     // The portal's domain is where its pages are: the frame host's origin (the install names it).
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
+    // One more employee, with no internal number: the page names who has none.
+    const employees = [
+      ...defaultSeed().employees,
+      { ID: 6, NAME: 'Emil', LAST_NAME: 'Frank', EMAIL: 'emil@sandbox.test', ACTIVE: true, UF_PHONE_INNER: '' },
+    ];
+    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}`, seed: { employees } });
     temp = tempDir('bridge-app-page-');
     bridge = await startMultiBridge(sandbox, temp.dir, {
       DELIVERY_MAX_ATTEMPTS: '2',
@@ -102,6 +109,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(direct.headers['set-cookie']).toBeUndefined();
     // The employees, with who has no internal number.
     expect(await frame.textContent('#employees')).toContain('Anna Berger');
+    expect(await frame.textContent('#employees tr.missing')).toContain('Emil Frank');
   });
 
   it('shows a new PBX token once; a PBX post with it is accepted', async () => {
@@ -169,6 +177,27 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     await submitIn(frame, '#settings button:text("Save")');
     expect(await frame.textContent('[role=status]')).toContain('Saved');
     expect(await portalSettings()).toMatchObject({ defaultCountry: 'AT', missedCallTask: true });
+  });
+
+  it('tests the dial settings against the PBX: ok, or the reason without the password', async () => {
+    const ami = await AmiServer.start('crm', 'pbx-secret-4711');
+    try {
+      const { frame } = await open(adminAuth());
+      await frame.selectOption('#DIAL_MODE', 'ami');
+      await frame.fill('#AMI_URL', ami.url());
+      await submitIn(frame, '#settings button:text("Test connection")');
+      expect(await frame.textContent('#test-result')).toContain('accepted the login');
+      expect(ami.actions.map((action) => action.Action)).toEqual(['Login', 'Logoff']);
+      await frame.fill('#AMI_URL', ami.url('wrong-secret'));
+      await submitIn(frame, '#settings button:text("Test connection")');
+      const refused = (await frame.textContent('#test-result')) ?? '';
+      expect(refused).toContain('AMI login refused');
+      expect(await frame.content()).not.toContain('wrong-secret');
+      // Nothing was stored by a test.
+      expect((await portalSettings()).dial).toBeUndefined();
+    } finally {
+      await ami.close();
+    }
   });
 
   it('lets a user who is no administrator look, and the server refuses a forged change', async () => {
