@@ -85,7 +85,7 @@ export class AppPageController {
     if (!session) return;
     const form = formOf(request);
     const settings = await this.source.settings(session.portalId);
-    if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'forbidden');
+    if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
     const patch = await this.patchOf(session.portalId, form);
     const outcome = await this.source.updateSettings(session.portalId, patch);
     if ('errors' in outcome) {
@@ -220,7 +220,7 @@ export class AppPageController {
     const signIn = `<form method="post" action="/app"><input type="hidden" name="LANG" value="${esc(lang)}"><div class="field"><label for="token">${esc(text.adminToken)}</label><input id="token" name="token" type="password" autocomplete="current-password" required></div><button type="submit">${esc(text.signIn)}</button></form>`;
     const token = typeof form.token === 'string' ? form.token : '';
     if (request.method !== 'POST' || !token) {
-      response.status(HttpStatus.OK).send(messagePage(text, lang, text.readOnly.split(':')[0], signIn));
+      response.status(HttpStatus.OK).send(messagePage(text, lang, text.signInPrompt, signIn));
       return;
     }
     if (!this.adminDigests.length || !matchesAny(token, this.adminDigests)) {

@@ -70,6 +70,7 @@ const en = {
   signIn: 'Sign in',
   reason: 'Reason',
   refresh: 'Read again',
+  signInPrompt: 'This deployment serves one portal: sign in with its admin token (ADMIN_TOKEN).',
 };
 
 export type PageText = typeof en;
@@ -143,6 +144,8 @@ const de: PageText = {
   signIn: 'Anmelden',
   reason: 'Grund',
   refresh: 'Neu laden',
+  signInPrompt:
+    'Diese Installation bedient ein Portal: Melden Sie sich mit ihrem Admin-Token (ADMIN_TOKEN) an.',
 };
 
 const ru: PageText = {
@@ -213,6 +216,7 @@ const ru: PageText = {
   signIn: 'Войти',
   reason: 'Причина',
   refresh: 'Обновить',
+  signInPrompt: 'Эта установка обслуживает один портал: войдите с её токеном администратора (ADMIN_TOKEN).',
 };
 
 const TEXTS: Record<string, PageText> = { en, de, ru };

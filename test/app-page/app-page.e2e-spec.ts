@@ -52,7 +52,14 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     // One more employee, with no internal number: the page names who has none.
     const employees = [
       ...defaultSeed().employees,
-      { ID: 6, NAME: 'Emil', LAST_NAME: 'Frank', EMAIL: 'emil@sandbox.test', ACTIVE: true, UF_PHONE_INNER: '' },
+      {
+        ID: 6,
+        NAME: 'Emil',
+        LAST_NAME: 'Frank',
+        EMAIL: 'emil@sandbox.test',
+        ACTIVE: true,
+        UF_PHONE_INNER: '',
+      },
     ];
     alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}`, seed: { employees } });
     temp = tempDir('bridge-app-page-');
