@@ -63,7 +63,7 @@ export class AppModule {
         DialerModule,
         EventsModule.forRoot({ multi: false }),
         AdminModule,
-        AppPageModule.forRoot({ multi: false }),
+        AppPageModule.forRoot({ multi: false, follow: Boolean(config.PBX_EVENTS) }),
         // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
         ...(config.PBX_EVENTS ? [FollowModule] : []),
         HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS) }),

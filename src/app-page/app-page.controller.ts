@@ -47,7 +47,7 @@ export class AppPageController {
     // OAuth modes sign with a key derived from the client secret, webhook mode from ADMIN_TOKEN: every
     // replica has the same, nobody outside the deployment does.
     const secret = config.authMode === 'oauth' ? config.B24_CLIENT_SECRET : config.ADMIN_TOKEN;
-    this.sessions = new PageSessions(secret ?? '');
+    this.sessions = new PageSessions(secret);
     this.adminDigests = digestsOf(config.ADMIN_TOKEN);
   }
 
@@ -180,6 +180,12 @@ export class AppPageController {
     const form = { ...(request.query as Record<string, unknown>), ...formOf(request) };
     const lang = languageOf(form.LANG);
     const text = textFor(lang);
+    if (!this.sessions.enabled) {
+      // Without B24_CLIENT_SECRET (OAuth) or ADMIN_TOKEN (webhook mode) no session could be trusted.
+      this.headers(response, undefined);
+      response.status(HttpStatus.SERVICE_UNAVAILABLE).send(messagePage(text, lang, text.notEnabled));
+      return;
+    }
     if (this.config.authMode === 'webhook') return this.enterWithAdminToken(request, response, form, lang);
     const portalId = this.config.B24_APP_MODE === 'multi' ? String(form.member_id ?? '') : this.portalId;
     const authId = typeof form.AUTH_ID === 'string' ? form.AUTH_ID : '';

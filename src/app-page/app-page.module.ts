@@ -1,5 +1,6 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DialerModule } from '../dialer/dialer.module';
+import { FollowModule } from '../follow/follow.module';
 import { appPageFormBody } from './app-page-form';
 import { AppPageController } from './app-page.controller';
 import { DialTest } from './dial-test';
@@ -14,10 +15,10 @@ import { SinglePageSource } from './single-page-source';
  */
 @Module({})
 export class AppPageModule implements NestModule {
-  static forRoot(options: { multi: boolean }): DynamicModule {
+  static forRoot(options: { multi: boolean; follow?: boolean }): DynamicModule {
     return {
       module: AppPageModule,
-      imports: options.multi ? [] : [DialerModule],
+      imports: options.multi ? [] : [DialerModule, ...(options.follow ? [FollowModule] : [])],
       controllers: [AppPageController],
       providers: [
         DialTest,

@@ -21,13 +21,19 @@ export interface PageSession {
  * replica accepts what another issued, and nothing else signed with that secret verifies as a session.
  */
 export class PageSessions {
-  private readonly key: Buffer;
+  /** Undefined without a deployment secret: then no session is issued or accepted (the page is closed). */
+  private readonly key?: Buffer;
 
   constructor(
-    secret: string,
+    secret: string | undefined,
     private readonly now: () => number = Date.now,
   ) {
-    this.key = Buffer.from(hkdfSync('sha256', secret, 'pbx-bridge app page', 'session v1', 32));
+    if (secret) this.key = Buffer.from(hkdfSync('sha256', secret, 'pbx-bridge app page', 'session v1', 32));
+  }
+
+  /** Whether sessions can be issued: the deployment has a secret to key them with. */
+  get enabled(): boolean {
+    return this.key !== undefined;
   }
 
   /** A session for a user the portal just confirmed. */
@@ -45,7 +51,7 @@ export class PageSessions {
   /** The session a token carries, or undefined when forged, altered or expired. */
   verify(token: string): PageSession | undefined {
     const [body, mac] = token.split('.');
-    if (!body || !mac || body.length > 1000) return undefined;
+    if (!this.key || !body || !mac || body.length > 1000) return undefined;
     const expected = this.mac(body);
     const given = Buffer.from(mac, 'base64url');
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
@@ -63,6 +69,7 @@ export class PageSessions {
   }
 
   private mac(body: string): Buffer {
+    if (!this.key) throw new Error('the application page has no secret to sign sessions with');
     return createHmac('sha256', this.key).update(body).digest();
   }
 }

@@ -2,7 +2,7 @@ import { SettingProblem } from '../tenancy/portal-settings-check';
 
 /** One line of the connection state: what it is, whether it works (null: not set up), and why not. */
 export interface ConnectionLine {
-  key: 'portalState' | 'delivery' | 'events' | 'dialer';
+  key: 'portalState' | 'delivery' | 'events' | 'pbxFollow' | 'dialer';
   ok: boolean | null;
   detail: string;
 }

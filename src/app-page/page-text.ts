@@ -12,6 +12,7 @@ const en = {
   portalState: 'Portal credentials',
   delivery: 'Delivery to the portal',
   events: 'Portal events',
+  pbxFollow: 'Following the PBX (PBX events)',
   dialer: 'Click-to-call dialer',
   ok: 'working',
   paused: 'paused',
@@ -70,6 +71,8 @@ const en = {
   signIn: 'Sign in',
   reason: 'Reason',
   refresh: 'Read again',
+  notEnabled:
+    'This page is off: the bridge has no ADMIN_TOKEN (webhook mode) or B24_CLIENT_SECRET (OAuth) to sign its sessions with.',
   signInPrompt: 'This deployment serves one portal: sign in with its admin token (ADMIN_TOKEN).',
 };
 
@@ -85,6 +88,7 @@ const de: PageText = {
   portalState: 'Portal-Zugangsdaten',
   delivery: 'Zustellung an das Portal',
   events: 'Portal-Ereignisse',
+  pbxFollow: 'Telefonanlage mitverfolgen (PBX-Ereignisse)',
   dialer: 'Click-to-Call-Wähler',
   ok: 'funktioniert',
   paused: 'angehalten',
@@ -144,6 +148,8 @@ const de: PageText = {
   signIn: 'Anmelden',
   reason: 'Grund',
   refresh: 'Neu laden',
+  notEnabled:
+    'Diese Seite ist aus: Der Brücke fehlt ADMIN_TOKEN (Webhook-Modus) oder B24_CLIENT_SECRET (OAuth), um Sitzungen zu signieren.',
   signInPrompt:
     'Diese Installation bedient ein Portal: Melden Sie sich mit ihrem Admin-Token (ADMIN_TOKEN) an.',
 };
@@ -158,6 +164,7 @@ const ru: PageText = {
   portalState: 'Доступ к порталу',
   delivery: 'Доставка в портал',
   events: 'События портала',
+  pbxFollow: 'Слежение за АТС (события АТС)',
   dialer: 'Набор номера (click-to-call)',
   ok: 'работает',
   paused: 'приостановлено',
@@ -216,6 +223,8 @@ const ru: PageText = {
   signIn: 'Войти',
   reason: 'Причина',
   refresh: 'Обновить',
+  notEnabled:
+    'Страница отключена: у моста нет ADMIN_TOKEN (режим вебхука) или B24_CLIENT_SECRET (OAuth) для подписи сессий.',
   signInPrompt: 'Эта установка обслуживает один портал: войдите с её токеном администратора (ADMIN_TOKEN).',
 };
 

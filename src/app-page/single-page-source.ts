@@ -4,6 +4,7 @@ import { PORTAL_ID } from '../config/portal-id';
 import { DeliveryService } from '../delivery/delivery.service';
 import { DialWorker } from '../dialer/dial-worker';
 import { PortalEventsStatus } from '../events/portal-events-status';
+import { PbxFollower } from '../follow/pbx-follower';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
@@ -26,6 +27,7 @@ export class SinglePageSource extends PageSource {
     private readonly delivery: DeliveryService,
     @Optional() private readonly events?: PortalEventsStatus,
     @Optional() private readonly dialer?: DialWorker,
+    @Optional() private readonly follower?: PbxFollower,
   ) {
     super();
   }
@@ -69,6 +71,7 @@ export class SinglePageSource extends PageSource {
             },
           ]
         : []),
+      ...(this.follower ? [followLine(this.follower)] : []),
       {
         key: 'dialer',
         ok: dialer ? dialer.pbxReachable !== false : null,
@@ -115,4 +118,16 @@ export class SinglePageSource extends PageSource {
   async storedDial(): Promise<Record<string, string> | undefined> {
     return undefined;
   }
+}
+
+/** PBX_EVENTS: whether the bridge follows the PBX's events (on the replica delivering the portal). */
+function followLine(follower: PbxFollower): ConnectionLine {
+  const status = follower.status();
+  return {
+    key: 'pbxFollow',
+    ok: status.followingHere ? status.connected : null,
+    detail: status.followingHere
+      ? [status.target, status.lastError].filter(Boolean).join(': ')
+      : 'another replica follows the PBX',
+  };
 }
