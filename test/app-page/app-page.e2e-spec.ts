@@ -177,7 +177,8 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(await frame.getAttribute('#defaultCountry', 'aria-invalid')).toBe('true');
     expect(await frame.inputValue('#defaultCountry')).toBe('Germany');
     expect((await portalSettings()).defaultCountry).toBeUndefined();
-    await page.screenshot({ path: 'docs/app-page/settings-error-1280.png', fullPage: false });
+    await frame.evaluate(() => document.getElementById('settings')?.scrollIntoView());
+    await page.screenshot({ path: 'docs/app-page/settings-error-1280.png' });
 
     await frame.fill('#defaultCountry', 'AT');
     await frame.selectOption('#missedCallTask', 'on');
