@@ -1,3 +1,6 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { defaultSeed } from '../../sandbox/seed';
@@ -11,6 +14,13 @@ import { launchChromium, PortalFrameHost } from './portal-frame';
  * the application form into a frame whose target is the bridge on another site (localhost vs 127.0.0.1), and
  * the test clicks through inside the frame, as a portal's administrator (or another user) would.
  */
+/**
+ * Where the screenshots go: a temporary folder, so a test run leaves the clone unchanged; refresh the
+ * committed ones with `APP_PAGE_SCREENSHOTS=docs/app-page npx jest test/app-page/app-page.e2e-spec.ts`.
+ */
+const SHOTS = process.env.APP_PAGE_SCREENSHOTS ?? join(tmpdir(), 'bridge-app-page-screenshots');
+const shot = (name: string) => join(SHOTS, name);
+
 describe('the application page in the portal (multi mode, headless Chromium)', () => {
   let sandbox: SandboxPortal;
   let bridge: MultiBridge;
@@ -46,6 +56,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
   };
 
   beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
     host = await PortalFrameHost.start();
     sandbox = await SandboxPortal.start();
     // The portal's domain is where its pages are: the frame host's origin (the install names it).
@@ -178,7 +189,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(await frame.inputValue('#defaultCountry')).toBe('Germany');
     expect((await portalSettings()).defaultCountry).toBeUndefined();
     await frame.evaluate(() => document.getElementById('settings')?.scrollIntoView());
-    await page.screenshot({ path: 'docs/app-page/settings-error-1280.png' });
+    await page.screenshot({ path: shot('settings-error-1280.png') });
 
     await frame.fill('#defaultCountry', 'AT');
     await frame.selectOption('#missedCallTask', 'on');
@@ -252,10 +263,10 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(overflow).toBeLessThanOrEqual(0);
     // Screenshots of the whole page: a frame as tall as the page.
     await page.setViewportSize({ width: 400, height: 2600 });
-    await page.locator('#app-frame').screenshot({ path: 'docs/app-page/admin-400.png' });
+    await page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
     await page.setViewportSize({ width: 1280, height: 1500 });
     const wide = await open(adminAuth());
-    await page.locator('#app-frame').screenshot({ path: 'docs/app-page/admin-1280.png' });
+    await page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
     // Keyboard: Tab reaches the form fields, and focus is visible.
     await wide.frame.focus('#defaultCountry');
     const outline = await wide.frame.evaluate(
