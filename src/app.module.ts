@@ -1,5 +1,6 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { AdminModule } from './admin/admin.module';
+import { AppPageModule } from './app-page/app-page.module';
 import { AuthModule } from './auth/auth.module';
 import { OAuthModule } from './auth/oauth.module';
 import { AppConfig } from './config/app-config';
@@ -44,6 +45,7 @@ export class AppModule {
           PbxModule,
           EventsModule.forRoot({ multi: true }),
           AdminModule,
+          AppPageModule.forRoot({ multi: true }),
           HealthModule.forRoot({ dialer: false }),
         ],
       };
@@ -61,6 +63,7 @@ export class AppModule {
         DialerModule,
         EventsModule.forRoot({ multi: false }),
         AdminModule,
+        AppPageModule.forRoot({ multi: false, follow: Boolean(config.PBX_EVENTS) }),
         // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
         ...(config.PBX_EVENTS || config.ASTERISK_CDR_URL ? [FollowModule] : []),
         HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS || config.ASTERISK_CDR_URL) }),

@@ -36,25 +36,20 @@ export class AmiDialer extends Dialer {
     this.target = `ami tcp://${this.server.host}:${this.server.port}`;
   }
 
-  async originate(request: OriginateRequest): Promise<void> {
-    const { host, port, user, password } = this.server;
-    argumentValue(request.crmCallId, 'the CALL_ID');
-    const timeoutMs = this.options.timeoutMs ?? 5000;
-    const connection = await LineConnection.open(host, port, timeoutMs);
+  /** Connects, logs in and off: what the application's page's "test connection" asks. */
+  override async checkLogin(): Promise<void> {
+    const connection = await this.loggedIn();
     try {
-      const greeting = await connection.readLine();
-      if (!/^Asterisk Call Manager/i.test(greeting)) {
-        throw new DialError(`not an Asterisk Manager Interface at ${host}:${port}`);
-      }
-      const login = await this.action(connection, 'Login', [
-        ['Username', user],
-        ['Secret', password],
-      ]);
-      if (!/^success$/i.test(login.headers.Response ?? '')) {
-        throw new DialError(
-          `AMI login refused for user ${oneLine(user)} at ${host}:${port}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
-        );
-      }
+      connection.send(`Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`);
+    } finally {
+      connection.close();
+    }
+  }
+
+  async originate(request: OriginateRequest): Promise<void> {
+    argumentValue(request.crmCallId, 'the CALL_ID');
+    const connection = await this.loggedIn();
+    try {
       const extension = dialString(request.extension);
       const number = dialString(request.number);
       // One variable per header, its value refused if Asterisk would split it (commas) or read a second one.
@@ -80,6 +75,31 @@ export class AmiDialer extends Dialer {
       connection.send(`Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`);
     } finally {
       connection.close();
+    }
+  }
+
+  /** A connection past the greeting and `Login`; closed when either fails. */
+  private async loggedIn(): Promise<LineConnection> {
+    const { host, port, user, password } = this.server;
+    const connection = await LineConnection.open(host, port, this.options.timeoutMs ?? 5000);
+    try {
+      const greeting = await connection.readLine();
+      if (!/^Asterisk Call Manager/i.test(greeting)) {
+        throw new DialError(`not an Asterisk Manager Interface at ${host}:${port}`);
+      }
+      const login = await this.action(connection, 'Login', [
+        ['Username', user],
+        ['Secret', password],
+      ]);
+      if (!/^success$/i.test(login.headers.Response ?? '')) {
+        throw new DialError(
+          `AMI login refused for user ${oneLine(user)} at ${host}:${port}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
+        );
+      }
+      return connection;
+    } catch (error) {
+      connection.close();
+      throw error;
     }
   }
 

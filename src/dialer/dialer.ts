@@ -52,6 +52,14 @@ export abstract class Dialer {
 
   /** Resolves once the PBX accepted the request; rejects with a DialError naming the cause. */
   abstract originate(request: OriginateRequest): Promise<void>;
+
+  /**
+   * Connects and logs in, placing no call (the application's page's "test connection"); rejects with a
+   * DialError naming the cause. Adapters that cannot log in without placing a call say so.
+   */
+  checkLogin(): Promise<void> {
+    return Promise.reject(new DialError('this dial mode has no login to test without placing a call'));
+  }
 }
 
 /** A value that goes into a line-based protocol: no line breaks, no control characters. */

@@ -47,24 +47,20 @@ export class EslDialer extends Dialer {
     );
   }
 
-  async originate(request: OriginateRequest): Promise<void> {
-    const { host, port, password } = this.server;
-    const command = `bgapi originate ${protocolValue(this.originateArguments(request), 'the originate')}`;
-    const timeoutMs = this.options.timeoutMs ?? 5000;
-    const connection = await LineConnection.open(host, port, timeoutMs);
+  /** Connects, authenticates and leaves: what the application's page's "test connection" asks. */
+  override async checkLogin(): Promise<void> {
+    const connection = await this.loggedIn();
     try {
-      await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
-      connection.send(`auth ${protocolValue(password, 'the ESL password')}\n\n`);
-      const auth = await connection.next(
-        (message) => message.headers['Content-Type'] === 'command/reply',
-        'the auth command',
-      );
-      const authReply = auth.headers['Reply-Text'] ?? '';
-      if (!authReply.startsWith('+OK')) {
-        throw new DialError(
-          `event socket login refused at ${host}:${port}: ${oneLine(authReply) || 'no reason given'}`,
-        );
-      }
+      connection.send('exit\n\n');
+    } finally {
+      connection.close();
+    }
+  }
+
+  async originate(request: OriginateRequest): Promise<void> {
+    const command = `bgapi originate ${protocolValue(this.originateArguments(request), 'the originate')}`;
+    const connection = await this.loggedIn();
+    try {
       const jobUuid = randomUUID();
       connection.send(`${command}\nJob-UUID: ${jobUuid}\n\n`);
       const reply = await connection.next(
@@ -78,6 +74,30 @@ export class EslDialer extends Dialer {
       connection.send('exit\n\n');
     } finally {
       connection.close();
+    }
+  }
+
+  /** A connection past `auth`; closed when it fails. */
+  private async loggedIn(): Promise<LineConnection> {
+    const { host, port, password } = this.server;
+    const connection = await LineConnection.open(host, port, this.options.timeoutMs ?? 5000);
+    try {
+      await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
+      connection.send(`auth ${protocolValue(password, 'the ESL password')}\n\n`);
+      const auth = await connection.next(
+        (message) => message.headers['Content-Type'] === 'command/reply',
+        'the auth command',
+      );
+      const authReply = auth.headers['Reply-Text'] ?? '';
+      if (!authReply.startsWith('+OK')) {
+        throw new DialError(
+          `event socket login refused at ${host}:${port}: ${oneLine(authReply) || 'no reason given'}`,
+        );
+      }
+      return connection;
+    } catch (error) {
+      connection.close();
+      throw error;
     }
   }
 }

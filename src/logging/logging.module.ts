@@ -21,10 +21,12 @@ const PINO_LEVEL: Record<LogLevel, string> = {
 /** Query parameters whose values are secrets (OAuth codes, tokens) and are never written to a log. */
 // `auth[application_token]=…` (a portal post's fields, bracketed or percent-encoded) counts as `auth`.
 const SECRET_QUERY =
-  /([?&](?:code|state|auth|access_token|refresh_token|token|application_token|auth(?:\[|%5B)[^=&]*)=)[^&]*/gi;
+  /([?&](?:code|state|auth|auth_id|refresh_id|access_token|refresh_token|token|application_token|auth(?:\[|%5B)[^=&]*)=)[^&]*/gi;
+/** The application page's session rides in its path (`/app/s/<session>/…`): a credential for minutes. */
+const SESSION_PATH = /^(\/app\/s\/)[^/?]+/;
 
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]');
+  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SESSION_PATH, '$1[Redacted]');
 }
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;

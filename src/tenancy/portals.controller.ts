@@ -12,18 +12,14 @@ import {
   Query,
   UseGuards,
 } from '@nestjs/common';
-import { plainToInstance } from 'class-transformer';
-import { validateSync } from 'class-validator';
-import { randomBytes, randomUUID } from 'node:crypto';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
-import { digest } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { PbxTokenRecord, PortalRecord, PortalStore } from '../store/portal-store';
 import { PortalRegistry } from './portal-registry';
 import { PortalRuntime } from './portal-runtime';
-import { dialView, portalDialSettings, portalRecordingFetch, recordingFetchView } from './portal-dial';
-import { followView, portalFollowSettings } from './portal-follow';
-import { PortalSettingsPatch } from './portal-settings.dto';
+import { dialView, recordingFetchView } from './portal-dial';
+import { followView } from './portal-follow';
+import { checkPortalSettings, createPbxToken } from './portal-settings-check';
 
 const MAX_PAGE = 500;
 
@@ -150,45 +146,10 @@ export class PortalsController {
     await this.find(portalId);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new BadRequestException('the body must be a JSON object of settings');
-    const patch = plainToInstance(PortalSettingsPatch, body);
-    const problems = validateSync(patch, { whitelist: true, forbidNonWhitelisted: true });
-    if (problems.length) {
-      throw new BadRequestException({
-        message: 'invalid portal settings',
-        errors: problems.map((problem) => ({
-          field: problem.property,
-          problems: Object.values(problem.constraints ?? { unknown: 'is not a setting' }),
-        })),
-      });
-    }
-    if (patch.dial) {
-      const dial = portalDialSettings(patch.dial, undefined);
-      if ('problems' in dial)
-        throw new BadRequestException({
-          message: 'invalid portal settings',
-          errors: [{ field: 'dial', problems: dial.problems }],
-        });
-      patch.dial = Object.fromEntries(
-        Object.entries(patch.dial).map(([name, value]) => [name, String(value)]),
-      );
-    }
-    if (patch.follow) {
-      const follow = portalFollowSettings(patch.follow, { production: this.registry.production });
-      if ('problems' in follow)
-        throw new BadRequestException({
-          message: 'invalid portal settings',
-          errors: [{ field: 'follow', problems: follow.problems }],
-        });
-    }
-    if (patch.recordingFetch) {
-      const fetch = portalRecordingFetch(patch.recordingFetch);
-      if ('problems' in fetch)
-        throw new BadRequestException({
-          message: 'invalid portal settings',
-          errors: [{ field: 'recordingFetch', problems: fetch.problems }],
-        });
-      patch.recordingFetch = fetch.settings;
-    }
+    const checked = checkPortalSettings(body, { production: this.registry.production });
+    if ('errors' in checked)
+      throw new BadRequestException({ message: 'invalid portal settings', errors: checked.errors });
+    const patch = checked.patch;
     const updated = await this.portals.updateSettings(portalId, { ...patch }, Date.now());
     if (!updated) throw notFound(portalId);
     await this.registry.sync();
@@ -203,12 +164,9 @@ export class PortalsController {
   ): Promise<PbxTokenView & { token: string }> {
     await this.find(portalId);
     const label = labelOf(body);
-    // 32 random bytes: a token nobody guesses, so one SHA-256 (no slow hash) keeps it safe at rest.
-    const token = `pbx_${randomBytes(32).toString('base64url')}`;
-    const record = { id: randomUUID(), portalId, label, createdAt: Date.now() };
-    const stored = await this.portals.addPbxToken({ ...record, digest: digest(token).toString('hex') });
-    if (!stored) throw notFound(portalId);
-    return { ...tokenView(record), token };
+    const created = await createPbxToken(this.portals, portalId, label);
+    if (!created) throw notFound(portalId);
+    return { ...tokenView(created.record), token: created.token };
   }
 
   @Get(':portalId/pbx-tokens')
@@ -240,11 +198,11 @@ export interface PbxTokenView {
   createdAt: string;
 }
 
-function tokenView(token: PbxTokenRecord): PbxTokenView {
+export function tokenView(token: PbxTokenRecord): PbxTokenView {
   return { id: token.id, label: token.label ?? null, createdAt: new Date(token.createdAt).toISOString() };
 }
 
-function viewOf(record: PortalRecord): PortalView {
+export function viewOf(record: PortalRecord): PortalView {
   return {
     portalId: record.portalId,
     domain: record.domain,

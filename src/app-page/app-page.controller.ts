@@ -1,0 +1,445 @@
+import { Controller, Get, HttpStatus, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { CallRecord } from '../calls/call';
+import { requeue } from '../calls/call-lifecycle';
+import { matchesAny, digestsOf } from '../common/secrets';
+import { WorkSignal } from '../common/work-signal';
+import { AppConfig } from '../config/app-config';
+import { PORTAL_ID, PORTAL_ID_PATTERN } from '../config/portal-id';
+import { DeliverySettings } from '../config/settings';
+import { CallStore } from '../store/call-store';
+import { SettingProblem } from '../tenancy/portal-settings-check';
+import { DialTest } from './dial-test';
+import { PageSession, PageSessions } from './page-session';
+import { PageSource } from './page-source';
+import { esc, messagePage, PageCall, PageModel, renderPage } from './page-render';
+import { languageOf, PageText, textFor } from './page-text';
+import { confirmUser } from './portal-user-check';
+
+const STYLESHEET = readFileSync(join(__dirname, 'page.css'));
+/** How many calls of each state the page reads to find today's. */
+const CALLS_PER_STATE = 200;
+/** The fields of the settings form, as the admin API names them. */
+const DIAL_FIELDS = ['AMI_URL', 'ESL_URL', 'DIAL_URL'] as const;
+
+/**
+ * `GET|POST /app` (the application's page in the portal's frame): the portal's form post, confirmed with the
+ * portal itself, opens a signed session carried in every form's address (no cookies); every change is an
+ * administrator's, checked on the server, and one audit line. See docs/decisions/app-page.md.
+ */
+@Controller('app')
+export class AppPageController {
+  private readonly logger = new Logger('AppPage');
+  private readonly sessions: PageSessions;
+  private readonly adminDigests: Buffer[];
+
+  constructor(
+    private readonly source: PageSource,
+    private readonly calls: CallStore,
+    private readonly signal: WorkSignal,
+    private readonly delivery: DeliverySettings,
+    private readonly config: AppConfig,
+    private readonly dialTest: DialTest,
+    @Inject(PORTAL_ID) private readonly portalId: string,
+  ) {
+    // OAuth modes sign with a key derived from the client secret, webhook mode from ADMIN_TOKEN: every
+    // replica has the same, nobody outside the deployment does.
+    const secret = config.authMode === 'oauth' ? config.B24_CLIENT_SECRET : config.ADMIN_TOKEN;
+    this.sessions = new PageSessions(secret);
+    this.adminDigests = digestsOf(config.ADMIN_TOKEN);
+  }
+
+  @Get('page.css')
+  stylesheet(@Res() response: Response): void {
+    response.setHeader('Content-Type', 'text/css; charset=utf-8');
+    response.setHeader('Cache-Control', 'public, max-age=300');
+    response.send(STYLESHEET);
+  }
+
+  @Get()
+  async enterByGet(@Req() request: Request, @Res() response: Response): Promise<void> {
+    await this.enter(request, response);
+  }
+
+  @Post()
+  async enterByPost(@Req() request: Request, @Res() response: Response): Promise<void> {
+    await this.enter(request, response);
+  }
+
+  @Get('s/:session')
+  async show(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.sessionOr401(token, request, response);
+    if (!session) return;
+    const done = typeof request.query.done === 'string' ? request.query.done : undefined;
+    const text = textFor(session.lang);
+    const notice =
+      done && ['saved', 'requeued', 'revoked'].includes(done) ? text[done as 'saved'] : undefined;
+    await this.render(response, session, { notice });
+  }
+
+  @Post('s/:session/settings')
+  async saveSettings(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const form = formOf(request);
+    const settings = await this.source.settings(session.portalId);
+    if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
+    const patch = await this.patchOf(session.portalId, form);
+    const outcome = await this.source.updateSettings(session.portalId, patch);
+    if ('errors' in outcome) {
+      response.status(HttpStatus.BAD_REQUEST);
+      return this.render(response, session, {
+        errors: errorsByField(outcome.errors),
+        entered: enteredOf(form),
+      });
+    }
+    this.audit(session, `changed settings: ${outcome.changed.join(', ') || 'nothing'}`);
+    this.redirect(response, session, 'saved');
+  }
+
+  @Post('s/:session/test-dial')
+  async testDial(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const form = formOf(request);
+    const patch = await this.patchOf(session.portalId, form);
+    const dial = patch.dial as Record<string, string> | null;
+    const entered = enteredOf(form);
+    if (!dial)
+      return this.render(response, session, { testResult: { ok: false, reason: 'DIAL_MODE: off' }, entered });
+    const outcome = await this.dialTest.test(dial);
+    if ('problems' in outcome) {
+      response.status(HttpStatus.BAD_REQUEST);
+      return this.render(response, session, { errors: { dial: outcome.problems }, entered });
+    }
+    this.audit(session, `tested the dial connection (${outcome.ok ? 'ok' : 'failed'})`);
+    await this.render(response, session, { testResult: outcome, entered });
+  }
+
+  @Post('s/:session/tokens')
+  async createToken(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const label =
+      String(formOf(request).label ?? '')
+        .trim()
+        .slice(0, 100) || undefined;
+    const created = await this.source.createToken(session.portalId, label);
+    if (!created) return this.refuse(response, session, HttpStatus.NOT_FOUND, 'unknownPortal');
+    this.audit(session, `created a PBX token${label ? ` labelled ${JSON.stringify(label)}` : ''}`);
+    // Shown in this answer only: it is stored as a digest, nobody can show it again.
+    response.setHeader('Cache-Control', 'no-store');
+    await this.render(response, session, { newToken: created });
+  }
+
+  @Post('s/:session/tokens/:id/revoke')
+  async revokeToken(
+    @Param('session') token: string,
+    @Param('id') id: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    await this.source.revokeToken(session.portalId, id.slice(0, 100));
+    this.audit(session, `revoked PBX token ${id.slice(0, 100)}`);
+    this.redirect(response, session, 'revoked');
+  }
+
+  @Post('s/:session/calls/:callId/requeue')
+  async requeueCall(
+    @Param('session') token: string,
+    @Param('callId') callId: string,
+    @Req() request: Request,
+    @Res() response: Response,
+  ) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const done = await this.requeue(session.portalId, [callId]);
+    this.audit(session, `re-queued call ${callId.slice(0, 128)} (${done})`);
+    this.redirect(response, session, 'requeued');
+  }
+
+  @Post('s/:session/calls/requeue-failed')
+  async requeueFailed(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const failed = await this.calls.listCalls(session.portalId, 'failed', 10_000);
+    const done = await this.requeue(
+      session.portalId,
+      failed.map((call) => call.callId),
+    );
+    this.audit(session, `re-queued ${done} failed calls`);
+    this.redirect(response, session, 'requeued');
+  }
+
+  /** The portal's form post (multi, OAuth) or the admin token's sign-in (webhook mode). */
+  private async enter(request: Request, response: Response): Promise<void> {
+    const form = { ...(request.query as Record<string, unknown>), ...formOf(request) };
+    const lang = languageOf(form.LANG);
+    const text = textFor(lang);
+    if (!this.sessions.enabled) {
+      // Without B24_CLIENT_SECRET (OAuth) or ADMIN_TOKEN (webhook mode) no session could be trusted.
+      this.headers(response, undefined);
+      response.status(HttpStatus.SERVICE_UNAVAILABLE).send(messagePage(text, lang, text.notEnabled));
+      return;
+    }
+    if (this.config.authMode === 'webhook') return this.enterWithAdminToken(request, response, form, lang);
+    const portalId = this.config.B24_APP_MODE === 'multi' ? String(form.member_id ?? '') : this.portalId;
+    const authId = typeof form.AUTH_ID === 'string' ? form.AUTH_ID : '';
+    const portal = PORTAL_ID_PATTERN.test(portalId) ? await this.source.portal(portalId) : undefined;
+    if (!portal || !portal.active) {
+      this.headers(response, undefined);
+      response.status(HttpStatus.NOT_FOUND).send(messagePage(text, lang, text.unknownPortal));
+      return;
+    }
+    this.headers(response, portal.clientEndpoint, portal.domain);
+    // The posted DOMAIN is the browser's word: the token is checked where the verified install said the
+    // portal is.
+    const user = authId
+      ? await confirmUser(portal.clientEndpoint, authId, this.config.B24_TIMEOUT_MS)
+      : undefined;
+    if (!user) {
+      this.logger.warn(`app page: portal ${portal.portalId} did not confirm the posted AUTH_ID; refused`);
+      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused));
+      return;
+    }
+    const session = this.sessions.open({
+      portalId: portal.portalId,
+      userId: user.userId,
+      admin: user.admin,
+      lang,
+    });
+    response.redirect(HttpStatus.SEE_OTHER, `/app/s/${encodeURIComponent(session)}`);
+  }
+
+  private async enterWithAdminToken(
+    request: Request,
+    response: Response,
+    form: Record<string, unknown>,
+    lang: string,
+  ): Promise<void> {
+    const text = textFor(lang);
+    this.headers(response, this.config.B24_WEBHOOK_URL);
+    const signIn = `<form method="post" action="/app"><input type="hidden" name="LANG" value="${esc(lang)}"><div class="field"><label for="token">${esc(text.adminToken)}</label><input id="token" name="token" type="password" autocomplete="current-password" required></div><button type="submit">${esc(text.signIn)}</button></form>`;
+    const token = typeof form.token === 'string' ? form.token : '';
+    if (request.method !== 'POST' || !token) {
+      response.status(HttpStatus.OK).send(messagePage(text, lang, text.signInPrompt, signIn));
+      return;
+    }
+    if (!this.adminDigests.length || !matchesAny(token, this.adminDigests)) {
+      this.logger.warn('app page: a wrong admin token was posted; refused');
+      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused, signIn));
+      return;
+    }
+    const session = this.sessions.open({ portalId: this.portalId, userId: 0, admin: true, lang });
+    response.redirect(HttpStatus.SEE_OTHER, `/app/s/${encodeURIComponent(session)}`);
+  }
+
+  private async render(
+    response: Response,
+    session: PageSession,
+    extra: Partial<Pick<PageModel, 'notice' | 'errors' | 'entered' | 'newToken' | 'testResult'>>,
+  ): Promise<void> {
+    const portal = await this.source.portal(session.portalId);
+    if (!portal) return this.refuse(response, session, HttpStatus.NOT_FOUND, 'unknownPortal');
+    const [connection, employees, tokens, settings, calls] = await Promise.all([
+      this.source.connection(session.portalId),
+      this.source.employees(session.portalId),
+      this.source.tokens(session.portalId),
+      this.source.settings(session.portalId),
+      this.todaysCalls(session.portalId),
+    ]);
+    const known = new Set((employees ?? []).map((employee) => employee.extension).filter(Boolean));
+    const unmatched = [
+      ...new Set(calls.map((call) => call.extension).filter((ext): ext is string => Boolean(ext))),
+    ].filter((extension) => employees && !known.has(extension));
+    const model: PageModel = {
+      text: textFor(session.lang),
+      lang: session.lang,
+      session: this.sessions.renew(session),
+      portal: { portalId: portal.portalId, domain: portal.domain },
+      user: { userId: session.userId, name: '', admin: session.admin },
+      connection,
+      calls,
+      employees,
+      unmatched,
+      tokens,
+      settings,
+      errors: {},
+      ...extra,
+    };
+    this.headers(response, portal.clientEndpoint, portal.domain);
+    response.send(renderPage(model));
+  }
+
+  private async todaysCalls(portalId: string): Promise<PageCall[]> {
+    const midnight = new Date();
+    midnight.setUTCHours(0, 0, 0, 0);
+    const states: [CallRecord['state'], PageCall['state']][] = [
+      ['failed', 'failed'],
+      ['queued', 'waiting'],
+      ['registered', 'waiting'],
+      ['finished', 'delivered'],
+    ];
+    const lists = await Promise.all(
+      states.map(async ([state, shown]) =>
+        (await this.calls.listCalls(portalId, state, CALLS_PER_STATE))
+          .filter((call) => call.createdAt >= midnight.getTime())
+          .map((call): PageCall => ({
+            callId: call.callId,
+            state: shown,
+            attempts: call.attempts,
+            lastError: call.lastError ?? null,
+            extension: call.extension,
+          })),
+      ),
+    );
+    return lists.flat();
+  }
+
+  private async requeue(portalId: string, callIds: string[]): Promise<number> {
+    const updated = await this.calls.updateCalls(portalId, callIds, (current) =>
+      current.failed ? requeue(current, Date.now(), this.delivery.holdEndedWithoutStartMs) : current,
+    );
+    this.signal.workAdded(portalId);
+    return updated.filter((call) => !call.failed).length;
+  }
+
+  /**
+   * The settings form as the admin API's patch: an empty choice is `null` (back to the deployment's), a
+   * number stays a text when it is not one (so the same validation names it); a dial address left empty keeps
+   * the stored one of the same mode (addresses hold passwords and are never shown back).
+   */
+  private async patchOf(portalId: string, form: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const text = (name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
+    const userId = text('defaultUserId');
+    const task = text('missedCallTask');
+    const mode = text('DIAL_MODE');
+    const patch: Record<string, unknown> = {
+      defaultUserId: userId === '' ? null : /^\d{1,9}$/.test(userId) ? Number(userId) : userId,
+      defaultCountry: text('defaultCountry') === '' ? null : text('defaultCountry'),
+      missedCallTask: task === '' ? null : task === 'on' ? true : task === 'off' ? false : task,
+    };
+    if (mode === '') {
+      patch.dial = null;
+      return patch;
+    }
+    const stored = await this.source.storedDial(portalId);
+    const dial: Record<string, string> =
+      stored && stored.DIAL_MODE === mode ? { ...stored } : { DIAL_MODE: mode };
+    for (const name of DIAL_FIELDS) if (text(name)) dial[name] = text(name);
+    patch.dial = dial;
+    return patch;
+  }
+
+  private async sessionOr401(
+    token: string,
+    request: Request,
+    response: Response,
+  ): Promise<PageSession | undefined> {
+    const session = this.sessions.verify(token);
+    if (session) return session;
+    const lang = languageOf(request.query.LANG);
+    this.headers(response, undefined);
+    response.status(HttpStatus.UNAUTHORIZED).send(messagePage(textFor(lang), lang, textFor(lang).expired));
+    return undefined;
+  }
+
+  /** The session, when it is an administrator's: the server refuses a change, not only the page. */
+  private async adminOr403(
+    token: string,
+    request: Request,
+    response: Response,
+  ): Promise<PageSession | undefined> {
+    const session = await this.sessionOr401(token, request, response);
+    if (!session) return undefined;
+    if (session.admin) return session;
+    this.logger.warn(
+      `app page: user ${session.userId} of portal ${session.portalId} is no administrator; change refused`,
+    );
+    await this.refuse(response, session, HttpStatus.FORBIDDEN, 'forbidden');
+    return undefined;
+  }
+
+  private async refuse(
+    response: Response,
+    session: PageSession,
+    status: HttpStatus,
+    key: keyof PageText,
+  ): Promise<void> {
+    const portal = await this.source.portal(session.portalId);
+    this.headers(response, portal?.clientEndpoint, portal?.domain);
+    const text = textFor(session.lang);
+    response.status(status).send(messagePage(text, session.lang, text[key]));
+  }
+
+  private redirect(response: Response, session: PageSession, done: string): void {
+    response.redirect(
+      HttpStatus.SEE_OTHER,
+      `/app/s/${encodeURIComponent(this.sessions.renew(session))}?done=${done}`,
+    );
+  }
+
+  /** One line per change: the portal, the user, what changed (never a value that may be a secret). */
+  private audit(session: PageSession, what: string): void {
+    this.logger.log(`audit: portal ${session.portalId} user ${session.userId} ${what}`);
+  }
+
+  /**
+   * Strict CSP: nothing but the bridge's own stylesheet, forms posting only here, framed only by the portal's
+   * own origin (the endpoint its verified install named, and its domain).
+   */
+  private headers(response: Response, endpoint: string | undefined, domain?: string): void {
+    response.setHeader('Content-Type', 'text/html; charset=utf-8');
+    response.setHeader('Cache-Control', 'no-store');
+    response.setHeader('Referrer-Policy', 'no-referrer');
+    response.setHeader('X-Content-Type-Options', 'nosniff');
+    response.setHeader(
+      'Content-Security-Policy',
+      `default-src 'none'; style-src 'self'; img-src 'self' data:; form-action 'self'; base-uri 'none'; frame-ancestors ${frameAncestors(endpoint, domain)}`,
+    );
+  }
+}
+
+/** The portal's own origin as CSP sources, or `'none'` when no portal is known. */
+export function frameAncestors(endpoint: string | undefined, domain?: string): string {
+  const sources = new Set<string>();
+  try {
+    if (endpoint) sources.add(new URL(endpoint).origin);
+  } catch {
+    // no origin from a malformed address
+  }
+  // The domain as a host source (the bridge's scheme): only a plain host name with an optional port.
+  if (domain && /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i.test(domain)) sources.add(domain.toLowerCase());
+  return sources.size ? [...sources].join(' ') : "'none'";
+}
+
+function formOf(request: Request): Record<string, unknown> {
+  const body: unknown = request.body;
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)
+    : {};
+}
+
+function enteredOf(form: Record<string, unknown>): Record<string, string> {
+  const entered: Record<string, string> = {};
+  for (const name of ['defaultUserId', 'defaultCountry', 'missedCallTask', 'DIAL_MODE'])
+    if (typeof form[name] === 'string') entered[name] = (form[name] as string).slice(0, 100);
+  return entered;
+}
+
+/** Problems by the field they concern: `dial.AMI_URL: …` goes beside AMI_URL, the rest beside the dial mode. */
+function errorsByField(problems: SettingProblem[]): Record<string, string[]> {
+  const errors: Record<string, string[]> = {};
+  for (const { field, problems: messages } of problems) {
+    for (const message of messages) {
+      const named = /^dial\.(AMI_URL|ESL_URL|DIAL_URL)\b/.exec(message);
+      const key = field === 'dial' && named ? `dial.${named[1]}` : field;
+      (errors[key] ??= []).push(message);
+    }
+  }
+  return errors;
+}

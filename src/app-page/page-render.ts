@@ -1,0 +1,236 @@
+import { PageText } from './page-text';
+import { ConnectionLine, PageEmployee, PageSettings, PageToken } from './page-source';
+
+/** A call as the page lists it. */
+export interface PageCall {
+  callId: string;
+  state: 'delivered' | 'waiting' | 'failed';
+  attempts: number;
+  lastError: string | null;
+  extension?: string;
+}
+
+/** Everything one rendering of the page shows. */
+export interface PageModel {
+  text: PageText;
+  lang: string;
+  /** The signed session, carried in every form's action. */
+  session: string;
+  portal: { portalId: string; domain: string };
+  user: { userId: number; name: string; admin: boolean };
+  connection: ConnectionLine[];
+  calls: PageCall[];
+  employees: PageEmployee[] | undefined;
+  unmatched: string[];
+  tokens: PageToken[] | null;
+  settings: PageSettings;
+  /** A token just created: shown in this answer only. */
+  newToken?: string;
+  notice?: string;
+  /** Errors of the last settings post, by field (`defaultCountry`, `dial.AMI_URL`…), shown beside it. */
+  errors: Record<string, string[]>;
+  /** The values of a refused settings post, shown again so nothing typed is lost (never a dial address). */
+  entered?: Record<string, string>;
+  testResult?: { ok: boolean; reason?: string };
+}
+
+/** Text for HTML, attribute values included. */
+export function esc(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** The document around a body: one stylesheet of the bridge's own, nothing else loaded. */
+export function documentOf(lang: string, title: string, body: string): string {
+  return `<!doctype html>
+<html lang="${esc(lang)}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${esc(title)}</title>
+<link rel="stylesheet" href="/app/page.css">
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+/** A short page: an error, or the admin token's sign-in form (webhook mode). */
+export function messagePage(text: PageText, lang: string, message: string, extra = ''): string {
+  return documentOf(
+    lang,
+    text.title,
+    `<main><h1>${esc(text.title)}</h1><p class="problem" role="alert">${esc(message)}</p>${extra}</main>`,
+  );
+}
+
+export function renderPage(model: PageModel): string {
+  const { text } = model;
+  const base = `/app/s/${encodeURIComponent(model.session)}`;
+  const parts = [
+    `<header><h1>${esc(text.title)}</h1>`,
+    `<p>${esc(text.portal)}: <strong>${esc(model.portal.domain)}</strong> · ${esc(text.user)} ${esc(model.user.userId)}` +
+      `${model.user.name ? ` (${esc(model.user.name)})` : ''}${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
+    model.user.admin ? '' : `<p class="note" id="read-only">${esc(text.readOnly)}</p>`,
+    `<p><a id="refresh" href="${base}">${esc(text.refresh)}</a></p>`,
+    `</header><main>`,
+    model.notice ? `<p class="notice" role="status">${esc(model.notice)}</p>` : '',
+    connectionSection(model),
+    callsSection(model, base),
+    employeesSection(model),
+    model.tokens ? tokensSection(model, base) : '',
+    settingsSection(model, base),
+    `</main>`,
+  ];
+  return documentOf(model.lang, text.title, parts.join('\n'));
+}
+
+function connectionSection({ text, connection }: PageModel): string {
+  const rows = connection.map((line) => {
+    const state = line.ok === null ? text.notConfigured : line.ok ? text.ok : text.failed;
+    const mark = line.ok === null ? 'off' : line.ok ? 'ok' : 'bad';
+    const detail =
+      line.detail === 'uninstalled'
+        ? text.uninstalled
+        : line.ok === false && line.detail
+          ? `${text.reason}: ${line.detail}`
+          : line.detail;
+    return `<tr><th scope="row">${esc(text[line.key])}</th><td><span class="state ${mark}">${esc(state)}</span> <span class="detail">${esc(detail)}</span></td></tr>`;
+  });
+  return `<section id="connection"><h2>${esc(text.connection)}</h2><table>${rows.join('')}</table></section>`;
+}
+
+function callsSection(model: PageModel, base: string): string {
+  const { text, calls } = model;
+  const count = (state: PageCall['state']) => calls.filter((call) => call.state === state).length;
+  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
+  if (calls.length === 0)
+    return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<p>${esc(text.noCalls)}</p></section>`;
+  const rows = calls.map((call) => {
+    const action =
+      call.state === 'failed' && model.user.admin
+        ? `<form method="post" action="${base}/calls/${encodeURIComponent(call.callId)}/requeue"><button type="submit">${esc(text.requeue)}</button></form>`
+        : '';
+    return `<tr class="${call.state}"><td>${esc(call.callId)}</td><td>${esc(text[call.state])}</td><td>${call.attempts}</td><td class="portal-words">${esc(call.lastError ?? '')}</td><td>${action}</td></tr>`;
+  });
+  const all =
+    model.user.admin && count('failed') > 0
+      ? `<form method="post" action="${base}/calls/requeue-failed"><button type="submit">${esc(text.requeueAll)}</button></form>`
+      : '';
+  return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<div class="scroll"><table><thead><tr><th scope="col">${esc(text.callId)}</th><th scope="col">${esc(text.state)}</th><th scope="col">${esc(text.attempts)}</th><th scope="col">${esc(text.portalSaid)}</th><th scope="col"><span class="hidden">${esc(text.requeue)}</span></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>${all}</section>`;
+}
+
+function employeesSection({ text, employees, unmatched }: PageModel): string {
+  const list = employees
+    ? `<div class="scroll"><table><thead><tr><th scope="col">${esc(text.employee)}</th><th scope="col">${esc(text.extension)}</th></tr></thead><tbody>${employees
+        .map(
+          (employee) =>
+            `<tr${employee.extension ? '' : ' class="missing"'}><td>${esc(employee.name)} <span class="detail">#${employee.id}</span></td><td>${employee.extension ? esc(employee.extension) : `<em>${esc(text.none)}</em>`}</td></tr>`,
+        )
+        .join('')}</tbody></table></div>`
+    : `<p class="problem">${esc(text.employeesUnreadable)}</p>`;
+  const strays = unmatched.length
+    ? `<h3>${esc(text.unmatched)}</h3><ul id="unmatched">${unmatched.map((number) => `<li>${esc(number)}</li>`).join('')}</ul>`
+    : '';
+  return `<section id="employees"><h2>${esc(text.employees)}</h2>${list}${strays}</section>`;
+}
+
+function tokensSection(model: PageModel, base: string): string {
+  const { text } = model;
+  const tokens = model.tokens ?? [];
+  const fresh = model.newToken
+    ? `<div class="notice" role="status"><p>${esc(text.tokenOnce)}</p><p><output id="new-token">${esc(model.newToken)}</output></p></div>`
+    : '';
+  const rows = tokens.map((token) => {
+    const revoke = model.user.admin
+      ? `<form method="post" action="${base}/tokens/${encodeURIComponent(token.id)}/revoke"><button type="submit" aria-label="${esc(`${text.revoke} ${token.label ?? token.id}`)}">${esc(text.revoke)}</button></form>`
+      : '';
+    return `<tr><td>${esc(token.label ?? '—')}</td><td>${esc(token.createdAt.slice(0, 16).replace('T', ' '))}</td><td>${revoke}</td></tr>`;
+  });
+  const table = tokens.length
+    ? `<div class="scroll"><table><thead><tr><th scope="col">${esc(text.label)}</th><th scope="col">${esc(text.created)}</th><th scope="col"><span class="hidden">${esc(text.revoke)}</span></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>`
+    : `<p>${esc(text.noTokens)}</p>`;
+  const create = model.user.admin
+    ? `<form method="post" action="${base}/tokens" class="inline"><label for="token-label">${esc(text.label)}</label><input id="token-label" name="label" maxlength="100"><button type="submit">${esc(text.createToken)}</button></form>`
+    : '';
+  return `<section id="tokens"><h2>${esc(text.tokens)}</h2>${fresh}${table}${create}</section>`;
+}
+
+function fieldErrors(model: PageModel, field: string): { attrs: string; html: string } {
+  const problems = model.errors[field];
+  if (!problems?.length) return { attrs: '', html: '' };
+  const id = `error-${field.replace(/\W/g, '-')}`;
+  return {
+    attrs: ` aria-invalid="true" aria-describedby="${id}"`,
+    html: `<p class="field-error" id="${id}">${problems.map(esc).join('<br>')}</p>`,
+  };
+}
+
+function settingsSection(model: PageModel, base: string): string {
+  const { text, settings } = model;
+  const editable = settings.editable && model.user.admin;
+  const disabled = editable ? '' : ' disabled';
+  const entered = model.entered ?? {};
+  const value = (name: string, stored: unknown) => (name in entered ? entered[name] : (stored ?? ''));
+  const option = (current: string, optionValue: string, label: string) =>
+    `<option value="${esc(optionValue)}"${current === optionValue ? ' selected' : ''}>${esc(label)}</option>`;
+  const userNow = String(value('defaultUserId', settings.defaultUserId));
+  const employees = model.employees ?? [];
+  const userOptions = [
+    option(userNow, '', text.deploymentDefault),
+    ...employees.map((employee) =>
+      option(userNow, String(employee.id), `${employee.name} (#${employee.id})`),
+    ),
+    ...(userNow && !employees.some((employee) => String(employee.id) === userNow)
+      ? [option(userNow, userNow, `#${userNow}`)]
+      : []),
+  ];
+  const taskNow = String(
+    value(
+      'missedCallTask',
+      settings.missedCallTask === undefined ? '' : settings.missedCallTask ? 'on' : 'off',
+    ),
+  );
+  const modeNow = String(value('DIAL_MODE', settings.dial?.DIAL_MODE ?? ''));
+  const user = fieldErrors(model, 'defaultUserId');
+  const country = fieldErrors(model, 'defaultCountry');
+  const task = fieldErrors(model, 'missedCallTask');
+  const dial = fieldErrors(model, 'dial');
+  const dialField = (name: string) => {
+    const errors = fieldErrors(model, `dial.${name}`);
+    return `<div class="field"><label for="${name}">${name}</label><input id="${name}" name="${name}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
+  };
+  const general = model.errors.body
+    ? `<p class="field-error">${model.errors.body.map(esc).join('<br>')}</p>`
+    : '';
+  const failed = Object.keys(model.errors).length
+    ? `<p class="problem" role="alert">${esc(text.fixErrors)}</p>`
+    : '';
+  const test = model.testResult
+    ? `<p class="${model.testResult.ok ? 'notice' : 'problem'}" role="status" id="test-result">${esc(
+        model.testResult.ok ? text.testOk : `${text.testFailed}: ${model.testResult.reason ?? ''}`,
+      )}</p>`
+    : '';
+  const note = settings.editable ? '' : `<p class="note">${esc(text.settingsFromEnv)}</p>`;
+  return `<section id="settings"><h2>${esc(text.settings)}</h2>${note}${failed}${general}
+<form method="post" action="${base}/settings">
+<div class="field"><label for="defaultUserId">${esc(text.defaultEmployee)}</label><select id="defaultUserId" name="defaultUserId"${disabled}${user.attrs}>${userOptions.join('')}</select>${user.html}</div>
+<div class="field"><label for="defaultCountry">${esc(text.country)}</label><input id="defaultCountry" name="defaultCountry" value="${esc(value('defaultCountry', settings.defaultCountry))}" maxlength="10" autocomplete="off"${disabled}${country.attrs}>${country.html}</div>
+<div class="field"><label for="missedCallTask">${esc(text.missedTasks)}</label><select id="missedCallTask" name="missedCallTask"${disabled}${task.attrs}>${option(taskNow, '', text.deploymentDefault)}${option(taskNow, 'on', text.on)}${option(taskNow, 'off', text.off)}</select>${task.html}</div>
+<fieldset><legend>${esc(text.dialSettings)}</legend>
+<div class="field"><label for="DIAL_MODE">${esc(text.dialMode)}</label><select id="DIAL_MODE" name="DIAL_MODE"${disabled}${dial.attrs}>${option(modeNow, '', text.dialOff)}${option(modeNow, 'ami', 'AMI (Asterisk)')}${option(modeNow, 'esl', 'ESL (FreeSWITCH)')}${option(modeNow, 'http', 'HTTP')}</select>${dial.html}</div>
+${settings.dial ? `<p class="detail">${esc(settings.dial.DIAL_MODE)} → ${esc(settings.dial.target)}</p>` : ''}
+<p class="hint">${esc(text.dialKeep)}</p>
+${dialField('AMI_URL')}${dialField('ESL_URL')}${dialField('DIAL_URL')}
+</fieldset>
+${test}
+${editable ? `<div class="actions"><button type="submit">${esc(text.save)}</button> <button type="submit" formaction="${base}/test-dial">${esc(text.testConnection)}</button></div>` : ''}
+</form></section>`;
+}

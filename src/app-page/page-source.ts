@@ -1,0 +1,71 @@
+import { SettingProblem } from '../tenancy/portal-settings-check';
+
+/** One line of the connection state: what it is, whether it works (null: not set up), and why not. */
+export interface ConnectionLine {
+  key: 'portalState' | 'delivery' | 'events' | 'pbxFollow' | 'dialer';
+  ok: boolean | null;
+  detail: string;
+}
+
+export interface PageEmployee {
+  id: number;
+  name: string;
+  extension?: string;
+}
+
+/** The settings the page shows; `dial`: the mode and the PBX's address only (never a secret). */
+export interface PageSettings {
+  editable: boolean;
+  defaultUserId?: number;
+  defaultCountry?: string;
+  missedCallTask?: boolean;
+  dial: { DIAL_MODE: string; target: string } | null;
+}
+
+export interface PageToken {
+  id: string;
+  label: string | null;
+  createdAt: string;
+}
+
+/** What the page knows of its portal, from the store: the portal is who installed, not who posts. */
+export interface PagePortal {
+  portalId: string;
+  domain: string;
+  /** The REST base the verified install named: where the page asks who holds an AUTH_ID. */
+  clientEndpoint: string;
+  active: boolean;
+}
+
+/**
+ * Where the application's page reads and changes one portal's state: the portal registry with many portals
+ * (`B24_APP_MODE=multi`), the environment's one portal otherwise (read-only settings, no PBX tokens).
+ */
+export abstract class PageSource {
+  abstract readonly multi: boolean;
+
+  abstract portal(portalId: string): Promise<PagePortal | undefined>;
+
+  abstract connection(portalId: string): Promise<ConnectionLine[]>;
+
+  /** Active employees; undefined when the portal cannot be read now. */
+  abstract employees(portalId: string): Promise<PageEmployee[] | undefined>;
+
+  abstract settings(portalId: string): Promise<PageSettings>;
+
+  /** Checks (as the admin API does) and stores a settings patch, effective without a restart. */
+  abstract updateSettings(
+    portalId: string,
+    patch: Record<string, unknown>,
+  ): Promise<{ errors: SettingProblem[] } | { changed: string[] }>;
+
+  /** Null where the deployment has no per-portal PBX tokens (one portal: PBX_TOKENS). */
+  abstract tokens(portalId: string): Promise<PageToken[] | null>;
+
+  abstract createToken(portalId: string, label: string | undefined): Promise<string | undefined>;
+
+  abstract revokeToken(portalId: string, id: string): Promise<boolean>;
+
+  /** The stored dial settings (with their secrets), for a connection test that keeps an address unchanged. */
+  abstract storedDial(portalId: string): Promise<Record<string, string> | undefined>;
+}

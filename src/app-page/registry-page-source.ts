@@ -1,0 +1,131 @@
+import { Injectable } from '@nestjs/common';
+import { PortalRegistry } from '../tenancy/portal-registry';
+import { dialView } from '../tenancy/portal-dial';
+import { checkPortalSettings, createPbxToken } from '../tenancy/portal-settings-check';
+import { PortalStore } from '../store/portal-store';
+import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
+import { readEmployees } from './employees';
+
+/** The page with many portals: each portal's record, runtime and PBX tokens, as `/v1/admin/portals` has them. */
+@Injectable()
+export class RegistryPageSource extends PageSource {
+  readonly multi = true;
+
+  constructor(
+    private readonly portals: PortalStore,
+    private readonly registry: PortalRegistry,
+  ) {
+    super();
+  }
+
+  async portal(portalId: string): Promise<PagePortal | undefined> {
+    const record = await this.portals.findPortal(portalId);
+    return (
+      record && {
+        portalId: record.portalId,
+        domain: record.domain,
+        clientEndpoint: record.clientEndpoint,
+        active: record.status === 'active',
+      }
+    );
+  }
+
+  async connection(portalId: string): Promise<ConnectionLine[]> {
+    const record = await this.portals.findPortal(portalId);
+    const runtime = this.registry.get(portalId);
+    const failure = this.registry.failureOf(portalId);
+    if (!record || record.status !== 'active')
+      return [{ key: 'portalState', ok: false, detail: 'uninstalled' }];
+    const authorisation = runtime?.credentials.authorisation();
+    const lines: ConnectionLine[] = [
+      {
+        key: 'portalState',
+        ok: authorisation?.state === 'authorised',
+        detail: authorisation
+          ? [authorisation.state, authorisation.action].filter(Boolean).join(': ')
+          : (failure?.reason ?? 'not served yet'),
+      },
+    ];
+    const status = runtime?.status();
+    lines.push({
+      key: 'delivery',
+      ok: status ? !status.paused && !failure : null,
+      detail: status
+        ? [status.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status.lastError]
+            .filter(Boolean)
+            .join('; ')
+        : (failure?.reason ?? 'another replica delivers this portal'),
+    });
+    if (runtime) {
+      const events = runtime.eventsStatus;
+      lines.push({
+        key: 'events',
+        ok: events.lastError ? false : events.boundAt !== null ? true : null,
+        detail:
+          events.lastError ??
+          `${events.mode}, ${events.boundEvents.length} bound, line ${events.line ?? '-'}`,
+      });
+    }
+    const dialer = runtime?.dialer?.dialerStatus;
+    lines.push({
+      key: 'dialer',
+      ok: dialer ? dialer.pbxReachable !== false : null,
+      detail: dialer ? `${dialer.mode} ${dialer.target ?? ''} ${dialer.lastError ?? ''}`.trim() : '',
+    });
+    return lines;
+  }
+
+  async employees(portalId: string): Promise<PageEmployee[] | undefined> {
+    const runtime = this.registry.get(portalId);
+    return runtime ? readEmployees(runtime.client) : undefined;
+  }
+
+  async settings(portalId: string): Promise<PageSettings> {
+    const settings = (await this.portals.findPortal(portalId))?.settings ?? {};
+    return {
+      editable: true,
+      defaultUserId: settings.defaultUserId,
+      defaultCountry: settings.defaultCountry,
+      missedCallTask: settings.missedCallTask,
+      dial: dialView(settings.dial),
+    };
+  }
+
+  async updateSettings(portalId: string, body: Record<string, unknown>) {
+    const checked = checkPortalSettings(body, { production: this.registry.production });
+    if ('errors' in checked) return checked;
+    const before = (await this.portals.findPortal(portalId))?.settings ?? {};
+    const updated = await this.portals.updateSettings(portalId, { ...checked.patch }, Date.now());
+    if (!updated) return { errors: [{ field: 'body', problems: ['the portal is not installed'] }] };
+    // As PATCH /v1/admin/portals does: every replica rebuilds the portal's runtime from its new record.
+    await this.registry.sync();
+    // The names of what changed, never the values (dial settings hold passwords).
+    const keys = new Set([...Object.keys(before), ...Object.keys(updated.settings)]) as Set<
+      keyof typeof before
+    >;
+    const changed = [...keys].filter(
+      (key) => JSON.stringify(before[key]) !== JSON.stringify(updated.settings[key]),
+    );
+    return { changed };
+  }
+
+  async tokens(portalId: string): Promise<PageToken[]> {
+    return (await this.portals.listPbxTokens(portalId)).map((token) => ({
+      id: token.id,
+      label: token.label ?? null,
+      createdAt: new Date(token.createdAt).toISOString(),
+    }));
+  }
+
+  async createToken(portalId: string, label: string | undefined): Promise<string | undefined> {
+    return (await createPbxToken(this.portals, portalId, label))?.token;
+  }
+
+  revokeToken(portalId: string, id: string): Promise<boolean> {
+    return this.portals.revokePbxToken(portalId, id);
+  }
+
+  async storedDial(portalId: string): Promise<Record<string, string> | undefined> {
+    return (await this.portals.findPortal(portalId))?.settings.dial;
+  }
+}

@@ -1,0 +1,143 @@
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { PORTAL_ID } from '../config/portal-id';
+import { DeliveryService } from '../delivery/delivery.service';
+import { DialWorker } from '../dialer/dial-worker';
+import { PortalEventsStatus } from '../events/portal-events-status';
+import { PbxFollower } from '../follow/pbx-follower';
+import { PortalClient } from '../portal/portal-client';
+import { PortalCredentials } from '../portal/portal-credentials';
+import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
+import { readEmployees } from './employees';
+
+/**
+ * The page of a deployment serving one portal (B24_WEBHOOK_URL, or B24_PORTAL_URL with OAuth): its state is
+ * this process's; its settings are the environment's, shown read-only (they change with a restart, as every
+ * replica must read the same); PBX credentials are PBX_TOKENS, not created here.
+ */
+@Injectable()
+export class SinglePageSource extends PageSource {
+  readonly multi = false;
+
+  constructor(
+    private readonly config: AppConfig,
+    @Inject(PORTAL_ID) private readonly portalId: string,
+    private readonly credentials: PortalCredentials,
+    private readonly client: PortalClient,
+    private readonly delivery: DeliveryService,
+    @Optional() private readonly events?: PortalEventsStatus,
+    @Optional() private readonly dialer?: DialWorker,
+    @Optional() private readonly follower?: PbxFollower,
+  ) {
+    super();
+  }
+
+  async portal(portalId: string): Promise<PagePortal | undefined> {
+    if (portalId !== this.portalId) return undefined;
+    const address = this.config.B24_PORTAL_URL ?? this.config.B24_WEBHOOK_URL ?? '';
+    let domain = portalId;
+    try {
+      domain = new URL(address).host;
+    } catch {
+      // the sandbox without an address: the id names it
+    }
+    const origin = address ? new URL(address).origin : '';
+    return { portalId, domain, clientEndpoint: origin ? `${origin}/rest/` : '', active: true };
+  }
+
+  async connection(): Promise<ConnectionLine[]> {
+    const authorisation = this.credentials.authorisation();
+    const status = this.delivery.portalStatus();
+    const dialer = this.dialer?.dialerStatus;
+    return [
+      {
+        key: 'portalState',
+        ok: authorisation.state === 'authorised',
+        detail: [authorisation.state, authorisation.action].filter(Boolean).join(': '),
+      },
+      {
+        key: 'delivery',
+        ok: !status.paused,
+        detail: [status.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status.lastError]
+          .filter(Boolean)
+          .join('; '),
+      },
+      ...(this.events
+        ? [
+            {
+              key: 'events' as const,
+              ok: this.events.lastError ? false : this.events.boundAt !== null ? true : null,
+              detail: this.events.lastError ?? `${this.events.mode}, line ${this.events.line ?? '-'}`,
+            },
+          ]
+        : []),
+      ...(this.follower ? [followLine(this.follower)] : []),
+      {
+        key: 'dialer',
+        ok: dialer ? dialer.pbxReachable !== false : null,
+        detail: dialer ? `${dialer.mode} ${dialer.target ?? ''} ${dialer.lastError ?? ''}`.trim() : '',
+      },
+    ];
+  }
+
+  employees(): Promise<PageEmployee[] | undefined> {
+    return readEmployees(this.client);
+  }
+
+  async settings(): Promise<PageSettings> {
+    const dialTarget = this.dialer?.dialerStatus?.target ?? '';
+    return {
+      editable: false,
+      defaultUserId: this.config.B24_DEFAULT_USER_ID,
+      defaultCountry: this.config.DEFAULT_COUNTRY,
+      missedCallTask: this.config.MISSED_CALL_TASK,
+      dial: this.config.DIAL_MODE ? { DIAL_MODE: this.config.DIAL_MODE, target: dialTarget } : null,
+    };
+  }
+
+  async updateSettings() {
+    return {
+      errors: [
+        { field: 'body', problems: ["one portal: the settings are the environment's (read only here)"] },
+      ],
+    };
+  }
+
+  async tokens(): Promise<PageToken[] | null> {
+    return null;
+  }
+
+  async createToken(): Promise<string | undefined> {
+    return undefined;
+  }
+
+  async revokeToken(): Promise<boolean> {
+    return false;
+  }
+
+  async storedDial(): Promise<Record<string, string> | undefined> {
+    return undefined;
+  }
+}
+
+/** PBX_EVENTS: whether the bridge follows the PBX's events (on the replica delivering the portal). */
+function followLine(follower: PbxFollower): ConnectionLine {
+  const health = follower.status();
+  // The CDR ledger alone (ASTERISK_CDR_URL without PBX_EVENTS): its reading stands for the connection.
+  const status =
+    'ledger' in health && health.source === 'ledger'
+      ? {
+          followingHere: health.ledger.readingHere,
+          connected: health.ledger.connected,
+          target: health.ledger.target,
+          lastError: health.ledger.lastError,
+        }
+      : (health as Exclude<typeof health, { source: 'ledger' }>);
+  return {
+    key: 'pbxFollow',
+    ok: status.followingHere ? status.connected : null,
+    detail: status.followingHere
+      ? [status.target, status.lastError].filter(Boolean).join(': ')
+      : 'another replica follows the PBX',
+  };
+}

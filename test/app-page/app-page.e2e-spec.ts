@@ -1,0 +1,277 @@
+import { mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { defaultSeed } from '../../sandbox/seed';
+import { AmiServer } from '../support/ami-server';
+import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
+import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
+import { launchChromium, PortalFrameHost } from './portal-frame';
+
+/**
+ * The application's page (the API contract's §10) in a real browser: the portal's page on its own site posts
+ * the application form into a frame whose target is the bridge on another site (localhost vs 127.0.0.1), and
+ * the test clicks through inside the frame, as a portal's administrator (or another user) would.
+ */
+/**
+ * Where the screenshots go: a temporary folder, so a test run leaves the clone unchanged; refresh the
+ * committed ones with `APP_PAGE_SCREENSHOTS=docs/app-page npx jest test/app-page/app-page.e2e-spec.ts`.
+ */
+const SHOTS = process.env.APP_PAGE_SCREENSHOTS ?? join(tmpdir(), 'bridge-app-page-screenshots');
+const shot = (name: string) => join(SHOTS, name);
+
+describe('the application page in the portal (multi mode, headless Chromium)', () => {
+  let sandbox: SandboxPortal;
+  let bridge: MultiBridge;
+  let temp: { dir: string; remove(): void };
+  let host: PortalFrameHost;
+  let alpha: SandboxTenant;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  const adminAuth = () => alpha.issueTokens(undefined, 1)?.access_token ?? '';
+  /** User 2 of the sandbox's seed (Anna, sales) is no administrator. */
+  const userAuth = () => alpha.issueTokens(undefined, 2)?.access_token ?? '';
+  const open = (authId: string, lang = 'en') =>
+    host.open(page, { bridgeUrl: bridge.url, authId, memberId: alpha.memberId, domain: alpha.domain, lang });
+  const portalSettings = async () =>
+    (
+      await bridge.http
+        .get(`/v1/admin/portals/${alpha.memberId}`)
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+    ).body.settings;
+  /** Follows the page's own "read again" link (the address carries the session). */
+  const readAgain = async (frame: Frame) => {
+    await frame.goto(new URL((await frame.getAttribute('#refresh', 'href')) ?? '', frame.url()).href);
+  };
+  /**
+   * Presses a form's button from the keyboard, as a keyboard user does (and since a mouse click into a frame
+   * of another site does not reach Debian's Chromium through this playwright-core), then waits for the answer.
+   */
+  const submitIn = async (frame: Frame, selector: string) => {
+    await Promise.all([frame.waitForNavigation(), frame.press(selector, 'Enter')]);
+    await frame.waitForLoadState('load');
+  };
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    host = await PortalFrameHost.start();
+    sandbox = await SandboxPortal.start();
+    // The portal's domain is where its pages are: the frame host's origin (the install names it).
+    // One more employee, with no internal number: the page names who has none.
+    const employees = [
+      ...defaultSeed().employees,
+      {
+        ID: 6,
+        NAME: 'Emil',
+        LAST_NAME: 'Frank',
+        EMAIL: 'emil@sandbox.test',
+        ACTIVE: true,
+        UF_PHONE_INNER: '',
+      },
+    ];
+    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}`, seed: { employees } });
+    temp = tempDir('bridge-app-page-');
+    bridge = await startMultiBridge(sandbox, temp.dir, {
+      DELIVERY_MAX_ATTEMPTS: '2',
+      DELIVERY_MAX_BACKOFF_SEC: '1',
+      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
+    });
+    expect(await install(alpha, bridge.url)).toBe(200);
+    browser = await launchChromium();
+  }, 60_000);
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    alpha?.clearFaults();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await bridge?.close();
+    await sandbox?.close();
+    await host?.close();
+    temp?.remove();
+  });
+
+  it('refuses a forged AUTH_ID: the portal confirms nobody, no session is opened', async () => {
+    const { frame, status } = await open('forged-auth-id-0123456789abcdef');
+    expect(status).toBe(401);
+    expect(await frame.textContent('body')).toContain('The portal did not confirm who you are');
+    expect(frame.url()).not.toContain('/app/s/');
+    // Nor is a made-up session taken.
+    const made = await bridge.http.get('/app/s/eyJwb3J0YWxJZCI6ImFscGhhIn0.AAAA');
+    expect(made.status).toBe(401);
+  });
+
+  it('lets an administrator in, framed only by the portal, in a session that works without cookies', async () => {
+    const { frame, status } = await open(adminAuth());
+    expect(status).toBe(200);
+    expect(frame.url()).toContain('/app/s/');
+    expect(await frame.textContent('header')).toContain('administrator');
+    expect(await frame.textContent('#connection')).toContain('Portal credentials');
+    // Chromium keeps no cookie for the bridge: the session is the address.
+    expect(await context.cookies(bridge.url)).toEqual([]);
+    const direct = await bridge.http.get(new URL(frame.url()).pathname);
+    expect(direct.headers['content-security-policy']).toContain(
+      `frame-ancestors ${new URL(alpha.restUrl).origin} localhost:${host.port}`,
+    );
+    expect(direct.headers['content-security-policy']).toContain("default-src 'none'");
+    expect(direct.headers['set-cookie']).toBeUndefined();
+    // The employees, with who has no internal number.
+    expect(await frame.textContent('#employees')).toContain('Anna Berger');
+    expect(await frame.textContent('#employees tr.missing')).toContain('Emil Frank');
+  });
+
+  it('shows a new PBX token once; a PBX post with it is accepted', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.fill('#token-label', 'office PBX');
+    await submitIn(frame, '#tokens button[type=submit]:text("Create a token")');
+    const token = (await frame.textContent('#new-token'))?.trim() ?? '';
+    expect(token).toMatch(/^pbx_/);
+    const accepted = await bridge.http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${token}`)
+      .send(started(`app-token-${Date.now()}`));
+    expect(accepted.status).toBe(202);
+    // Shown once: the page read again lists the token by its label only.
+    await readAgain(frame);
+    expect(await frame.$('#new-token')).toBeNull();
+    expect(await frame.textContent('#tokens')).toContain('office PBX');
+    expect(await frame.content()).not.toContain(token);
+  });
+
+  it('re-queues a failed call with the portal words shown, and the call is then delivered', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.fill('#token-label', 'requeue test');
+    await submitIn(frame, '#tokens button[type=submit]:text("Create a token")');
+    const token = (await frame.textContent('#new-token'))?.trim() ?? '';
+    const callId = `app-failed-${Date.now()}`;
+    alpha.injectFault({ kind: 'refuse', text: callId, status: 403 });
+    const post = await bridge.http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${token}`)
+      .send([started(callId, { extension: '177' }), ended(callId)]);
+    expect(post.status).toBe(202);
+    await eventually(async () => {
+      const status = await bridge.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`);
+      return status.body.state === 'failed' ? status : undefined;
+    }, 40_000);
+    alpha.clearFaults();
+    await readAgain(frame);
+    const row = frame.locator('#calls tr', { hasText: callId });
+    expect(await row.textContent()).toContain('HTTP 403');
+    // 177 is an internal number nobody has.
+    expect(await frame.textContent('#unmatched')).toContain('177');
+    await submitIn(frame, `#calls tr:has-text("${callId}") button`);
+    expect(await frame.textContent('[role=status]')).toContain('Sent again');
+    const delivered = await eventually(async () => {
+      const call = alpha.calls().find((candidate) => candidate.EXTERNAL_CALL_ID === callId);
+      return call?.finished ? call : undefined;
+    }, 40_000);
+    expect(delivered.finished).toBeTruthy();
+  }, 90_000);
+
+  it('shows a bad setting beside its field, stores nothing; a good one takes effect at once', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.fill('#defaultCountry', 'Germany');
+    await submitIn(frame, '#settings button:text("Save")');
+    const error = frame.locator('#defaultCountry + .field-error');
+    expect(await error.textContent()).toContain('ISO 3166 alpha-2');
+    expect(await frame.getAttribute('#defaultCountry', 'aria-invalid')).toBe('true');
+    expect(await frame.inputValue('#defaultCountry')).toBe('Germany');
+    expect((await portalSettings()).defaultCountry).toBeUndefined();
+    await frame.evaluate(() => document.getElementById('settings')?.scrollIntoView());
+    await page.screenshot({ path: shot('settings-error-1280.png') });
+
+    await frame.fill('#defaultCountry', 'AT');
+    await frame.selectOption('#missedCallTask', 'on');
+    await submitIn(frame, '#settings button:text("Save")');
+    expect(await frame.textContent('[role=status]')).toContain('Saved');
+    expect(await portalSettings()).toMatchObject({ defaultCountry: 'AT', missedCallTask: true });
+  });
+
+  it('tests the dial settings against the PBX: ok, or the reason without the password', async () => {
+    const ami = await AmiServer.start('crm', 'pbx-secret-4711');
+    try {
+      const { frame } = await open(adminAuth());
+      await frame.selectOption('#DIAL_MODE', 'ami');
+      await frame.fill('#AMI_URL', ami.url());
+      await submitIn(frame, '#settings button:text("Test connection")');
+      expect(await frame.textContent('#test-result')).toContain('accepted the login');
+      expect(ami.actions.map((action) => action.Action)).toEqual(['Login', 'Logoff']);
+      await frame.fill('#AMI_URL', ami.url('wrong-secret'));
+      await submitIn(frame, '#settings button:text("Test connection")');
+      const refused = (await frame.textContent('#test-result')) ?? '';
+      expect(refused).toContain('AMI login refused');
+      expect(await frame.content()).not.toContain('wrong-secret');
+      // Nothing was stored by a test.
+      expect((await portalSettings()).dial).toBeUndefined();
+    } finally {
+      await ami.close();
+    }
+  });
+
+  it('lets a user who is no administrator look, and the server refuses a forged change', async () => {
+    const { frame, status } = await open(userAuth());
+    expect(status).toBe(200);
+    expect(await frame.textContent('#read-only')).toContain('only a portal administrator');
+    expect(await frame.$('#settings button')).toBeNull();
+    expect(await frame.$('#token-label')).toBeNull();
+    const before = await portalSettings();
+    // The page offers no form; a post made by hand with the user's own session is refused all the same.
+    const session = new URL(frame.url()).pathname;
+    const forged = await bridge.http
+      .post(`${session}/settings`)
+      .type('form')
+      .send({ defaultCountry: 'FR', missedCallTask: 'off' });
+    expect(forged.status).toBe(403);
+    const token = await bridge.http.post(`${session}/tokens`).type('form').send({ label: 'mine' });
+    expect(token.status).toBe(403);
+    expect(await portalSettings()).toEqual(before);
+    // A session is bound to its portal: another portal's page does not take this one's.
+    const altered = session.replace(/\/app\/s\/([^.]+)/, (_, body: string) => {
+      const claims = JSON.parse(Buffer.from(decodeURIComponent(body), 'base64url').toString());
+      return `/app/s/${Buffer.from(JSON.stringify({ ...claims, admin: true })).toString('base64url')}`;
+    });
+    expect(
+      (await bridge.http.post(`${altered}/settings`).type('form').send({ defaultCountry: 'FR' })).status,
+    ).toBe(401);
+  });
+
+  it('speaks German and Russian (LANG), and fits the portal side panel (400 px)', async () => {
+    await page.setViewportSize({ width: 400, height: 900 });
+    const german = await open(adminAuth(), 'de');
+    expect(await german.frame.textContent('h1')).toBe('Telefonie-Brücke');
+    expect(await german.frame.textContent('#settings')).toContain('Einstellungen');
+    const russian = await open(adminAuth(), 'ru');
+    expect(await russian.frame.textContent('h1')).toBe('Телефонный мост');
+    expect(await russian.frame.textContent('#calls')).toContain('Звонки за сегодня');
+    const english = await open(adminAuth(), 'xx');
+    expect(await english.frame.textContent('h1')).toBe('Telephony bridge');
+    // Nothing wider than the panel: the document does not scroll sideways.
+    const overflow = await english.frame.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    // Screenshots of the whole page: a frame as tall as the page.
+    await page.setViewportSize({ width: 400, height: 2600 });
+    await page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
+    await page.setViewportSize({ width: 1280, height: 1500 });
+    const wide = await open(adminAuth());
+    await page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
+    // Keyboard: Tab reaches the form fields, and focus is visible.
+    await wide.frame.focus('#defaultCountry');
+    const outline = await wide.frame.evaluate(
+      () => getComputedStyle(document.activeElement as Element).outlineStyle,
+    );
+    expect(outline).not.toBe('none');
+  });
+});
