@@ -8,6 +8,7 @@ import { AdminTokenGuard } from './admin/admin-token.guard';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
+import { FrameworkQuietLogger } from './logging/framework-quiet-logger';
 import { probeRequestIds, UNLOGGED_ROUTES } from './logging/logging.module';
 
 /** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
@@ -22,7 +23,7 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
     bodyParser: false,
     bufferLogs: true,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new FrameworkQuietLogger(app.get(Logger)));
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);

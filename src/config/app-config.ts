@@ -67,6 +67,17 @@ export class AppConfig {
   @Max(65535)
   PORT = 3000;
 
+  /**
+   * The address the HTTP server listens on; unset: every interface (0.0.0.0) in production, else only this
+   * machine (127.0.0.1), so a laptop running the README's `dev-token` does not offer it to its network.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F.:]+$|^[a-zA-Z0-9.-]+$/, {
+    message: 'HOST must be an IP address or host name such as 0.0.0.0',
+  })
+  HOST?: string;
+
   /** unset: ./data/bridge.sqlite; `sqlite:PATH`; `postgres://…` */
   @Transform(emptyAsUnset)
   @IsOptional()
@@ -574,6 +585,17 @@ export class AppConfig {
   /** pino's level names, or Nest's (`log` is pino's `info`, `verbose` its `trace`). */
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'log';
+
+  /** `json` (one object a line) or `pretty` (readable lines); unset: pretty on a terminal, JSON otherwise. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: 'json' | 'pretty';
+
+  /** The address to listen on: HOST, else every interface in production and this machine only elsewhere. */
+  get listenHost(): string {
+    return this.HOST ?? (this.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
+  }
 
   get sandboxMode(): boolean {
     return sandboxModeOf(this);

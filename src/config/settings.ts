@@ -185,6 +185,8 @@ export abstract class EventSettings {
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
+  /** LOG_FORMAT; unset: pretty when stdout is a terminal. */
+  abstract readonly format: 'json' | 'pretty';
 }
 
 export const serverSettingsOf = (config: AppConfig): ServerSettings =>
@@ -324,7 +326,10 @@ export const eventSettingsOf = (config: AppConfig): EventSettings =>
   });
 
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
-  Object.freeze({ level: config.LOG_LEVEL });
+  Object.freeze({
+    level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+  });
 
 /**
  * Every view under its namespace: what ConfigService holds (`config.get('delivery', { infer: true })`,
