@@ -33,7 +33,7 @@ export class AppModule {
       ClicksModule,
     ];
     if (config.B24_APP_MODE === 'multi') {
-      // Many portals (SPEC.md §8): each portal's credentials, client, lookups and delivery are the registry's
+      // Many portals (docs/API.md): each portal's credentials, client, lookups and delivery are the registry's
       // (src/tenancy/), built per installed portal; nothing is bound to one configured portal.
       return {
         module: AppModule,
@@ -61,7 +61,7 @@ export class AppModule {
         DialerModule,
         EventsModule.forRoot({ multi: false }),
         AdminModule,
-        // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
+        // Following the PBX (PBX_EVENTS, the API contract (docs/API.md)): one portal only for now.
         ...(config.PBX_EVENTS || config.ASTERISK_CDR_URL ? [FollowModule] : []),
         HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS || config.ASTERISK_CDR_URL) }),
       ],

@@ -16,7 +16,7 @@ const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
 
 /**
  * Builds the bridge for a validated configuration; main.ts and the end-to-end tests share it. Nest's global
- * body parser is off: each route parses its own body with the limits and answers the SPEC asks for.
+ * body parser is off: each route parses its own body with the limits and answers the API contract (docs/API.md) asks for.
  */
 export async function createBridge(config: AppConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {

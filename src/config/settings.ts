@@ -124,7 +124,7 @@ export abstract class StoreSettings {
   abstract readonly portalRetentionMs: number;
 }
 
-/** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, SPEC.md §5). */
+/** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, the API contract (docs/API.md)). */
 export abstract class RecordingSettings {
   /** Host patterns downloads may go to: `host`, `host:port`, `*.suffix`. Empty: nothing is downloaded. */
   abstract readonly fetchHosts: readonly string[];
@@ -141,7 +141,7 @@ export abstract class RecordingSettings {
   abstract readonly keepMs: number;
 }
 
-/** Click-to-call (DIAL_*, AMI_*, ESL_*, SPEC.md §6). URLs and auth are secrets: never logged. */
+/** Click-to-call (DIAL_*, AMI_*, ESL_*, the API contract (docs/API.md)). URLs and auth are secrets: never logged. */
 export abstract class DialSettings {
   /** undefined: click-to-call is off. */
   abstract readonly mode?: 'ami' | 'esl' | 'http';
@@ -161,7 +161,7 @@ export abstract class DialSettings {
   abstract readonly defaultUserId?: number;
 }
 
-/** Following the PBX (PBX_EVENTS, AMI_URL, PBX_TRUNKS, SPEC.md §9). AMI_URL is a secret: never logged. */
+/** Following the PBX (PBX_EVENTS, AMI_URL, PBX_TRUNKS, the API contract (docs/API.md)). AMI_URL is a secret: never logged. */
 export abstract class FollowSettings {
   /** undefined: posted events only. */
   abstract readonly mode?: 'ami';

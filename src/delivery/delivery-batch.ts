@@ -129,7 +129,7 @@ export class DeliveryBatches {
     private readonly settings: BatchSettings,
     private readonly observer?: DeliveryObserver,
     private readonly routing?: CallRouting,
-    /** Recordings the bridge downloads and uploads itself (SPEC.md §5); without it they are not fetched. */
+    /** Recordings the bridge downloads and uploads itself (docs/API.md); without it they are not fetched. */
     private readonly recordings?: RecordingDelivery,
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);

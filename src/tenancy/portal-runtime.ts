@@ -50,7 +50,7 @@ export interface RuntimeDeps {
 }
 
 /**
- * One installed portal's services, built for it alone (SPEC.md §8): its OAuth credentials on its own
+ * One installed portal's services, built for it alone (docs/API.md): its OAuth credentials on its own
  * endpoint, its portal client with its own request budget and operating-time state, its employee
  * directory, its lookups and cache, and — only on the replica the shard map gives it to — its delivery
  * loop, all from the portal's resolved settings.
