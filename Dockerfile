@@ -40,7 +40,8 @@ RUN npm run build \
 
 FROM ${NODE_IMAGE} AS runtime
 # Every interface: the container's network namespace is its own, and probes and Services come from outside.
-ENV NODE_ENV=production HOST=0.0.0.0
+ENV NODE_ENV=production
+ENV HOST=0.0.0.0
 WORKDIR /app
 # A named user for tools that look one up; the numeric USER below is what Kubernetes' runAsNonRoot checks.
 RUN groupadd --gid 10001 bridge \
