@@ -58,9 +58,10 @@ interface LoggedRequest {
 }
 
 /** `POST /v1/calls/events 202 4 ms`: the request line of the pretty format (JSON keeps every field). */
-function requestLine(request: LoggedRequest, response: ServerResponse, ms: number): string {
+function requestLine(request: LoggedRequest, response: ServerResponse, ms?: number): string {
   const url = redactUrl(request.originalUrl ?? request.url) ?? '';
-  return `${request.method} ${url} ${response.statusCode} ${Math.round(ms)} ms`;
+  const took = ms === undefined ? '' : ` ${Math.round(ms)} ms`;
+  return `${request.method} ${url} ${response.statusCode}${took}`;
 }
 
 /**
@@ -122,7 +123,7 @@ function prettyStream() {
             customSuccessMessage: (request: LoggedRequest, response: ServerResponse, ms: number) =>
               requestLine(request, response, ms),
             customErrorMessage: (request: LoggedRequest, response: ServerResponse) =>
-              requestLine(request, response, 0),
+              requestLine(request, response),
           }),
         };
         return {
