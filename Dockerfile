@@ -39,7 +39,9 @@ RUN npm run build \
  && mv /tmp/better_sqlite3.node build/Release/
 
 FROM ${NODE_IMAGE} AS runtime
+# Every interface: the container's network namespace is its own, and probes and Services come from outside.
 ENV NODE_ENV=production
+ENV HOST=0.0.0.0
 WORKDIR /app
 # A named user for tools that look one up; the numeric USER below is what Kubernetes' runAsNonRoot checks.
 RUN groupadd --gid 10001 bridge \

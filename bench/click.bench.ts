@@ -1,5 +1,5 @@
 /**
- * Click-to-originate (part of `npm run bench`, SPEC.md §6): the time from an employee's click on the portal
+ * Click-to-originate (part of `npm run bench`, docs/API.md): the time from an employee's click on the portal
  * to the PBX receiving the `Originate`. The built bridge is a child process on a fresh SQLite file, in
  * webhook mode with the application token and DIAL_MODE=ami; the sandbox portal (2 requests/s) and the AMI
  * double (test/support/ami-server.ts) run in this process on 127.0.0.1, so every time is read on one clock:

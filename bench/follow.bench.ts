@@ -1,5 +1,5 @@
 /**
- * Following the PBX (part of `npm run bench`, SPEC.md §9 targets). The built bridge runs as child processes;
+ * Following the PBX (part of `npm run bench`, docs/API.md targets). The built bridge runs as child processes;
  * the AMI double (test/support/ami-double.ts, real TCP) and the sandbox portal run in this process, so the
  * time the double writes an event and the time the sandbox has the call are read on one clock.
  *

@@ -1,5 +1,5 @@
 /**
- * Many portals (SPEC.md §8): the built bridge in `B24_APP_MODE=multi` as 1 and then 3 child processes on
+ * Many portals (docs/API.md): the built bridge in `B24_APP_MODE=multi` as 1 and then 3 child processes on
  * one PostgreSQL database, serving BENCH_PORTALS (default 1 000) portals of one sandbox process (this one),
  * each portal at its own budget (2 requests/s, burst 50). Portals are installed straight into the store
  * (test/support/multi-fleet.ts: the install path is tested in test/portals/), then every portal gets steady

@@ -1,5 +1,5 @@
 /**
- * The portal's operating-time limit (REAL-PORTAL.md "Errors"): the server time each method uses is summed
+ * The portal's operating-time limit (how real portals behave "Errors"): the server time each method uses is summed
  * over a sliding window (600 s on real portals); a method over the limit (480 s) is blocked until enough of
  * its use has left the window, its calls answering 429 `OPERATION_TIME_LIMIT`. Every answer reports the
  * method's use as `time.operating` and when part of it is freed as `time.operating_reset_at`.

@@ -19,7 +19,7 @@ export interface PortalStateOptions {
   accessTokenTtlSec: number;
   expiredTokenError: string;
   requestLogLimit: number;
-  /** Server time per command (ms) and the operating-time limit (REAL-PORTAL.md "Errors"). */
+  /** Server time per command (ms) and the operating-time limit (how real portals behave "Errors"). */
   commandMs: number;
   operatingWindowSec: number;
   operatingLimitSec: number;

@@ -7,7 +7,7 @@ import { PortalState } from './portal-state';
 export const UPLOAD_PREFIX = '/upload/record/';
 
 /**
- * The portal's uploadUrl (REAL-PORTAL.md "Recordings"): a POST of the file as multipart field `file`,
+ * The portal's uploadUrl (how real portals behave "Recordings"): a POST of the file as multipart field `file`,
  * once per token, at most 32 MB like every POST; answers `{"result": {"FILE_ID"}}`.
  */
 export async function handleRecordUpload(

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { parseFormParams } from './http-io';
 import { Params } from './params';
 
-/** What the portal got when it tried a RECORD_URL (REAL-PORTAL.md "Recordings": once, while answering). */
+/** What the portal got when it tried a RECORD_URL (how real portals behave "Recordings": once, while answering). */
 export type RecordUrlDownload = { sha256: string; bytes: number } | { error: string };
 
 const ATTACH = 'telephony.externalcall.attachrecord';

@@ -34,7 +34,7 @@ export class AppModule {
       ClicksModule,
     ];
     if (config.B24_APP_MODE === 'multi') {
-      // Many portals (SPEC.md §8): each portal's credentials, client, lookups and delivery are the registry's
+      // Many portals (docs/API.md): each portal's credentials, client, lookups and delivery are the registry's
       // (src/tenancy/), built per installed portal; nothing is bound to one configured portal.
       return {
         module: AppModule,
@@ -64,7 +64,7 @@ export class AppModule {
         EventsModule.forRoot({ multi: false }),
         AdminModule,
         AppPageModule.forRoot({ multi: false, follow: Boolean(config.PBX_EVENTS) }),
-        // Following the PBX (PBX_EVENTS, SPEC.md §9): one portal only for now.
+        // Following the PBX (PBX_EVENTS, docs/API.md): one portal only; with many portals, each portal's `follow`.
         ...(config.PBX_EVENTS || config.ASTERISK_CDR_URL ? [FollowModule] : []),
         HealthModule.forRoot({ dialer: true, follow: Boolean(config.PBX_EVENTS || config.ASTERISK_CDR_URL) }),
       ],

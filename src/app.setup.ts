@@ -8,6 +8,7 @@ import { AdminTokenGuard } from './admin/admin-token.guard';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
+import { FrameworkQuietLogger } from './logging/framework-quiet-logger';
 import { probeRequestIds, UNLOGGED_ROUTES } from './logging/logging.module';
 
 /** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
@@ -15,14 +16,14 @@ const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
 
 /**
  * Builds the bridge for a validated configuration; main.ts and the end-to-end tests share it. Nest's global
- * body parser is off: each route parses its own body with the limits and answers the SPEC asks for.
+ * body parser is off: each route parses its own body with the limits and answers the API contract (docs/API.md) asks for.
  */
 export async function createBridge(config: AppConfig): Promise<INestApplication> {
   const app = await NestFactory.create<NestExpressApplication>(AppModule.forRoot(config), {
     bodyParser: false,
     bufferLogs: true,
   });
-  app.useLogger(app.get(Logger));
+  app.useLogger(new FrameworkQuietLogger(app.get(Logger)));
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);

@@ -2,7 +2,7 @@ import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-h
 import { sandboxCalls, sandboxStats } from './support/sandbox-inspect';
 
 /**
- * Delivery against a portal that is slow and limits server time (REAL-PORTAL.md "Errors"): batches in flight
+ * Delivery against a portal that is slow and limits server time (how real portals behave "Errors"): batches in flight
  * sized by the answer time, and each method kept under the operating-time limit.
  */
 describe('delivery at the ceiling of a slow, time-limited portal', () => {

@@ -241,7 +241,7 @@ function attachRecord(params: Params, context: MethodContext): MethodResult {
     });
     return { result: { FILE_ID: stored.FILE_ID } };
   }
-  // Neither content nor URL: the portal answers where to upload the file (REAL-PORTAL.md "Recordings").
+  // Neither content nor URL: the portal answers where to upload the file (how real portals behave "Recordings").
   if (fileName) {
     const token = context.state.calls.expectUpload(call, fileName);
     return { result: { uploadUrl: `${context.state.identity.url}/upload/record/${token}` } };

@@ -1,6 +1,6 @@
 import { AuthSettings, PortalSettings } from '../config/settings';
 
-/** What OAuth application mode needs from the configuration (SPEC.md §3); holds the client secret. */
+/** What OAuth application mode needs from the configuration (docs/API.md); holds the client secret. */
 export interface OAuthSettings {
   /** `PORTAL_ID`, else the host name of `B24_PORTAL_URL` (`portalIdOf`, as the PORTAL_ID provider). */
   portalId: string;

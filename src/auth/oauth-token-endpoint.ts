@@ -5,7 +5,7 @@ import { OAuthSettings } from './oauth-settings';
 /** A token answer is a few hundred bytes; anything near this is not one. */
 const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 
-/** A token answer of `/oauth/token/` (REAL-PORTAL.md "OAuth"), times on the bridge's clock. */
+/** A token answer of `/oauth/token/` (how real portals behave "OAuth"), times on the bridge's clock. */
 export interface TokenGrant {
   accessToken: string;
   refreshToken: string;

@@ -8,7 +8,7 @@ import { RetryLater, SourceRateLimit } from './portal-post-limits';
 const STATE_COOKIE = 'bridge_oauth_state';
 
 /**
- * OAuth application mode (SPEC.md §2): `/oauth/start` (behind ADMIN_TOKEN) and `/oauth/callback` for the
+ * OAuth application mode (docs/API.md): `/oauth/start` (behind ADMIN_TOKEN) and `/oauth/callback` for the
  * code flow, `/oauth/install` for the portal's ONAPPINSTALL post, `/oauth/events` for later portal events.
  * Anyone can post to the last two, so each source address gets a small budget of posts.
  */

@@ -45,7 +45,7 @@ export interface AuthorisationStart {
 }
 
 /**
- * How the bridge gets its OAuth tokens (SPEC.md §2): the code flow (/oauth/start → portal → /oauth/callback)
+ * How the bridge gets its OAuth tokens (docs/API.md): the code flow (/oauth/start → portal → /oauth/callback)
  * and the portal's install post, and how it hears of later portal events. New tokens resume delivery at
  * once. Nothing here answers or logs a token, code or secret.
  */

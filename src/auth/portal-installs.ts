@@ -1,5 +1,5 @@
 /**
- * A port: with many portals (`B24_APP_MODE=multi`, SPEC.md §8) installs and portal events are taken by the
+ * A port: with many portals (`B24_APP_MODE=multi`, the API contract (docs/API.md)) installs and portal events are taken by the
  * portal registry (src/tenancy/), which provides this; the OAuth endpoints hand the posts over unchanged.
  */
 export abstract class PortalInstalls {

@@ -19,7 +19,7 @@ import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './mis
 export interface LifecycleSettings {
   now: number;
   holdEndedWithoutStartMs: number;
-  /** RECORDING_FETCH_HOSTS: a recordingUrl the bridge downloads itself, and for how long (SPEC.md §5). */
+  /** RECORDING_FETCH_HOSTS: a recordingUrl the bridge downloads itself, and for how long (docs/API.md). */
   recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
   /** MISSED_CALL_TASK: from a missed call's end to its task's deadline; undefined when off. */
   missedCallTaskDeadlineMs?: number;
@@ -170,7 +170,7 @@ function legacyCardToHide(call: CallRecord): boolean {
 
 /**
  * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
- * everything else, SPEC.md §4 "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
+ * everything else, the API contract (docs/API.md) "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
  * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {

@@ -2,7 +2,7 @@ import { CallRecord } from './call';
 import { cardKey, cardOpenFor } from './call-card';
 import { MissedTaskState, missedTaskState } from './missed-call-task';
 
-/** What `GET /v1/calls/:callId` and the admin list show of a call (SPEC.md §2). */
+/** What `GET /v1/calls/:callId` and the admin list show of a call (docs/API.md). */
 export interface CallStatusView {
   callId: string;
   state: CallRecord['state'];
@@ -21,18 +21,18 @@ export interface CallStatusView {
   directionInferred?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
   /**
-   * How the recording reaches the portal (SPEC.md §5): `url` (RECORD_URL), `fetch` (downloaded by the
+   * How the recording reaches the portal (docs/API.md): `url` (RECORD_URL), `fetch` (downloaded by the
    * bridge), `push` (PUT by the PBX); with its size once the bridge holds it.
    */
   recordingDetail?: { via: 'url' | 'fetch' | 'push'; bytes: number | null; upload: 'content' | 'url' | null };
   /**
-   * The call card (SPEC.md §4): who the call rang, who answered last, and who may still have the card open
+   * The call card (docs/API.md): who the call rang, who answered last, and who may still have the card open
    * (internal numbers, or `user:<id>`).
    */
   card: { ringing: string[]; answeredBy: string | null; openFor: string[] };
-  /** MISSED_CALL_TASK, only for a missed inbound call given a task (SPEC.md §7): its portal id and state. */
+  /** MISSED_CALL_TASK, only for a missed inbound call given a task (docs/API.md): its portal id and state. */
   missedTask?: { id: number | null; state: MissedTaskState; deadline: string; calledBackBy: string | null };
-  /** Click-to-call: the portal's own CALL_ID, and how the PBX's report was tied to it (SPEC.md §6). */
+  /** Click-to-call: the portal's own CALL_ID, and how the PBX's report was tied to it (docs/API.md). */
   clickToCall?: { portalCallId: string; matchedBy: 'crmCallId' | 'click'; finishedBy?: string };
   updatedAt: string;
 }

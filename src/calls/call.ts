@@ -28,7 +28,7 @@ export type DeliveryStep =
 export type PortalStep = Exclude<DeliveryStep, 'wait-start' | 'fetchRecord'>;
 
 /**
- * A recording the bridge uploads itself (SPEC.md §5): downloaded from an allowed host (`fetch`) or pushed by
+ * A recording the bridge uploads itself (docs/API.md): downloaded from an allowed host (`fetch`) or pushed by
  * the PBX (`push`). Once its content is in the store (`recordings`), `bytes` and `filename` are set and
  * `uploadRecord` sends it: as FILE_CONTENT (`upload: 'content'`) or through the portal's uploadUrl (`'url'`).
  */
@@ -64,7 +64,7 @@ export interface CallEvent {
   failedReason?: string;
   recordingUrl?: string;
   /**
-   * The portal's CALL_ID when the PBX knows it (a click-to-call it dialled, SPEC.md §4, §6): the call is
+   * The portal's CALL_ID when the PBX knows it (a click-to-call it dialled, the API contract (docs/API.md)): the call is
    * never registered, that CALL_ID is finished.
    */
   crmCallId?: string;
@@ -73,7 +73,7 @@ export interface CallEvent {
 }
 
 /**
- * The task a missed inbound call gives (SPEC.md §7). What the task says is fixed before its first add, so
+ * The task a missed inbound call gives (docs/API.md). What the task says is fixed before its first add, so
  * every repeat and every lookup names the same task.
  */
 export interface MissedTask {
@@ -269,7 +269,7 @@ export function lateRingers(event: CallEvent, call: CallRecord | undefined): str
 const MAX_RINGERS_KEY = 200;
 
 /**
- * The event's idempotency key within its call (SPEC.md §2, §4): its name, and for `call.answered` also who
+ * The event's idempotency key within its call (docs/API.md): its name, and for `call.answered` also who
  * answered, so a later answer by someone else (a transfer) is a new event and a repeat of the same is not.
  * A `call.started` of a call already started that names phones not ringing yet is keyed by those phones
  * (`call.started/+102,103`): they are shown the card while the call rings; a start naming nobody new keys

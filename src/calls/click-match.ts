@@ -1,7 +1,7 @@
 import { CallEvent, CallRecord, ClickToCall, hasStartDetails } from './call';
 
 /**
- * Click-to-call (SPEC.md §6): the portal registered the call when the employee clicked; the bridge never
+ * Click-to-call (docs/API.md): the portal registered the call when the employee clicked; the bridge never
  * registers it again, it finishes that CALL_ID with what the PBX reports. The PBX's report is tied to the
  * portal's call by the `crmCallId` the PBX carries (`matchedBy: 'crmCallId'`), or else by the first
  * outbound call from the clicking employee's extension to the clicked number that starts within

@@ -4,7 +4,7 @@ import { CallEvent, CallRecord, EndStatus, MissedTask, PortalStep } from './call
 import { PortalParams } from './portal-commands';
 
 /**
- * Missed-call tasks (SPEC.md §7), pure: which calls get one, what `tasks.task.add` / `list` / `complete`
+ * Missed-call tasks (docs/API.md), pure: which calls get one, what `tasks.task.add` / `list` / `complete`
  * carry, and what each answer does to the call's task. The add is not idempotent on the portal, so a
  * call whose add may have gone through without an answer looks for its task (`findTask`, by `XML_ID`)
  * before it adds again; the count of adds sent is stored before each is sent.

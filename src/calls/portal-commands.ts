@@ -4,7 +4,7 @@ import { popsCard } from './call-card';
 /** A command's parameters, as the portal client encodes them (the same shape as its `PortalParams`). */
 export type PortalParams = Record<string, unknown>;
 
-/** How a call's steps read as the portal's telephony.externalcall.* parameters (REAL-PORTAL.md). */
+/** How a call's steps read as the portal's telephony.externalcall.* parameters (how real portals behave). */
 
 const CALL_TYPE: Record<Direction, number> = { outbound: 1, inbound: 2 };
 

@@ -1,5 +1,5 @@
 /**
- * The seam between the portal's events and the PBX side of click-to-call (SPEC.md §6). The portal-events
+ * The seam between the portal's events and the PBX side of click-to-call (docs/API.md). The portal-events
  * processor turns a stored `ONEXTERNALCALLSTART` or `ONEXTERNALCALLBACKSTART` into a `PortalClick` and
  * publishes it on the `ClickBus`; the dialer (asks the PBX to ring and dial) and the click registry (matches
  * the PBX's later report of that call to the portal's CALL_ID) subscribe. Pure data and an in-process bus:

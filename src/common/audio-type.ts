@@ -1,5 +1,5 @@
 /**
- * What kind of audio a recording is (SPEC.md §5: the portal takes wav and mp3), from its first bytes, with
+ * What kind of audio a recording is (the API contract (docs/API.md): the portal takes wav and mp3), from its first bytes, with
  * the Content-Type only as a tie-breaker: a server's type is often generic (application/octet-stream).
  */
 export type AudioKind = 'wav' | 'mp3';

@@ -1,5 +1,5 @@
 /**
- * RECORDING_FETCH_HOSTS (SPEC.md §5): which URLs the bridge may download recordings from. A pattern is
+ * RECORDING_FETCH_HOSTS (docs/API.md): which URLs the bridge may download recordings from. A pattern is
  * `host` (any port), `host:port` (that port only) or `*.suffix` (any subdomain of suffix, not suffix itself);
  * names compare case-insensitively, http(s) only. Depends on nothing of the project.
  */

@@ -53,7 +53,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 const MIN_PRODUCTION_TOKEN_LENGTH = 16;
 
 /**
- * The whole environment of the bridge (SPEC.md §3), validated once at start-up and injected as a provider,
+ * The whole environment of the bridge (docs/API.md), validated once at start-up and injected as a provider,
  * so tests hand in their own instance. Property names are the variable names; a bad value stops start-up
  * with a message naming the variable.
  */
@@ -66,6 +66,17 @@ export class AppConfig {
   @Min(0)
   @Max(65535)
   PORT = 3000;
+
+  /**
+   * The address the HTTP server listens on; unset: every interface (0.0.0.0) in production, else only this
+   * machine (127.0.0.1), so a laptop running the README's `dev-token` does not offer it to its network.
+   */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @Matches(/^[0-9a-fA-F.:]+$|^[a-zA-Z0-9.-]+$/, {
+    message: 'HOST must be an IP address or host name such as 0.0.0.0',
+  })
+  HOST?: string;
 
   /** unset: ./data/bridge.sqlite; `sqlite:PATH`; `postgres://…` */
   @Transform(emptyAsUnset)
@@ -352,7 +363,7 @@ export class AppConfig {
   @IsString({ each: true })
   B24_ALLOWED_DOMAINS: string[] = [];
 
-  // --- Many portals (SPEC.md §8) ---
+  // --- Many portals (docs/API.md) ---
 
   /**
    * `single` (default): the one portal of B24_WEBHOOK_URL or B24_PORTAL_URL. `multi`: a published OAuth
@@ -482,7 +493,7 @@ export class AppConfig {
   @Max(31)
   RECORDING_REQUEST_MAX_MB = 8;
 
-  /** Click-to-call (SPEC.md §6): how the PBX is asked to dial; unset: click-to-call is off. */
+  /** Click-to-call (docs/API.md): how the PBX is asked to dial; unset: click-to-call is off. */
   @Transform(emptyAsUnset)
   @IsOptional()
   @IsIn(['ami', 'esl', 'http'], { message: 'DIAL_MODE must be ami, esl or http' })
@@ -496,14 +507,14 @@ export class AppConfig {
   })
   AMI_URL?: string;
 
-  /** Follow the PBX itself (SPEC.md §9): `ami` logs in to AMI_URL, `esl` to ESL_URL, and turns its events into call events. */
+  /** Follow the PBX itself (docs/API.md): `ami` logs in to AMI_URL, `esl` to ESL_URL, and turns its events into call events. */
   @Transform(emptyAsUnset)
   @IsOptional()
   @IsIn(['ami', 'esl'], { message: 'PBX_EVENTS must be ami or esl (or unset: posted events only)' })
   PBX_EVENTS?: 'ami' | 'esl';
 
   /**
-   * Secret: the PBX's CDR database as the ledger of record (SPEC.md §9), FreePBX's `asteriskcdrdb` with table
+   * Secret: the PBX's CDR database as the ledger of record (docs/API.md), FreePBX's `asteriskcdrdb` with table
    * `cdr`: `mysql://user:password@host:3306/asteriskcdrdb`, `?ssl=true` for TLS. Alone or beside PBX_EVENTS=ami.
    */
   @Transform(emptyAsUnset)
@@ -580,6 +591,17 @@ export class AppConfig {
   /** pino's level names, or Nest's (`log` is pino's `info`, `verbose` its `trace`). */
   @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
   LOG_LEVEL: LogLevel = 'log';
+
+  /** `json` (one object a line) or `pretty` (readable lines); unset: pretty on a terminal, JSON otherwise. */
+  @Transform(emptyAsUnset)
+  @IsOptional()
+  @IsIn(['json', 'pretty'], { message: 'LOG_FORMAT must be json or pretty' })
+  LOG_FORMAT?: 'json' | 'pretty';
+
+  /** The address to listen on: HOST, else every interface in production and this machine only elsewhere. */
+  get listenHost(): string {
+    return this.HOST ?? (this.NODE_ENV === 'production' ? '0.0.0.0' : '127.0.0.1');
+  }
 
   get sandboxMode(): boolean {
     return sandboxModeOf(this);
@@ -749,6 +771,7 @@ function multiPortalProblems(config: AppConfig): string[] {
       if (url && !/^https:\/\//i.test(url)) problems.push(`${name}: must be an https:// URL in production`);
     }
     if (!config.ADMIN_TOKEN) problems.push('ADMIN_TOKEN: required with B24_APP_MODE=multi in production');
+    problems.push(...placeholderProblems(config));
   }
   return problems;
 }
@@ -773,5 +796,29 @@ function productionProblems(config: AppConfig): string[] {
         `(too short: token ${short.join(', ')} of ${config.PBX_TOKENS.length})`,
     );
   }
-  return problems;
+  return [...problems, ...placeholderProblems(config)];
+}
+
+/**
+ * The repository's example secrets (k8s/base/secrets.env.example, k8s/overlays/ha/database.env.example) are
+ * long enough to pass every other check, and public: an overlay applied unchanged would accept them.
+ */
+const PLACEHOLDER = /replace-with/i;
+
+/** In production, the secrets still holding a published placeholder, by variable (never the value). */
+function placeholderProblems(config: AppConfig): string[] {
+  const secrets: Record<string, string | string[] | undefined> = {
+    PBX_TOKENS: config.PBX_TOKENS,
+    ADMIN_TOKEN: config.ADMIN_TOKEN,
+    METRICS_TOKEN: config.METRICS_TOKEN,
+    B24_WEBHOOK_URL: config.B24_WEBHOOK_URL,
+    B24_CLIENT_SECRET: config.B24_CLIENT_SECRET,
+    DATABASE_URL: config.DATABASE_URL,
+  };
+  return Object.entries(secrets)
+    .filter(([, value]) => [value ?? []].flat().some((one) => PLACEHOLDER.test(one)))
+    .map(
+      ([name]) =>
+        `${name}: still the repository's placeholder ("replace-with-…"); set your own secret (docs/OPERATIONS.md, "Secrets")`,
+    );
 }

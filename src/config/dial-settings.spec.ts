@@ -11,7 +11,7 @@ function messageOf(env: Record<string, string>): string {
   throw new Error('expected a ConfigError');
 }
 
-describe('Click-to-call settings (SPEC.md §6)', () => {
+describe('Click-to-call settings (docs/API.md)', () => {
   it('default to off, PJSIP/{extension} in from-internal, the FreeSWITCH originate, POST, 30 s and 60 s', () => {
     expect(dialSettingsOf(loadConfig({}))).toMatchObject({
       mode: undefined,

@@ -11,7 +11,7 @@ function messageOf(env: Record<string, string>): string {
   throw new Error('expected a ConfigError');
 }
 
-describe('PBX_EVENTS=esl settings (SPEC.md §9)', () => {
+describe('PBX_EVENTS=esl settings (docs/API.md)', () => {
   it('requires ESL_URL and names the modes', () => {
     expect(messageOf({ PBX_EVENTS: 'esl' })).toMatch(/ESL_URL: required when PBX_EVENTS=esl/);
     expect(messageOf({ PBX_EVENTS: 'sip' })).toMatch(/PBX_EVENTS must be ami or esl/);

@@ -126,7 +126,7 @@ export abstract class StoreSettings {
   abstract readonly portalRetentionMs: number;
 }
 
-/** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, SPEC.md §5). */
+/** Recordings the bridge downloads or is pushed, and uploads (RECORDING_*, the API contract (docs/API.md)). */
 export abstract class RecordingSettings {
   /** Host patterns downloads may go to: `host`, `host:port`, `*.suffix`. Empty: nothing is downloaded. */
   abstract readonly fetchHosts: readonly string[];
@@ -143,7 +143,7 @@ export abstract class RecordingSettings {
   abstract readonly keepMs: number;
 }
 
-/** Click-to-call (DIAL_*, AMI_*, ESL_*, SPEC.md §6). URLs and auth are secrets: never logged. */
+/** Click-to-call (DIAL_*, AMI_*, ESL_*, the API contract (docs/API.md)). URLs and auth are secrets: never logged. */
 export abstract class DialSettings {
   /** undefined: click-to-call is off. */
   abstract readonly mode?: 'ami' | 'esl' | 'http';
@@ -163,7 +163,7 @@ export abstract class DialSettings {
   abstract readonly defaultUserId?: number;
 }
 
-/** Following the PBX (PBX_EVENTS, AMI_URL, ESL_URL, PBX_TRUNKS, SPEC.md §9). The URLs are secrets: never logged. */
+/** Following the PBX (PBX_EVENTS, AMI_URL, ESL_URL, PBX_TRUNKS; docs/API.md). The URLs are secrets: never logged. */
 export abstract class FollowSettings {
   /** undefined: posted events only. */
   abstract readonly mode?: 'ami' | 'esl';
@@ -188,6 +188,8 @@ export abstract class EventSettings {
 export abstract class LoggingSettings {
   /** pino's or Nest's level name, as LOG_LEVEL gives it. */
   abstract readonly level: LogLevel;
+  /** LOG_FORMAT; unset: pretty when stdout is a terminal. */
+  abstract readonly format: 'json' | 'pretty';
 }
 
 export const serverSettingsOf = (config: AppConfig): ServerSettings =>
@@ -329,7 +331,10 @@ export const eventSettingsOf = (config: AppConfig): EventSettings =>
   });
 
 export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
-  Object.freeze({ level: config.LOG_LEVEL });
+  Object.freeze({
+    level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
+  });
 
 /**
  * Every view under its namespace: what ConfigService holds (`config.get('delivery', { infer: true })`,

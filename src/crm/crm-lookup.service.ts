@@ -156,7 +156,7 @@ export class CrmLookupService implements OnModuleInit {
   }
 
   /**
-   * Callbacks (SPEC.md §6): the responsible employee (`ASSIGNED_BY_ID`) of the CRM record the portal named,
+   * Callbacks (docs/API.md): the responsible employee (`ASSIGNED_BY_ID`) of the CRM record the portal named,
    * at background priority. Undefined for a type the bridge does not read, a record that is gone, or a
    * refusal for good; rejects with the PortalError when the portal may answer later.
    */

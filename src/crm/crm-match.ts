@@ -1,4 +1,4 @@
-/** The CRM records a phone number can belong to, in the order a lookup prefers them (SPEC.md §2). */
+/** The CRM records a phone number can belong to, in the order a lookup prefers them (docs/API.md). */
 export const CRM_ENTITY_ORDER = ['CONTACT', 'COMPANY', 'LEAD'] as const;
 export type CrmEntityType = (typeof CRM_ENTITY_ORDER)[number];
 

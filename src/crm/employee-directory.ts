@@ -4,7 +4,7 @@ import { LookupSettings } from '../config/settings';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 
-/** Rows per page of `user.get` (REAL-PORTAL.md "Success envelope"). */
+/** Rows per page of `user.get` (how real portals behave "Success envelope"). */
 const PAGE_SIZE = 50;
 /** Until the first copy arrives, try again this often rather than only every EMPLOYEE_REFRESH_SEC. */
 const FIRST_LOAD_RETRY_MS = 30_000;

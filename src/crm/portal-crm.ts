@@ -11,7 +11,7 @@ export interface PortalIntake {
 
 /**
  * A port: the CRM side of one portal, by its id. In single-portal mode it is the one portal's lookups and
- * directory; with many portals (SPEC.md §8) the portal registry provides each served portal's own, so a
+ * directory; with many portals (docs/API.md) the portal registry provides each served portal's own, so a
  * PBX's lookup or event reaches its own portal only.
  */
 export abstract class PortalCrm {

@@ -129,7 +129,7 @@ export class DeliveryBatches {
     private readonly settings: BatchSettings,
     private readonly observer?: DeliveryObserver,
     private readonly routing?: CallRouting,
-    /** Recordings the bridge downloads and uploads itself (SPEC.md §5); without it they are not fetched. */
+    /** Recordings the bridge downloads and uploads itself (docs/API.md); without it they are not fetched. */
     private readonly recordings?: RecordingDelivery,
   ) {
     this.logger = new Logger(`Delivery ${transport.portalId}`);
@@ -359,6 +359,7 @@ export class DeliveryBatches {
         lease,
       );
       this.report(sendable, answers, updated);
+      this.logOutcomes(marked, updated);
       await this.recordings?.forget(updated);
     } catch (error) {
       if (!(error instanceof PortalError)) throw error;
@@ -383,8 +384,31 @@ export class DeliveryBatches {
           applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
         lease,
       );
+      this.logOutcomes(marked, updated);
       // An upload given up (it kept timing out) leaves the store too.
       await this.recordings?.forget(updated);
+    }
+  }
+
+  /**
+   * One line per call this batch moved on: finished on the portal (info; registered: debug), or given up
+   * (warn, with the portal's words). Ids, state and reason only: nothing here carries a credential.
+   */
+  private logOutcomes(before: Map<string, CallRecord>, updated: CallRecord[]): void {
+    for (const call of updated) {
+      const was = before.get(call.callId);
+      if (!was || (was.state === call.state && was.failed === call.failed)) continue;
+      const ids = { callId: call.callId, portalCallId: call.portalCallId ?? null, state: call.state };
+      if (call.failed) {
+        this.logger.warn(
+          { ...ids, reason: call.lastError ?? null },
+          `call ${call.callId} failed: ${call.lastError}`,
+        );
+      } else if (call.state === 'finished') {
+        this.logger.log(ids, `call ${call.callId} delivered: finished on the portal as ${call.portalCallId}`);
+      } else if (call.state === 'registered') {
+        this.logger.debug(ids, `call ${call.callId} registered on the portal as ${call.portalCallId}`);
+      }
     }
   }
 

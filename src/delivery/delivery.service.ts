@@ -28,7 +28,7 @@ const TAKEOVER_CHASE_MS = 2000;
 /** Injection token of `DeliveryServiceOptions`; unset for the one portal of single mode. */
 export const DELIVERY_SERVICE_OPTIONS = Symbol('DeliveryServiceOptions');
 
-/** How a portal's delivery is run when a deployment serves many (SPEC.md §8). */
+/** How a portal's delivery is run when a deployment serves many (docs/API.md). */
 export interface DeliveryServiceOptions {
   /** The lease owner: this replica's id, so a survivor can take the lease over when this replica dies. */
   owner?: string;

@@ -42,7 +42,7 @@ export const UPLOAD_FLOOR_BYTES_PER_SEC = 125_000;
 const MAX_UPLOAD_ANSWER_BYTES = 64 * 1024;
 
 /**
- * The bridge's own part of recordings (SPEC.md §5) beside a batch: downloads due recordings into the store
+ * The bridge's own part of recordings (docs/API.md) beside a batch: downloads due recordings into the store
  * (`fetchRecord`), fills FILE_CONTENT of the planned `uploadRecord` commands right before sending (only the
  * files of that request are in memory), posts files too big for a request to the portal's `uploadUrl`, and
  * forgets the content once the portal has it.

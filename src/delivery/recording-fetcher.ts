@@ -4,7 +4,7 @@ import { AudioKind } from '../common/audio-type';
 import { NotAudioError, RecordingScan, RecordingTooLargeError } from '../common/recording-stream';
 import { RecordingHosts } from '../common/recording-hosts';
 
-/** What one download came to (SPEC.md §5). */
+/** What one download came to (docs/API.md). */
 export type FetchOutcome =
   | { kind: 'fetched'; content: Buffer; audio: AudioKind; name: string }
   | { kind: 'not-ready'; reason: string }

@@ -54,7 +54,7 @@ class Undiallable extends Error {}
 class ClaimLost extends Error {}
 
 /**
- * Click-to-call (SPEC.md §6, docs/decisions/click-to-call.md). Subscribed to the ClickBus when
+ * Click-to-call (the API contract (docs/API.md), docs/decisions/click-to-call.md). Subscribed to the ClickBus when
  * DIAL_MODE is set: a click is only stored (`dial_requests`, idempotent by CALL_ID), then a background loop
  * claims due requests, finds the employee's extension, asks the PBX, and retries while the PBX cannot be
  * reached until the click's deadline; past it the portal's call is finished as failed through intake.

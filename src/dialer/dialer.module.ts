@@ -4,7 +4,7 @@ import { IntakeModule } from '../intake/intake.module';
 import { DialWorker } from './dial-worker';
 
 /**
- * The PBX side of click-to-call (SPEC.md §6): subscribes to the ClickBus when DIAL_MODE is set, stores dial
+ * The PBX side of click-to-call (docs/API.md): subscribes to the ClickBus when DIAL_MODE is set, stores dial
  * requests and works them in the background. Store, settings, metrics and the ClickBus come from global
  * modules.
  */

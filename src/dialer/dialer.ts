@@ -1,5 +1,5 @@
 /**
- * The PBX side of click-to-call (SPEC.md §6): a `Dialer` asks the PBX to ring an employee's extension and
+ * The PBX side of click-to-call (docs/API.md): a `Dialer` asks the PBX to ring an employee's extension and
  * then dial a number, carrying the portal's CALL_ID so the PBX's report of the call names it. One adapter per
  * DIAL_MODE (`ami-dialer.ts`, `esl-dialer.ts`, `http-dialer.ts`).
  */

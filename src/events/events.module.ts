@@ -10,7 +10,7 @@ import { PortalEventsController } from './portal-events.controller';
 import { SinglePortalBindingOwner, SinglePortalSignals } from './single-portal-signals';
 
 /**
- * The portal's events (SPEC.md §6): `POST /v1/portal/events`, stored in `portal_events`, handled by the
+ * The portal's events (docs/API.md): `POST /v1/portal/events`, stored in `portal_events`, handled by the
  * processor (ClickBus for clicks, the lookup cache for CRM changes); `GET /v1/admin/portal-events`; in OAuth
  * mode the binder (event.bind at every install, the line, the offline poller). Global: health reads the status.
  * With many portals (`forRoot({ multi: true })`) only the endpoints are here: the portal registry provides

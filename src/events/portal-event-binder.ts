@@ -40,7 +40,7 @@ interface OfflineEvent {
 }
 
 /**
- * OAuth mode (SPEC.md §6, §8): binds every handled event and ONAPPUNINSTALL (always online: an uninstalled
+ * OAuth mode (docs/API.md): binds every handled event and ONAPPUNINSTALL (always online: an uninstalled
  * application can no longer read its offline queue) after every grant stored on this replica (install,
  * re-install, app update: the portal drops an application's handlers then) and once on the replica that
  * delivers the portal (`owns`), registers the bridge's line, and with `B24_EVENTS=offline` polls `event.offline.get` (clear=0, this replica's process_id), stores each
@@ -62,7 +62,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
   /** A binding succeeded in this process since start. */
   private bound = false;
   /**
-   * Whether this replica is the one that binds at start (SPEC.md §8: one replica does): single mode the
+   * Whether this replica is the one that binds at start (the API contract (docs/API.md): one replica does): single mode the
    * holder of the portal's delivery lease; unset, this one (many portals: the runtime builds a binder only
    * on the replica delivering the portal). A grant stored here binds here either way.
    */

@@ -28,7 +28,7 @@ export const POLL_MS = 500;
 const MAX_BACKOFF_MS = 60_000;
 
 /**
- * Handles the stored portal events in the background (SPEC.md §6): clicks and callbacks go to the
+ * Handles the stored portal events in the background (docs/API.md): clicks and callbacks go to the
  * ClickBus, CRM changes drop cached lookups. Woken by new posts, else it polls; claims are leased in the
  * store, so replicas never handle one event together and an event a dead process held is taken again.
  * A handler's rejection leaves the event pending with `lastError`, retried with backoff.
@@ -113,7 +113,7 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
       const change = crmChangeOf(body);
       if (!change) return this.settle(stored, 'ignored', 'malformed', 'data[FIELDS][ID] is missing');
       const dropped = this.lookups.forgetRecord(change.entityType, change.entityId);
-      // The other replicas cache lookups too: each drops its own (SPEC.md §6), here within a NOTIFY.
+      // The other replicas cache lookups too: each drops its own (docs/API.md), here within a NOTIFY.
       await this.store.publish({ portalId: this.portalId, kind: 'crm-changed', ...change });
       return this.settle(
         stored,

@@ -12,7 +12,7 @@ export const UNINSTALLED = 'the application was uninstalled from the portal (ONA
 
 /**
  * A port: which portal an event post comes from, and who handles it once stored. One portal: the post's
- * application token must be the one expected, and the processor is woken. Many portals (SPEC.md §8): the
+ * application token must be the one expected, and the processor is woken. Many portals (docs/API.md): the
  * portal registry finds the portal by `auth[member_id]` and its own application token.
  */
 export abstract class PortalEventRouting {

@@ -5,7 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { PortalCredentials } from '../portal/portal-credentials';
 
 /**
- * Which application token a portal event post must carry (SPEC.md §6): in OAuth mode the installed
+ * Which application token a portal event post must carry (docs/API.md): in OAuth mode the installed
  * application's (stored at install), in webhook mode `B24_APPLICATION_TOKEN`. Compared in constant time;
  * with none configured nothing is accepted.
  */

@@ -3,7 +3,7 @@ import { PortalClick } from '../clicks/click';
 import { toE164 } from '../common/phone-number';
 import { CRM_ENTITY_ORDER, CrmEntityType } from '../crm/crm-match';
 
-/** What the bridge does with a portal event (SPEC.md §6); anything else is answered 200 and ignored. */
+/** What the bridge does with a portal event (docs/API.md); anything else is answered 200 and ignored. */
 export type PortalEventKind = 'click' | 'callback' | 'crm';
 
 /** Every event the bridge handles, the ones OAuth mode binds at install. */
@@ -13,7 +13,7 @@ export const CRM_CHANGE_EVENTS = CRM_ENTITY_ORDER.flatMap((entity) =>
 );
 export const HANDLED_EVENTS = [...Object.keys(CLICK_EVENTS), ...CRM_CHANGE_EVENTS];
 /**
- * The portal's post when the application is removed (SPEC.md §8): bound at every install, always online
+ * The portal's post when the application is removed (docs/API.md): bound at every install, always online
  * (once uninstalled the application can no longer read an offline queue), and never stored as an event:
  * it pauses the portal at once.
  */

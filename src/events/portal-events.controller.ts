@@ -38,9 +38,9 @@ export interface PortalEventReceipt {
 }
 
 /**
- * `POST /v1/portal/events`: the portal's event posts (SPEC.md §6). A post is taken only with the right
+ * `POST /v1/portal/events`: the portal's event posts (docs/API.md). A post is taken only with the right
  * application token, stored durably, then answered 200; the processor handles it in the background.
- * ONAPPUNINSTALL (SPEC.md §8) is not stored: it pauses the portal on every replica before the answer.
+ * ONAPPUNINSTALL (docs/API.md) is not stored: it pauses the portal on every replica before the answer.
  */
 @Controller()
 export class PortalEventsController {

@@ -9,7 +9,7 @@ import { PortalEventBinder } from './portal-event-binder';
 import { UNINSTALLED } from './portal-event-routing';
 
 /**
- * One portal (SPEC.md §6, §8), on each replica: what another replica learnt from the portal's events acts
+ * One portal (docs/API.md), on each replica: what another replica learnt from the portal's events acts
  * here at once. A CRM change drops this replica's cached lookups of the record (and every "no match"); an
  * uninstall stops this replica's requests before the next one is sent (OAuth mode).
  */

@@ -135,7 +135,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
   }
 }
 
-/** Following the PBX (SPEC.md §9); imported only when PBX_EVENTS is set. */
+/** Following the PBX (docs/API.md); imported only when PBX_EVENTS is set. */
 @Module({
   imports: [IntakeModule],
   providers: [FollowService, { provide: PbxFollower, useExisting: FollowService }],

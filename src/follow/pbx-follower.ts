@@ -1,5 +1,5 @@
 /**
- * Seams of "follow the PBX" (SPEC.md §9): a follower per PBX connection (AMI today; the FreeSWITCH event
+ * Seams of "follow the PBX" (docs/API.md): a follower per PBX connection (AMI today; the FreeSWITCH event
  * socket later) that turns the PBX's events into call events and hands them to a sink (the durable intake).
  * A ledger (the CDR database) will feed the same sink; multi mode will run one follower per portal.
  */

@@ -45,7 +45,7 @@ export interface RunningFollower extends PbxFollower {
 }
 
 /**
- * Builds the followers a FollowSettings configures (SPEC.md §9), started by nobody yet: the seam through
+ * Builds the followers a FollowSettings configures (docs/API.md), started by nobody yet: the seam through
  * which each source joins the per-portal wiring. `ami` is here; the FreeSWITCH event socket (`esl`) and a
  * ledger (ASTERISK_CDR_URL) add their builder beside it, fed the same context. Throws when the settings
  * cannot be built (the message names the setting, never its value); building connects to nothing.

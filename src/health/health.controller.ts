@@ -103,7 +103,7 @@ export class HealthController {
         return this.lifecycle.shuttingDown ? check.down({ message: 'shutting down' }) : check.up();
       },
       ...portalChecks,
-      // Following the PBX (SPEC.md §9): a lost connection is reported, never fails readiness (intake is durable).
+      // Following the PBX (docs/API.md): a lost connection is reported, never fails readiness (intake is durable).
       ...(this.follower
         ? [() => this.indicators.check('pbxFollow').up({ ...(this.follower as PbxFollower).status() })]
         : []),
@@ -145,7 +145,7 @@ export class HealthController {
           })),
           queueDepth: stats.depth,
           failedCalls: stats.failed,
-          // Portal events (SPEC.md §6): OAuth bindings, the line to choose as the default outgoing number.
+          // Portal events (docs/API.md): OAuth bindings, the line to choose as the default outgoing number.
           events: portalEvents.view(),
           oldestWaitingSec: stats.oldestCreatedAt
             ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
@@ -153,7 +153,7 @@ export class HealthController {
         });
       },
       () => {
-        // Click-to-call (SPEC.md §6): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
+        // Click-to-call (docs/API.md): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
         const status = dialer.dialerStatus;
         return this.indicators
           .check('dialer')

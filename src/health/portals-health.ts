@@ -1,5 +1,5 @@
 /**
- * A port: with many portals (SPEC.md §8) the portal registry provides what readiness reports of them, an
+ * A port: with many portals (docs/API.md) the portal registry provides what readiness reports of them, an
  * aggregate and the portals with the deepest queues; never a reason to fail readiness.
  */
 export abstract class PortalsHealth {

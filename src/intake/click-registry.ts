@@ -4,7 +4,7 @@ import { PORTAL_ID } from '../config/portal-id';
 import { CallStore } from '../store/call-store';
 
 /**
- * Click-to-call (SPEC.md §6): keeps every click the portal published, so the PBX's later report of the call
+ * Click-to-call (docs/API.md): keeps every click the portal published, so the PBX's later report of the call
  * (without a CRM_CALL_ID) can be matched to it at intake (click-match.ts). Idempotent by CALL_ID: the
  * publisher may hand the same click again after a crash. Stored under the click's portal (`PORTAL_ID` with
  * one portal; with many, each portal's runtime has its own bus and registry).

@@ -2,6 +2,7 @@ import { Module, RequestMethod } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import pinoPretty from 'pino-pretty';
 import { LogLevel } from '../config/app-config';
 import { LoggingSettings } from '../config/settings';
 
@@ -49,6 +50,36 @@ export const UNLOGGED_ROUTES = ['health/live', 'health/ready', 'metrics'];
 export function probeRequestIds(request: IncomingMessage, response: ServerResponse, next: () => void): void {
   requestId(request, response);
   next();
+}
+
+/** A request as pino-http hands it to the message callbacks: only what the short line needs. */
+interface LoggedRequest {
+  method?: string;
+  url?: string;
+  originalUrl?: string;
+}
+
+/** `POST /v1/calls/events 202 4 ms`: the request line of the pretty format (JSON keeps every field). */
+function requestLine(request: LoggedRequest, response: ServerResponse, ms?: number): string {
+  const url = redactUrl(request.originalUrl ?? request.url) ?? '';
+  const took = ms === undefined ? '' : ` ${Math.round(ms)} ms`;
+  return `${request.method} ${url} ${response.statusCode}${took}`;
+}
+
+/**
+ * Readable lines for a person at a terminal, written synchronously in this process (no worker thread: a
+ * crash's last lines are not lost). The fields the message already says, and the request's headers, are
+ * left out; anything else (an error's stack) follows on the same line.
+ */
+function prettyStream() {
+  return pinoPretty({
+    colorize: Boolean(process.stdout.isTTY),
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'pid,hostname,context,req,res,responseTime,reqId,callId,portalCallId,state,reason',
+    messageFormat: '{if context}{context}: {end}{msg}',
+    singleLine: true,
+    sync: true,
+  });
 }
 
 /**
@@ -104,14 +135,16 @@ export function allowedHeaders(
  * Structured JSON logs (pino): one line per request with a request id (the caller's `X-Request-Id` when
  * sane, else a new one, echoed back). Secrets never reach them: headers are logged from an allow-list
  * (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), OAuth codes and tokens in the query string are
- * redacted; webhook URLs are never logged by the bridge's own code.
+ * redacted; webhook URLs are never logged by the bridge's own code. LOG_FORMAT=pretty (the default on a
+ * terminal) writes the same records as readable lines, a request in one short line.
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
       inject: [LoggingSettings],
-      useFactory: (logging: LoggingSettings) => ({
-        pinoHttp: {
+      useFactory: (logging: LoggingSettings) => {
+        const pretty = logging.format === 'pretty';
+        const options = {
           level: PINO_LEVEL[logging.level],
           // Logs inside a request carry only its id; the request itself is serialised once, on completion.
           quietReqLogger: true,
@@ -133,9 +166,18 @@ export function allowedHeaders(
               headers: allowedHeaders(response.headers, LOGGED_RESPONSE_HEADERS),
             }),
           },
-        },
-        exclude: UNLOGGED_ROUTES.map((path) => ({ method: RequestMethod.GET, path })),
-      }),
+          ...(pretty && {
+            customSuccessMessage: (request: LoggedRequest, response: ServerResponse, ms: number) =>
+              requestLine(request, response, ms),
+            customErrorMessage: (request: LoggedRequest, response: ServerResponse) =>
+              requestLine(request, response),
+          }),
+        };
+        return {
+          pinoHttp: pretty ? ([options, prettyStream()] as const) : options,
+          exclude: UNLOGGED_ROUTES.map((path) => ({ method: RequestMethod.GET, path })),
+        };
+      },
     }),
   ],
 })

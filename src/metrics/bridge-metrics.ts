@@ -144,7 +144,7 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
-  // Following the PBX (PBX_EVENTS, SPEC.md §9).
+  // Following the PBX (PBX_EVENTS, the API contract (docs/API.md)).
   readonly followConnected = new Gauge({
     name: 'bridge_pbx_follow_connected',
     help: '1 while the PBX connection (PBX_EVENTS: ami or esl) is logged in and followed here, else 0',
@@ -182,7 +182,7 @@ export class BridgeMetrics {
     registers: [this.registry],
   });
 
-  // The CDR ledger (ASTERISK_CDR_URL, SPEC.md §9).
+  // The CDR ledger (ASTERISK_CDR_URL, the API contract (docs/API.md)).
   readonly ledgerConnected = new Gauge({
     name: 'bridge_pbx_ledger_connected',
     help: '1 while the CDR ledger (ASTERISK_CDR_URL) answers and is read here, else 0',

@@ -26,7 +26,7 @@ const isEnded = (event: CallEventDto) => event.event === 'call.ended';
 const needsParty = (event: CallEventDto) =>
   event.event === 'call.started' || event.direction !== undefined || event.phoneNumber !== undefined;
 
-/** One call event as a PBX posts it (SPEC.md §2). Strings stop at the portal's 255 characters. */
+/** One call event as a PBX posts it (docs/API.md). Strings stop at the portal's 255 characters. */
 export class CallEventDto {
   @IsIn(['call.started', 'call.answered', 'call.ended'], {
     message: 'event must be one of call.started, call.answered, call.ended',

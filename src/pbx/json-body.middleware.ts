@@ -8,7 +8,7 @@ import { PbxTokenGuard } from './pbx-token.guard';
 const EVENT_BODY_DEPTH = 3;
 
 /**
- * JSON bodies for the PBX API with the answers SPEC.md asks for: 401 before anything of the body is read,
+ * JSON bodies for the PBX API with the answers the API contract (docs/API.md) asks for: 401 before anything of the body is read,
  * 415 unless the Content-Type is JSON, 413 past the size limit, 400 for JSON that does not parse or nests
  * deeper than events do. Express's own handler would answer HTML.
  */

@@ -10,7 +10,7 @@ import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
 /**
- * `GET /v1/lookup` (SPEC.md §2): who is calling, and whose client is it. A PBX-facing route, guarded like
+ * `GET /v1/lookup` (docs/API.md): who is calling, and whose client is it. A PBX-facing route, guarded like
  * the other PBX routes; the answer itself is the CRM's (`CrmLookupService`).
  */
 @ApiTags('PBX')

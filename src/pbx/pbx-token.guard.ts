@@ -35,7 +35,7 @@ const REFUSAL =
 /**
  * Guards the PBX routes and tells which portal the PBX belongs to. Guards run after middleware, so the body
  * parsers call `admit` first themselves: nobody without a token gets a body read, parsed or measured.
- * Single-portal mode: PBX_TOKENS, all of PORTAL_ID. Many portals (SPEC.md §8): the tokens each portal's
+ * Single-portal mode: PBX_TOKENS, all of PORTAL_ID. Many portals (docs/API.md): the tokens each portal's
  * operator issued (`/v1/admin/portals/:portalId/pbx-tokens`), found by their SHA-256 and compared in
  * constant time; a PBX only ever reaches its own portal.
  */

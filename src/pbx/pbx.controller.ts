@@ -17,7 +17,7 @@ import { MAX_EVENTS_PER_REQUEST } from './call-event-validation';
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
-/** The PBX-facing API, version 1 (SPEC.md §2). */
+/** The PBX-facing API, version 1 (docs/API.md). */
 @ApiTags('PBX')
 @ApiBearerAuth()
 @ApiBasicAuth()

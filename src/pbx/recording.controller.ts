@@ -33,11 +33,11 @@ import { CallStore, RecordingQuotaError, StagedRecording } from '../store/call-s
 import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxPortal, PbxTokenGuard } from './pbx-token.guard';
 
-/** The types a PBX may push (SPEC.md §5). */
+/** The types a PBX may push (docs/API.md). */
 const PUSH_TYPES = ['audio/mpeg', 'audio/wav', 'audio/x-wav'];
 
 /**
- * `PUT /v1/calls/:callId/recording` (SPEC.md §5): a PBX that cannot serve its files pushes one. The body is
+ * `PUT /v1/calls/:callId/recording` (docs/API.md): a PBX that cannot serve its files pushes one. The body is
  * written to the store in chunks as it streams (never held whole), never past RECORDING_MAX_MB nor the
  * portal's RECORDING_QUOTA_MB, and becomes the call's (with the call's change, in one synced transaction)
  * before the 202; delivery uploads it after the call's finish and then deletes it.

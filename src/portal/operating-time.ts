@@ -1,5 +1,5 @@
 /**
- * The portal's second limit (REAL-PORTAL.md "Errors"): the server time each method uses is summed over a
+ * The portal's second limit (how real portals behave "Errors"): the server time each method uses is summed over a
  * sliding window (10 minutes); a method over the limit (480 s) is blocked, HTTP 429 `OPERATION_TIME_LIMIT`,
  * until `time.operating_reset_at`. Every answer says how much its method has used (`time.operating`; inside
  * a batch, `result_time[label].operating` for each command's own method).

@@ -27,7 +27,7 @@ export interface BatchOutcome {
   errors: Record<string, PortalError>;
 }
 
-/** The portal's `time` block (REAL-PORTAL.md "Success envelope"); seconds, floats. */
+/** The portal's `time` block (how real portals behave "Success envelope"); seconds, floats. */
 interface PortalTime {
   duration?: number;
   processing?: number;

@@ -1,5 +1,5 @@
 /**
- * What a portal answer means for the caller (REAL-PORTAL.md "Errors"). Decided from the body's error code
+ * What a portal answer means for the caller (how real portals behave "Errors"). Decided from the body's error code
  * first and the HTTP status second, since some validation errors come as HTTP 400 with an empty code.
  */
 export type PortalErrorKind =

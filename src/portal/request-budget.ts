@@ -1,5 +1,5 @@
 /**
- * The bridge's copy of the portal's leaky bucket (REAL-PORTAL.md "Rate limit"): the counter rises by one
+ * The bridge's copy of the portal's leaky bucket (how real portals behave "Rate limit"): the counter rises by one
  * per request and drains `ratePerSec`; a request is sent only when it fits under `burst`. Every request
  * to the portal passes here; interactive ones (lookups for a ringing call) go ahead of background delivery,
  * which still gets one unit in every four while both wait (`BudgetWaiters`).

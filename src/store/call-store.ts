@@ -230,7 +230,7 @@ export abstract class CallStore {
   abstract queueStats(portalId: string): Promise<QueueStats>;
 
   /**
-   * Many portals (SPEC.md §8): the queue of every portal together (`failed` left 0: not counted), and the
+   * Many portals (docs/API.md): the queue of every portal together (`failed` left 0: not counted), and the
    * `limit` portals with the deepest queues, deepest first.
    */
   abstract deepestQueues(

@@ -1,7 +1,7 @@
 import { fencedUpdate, Fence, SqlDialect, Statement, StatementBuilder } from './fence';
 
 /**
- * Click-to-call dial requests (SPEC.md §6), stored durably when a click arrives and worked by the dialer in
+ * Click-to-call dial requests (docs/API.md), stored durably when a click arrives and worked by the dialer in
  * the background. One row per portal CALL_ID: storing the same click again changes nothing.
  *
  * States: `pending` (to originate, at `dueAt` or later), `sending` (the originate was started: after a crash

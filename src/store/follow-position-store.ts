@@ -1,5 +1,5 @@
 /**
- * Where a follower's reader keeps its durable position in a PBX's ledger (the CDR table of SPEC.md §9), so
+ * Where a follower's reader keeps its durable position in a PBX's ledger (the CDR table of the API contract (docs/API.md)), so
  * a restart, a kill -9 or a takeover by another replica goes on from there. One opaque text per portal and
  * source; written after the calls read up to it are stored.
  */

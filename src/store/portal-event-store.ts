@@ -1,5 +1,5 @@
 /**
- * The portal's event posts (SPEC.md §6), stored before the bridge answers the portal and handled by the
+ * The portal's event posts (docs/API.md), stored before the bridge answers the portal and handled by the
  * portal-events processor. Only `event`, `data` and `ts` are kept: the `auth[…]` fields (the application
  * token, access tokens) never reach the store.
  */

@@ -20,7 +20,7 @@ export interface PbxTokenRow {
   created_at: number;
 }
 
-/** Every table keyed by a portal's id: what deleting a portal's data goes through (SPEC.md §8). */
+/** Every table keyed by a portal's id: what deleting a portal's data goes through (docs/API.md). */
 export const PORTAL_TABLES = [
   'call_events',
   'calls',

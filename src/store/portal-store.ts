@@ -1,7 +1,7 @@
 import { PortalTokens } from './token-store';
 
 /**
- * The portals one deployment serves (SPEC.md §8): in `B24_APP_MODE=multi` every install of the published
+ * The portals one deployment serves (docs/API.md): in `B24_APP_MODE=multi` every install of the published
  * application is a portal record, keyed by the portal's `member_id`, with its own settings and PBX
  * credentials. Tokens stay in `TokenStore` under the same id.
  */
@@ -17,7 +17,7 @@ export interface PortalOwnSettings {
   rateBurst?: number;
   /**
    * Click-to-call to this portal's PBX: the dial settings under their variable names (`DIAL_MODE`, `AMI_URL`,
-   * `ESL_URL`, `DIAL_URL`, `DIAL_AUTH`, …, SPEC.md §6), checked as the environment's are. Holds secrets:
+   * `ESL_URL`, `DIAL_URL`, `DIAL_AUTH`, …, the API contract (docs/API.md)), checked as the environment's are. Holds secrets:
    * never shown back.
    */
   dial?: Record<string, string>;
@@ -30,7 +30,7 @@ export interface PortalOwnSettings {
   /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
   lineNumber?: string;
   /**
-   * Following this portal's PBX (SPEC.md §9): `PBX_EVENTS`, `AMI_URL`, `PBX_TRUNKS`, … under their variable
+   * Following this portal's PBX (docs/API.md): `PBX_EVENTS`, `AMI_URL`, `PBX_TRUNKS`, … under their variable
    * names, checked as the environment's are. Holds secrets: never shown back.
    */
   follow?: Record<string, string>;

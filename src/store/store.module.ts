@@ -37,11 +37,11 @@ export interface Stores {
   /** Which replicas are alive, for sharding portals over them (one process on SQLite: itself). */
   replicas: ReplicaRegistry;
   dials: DialStore;
-  /** The portal's event posts (SPEC.md §6). */
+  /** The portal's event posts (docs/API.md). */
   events: PortalEventStore;
-  /** The installed portals and their PBX tokens (SPEC.md §8). */
+  /** The installed portals and their PBX tokens (docs/API.md). */
   portals: PortalStore;
-  /** Ledger positions of the followed PBX (SPEC.md §9). */
+  /** Ledger positions of the followed PBX (docs/API.md). */
   followPositions: FollowPositionStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;

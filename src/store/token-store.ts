@@ -1,5 +1,5 @@
 /**
- * The OAuth token pair the bridge holds for one portal (SPEC.md §2, OAuth application mode). Tokens and
+ * The OAuth token pair the bridge holds for one portal (the API contract (docs/API.md), OAuth application mode). Tokens and
  * the application token are secrets: nothing here may be logged.
  */
 export interface PortalTokens {

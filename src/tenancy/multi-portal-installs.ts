@@ -39,7 +39,7 @@ const SOURCE_REFILL_MS = 500;
 const REFUSED_KEPT = 10_000;
 
 /**
- * Installs of the published application (`B24_APP_MODE=multi`, SPEC.md §8). Anyone can post an install
+ * Installs of the published application (`B24_APP_MODE=multi`, the API contract (docs/API.md)). Anyone can post an install
  * naming any `member_id` and any endpoint, so nothing in the post is believed: the posted refresh token is
  * exchanged at the vendor's OAuth server (`B24_OAUTH_URL`, with the client secret), whose answer names the
  * portal (`member_id`, `domain`, `client_endpoint`) the tokens really belong to. Only a post whose

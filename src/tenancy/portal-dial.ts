@@ -2,7 +2,7 @@ import { ConfigError, loadConfig } from '../config/app-config';
 import { DialSettings, dialSettingsOf } from '../config/settings';
 import { createDialer } from '../dialer/dialer-factory';
 
-/** The variables a portal's own dial settings may set: the environment's click-to-call ones (SPEC.md §6). */
+/** The variables a portal's own dial settings may set: the environment's click-to-call ones (docs/API.md). */
 export const DIAL_VARIABLES = [
   'DIAL_MODE',
   'AMI_URL',

@@ -3,7 +3,7 @@ import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { FollowSettings, followSettingsOf } from '../config/settings';
 import { createFollowers } from '../follow/portal-followers';
 
-/** The variables a portal's own follow settings may set: the environment's "follow the PBX" ones (SPEC.md §9). */
+/** The variables a portal's own follow settings may set: the environment's "follow the PBX" ones (docs/API.md). */
 export const FOLLOW_VARIABLES = [
   'PBX_EVENTS',
   'AMI_URL',

@@ -31,7 +31,7 @@ import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 const SYNC_MS = 2000;
 
 /**
- * The portals this deployment serves (`B24_APP_MODE=multi`, SPEC.md §8): one `PortalRuntime` per installed
+ * The portals this deployment serves (`B24_APP_MODE=multi`, the API contract (docs/API.md)): one `PortalRuntime` per installed
  * portal, on every replica (lookups and PBX posts may reach any replica), following the portal records in
  * the store. It wires three parts, each with one job: `PortalSync` follows the store's portal list,
  * `PortalRuntimes` builds, opens, publishes and closes each portal's runtime (a failure stays that

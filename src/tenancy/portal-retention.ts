@@ -6,7 +6,7 @@ import { PortalStore } from '../store/portal-store';
 const EVERY_MS = 3_600_000;
 
 /**
- * PORTAL_RETENTION_DAYS (SPEC.md §8): a portal uninstalled for that long is deleted with everything stored
+ * PORTAL_RETENTION_DAYS (docs/API.md): a portal uninstalled for that long is deleted with everything stored
  * under its id, at start-up and hourly, on every replica (each portal in its own transaction, re-checked
  * there: a portal installed again meanwhile keeps its data).
  */

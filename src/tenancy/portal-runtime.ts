@@ -59,7 +59,7 @@ export interface RuntimeDeps {
 }
 
 /**
- * One installed portal's services, built for it alone (SPEC.md §8): its OAuth credentials on its own
+ * One installed portal's services, built for it alone (docs/API.md): its OAuth credentials on its own
  * endpoint, its portal client with its own request budget and operating-time state, its employee
  * directory, its lookups and cache, and — only on the replica the shard map gives it to — its delivery
  * loop, all from the portal's resolved settings.
@@ -236,7 +236,7 @@ export class PortalRuntime {
   }
 
   /**
-   * The portal's PBX is followed by the replica delivering it (SPEC.md §9): its followers start and stop with
+   * The portal's PBX is followed by the replica delivering it (docs/API.md): its followers start and stop with
    * delivery, and connect only while this replica holds the portal's lease, so they move with it (a kill -9
    * hands the lease, then the PBX, to a survivor). They read the portal's own directory and country.
    */

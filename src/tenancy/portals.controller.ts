@@ -67,7 +67,7 @@ export interface PortalHealth extends PortalView {
 }
 
 /**
- * `/v1/admin/portals` (SPEC.md §8), behind ADMIN_TOKEN: the installed portals, each one's settings and
+ * `/v1/admin/portals` (docs/API.md), behind ADMIN_TOKEN: the installed portals, each one's settings and
  * health, and its PBX tokens (shown once, stored as a SHA-256 digest).
  */
 @Controller('v1/admin/portals')

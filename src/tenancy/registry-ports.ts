@@ -67,7 +67,7 @@ const TOP_PORTALS = 5;
 
 /**
  * Readiness details and the aggregated queue gauges of many portals: totals, and the portals with the
- * deepest queues (SPEC.md §8: metrics aggregate unless METRICS_PORTAL_LABEL=1).
+ * deepest queues (the API contract (docs/API.md): metrics aggregate unless METRICS_PORTAL_LABEL=1).
  */
 @Injectable()
 export class RegistryHealth extends PortalsHealth {

@@ -14,7 +14,7 @@ import { PortalEventRouting } from '../events/portal-event-routing';
 import { IntakeModule } from '../intake/intake.module';
 
 /**
- * Many portals in one deployment (`B24_APP_MODE=multi`, SPEC.md §8): the portal registry and what it
+ * Many portals in one deployment (`B24_APP_MODE=multi`, the API contract (docs/API.md)): the portal registry and what it
  * provides through the ports of the folders below it: `PortalCrm` (lookups and directories by portal),
  * `WorkSignal` (wakes one portal's delivery), `PortalInstalls` (the OAuth endpoints' installs and events)
  * and `PortalsHealth`; and `/v1/admin/portals`. Single-portal mode does not load it.

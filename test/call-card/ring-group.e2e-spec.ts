@@ -2,7 +2,7 @@ import { eventually, Harness, started, ended, startHarness } from '../support/br
 import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
 
 /**
- * The live call card (SPEC.md §4) through HTTP into the bridge and the sandbox portal over real HTTP: a
+ * The live call card (docs/API.md) through HTTP into the bridge and the sandbox portal over real HTTP: a
  * ring group sees the card, the answerer keeps it, a transfer moves it, finish names the answerer, and a
  * call that ended before its register went out pops nothing. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
  */

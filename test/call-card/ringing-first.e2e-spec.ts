@@ -1,7 +1,7 @@
 import { eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
 
 /**
- * Ringing first (SPEC.md §4): with history waiting (a CDR import of finished calls, register + finish each),
+ * Ringing first (docs/API.md): with history waiting (a CDR import of finished calls, register + finish each),
  * a ringing call's register and its ring group's show overtake it. Asserted by order, not time: the ringing
  * call reaches the portal in one of the first requests after its 202, while most of the history still waits.
  */

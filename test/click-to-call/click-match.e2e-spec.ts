@@ -9,7 +9,7 @@ import { basic, callStatus, fixtureForm, fixtureJson } from '../pbx-adapters/ada
 type Cdr = { variables: Record<string, string> };
 
 /**
- * Click-to-call (SPEC.md §6), real HTTP into the bridge and from it to the sandbox portal: the portal
+ * Click-to-call (docs/API.md), real HTTP into the bridge and from it to the sandbox portal: the portal
  * registered the call when the employee clicked (here: the sandbox's own telephony.externalcall.register);
  * the PBX's report of it, tied by CRM_CALL_ID / crm_call_id / crmCallId or by the stored click, finishes
  * that CALL_ID once and registers nothing. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.

@@ -10,7 +10,7 @@ import { sandboxCalls, SandboxCall } from '../support/sandbox-inspect';
 import { basic } from '../pbx-adapters/adapter-support';
 
 /**
- * Click-to-call end to end (SPEC.md §6), through real HTTP and TCP only: the sandbox portal "clicks" a number
+ * Click-to-call end to end (docs/API.md), through real HTTP and TCP only: the sandbox portal "clicks" a number
  * (it registers the call itself and posts ONEXTERNALCALLSTART to the bridge's /v1/portal/events as its
  * outbound webhook), the bridge stores and publishes the click, the dialer asks the PBX double to ring the
  * employee, the PBX reports the call (Asterisk CDR or native events, with or without the CALL_ID), and the

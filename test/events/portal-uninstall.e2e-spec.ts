@@ -18,7 +18,7 @@ async function bindings(sandbox: SandboxPortal): Promise<Binding[]> {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * SPEC.md §8 (issue 26, finding 3), one portal in OAuth mode on a real store: the bridge binds
+ * docs/API.md (issue 26, finding 3), one portal in OAuth mode on a real store: the bridge binds
  * ONAPPUNINSTALL at install; the portal's uninstall posts it to /v1/portal/events, and from that answer
  * on nothing more is sent to the portal while the PBX's calls are still taken.
  */

@@ -65,7 +65,7 @@ describe('portal events with two replicas on one database', () => {
       expect(binds.filter((entry) => entry.error !== null)).toEqual([]);
       expect(binds).toHaveLength(events.length);
       expect((await boundEvents(sandbox)).sort()).toEqual([...events].sort());
-      // The uninstall is among them (SPEC.md §8): eleven handled events and ONAPPUNINSTALL.
+      // The uninstall is among them (docs/API.md): eleven handled events and ONAPPUNINSTALL.
       expect(events).toHaveLength(12);
       expect(events).toContain('ONAPPUNINSTALL');
     } finally {

@@ -5,7 +5,7 @@ import { SandboxCall } from '../support/sandbox-inspect';
 
 /**
  * PBX_EVENTS=ami end to end: the bridge logs in to an AMI double over real TCP, follows calls played as
- * REAL-PBX §2 event sequences, stores them through the durable intake and delivers them to the sandbox
+ * real PBX output event sequences, stores them through the durable intake and delivers them to the sandbox
  * portal over real HTTP. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
  */
 describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {

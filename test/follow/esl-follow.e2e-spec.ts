@@ -5,7 +5,7 @@ import { SandboxCall } from '../support/sandbox-inspect';
 
 /**
  * PBX_EVENTS=esl end to end: the bridge logs in to an event socket double over real TCP, follows calls played
- * as REAL-PBX §4 event sequences, stores them through the durable intake and delivers them to the sandbox
+ * as real PBX output event sequences, stores them through the durable intake and delivers them to the sandbox
  * portal over real HTTP. Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
  */
 describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {

@@ -117,4 +117,17 @@ describe('starting the bridge', () => {
     expect(message).toMatch(/PBX_TOKENS: every token must be at least 16 characters/);
     expect(message).not.toContain('short-pbx-token');
   });
+
+  it("refuses the repository's placeholder secrets in production, naming each variable", async () => {
+    const message = await exitMessage(
+      productionEnv({
+        PBX_TOKENS: 'replace-with-a-long-random-pbx-token',
+        ADMIN_TOKEN: 'replace-with-a-long-random-admin-token',
+        B24_WEBHOOK_URL: 'https://portal.example.com/rest/1/replace-with-webhook-code/',
+      }),
+    );
+    expect(message).toMatch(/PBX_TOKENS: still the repository's placeholder/);
+    expect(message).toMatch(/ADMIN_TOKEN: still the repository's placeholder/);
+    expect(message).toMatch(/B24_WEBHOOK_URL: still the repository's placeholder/);
+  });
 });

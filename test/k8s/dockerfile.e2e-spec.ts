@@ -72,6 +72,8 @@ describe('Dockerfile', () => {
     expect(args(runtime, 'CMD')).toEqual(['["node", "dist/main.js"]']);
     expect(args(runtime, 'WORKDIR')).toEqual(['/app']);
     expect(args(runtime, 'ENV')).toContain('NODE_ENV=production');
+    // Outside production the bridge listens on 127.0.0.1 only; a container must take outside connections.
+    expect(args(runtime, 'ENV')).toContain('HOST=0.0.0.0');
     expect(args(runtime, 'EXPOSE')).toEqual(['3000']);
     expect(args(runtime, 'VOLUME')).toEqual(['["/app/data"]']);
   });

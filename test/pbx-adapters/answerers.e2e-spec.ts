@@ -2,7 +2,7 @@ import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-
 import { basic, callStatus, fixtureJson, fixtureText } from './adapter-support';
 
 /**
- * Ring groups, answerers, transfers and recordings through the PBX adapters (SPEC.md §4): each PBX's own
+ * Ring groups, answerers, transfers and recordings through the PBX adapters (docs/API.md): each PBX's own
  * records over HTTP into the bridge, the sandbox portal over real HTTP, the real store (SQLite, or PostgreSQL
  * with TEST_DATABASE=postgres). Sandbox users: 2 = ext 101, 3 = 102, 4 = 103.
  */

@@ -3,7 +3,7 @@ import { PortalStore } from '../../src/store/portal-store';
 import { ADMIN_TOKEN } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 
-/** B24_ALLOWED_DOMAINS narrows which portals may install the published application (SPEC.md §8). */
+/** B24_ALLOWED_DOMAINS narrows which portals may install the published application (docs/API.md). */
 describe('B24_ALLOWED_DOMAINS with many portals', () => {
   let sandbox: SandboxPortal;
   let bridge: MultiBridge;

@@ -7,7 +7,7 @@ import { install, MultiBridge, pbxTokenFor, startMultiBridge, tempDir } from '..
 const AMI_SECRET = 'multi-ami-s3cret';
 
 /**
- * Portal events and click-to-call per portal (SPEC.md §6 and §8) through HTTP and TCP only: each installed
+ * Portal events and click-to-call per portal (docs/API.md and §8) through HTTP and TCP only: each installed
  * portal gets its handlers bound to the bridge, a click on one portal is taken only with that portal's own
  * application token, and it rings that portal's own PBX (its dial settings); a portal without dial settings
  * keeps its click stored and dials nothing. Sandbox users: 2 = extension 101.

@@ -8,7 +8,7 @@ const BETA_SECRET = 'beta-ami-s3cret';
 const CALLS = 6;
 
 /**
- * Following each portal's own PBX in multi mode (SPEC.md §9): two installed portals, each PATCHed with a
+ * Following each portal's own PBX in multi mode (docs/API.md): two installed portals, each PATCHed with a
  * follow setting naming its own AMI double (real TCP); the bridge logs in to both, and each PBX's calls reach
  * only its own portal over real HTTP. The settings are checked like the environment (a 400 names the field)
  * and their secrets are never shown back. Sandbox users: 2 = extension 101 on every tenant.

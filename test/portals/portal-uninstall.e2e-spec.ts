@@ -20,7 +20,7 @@ const call = (callId: string, phone: string) => [
 ];
 
 /**
- * SPEC.md §8 with many portals (issue 26, finding 3): every install binds ONAPPUNINSTALL; the portal's
+ * docs/API.md with many portals (issue 26, finding 3): every install binds ONAPPUNINSTALL; the portal's
  * uninstall, posted by the sandbox to the bound handler, pauses the portal on every replica before the
  * answer (two replicas on one PostgreSQL database; one bridge on SQLite), and PORTAL_RETENTION_DAYS starts.
  */

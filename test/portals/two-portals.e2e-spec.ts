@@ -14,7 +14,7 @@ import {
 } from '../support/multi-harness';
 
 /**
- * SPEC.md §8 through HTTP: two portals install one bridge (`B24_APP_MODE=multi`); each PBX token reaches its
+ * docs/API.md through HTTP: two portals install one bridge (`B24_APP_MODE=multi`); each PBX token reaches its
  * own portal only; one portal's uninstall, outage or refused tokens leave the other untouched.
  */
 describe('two portals in one deployment', () => {

@@ -3,7 +3,7 @@ import { eventually, Harness, PBX_TOKEN, started, ended, startHarness } from '..
 import { RecordingServer, REC_PASSWORD, REC_USER, sha256, wavFile } from './recording-server';
 
 /**
- * Recordings the portal cannot reach (SPEC.md §5): the bridge downloads them from a private file server
+ * Recordings the portal cannot reach (docs/API.md): the bridge downloads them from a private file server
  * (Basic auth, 127.0.0.1) and uploads their bytes to the sandbox portal over real HTTP, on the real store.
  */
 describe('recordings: downloaded by the bridge', () => {

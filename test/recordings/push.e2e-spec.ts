@@ -3,7 +3,7 @@ import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '..
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { sha256, wavFile } from './recording-server';
 
-/** `PUT /v1/calls/:callId/recording` (SPEC.md §5): a PBX pushes the file; the bridge stores, then uploads it. */
+/** `PUT /v1/calls/:callId/recording` (docs/API.md): a PBX pushes the file; the bridge stores, then uploads it. */
 describe('recordings: pushed by the PBX', () => {
   let h: Harness;
 

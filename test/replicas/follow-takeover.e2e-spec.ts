@@ -39,7 +39,7 @@ async function allFinished(portal: FollowedPortal, prefix: string, count: number
 }
 
 /**
- * SPEC.md §9: one replica follows a PBX at a time and a survivor takes over after a kill -9. Three replicas
+ * docs/API.md: one replica follows a PBX at a time and a survivor takes over after a kill -9. Three replicas
  * (dist/main.js child processes) on one PostgreSQL database follow one AMI double; the replica following it
  * is killed with SIGKILL while calls ring and talk. The double sees a survivor log in; calls live across the
  * kill are ended by the survivor (resynced with CoreShowChannels) and every outside call reaches the portal

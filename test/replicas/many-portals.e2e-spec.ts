@@ -21,7 +21,7 @@ const RATE = 0.5;
 const BURST = 2;
 
 /**
- * SPEC.md §8, sharding: three replicas (dist/main.js child processes) on one PostgreSQL database serve 50
+ * docs/API.md, sharding: three replicas (dist/main.js child processes) on one PostgreSQL database serve 50
  * portals of one sandbox, installed through /oauth/install. The portals spread evenly; 5 000 calls are
  * posted over all portals and replicas; the replica delivering the most portals is killed with SIGKILL
  * mid-drain. Every call reaches its own portal exactly once, no portal sees a 503, the survivors take

@@ -4,7 +4,7 @@ import { query, request } from './http';
 const REGISTER = 'telephony.externalcall.register';
 const FINISH = 'telephony.externalcall.finish';
 
-/** Server time per method (REAL-PORTAL.md "Errors"): accounted, reported, and blocked past the limit. */
+/** Server time per method (how real portals behave "Errors"): accounted, reported, and blocked past the limit. */
 describe('sandbox portal: slow answers and the operating-time limit', () => {
   let portal: SandboxPortal;
   const call = (method: string, params: Record<string, unknown> = {}) =>

@@ -6,7 +6,7 @@ import { openStores, Stores } from '../../src/store/store.module';
 import { startedEvent } from '../support/call-events';
 import { testDatabaseUrl } from '../support/test-database';
 
-/** The portal records of many-portal mode (SPEC.md §8) on this run's real database (SQLite file or PostgreSQL). */
+/** The portal records of many-portal mode (docs/API.md) on this run's real database (SQLite file or PostgreSQL). */
 describe('PortalStore', () => {
   let dir: string;
   let stores: Stores;

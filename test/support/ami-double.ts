@@ -3,7 +3,7 @@ import { TcpDouble } from './tcp-double';
 
 /**
  * An Asterisk 20 + FreePBX Manager Interface double over real TCP, for following calls (PBX_EVENTS=ami).
- * It speaks what REAL-PBX §1 describes: the banner line, `Login` (then `Response: Success`, `Message:
+ * It speaks what real PBX output describes: the banner line, `Login` (then `Response: Success`, `Message:
  * Authentication accepted`; a wrong secret gets `Authentication failed` and the connection closed), `Ping`
  * (`Ping: Pong`, `Timestamp`), `CoreShowChannels` (list ack, one `CoreShowChannel` per live channel with the
  * full snapshot, `Application`, `Duration`, `BridgeId`, then `CoreShowChannelsComplete` with `ListItems`),
@@ -12,7 +12,7 @@ import { TcpDouble } from './tcp-double';
  * channel), `<unknown>` for empty caller fields.
  *
  * Calls are described in a few words (`inbound`, `ringGroup`, `queue`, `outbound`, `internal`, transfers,
- * recording) and played as the event sequences of REAL-PBX §2: parallel DialBegin from the caller's channel,
+ * recording) and played as the event sequences of real PBX output: parallel DialBegin from the caller's channel,
  * Local ;1/;2 pairs with AgentCalled/AgentConnect for queues, CANCEL before ANSWER in app_dial and after it in
  * app_queue, the caller answered after DialEnd ANSWER, BlindTransfer then the customer channel dialling, the
  * Linkedid rewrite on bridge entry after an attended transfer, voicemail answering the trunk. Uniqueids are
@@ -62,7 +62,7 @@ export interface CallDescription {
   /**
    * inbound: when no phone of `to` answers, the call is forwarded to this outside number (follow-me or
    * call-forward to a mobile): `Local/<number>@from-internal/n` ;1/;2, the ;2 half dialling a second trunk
-   * (REAL-PBX §2.c), which answers and talks `talk` seconds.
+   * (real PBX output), which answers and talks `talk` seconds.
    */
   forwardTo?: string;
   /** Every dialled phone answers 486. */
@@ -342,7 +342,7 @@ export class AmiDouble extends TcpDouble {
   }
 }
 
-/** One call's event sequence (REAL-PBX §2), on its own virtual clock. */
+/** One call's event sequence (real PBX output), on its own virtual clock. */
 class CallScript {
   readonly linkedid: string;
   private clock = Date.now() / 1000;

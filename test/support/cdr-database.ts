@@ -6,7 +6,7 @@ import { AmiDouble } from './ami-double';
 /**
  * A real MariaDB (127.0.0.1:3306, root over the unix socket as `mysql -uroot`; scripts/ensure-mariadb.sh
  * starts it) holding a FreePBX-shaped `asteriskcdrdb.cdr`: the exact column set of FreePBX's installer plus
- * the cdr module's `linkedid`, `peeraccount`, `sequence` (REAL-PBX §3.1), no primary key, no increasing
+ * the cdr module's `linkedid`, `peeraccount`, `sequence` (real PBX output), no primary key, no increasing
  * column. Each test folder gets its own database `bridge_test_<name>` and a password user on 127.0.0.1
  * that the bridge reads with (ASTERISK_CDR_URL).
  */
@@ -144,7 +144,7 @@ const DISPOSITION: Record<string, string> = {
 };
 
 /**
- * Asterisk's CDR engine writing to `cdr` as the AMI double plays calls (REAL-PBX §3.2): when a channel
+ * Asterisk's CDR engine writing to `cdr` as the AMI double plays calls (real PBX output): when a channel
  * that dialled (Party A) hangs up, one row per destination it dialled (a ring group's parallel dial: one
  * row each, each with its own disposition), or one row with no destination for the call's first channel
  * when it dialled nobody (voicemail, IVR); `uniqueid` = Party A's, `linkedid` = its latest, `sequence` a

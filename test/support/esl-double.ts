@@ -4,7 +4,7 @@ import { TcpDouble } from './tcp-double';
 
 /**
  * A FreeSWITCH 1.10 event socket double (mod_event_socket, inbound mode) over real TCP, for following calls
- * (PBX_EVENTS=esl). It speaks what REAL-PBX §4 describes: `Content-Type: auth/request` on connect; commands
+ * (PBX_EVENTS=esl). It speaks what real PBX output describes: `Content-Type: auth/request` on connect; commands
  * are LF lines ended by an empty line; `auth <password>` → `command/reply` `+OK accepted` (else `-ERR
  * invalid` and the connection closed); `event json <names…> CUSTOM <subclasses…>` → `+OK event listener
  * enabled json` (subscriptions are per connection); `api status`, `api show channels as json`, `api show
@@ -17,7 +17,7 @@ import { TcpDouble } from './tcp-double';
  * that carry them; RECORD_START adds `Record-File-Path` after the channel data.
  *
  * Calls are described in a few words (`inbound`, simultaneous ring, mod_callcenter `queue`, `outbound`,
- * `internal`, blind/attended transfers, voicemail, record_session) and played as REAL-PBX §4.3–4.7 orders
+ * `internal`, blind/attended transfers, voicemail, record_session) and played as real PBX output–4.7 orders
  * them: the vanilla `public` → `default` transfer (a `bl_xfer` transfer_history entry nobody asked for),
  * `user/` B-legs carrying `originator`, `dialed_user` and the a-leg's Channel-Call-UUID, losers hung up with
  * LOSE_RACE, one CHANNEL_BRIDGE per bridge, agent legs originated without a caller session (their own
@@ -370,7 +370,7 @@ export class EslDouble extends TcpDouble {
   }
 }
 
-/** One call's event sequence (REAL-PBX §4.3–4.7), on its own virtual clock (µs). */
+/** One call's event sequence (real PBX output–4.7), on its own virtual clock (µs). */
 class EslCallScript {
   readonly callId: string;
   private clockUs = Date.now() * 1000;

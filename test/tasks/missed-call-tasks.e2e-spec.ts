@@ -3,7 +3,7 @@ import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { callStatus, inboundCall, postEvents, statusWhen, tasksOfCall } from './task-support';
 
 /**
- * SPEC.md §7 through the real interface: PBX events over HTTP, the real store, the sandbox portal over
+ * docs/API.md through the real interface: PBX events over HTTP, the real store, the sandbox portal over
  * HTTP. Each test uses its own phone numbers, since a callback from a number completes that number's tasks.
  */
 describe('missed-call tasks (MISSED_CALL_TASK=1)', () => {

@@ -33,7 +33,7 @@ export interface AmiFollowerOptions {
 }
 
 /**
- * One long-lived Manager connection (REAL-PBX §1): log in, rebuild live calls with `CoreShowChannels`, feed
+ * One long-lived Manager connection (real PBX output): log in, rebuild live calls with `CoreShowChannels`, feed
  * every event to the tracker and every call event it gives to the sink. `Ping` every pingMs detects a dead
  * peer; any failure reconnects with exponential backoff and jitter. AMI has no replay: a call followed
  * before a drop whose outside channel is gone after it is counted as possibly lost (only a ledger can say

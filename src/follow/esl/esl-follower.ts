@@ -7,7 +7,7 @@ import { EslError, eslLabel, EslSession, EslTarget } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
 
 /**
- * The events the tracker needs (REAL-PBX §4): legs created (ringing), answered, bridged and unbridged
+ * The events the tracker needs (real PBX output): legs created (ringing), answered, bridged and unbridged
  * (who talks with the outside party), renamed, their hang-up with every variable (cause, recording
  * variables), record_session starting (the file), and mod_callcenter's events.
  */
@@ -31,7 +31,7 @@ export interface EslFollowerOptions {
 }
 
 /**
- * One long-lived event socket connection (REAL-PBX §4.1, §4.8): log in, subscribe (`event json …`), rebuild
+ * One long-lived event socket connection (real PBX output, §4.8): log in, subscribe (`event json …`), rebuild
  * live calls (`api status`, `api show channels as json`, `api show calls as json`; events arriving meanwhile
  * are held and replayed after), feed every event to the tracker and every call event it gives to the sink.
  * `api status` every pingMs detects a dead peer; any failure reconnects with exponential backoff and jitter.

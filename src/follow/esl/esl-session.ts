@@ -49,7 +49,7 @@ interface Waiting {
 }
 
 /**
- * One long-lived event socket session, inbound mode (REAL-PBX §4.1): `auth/request`, `auth`/`userauth`,
+ * One long-lived event socket session, inbound mode (real PBX output): `auth/request`, `auth`/`userauth`,
  * then commands. Replies (`command/reply`, `api/response`) come in the order the commands were sent, so a
  * FIFO matches them; events (`text/event-json`) are handed on as they come. The oldest unanswered command
  * bounds the wait: no reply within timeoutMs ends the session (dead peer). `text/disconnect-notice`, an ACL

@@ -66,7 +66,7 @@ export interface EslLiveState {
 }
 
 /**
- * Turns FreeSWITCH 1.10 events (`event json`, REAL-PBX §4) into our call events. Pure: fed events, returns
+ * Turns FreeSWITCH 1.10 events (`event json`, real PBX output) into our call events. Pure: fed events, returns
  * call events; `flush` releases starts held so that simultaneous-ring legs land in one `call.started`.
  *
  * - One call = one a-leg: the outside leg that came in (inbound), or the phone's leg that dialled a gateway

@@ -10,7 +10,7 @@ export interface LegClass {
 }
 
 /**
- * Tells trunk legs from phone legs (REAL-PBX §4.6). FreeSWITCH's `Call-Direction` is per leg and relative to
+ * Tells trunk legs from phone legs (real PBX output). FreeSWITCH's `Call-Direction` is per leg and relative to
  * the switch, so it cannot tell; what can:
  * - with PBX_TRUNKS patterns (`sofia/external/*`, `*` matches anything), a leg whose Channel-Name matches one
  *   is a trunk and every other sofia/verto leg a phone;

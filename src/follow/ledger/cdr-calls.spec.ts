@@ -1,7 +1,7 @@
 import { Endpoints } from '../ami/endpoints';
 import { CdrRow, ledgerCallOf, rowKey } from './cdr-calls';
 
-/** FreePBX `cdr` rows as REAL-PBX §3.2 describes them (one per Party A / Party B pair). */
+/** FreePBX `cdr` rows as real PBX output describes them (one per Party A / Party B pair). */
 const row = (over: Partial<CdrRow>): CdrRow => ({
   calldate: '2026-11-26 10:00:00',
   ended: '2026-11-26 10:01:00',

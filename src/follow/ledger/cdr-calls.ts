@@ -3,7 +3,7 @@ import { asteriskCdrToEvents } from '../../pbx/adapters/asterisk-cdr';
 import { Endpoints } from '../ami/endpoints';
 
 /**
- * One row of FreePBX's `asteriskcdrdb.cdr` (REAL-PBX §3): one Party A / Party B pair of one call, written
+ * One row of FreePBX's `asteriskcdrdb.cdr` (real PBX output): one Party A / Party B pair of one call, written
  * when Party A's channel ends. Times are the PBX's local time text, as the column holds them.
  */
 export interface CdrRow {

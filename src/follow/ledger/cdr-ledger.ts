@@ -44,7 +44,7 @@ const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T
 const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000);
 
 /**
- * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (REAL-PBX §3.3: no increasing key, a row lands
+ * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, a row lands
  * when its leg ends, a long call's row lands after later calls' rows). Every poll reads the rows whose leg
  * ENDED at or after (position − overlap), page by page; each row is taken once (`rowKey`), rows are grouped
  * by `linkedid`, and a call whose originating row is in and that stayed quiet for the grace period is turned

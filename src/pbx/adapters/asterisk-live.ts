@@ -23,7 +23,7 @@ import { fromLocalTime, LOCAL_TIME, now } from './pbx-time';
 
 const WHAT = 'Asterisk live event';
 const LIVE_EVENTS = ['ringing', 'answered'] as const;
-/** A ring group or queue larger than this is shown to its first 50 members (SPEC.md §4). */
+/** A ring group or queue larger than this is shown to its first 50 members (docs/API.md). */
 const MAX_RINGING = 50;
 
 export class AsteriskLiveDto {

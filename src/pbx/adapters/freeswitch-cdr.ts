@@ -223,7 +223,7 @@ export function freeSwitchCdrToEvents(
   const inbound = direction === 'inbound';
   const { status, failedReason } = statusOf(vars.hangup_cause, Number(vars.billsec ?? 0), direction);
   // The a-leg is "answered" as soon as anything picks up, voicemail and IVRs included: an inbound call
-  // counts as answered only when it was bridged to someone (SPEC.md §9: voicemail alone is a missed call).
+  // counts as answered only when it was bridged to someone (docs/API.md: voicemail alone is a missed call).
   const unanswered = inbound && status === 'answered' && !bridged(vars);
   const extension = inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number;
   const endedAt = epoch(vars.end_epoch, zone, 'variables.end_epoch');

@@ -304,7 +304,7 @@ function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOut
     : TALKING.includes(trunk.member_status)
       ? employee
       : undefined;
-  // Every phone of a ring group or queue rings at once: each is shown the card (SPEC.md §4).
+  // Every phone of a ring group or queue rings at once: each is shown the card (docs/API.md).
   const group = inbound ? [...new Set(present.map((member) => member.number))] : [];
   const events: Record<string, unknown>[] = [
     {

@@ -51,15 +51,15 @@ export const SQLITE_MIGRATIONS: string[] = [
    ) WITHOUT ROWID;`,
   // Retention: settled calls (finished or failed, nothing due) by their last change.
   `CREATE INDEX calls_settled ON calls (updated_at) WHERE due_at IS NULL AND state IN ('finished', 'failed');`,
-  // Ringing first: a live call's register and card moves are listed before the history (SPEC.md §4).
+  // Ringing first: a live call's register and card moves are listed before the history (docs/API.md).
   `ALTER TABLE calls ADD COLUMN priority INTEGER NOT NULL DEFAULT 1;
    CREATE INDEX calls_due_priority ON calls (portal_id, priority, due_at) WHERE due_at IS NOT NULL;`,
-  // Missed-call tasks: the calls whose task a callback from their number completes (SPEC.md §7).
+  // Missed-call tasks: the calls whose task a callback from their number completes (docs/API.md).
   `ALTER TABLE calls ADD COLUMN callback_phone TEXT;
    ALTER TABLE calls ADD COLUMN callback_until INTEGER;
    CREATE INDEX calls_awaiting_callback ON calls (portal_id, callback_phone, callback_until)
      WHERE callback_phone IS NOT NULL;`,
-  // Recordings the bridge uploads itself (SPEC.md §5): downloaded or pushed content, until the portal has it.
+  // Recordings the bridge uploads itself (docs/API.md): downloaded or pushed content, until the portal has it.
   `CREATE TABLE recordings (
      portal_id  TEXT    NOT NULL,
      call_id    TEXT    NOT NULL,
@@ -68,7 +68,7 @@ export const SQLITE_MIGRATIONS: string[] = [
      content    BLOB    NOT NULL,
      PRIMARY KEY (portal_id, call_id)
    ) WITHOUT ROWID;`,
-  // Click-to-call (SPEC.md §6): the portal's clicks, kept until a PBX call takes one (or a crmCallId its CALL_ID).
+  // Click-to-call (docs/API.md): the portal's clicks, kept until a PBX call takes one (or a crmCallId its CALL_ID).
   `CREATE TABLE clicks (
      portal_id       TEXT    NOT NULL,
      portal_call_id  TEXT    NOT NULL,
@@ -81,7 +81,7 @@ export const SQLITE_MIGRATIONS: string[] = [
    ) WITHOUT ROWID;
    CREATE INDEX clicks_open ON clicks (portal_id, phone_number, clicked_at) WHERE matched_call_id IS NULL;
    CREATE INDEX clicks_created ON clicks (created_at);`,
-  // Click-to-call (SPEC.md §6): dial requests the dialer works in the background.
+  // Click-to-call (docs/API.md): dial requests the dialer works in the background.
   `CREATE TABLE dial_requests (
      portal_id       TEXT    NOT NULL,
      portal_call_id  TEXT    NOT NULL,
@@ -102,7 +102,7 @@ export const SQLITE_MIGRATIONS: string[] = [
      PRIMARY KEY (portal_id, portal_call_id)
    ) WITHOUT ROWID;
    CREATE INDEX dial_requests_due ON dial_requests (portal_id, state, due_at);`,
-  // Portal events (SPEC.md §6): stored before the portal's post is answered, handled by the processor.
+  // Portal events (docs/API.md): stored before the portal's post is answered, handled by the processor.
   `CREATE TABLE portal_events (
      id          INTEGER PRIMARY KEY AUTOINCREMENT,
      portal_id   TEXT    NOT NULL,
@@ -118,7 +118,7 @@ export const SQLITE_MIGRATIONS: string[] = [
      UNIQUE (portal_id, dedupe_key)
    );
    CREATE INDEX portal_events_due ON portal_events (portal_id, due_at) WHERE state = 'pending';`,
-  // Many portals (SPEC.md §8): one row per installed portal, and each portal's PBX tokens (SHA-256 only).
+  // Many portals (docs/API.md): one row per installed portal, and each portal's PBX tokens (SHA-256 only).
   `CREATE TABLE portals (
      portal_id       TEXT    NOT NULL PRIMARY KEY,
      domain          TEXT    NOT NULL,
