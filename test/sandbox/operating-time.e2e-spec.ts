@@ -98,7 +98,7 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
       operatingLimitSec: 480,
       operatingWindowSec: 600,
     });
-    expect(changed.body).toEqual({ commandMs: 0, windowSec: 600, limitSec: 480 });
+    expect(changed.body).toEqual({ commandMs: 0, windowSec: 600, limitSec: 480, charge: 'run' });
     expect((await call('user.current')).body.time.operating).toBe(0);
     for (const [field, value] of [
       ['commandMs', -1],

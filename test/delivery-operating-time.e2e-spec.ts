@@ -1,0 +1,120 @@
+import axios from 'axios';
+import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
+import { sandboxCalls } from './support/sandbox-inspect';
+
+const REGISTER = 'telephony.externalcall.register';
+
+interface OperatingView {
+  methods: Record<string, { usedSec: number; resetAt: number; blocked: boolean }>;
+  refusals: { at: number; method: string; usedSec: number; resetAt: number }[];
+}
+
+/**
+ * Delivery against the portal's operating-time limit (REAL-PORTAL.md "Errors"): the portal's own figures
+ * (`time.operating`, `operating_reset_at`) beat the bridge's estimate, and the bridge never waits past the
+ * reset the portal named while the portal's count has room.
+ */
+describe('delivery under the operating-time limit: the portal is trusted over the estimate', () => {
+  let h: Harness | undefined;
+
+  afterEach(async () => {
+    await h?.close();
+    h = undefined;
+  });
+
+  function callEvents(prefix: string, count: number) {
+    return Array.from({ length: count }, (_, n) => [
+      {
+        event: 'call.started',
+        callId: `${prefix}-${n}`,
+        direction: 'inbound',
+        phoneNumber: `+4930${String(7000000 + n)}`,
+        extension: '101',
+        at: '2026-11-24T10:00:00+01:00',
+      },
+      {
+        event: 'call.ended',
+        callId: `${prefix}-${n}`,
+        at: '2026-11-24T10:01:00+01:00',
+        durationSec: 60,
+        status: 'answered',
+      },
+    ]).flat();
+  }
+
+  async function post(events: object[]) {
+    for (let start = 0; start < events.length; start += 100) {
+      const response = await h!.http
+        .post('/v1/calls/events')
+        .set('Authorization', `Bearer ${PBX_TOKEN}`)
+        .send(events.slice(start, start + 100));
+      expect(response.status).toBe(202);
+    }
+  }
+
+  async function operating(): Promise<OperatingView> {
+    return (await axios.get(`${h!.sandbox.url}/_sandbox/operating`)).data;
+  }
+
+  async function registered(prefix: string) {
+    return (await sandboxCalls(h!.sandbox)).filter((call) => call.EXTERNAL_CALL_ID?.startsWith(`${prefix}-`));
+  }
+
+  it('after a 429 OPERATION_TIME_LIMIT from a portal that charges batches up front, delivery resumes at the reset it named', async () => {
+    // A 10-s window, 1 s of server time per method, 20 ms a command; the portal charges each batch's whole
+    // time on arrival to every method in it (refused commands too): its books are not what the answers'
+    // durations say, so the bridge's first batches overshoot and are refused.
+    h = await startHarness(
+      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '10', B24_OPERATING_LIMIT_SEC: '1' },
+      { commandMs: 20, operatingWindowSec: 10, operatingLimitSec: 1, operatingCharge: 'batch-upfront' },
+    );
+    await post(callEvents('upfront', 120));
+    await eventually(async () => ((await operating()).refusals.length > 0 ? true : undefined), 30_000);
+    // Every call gets registered (each window frees its method again): no stall of a window or more.
+    await eventually(async () => ((await registered('upfront')).length === 120 ? true : undefined), 90_000);
+    const { refusals } = await operating();
+    const runs = h.sandbox.operatingRuns().filter((run) => run.method === REGISTER);
+    const lastRun = runs[runs.length - 1].at;
+    // After each refusal of a register, the next register ran by the reset the portal named, with a
+    // generous margin (a window is 10 s; a bridge trusting only its own estimate waited minutes).
+    const late = refusals
+      .filter((refusal) => refusal.method === REGISTER && refusal.resetAt < lastRun)
+      .map((refusal) => ({
+        refusal,
+        resumedAfterMs: runs.find((run) => run.at > refusal.at)!.at - refusal.resetAt,
+      }))
+      .filter(({ resumedAfterMs }) => resumedAfterMs > 4000);
+    expect(refusals.filter((refusal) => refusal.method === REGISTER).length).toBeGreaterThan(0);
+    expect(late).toEqual([]);
+  });
+
+  it("time.operating from the answers overrides the bridge's estimate: another application's use that leaves frees the method at once", async () => {
+    // A 30-s window (3-s buckets), 6 s of server time per method, 20 ms a command.
+    h = await startHarness(
+      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '30', B24_OPERATING_LIMIT_SEC: '6' },
+      { commandMs: 20, operatingWindowSec: 30, operatingLimitSec: 6 },
+    );
+    // Another application used 5.5 s of registers 25 s ago: the portal's count is near the limit, and all
+    // of it leaves within 5 s. The bridge learns of it only from the portal's figures.
+    await axios.post(`${h.sandbox.url}/_sandbox/operating/use`, { method: REGISTER, sec: 5.5, agoSec: 25 });
+    const othersLeaveAt = (await operating()).methods[REGISTER].resetAt;
+    // 250 registers: 5 s of server time, what the limit allows once the other use has left.
+    await post(callEvents('shared', 250));
+    const done = await eventually(
+      async () => ((await registered('shared')).length === 250 ? Date.now() : undefined),
+      60_000,
+    );
+    // Registered soon after the other use left (a bridge keeping the count it was told, less only its own
+    // charges, allowed ~0.5 s of registers per 30-s window: minutes for these).
+    expect(done - othersLeaveAt).toBeLessThan(20_000);
+    // The bridge's estimate is the portal's count (no unexplained seconds kept).
+    await eventually(async () => {
+      const health = await h!.http.get('/health/ready');
+      const estimate = (
+        health.body.details.portal.operatingTime as { method: string; usedSec: number }[]
+      ).find((use) => use.method === REGISTER);
+      const portal = (await operating()).methods[REGISTER]?.usedSec ?? 0;
+      return estimate && Math.abs(estimate.usedSec - portal) < 0.5 ? true : undefined;
+    }, 10_000);
+  });
+});
