@@ -14,7 +14,10 @@
  *  - deliveredFraction: server seconds run in the measured span ÷ what the limit allowed in it, limit ×
  *    seconds ÷ window per method (register and finish);
  *  - refusedCommands (429 OPERATION_TIME_LIMIT inside batches and direct calls);
- *  - longestGapSec: the longest time without a request reaching the portal in the measured span;
+ *  - longestGapSec: the longest time without a request reaching the portal in the measured span (the window
+ *    may be full: the first window's use leaves as it came, so a gap can be the portal's, not a stall);
+ *  - longestStallSec: the longest time without a request while the portal's own count (sampled each second)
+ *    left a method at most 90 % of its limit: time the bridge could have used and did not;
  *  - the portal's count per method, sampled each second after the first window (min/mean/max), and the
  *    bridge's estimate against it (/health/ready) at the largest gap between them.
  * Scenarios (BENCH_SCENARIOS=comma list to pick): `run` (the portal charges each command when it has run, as
@@ -135,6 +138,19 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
   for (const run of sandbox.operatingRuns()) {
     if (run.at >= from && run.at < end) ran[run.method] = (ran[run.method] ?? 0) + 1;
   }
+  const arrivals = requests.map((entry) => entry.at);
+  let stall = 0;
+  let roomSince: number | undefined;
+  for (const entry of samples.filter((sampled) => sampled.at >= from && sampled.at <= end)) {
+    const room = METHODS.some((method) => entry.portal[method] <= 0.9 * LIMIT_SEC);
+    if (!room) {
+      roomSince = undefined;
+      continue;
+    }
+    roomSince ??= entry.at;
+    const lastRequest = arrivals.filter((at) => at <= entry.at).pop() ?? from;
+    stall = Math.max(stall, entry.at - Math.max(lastRequest, roomSince));
+  }
   let longestGap = 0;
   let previous = from;
   for (const entry of [...measured, { at: end }]) {
@@ -185,6 +201,7 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
     http429: measured.filter((entry) => entry.status === 429).length,
     portal503s: measured.filter((entry) => entry.status === 503).length,
     longestGapSec: Number((longestGap / 1000).toFixed(1)),
+    longestStallSec: Number((stall / 1000).toFixed(1)),
     requests: measured.length,
     commandsPerBatch: Number(
       (batches.reduce((sum, entry) => sum + entry.commands, 0) / Math.max(1, batches.length)).toFixed(1),

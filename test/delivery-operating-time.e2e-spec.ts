@@ -61,42 +61,44 @@ describe('delivery under the operating-time limit: the portal is trusted over th
   }
 
   it('after a 429 OPERATION_TIME_LIMIT from a portal that charges batches up front, delivery resumes at the reset it named', async () => {
-    // A 10-s window, 1 s of server time per method, 20 ms a command; the portal charges each batch's whole
-    // time on arrival to every method in it (refused commands too): its books are not what the answers'
-    // durations say, so the bridge's first batches overshoot and are refused.
+    // A 30-s window (3-s buckets), 2 s of server time per method, 20 ms a command; the portal charges each
+    // batch's whole time on arrival to every method in it (refused commands too): its books are not what
+    // the answers' durations say, so the bridge's first batches overshoot and are refused.
     h = await startHarness(
-      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '10', B24_OPERATING_LIMIT_SEC: '1' },
-      { commandMs: 20, operatingWindowSec: 10, operatingLimitSec: 1, operatingCharge: 'batch-upfront' },
+      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '30', B24_OPERATING_LIMIT_SEC: '2' },
+      { commandMs: 20, operatingWindowSec: 30, operatingLimitSec: 2, operatingCharge: 'batch-upfront' },
     );
-    await post(callEvents('upfront', 120));
+    await post(callEvents('upfront', 100));
     await eventually(async () => ((await operating()).refusals.length > 0 ? true : undefined), 30_000);
-    // Every call gets registered (each window frees its method again): no stall of a window or more.
-    await eventually(async () => ((await registered('upfront')).length === 120 ? true : undefined), 90_000);
+    // Every call gets registered (each window frees its method again): no stall of a window or more (a
+    // bridge trusting its own estimate over the portal's figures sent nothing for minutes).
+    await eventually(async () => ((await registered('upfront')).length === 100 ? true : undefined), 100_000);
     const { refusals } = await operating();
     const runs = h.sandbox.operatingRuns().filter((run) => run.method === REGISTER);
     const lastRun = runs[runs.length - 1].at;
-    // After each refusal of a register, the next register ran by the reset the portal named, with a
-    // generous margin (a window is 10 s; a bridge trusting only its own estimate waited minutes).
+    // After each refusal of a register, the next register ran soon after the reset the portal named: within
+    // a third of the window (the next bucket, 3 s on, when the first one's room was eaten by the up-front
+    // charge of the request that asked).
     const late = refusals
       .filter((refusal) => refusal.method === REGISTER && refusal.resetAt < lastRun)
       .map((refusal) => ({
         refusal,
         resumedAfterMs: runs.find((run) => run.at > refusal.at)!.at - refusal.resetAt,
       }))
-      .filter(({ resumedAfterMs }) => resumedAfterMs > 4000);
+      .filter(({ resumedAfterMs }) => resumedAfterMs > 10_000);
     expect(refusals.filter((refusal) => refusal.method === REGISTER).length).toBeGreaterThan(0);
     expect(late).toEqual([]);
-  });
+  }, 150_000);
 
   it("time.operating from the answers overrides the bridge's estimate: another application's use that leaves frees the method at once", async () => {
-    // A 30-s window (3-s buckets), 6 s of server time per method, 20 ms a command.
+    // A 40-s window (4-s buckets), 6 s of server time per method, 20 ms a command.
     h = await startHarness(
-      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '30', B24_OPERATING_LIMIT_SEC: '6' },
-      { commandMs: 20, operatingWindowSec: 30, operatingLimitSec: 6 },
+      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '40', B24_OPERATING_LIMIT_SEC: '6' },
+      { commandMs: 20, operatingWindowSec: 40, operatingLimitSec: 6 },
     );
-    // Another application used 5.5 s of registers 25 s ago: the portal's count is near the limit, and all
+    // Another application used 5.5 s of registers 35 s ago: the portal's count is near the limit, and all
     // of it leaves within 5 s. The bridge learns of it only from the portal's figures.
-    await axios.post(`${h.sandbox.url}/_sandbox/operating/use`, { method: REGISTER, sec: 5.5, agoSec: 25 });
+    await axios.post(`${h.sandbox.url}/_sandbox/operating/use`, { method: REGISTER, sec: 5.5, agoSec: 35 });
     const othersLeaveAt = (await operating()).methods[REGISTER].resetAt;
     // 250 registers: 5 s of server time, what the limit allows once the other use has left.
     await post(callEvents('shared', 250));
@@ -105,7 +107,7 @@ describe('delivery under the operating-time limit: the portal is trusted over th
       60_000,
     );
     // Registered soon after the other use left (a bridge keeping the count it was told, less only its own
-    // charges, allowed ~0.5 s of registers per 30-s window: minutes for these).
+    // charges, waited for those to leave: a whole window).
     expect(done - othersLeaveAt).toBeLessThan(20_000);
     // The bridge's estimate is the portal's count (no unexplained seconds kept).
     await eventually(async () => {
@@ -116,5 +118,5 @@ describe('delivery under the operating-time limit: the portal is trusted over th
       const portal = (await operating()).methods[REGISTER]?.usedSec ?? 0;
       return estimate && Math.abs(estimate.usedSec - portal) < 0.5 ? true : undefined;
     }, 10_000);
-  });
+  }, 90_000);
 });
