@@ -3,14 +3,14 @@
  * process on a fresh SQLite file, the sandbox portal in this process with the limit scaled to
  * BENCH_OPERATING_LIMIT_SEC (60) seconds of server time per method in a BENCH_OPERATING_WINDOW_SEC (60)
  * second window, freed a tenth of the window at a time, and the bridge told the same. Each command takes
- * 40 ms of server time, so a method may run 25 commands a second: register and finish together need about
- * 50 commands a second, a batch a second, well under the 2 requests/s budget (100 commands/s). The operating
- * limit binds, not the request budget.
+ * BENCH_OPERATING_COMMAND_MS (80) ms of server time, so a method may run 12.5 commands a second: register
+ * and finish together need 25 commands a second, half a full batch a second, far under the 2 requests/s
+ * budget (100 commands/s). The operating limit binds, not the request budget.
  *
  * BENCH_OPERATING_CALLS (3 300) calls are posted at once (register + finish each, no recordings). The first
  * window after the first batch starts empty (any client fills it at once), so the bench measures the steady
- * state: the BENCH_OPERATING_MEASURE_SEC (60) seconds after it, where only what leaves the window may be
- * used again; 3 300 calls keep both methods busy to its end. Printed per scenario (one JSON document):
+ * state: the BENCH_OPERATING_MEASURE_SEC (180) seconds after it, where only what leaves the window may be
+ * used again; 3 300 calls (4.4 windows of registers) keep both methods busy to its end. Printed per scenario (one JSON document):
  *  - deliveredFraction: server seconds run in the measured span ÷ what the limit allowed in it, limit ×
  *    seconds ÷ window per method (register and finish);
  *  - refusedCommands (429 OPERATION_TIME_LIMIT inside batches and direct calls);
@@ -32,10 +32,10 @@ import { OperatingCharge } from '../sandbox/operating-time';
 import { DIST, postJson, startBuiltBridge } from './bench-support';
 
 const CALLS = Number(process.env.BENCH_OPERATING_CALLS ?? 3300);
-const MEASURE_SEC = Number(process.env.BENCH_OPERATING_MEASURE_SEC ?? 60);
+const MEASURE_SEC = Number(process.env.BENCH_OPERATING_MEASURE_SEC ?? 180);
 const WINDOW_SEC = Number(process.env.BENCH_OPERATING_WINDOW_SEC ?? 60);
 const LIMIT_SEC = Number(process.env.BENCH_OPERATING_LIMIT_SEC ?? 60);
-const COMMAND_MS = 40;
+const COMMAND_MS = Number(process.env.BENCH_OPERATING_COMMAND_MS ?? 80);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 const TOKEN = 'bench-token-operating';
 const REGISTER = 'telephony.externalcall.register';
