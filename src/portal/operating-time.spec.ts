@@ -135,10 +135,15 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
 
   it('a refusal blocks the method until the reset the portal named, then asks small until a figure', () => {
     const operating = tracker();
-    operating.observe(register, { usedSec: 30, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
-    // Refused inside a batch, no reset given: the reset last named for the method.
+    operating.observe(register, { usedSec: 47, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
+    // Refused inside a batch, no reset given, the count near the limit: the reset last named for the method.
     operating.blocked(register);
     expect(operating.blockedUntil(register)).toBeGreaterThanOrEqual(START + 60_000);
+    // The count had room: the refusal disagrees with it, so it holds only until the next bucket leaves.
+    const odd = tracker();
+    odd.observe(register, { usedSec: 3, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
+    odd.blocked(register);
+    expect(odd.blockedUntil(register)).toBeLessThanOrEqual(START + 6000 + 25);
     // Refused with a reset of its own (a direct call's 429).
     const refused = tracker();
     refused.observe(register, { usedSec: 30, costSec: 0.04, figureAtMs: START });

@@ -85,6 +85,12 @@ const BUCKETS_PER_WINDOW = 10;
 /** After a moment the portal named, act this much later (timers, rounding of the portal's figures). */
 const GUARD_MS = 25;
 
+/** A refusal is expected from this share of the limit on; below it the portal's count disagrees with it. */
+const NEAR_LIMIT = 0.9;
+
+/** A refusal the portal's count does not explain (and that names no reset) holds the method this long at most. */
+const UNEXPLAINED_BLOCK_MS = 10_000;
+
 /** The least wait the loop is given, so a plan never spins on a moment just passed. */
 const MIN_WAIT_MS = 50;
 
@@ -136,15 +142,20 @@ export class OperatingTime {
 
   /**
    * The portal refused the method for its operating time; it unblocks it at `untilMs` (portal clock). Not
-   * said (a command refused inside a batch): at the reset the portal last named, or else when its next
-   * bucket leaves, the first moment anything can be freed.
+   * said (a command refused inside a batch): if the portal's count was near the limit, at the reset it last
+   * named, or else when its next bucket leaves (the first moment anything can be freed); if its count had
+   * room (the refusal disagrees with it), a short while at most, then a small request asks again.
    */
   blocked(method: string, untilMs?: number): void {
     const use = this.use(method);
     const portalNow = this.portalNow();
+    const nextBucket = this.bucketStart(this.bucketOf(portalNow) + 1);
     let until = untilMs !== undefined && untilMs > portalNow ? untilMs : undefined;
+    if (until === undefined && this.mirrored(use, portalNow) < this.settings.limitSec * NEAR_LIMIT) {
+      until = Math.min(nextBucket, portalNow + UNEXPLAINED_BLOCK_MS);
+    }
     if (until === undefined && use.resetAt !== undefined && use.resetAt > portalNow) until = use.resetAt;
-    until ??= this.bucketStart(this.bucketOf(portalNow) + 1);
+    until ??= nextBucket;
     use.blockedUntil = Math.max(use.blockedUntil, this.toLocal(until) + GUARD_MS);
     use.refusedAt = portalNow;
   }

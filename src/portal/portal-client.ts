@@ -160,20 +160,11 @@ export class PortalClient {
     >;
     const costs = new Map<string, { costSec: number; commands: number }>();
     const figures: { method: string; time: PortalTime; at?: number }[] = [];
+    const refused: { label: string; method: string; time?: PortalTime }[] = [];
     for (const { label, method } of commands) {
       const time = byLabel[label];
-      const error = outcome.errors[label];
-      if (error?.kind === 'operation-limit') {
-        this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
-        // The call waits for the method's reset instead of a backoff that may be shorter.
-        const resumeAt = this.operating.blockedUntil(method);
-        outcome.errors[label] = new PortalError(
-          error.kind,
-          error.code,
-          error.description,
-          error.status,
-          resumeAt,
-        );
+      if (outcome.errors[label]?.kind === 'operation-limit') {
+        refused.push({ label, method, time });
         continue;
       }
       const cost = costs.get(method) ?? { costSec: 0, commands: 0 };
@@ -189,6 +180,20 @@ export class PortalClient {
         resetAtMs: secondsToMs(time.operating_reset_at),
         figureAtMs: at,
       });
+    }
+    // Refusals after the figures: whether the portal's count explains them decides how long they hold.
+    for (const { label, method, time } of refused) {
+      const error = outcome.errors[label];
+      this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
+      // The call waits for the method's reset instead of a backoff that may be shorter.
+      const resumeAt = this.operating.blockedUntil(method);
+      outcome.errors[label] = new PortalError(
+        error.kind,
+        error.code,
+        error.description,
+        error.status,
+        resumeAt,
+      );
     }
     for (const [method, cost] of costs) this.operating.observe(method, cost);
   }
