@@ -115,6 +115,9 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
     } catch (error) {
       if (!isSandboxPortalError(error)) throw error;
       errors.set(label, { error: error.code, error_description: error.description });
+      // A command refused for its method's operating time says, like a direct call's 429, the count and
+      // when the method's oldest use leaves (`result_time[label]`).
+      if (isPlainObject(error.extra.time)) times.set(label, error.extra.time);
       if (halt) break;
     }
   }
