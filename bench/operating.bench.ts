@@ -22,7 +22,8 @@
  *    bridge's estimate against it (/health/ready) at the largest gap between them.
  * Scenarios (BENCH_SCENARIOS=comma list to pick): `run` (the portal charges each command when it has run, as
  * real portals do) and `batch-upfront` (a fault: the portal charges a batch's whole server time on arrival
- * to every method in it, refused commands included). BRIDGE_DIST benches another build's dist/.
+ * to every method in it, refused commands included) and `batch-upfront-no-reset` (the same fault, and a
+ * command refused inside a batch names neither the count nor the reset). BRIDGE_DIST benches another build's dist/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -42,7 +43,7 @@ const REGISTER = 'telephony.externalcall.register';
 const FINISH = 'telephony.externalcall.finish';
 const METHODS = [REGISTER, FINISH];
 
-const SCENARIOS: OperatingCharge[] = ['run', 'batch-upfront'];
+const SCENARIOS: OperatingCharge[] = ['run', 'batch-upfront', 'batch-upfront-no-reset'];
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

@@ -88,7 +88,8 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
 
   const ledger = context.state.operating;
   const commandMs = ledger.performance.commandMs;
-  const prepaid = ledger.chargeMode === 'batch-upfront';
+  const prepaid = ledger.upfront;
+  const refusalTimes = ledger.chargeMode !== 'batch-upfront-no-reset';
   if (prepaid) {
     // The fault: the whole batch's server time, charged on arrival to every method it calls.
     const methods = new Set(commands.map(({ text }) => methodOf(text.split('?')[0])));
@@ -117,7 +118,8 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
       errors.set(label, { error: error.code, error_description: error.description });
       // A command refused for its method's operating time says, like a direct call's 429, the count and
       // when the method's oldest use leaves (`result_time[label]`).
-      if (isPlainObject(error.extra.time)) times.set(label, error.extra.time);
+      // (Not with the `batch-upfront-no-reset` fault: such a refusal says nothing of the count.)
+      if (refusalTimes && isPlainObject(error.extra.time)) times.set(label, error.extra.time);
       if (halt) break;
     }
   }

@@ -62,7 +62,7 @@ export class MethodRegistry {
     if (fault) throw fault;
     const ledger = context.state.operating;
     const commandMs = ledger.performance.commandMs;
-    const upfront = ledger.chargeMode === 'batch-upfront';
+    const upfront = ledger.upfront;
     // A direct call on an up-front portal pays on arrival too.
     if (upfront && !context.prepaid) ledger.charge(method, context.now, commandMs / 1000);
     if (ledger.blocked(method, context.now)) {

@@ -8,9 +8,9 @@
  * and a bucket leaves the window whole, a window after it began. The count at a moment is the current
  * bucket and the nine before it; `operating_reset_at` is when the oldest of them with any use leaves.
  */
-export type OperatingCharge = 'run' | 'batch-upfront';
+export type OperatingCharge = 'run' | 'batch-upfront' | 'batch-upfront-no-reset';
 
-export const OPERATING_CHARGES: readonly OperatingCharge[] = ['run', 'batch-upfront'];
+export const OPERATING_CHARGES: readonly OperatingCharge[] = ['run', 'batch-upfront', 'batch-upfront-no-reset'];
 
 export interface OperatingPerformance {
   /** Server time one command takes, ms: a batch of n commands is answered n × commandMs after arrival. */
@@ -21,6 +21,8 @@ export interface OperatingPerformance {
    * How server time is charged. `run` (default, as portals do): each command when it has run, to its own
    * method. `batch-upfront` (a fault: a portal whose books differ from what its answers say): a batch's whole
    * server time is charged when it arrives, to every method it calls, refused commands included.
+   * `batch-upfront-no-reset`: the same, and a command refused inside a batch carries no `result_time` (no
+   * count, no reset): only the figures of commands that ran and of direct calls tell the count.
    */
   charge?: OperatingCharge;
 }
@@ -61,6 +63,11 @@ export class OperatingTimeLedger {
 
   get chargeMode(): OperatingCharge {
     return this.performance.charge ?? 'run';
+  }
+
+  /** A batch's server time is charged on arrival (the `batch-upfront` faults). */
+  get upfront(): boolean {
+    return this.chargeMode !== 'run';
   }
 
   /** Charges `sec` of server time to `method` at `at` (a command's end, or a batch's arrival up front). */

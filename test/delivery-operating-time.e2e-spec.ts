@@ -122,4 +122,48 @@ describe('delivery under the operating-time limit: the portal is trusted over th
       return estimate && Math.abs(estimate.usedSec - portal) < 0.5 ? true : undefined;
     }, 10_000);
   }, 90_000);
+
+  it('a portal whose refusals inside a batch name no reset: once its count has fallen, delivery goes on', async () => {
+    // A 10-s window (1-s buckets), 2 s of server time per method, 20 ms a command; the portal charges each
+    // batch's whole time on arrival to every method in it (refused commands too), and a command refused
+    // inside a batch says nothing: no count, no reset. Only the figures of commands that ran tell the count.
+    h = await startHarness(
+      { PBX_RATE_LIMIT_RPS: '1000', B24_OPERATING_WINDOW_SEC: '10', B24_OPERATING_LIMIT_SEC: '2' },
+      {
+        commandMs: 20,
+        operatingWindowSec: 10,
+        operatingLimitSec: 2,
+        operatingCharge: 'batch-upfront-no-reset',
+      },
+    );
+    const calls = 300;
+    await post(callEvents('silent', calls));
+    // Watch the portal's own register count and what was delivered; stop once all is delivered, or once the
+    // bridge sent no register for three windows while the portal's count was zero (a stall: a bridge
+    // trusting its estimate over the portal's figures sent nothing for minutes).
+    let zeroSince: number | undefined;
+    let stalledMs = 0;
+    let delivered = 0;
+    const deadline = Date.now() + 240_000;
+    while (Date.now() < deadline) {
+      delivered = (await registered('silent')).length;
+      if (delivered === calls) break;
+      const view = await operating();
+      const count = view.methods[REGISTER]?.usedSec ?? 0;
+      const runs = h.sandbox.operatingRuns().filter((run) => run.method === REGISTER);
+      const lastRun = runs.length ? runs[runs.length - 1].at : 0;
+      const now = Date.now();
+      if (count > 0 || (zeroSince !== undefined && lastRun > zeroSince)) zeroSince = undefined;
+      else zeroSince ??= now;
+      stalledMs = Math.max(stalledMs, zeroSince === undefined ? 0 : now - zeroSince);
+      if (stalledMs > 30_000) break;
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    const { refusals } = await operating();
+    expect(refusals.filter((refusal) => refusal.method === REGISTER).length).toBeGreaterThan(0);
+    // Never idle for long with the portal's count at zero: a register goes within two windows (generous on a
+    // loaded machine; the bridge asks within one window of its last refusal at the latest).
+    expect({ stalledMs: stalledMs > 20_000 ? stalledMs : 'under 20 s' }).toEqual({ stalledMs: 'under 20 s' });
+    expect(delivered).toBe(calls);
+  }, 300_000);
 });
