@@ -10,7 +10,11 @@
  */
 export type OperatingCharge = 'run' | 'batch-upfront' | 'batch-upfront-no-reset';
 
-export const OPERATING_CHARGES: readonly OperatingCharge[] = ['run', 'batch-upfront', 'batch-upfront-no-reset'];
+export const OPERATING_CHARGES: readonly OperatingCharge[] = [
+  'run',
+  'batch-upfront',
+  'batch-upfront-no-reset',
+];
 
 export interface OperatingPerformance {
   /** Server time one command takes, ms: a batch of n commands is answered n × commandMs after arrival. */
