@@ -199,17 +199,4 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
       { method: finish, usedSec: 0, limitSec: 48, blockedUntil: START + 5000 + 25 },
     ]);
   });
-
-  it("a command costs what the portal's figures rose per command, when that is more than its duration", () => {
-    // A portal charging a batch whole to every method in it: 20 registers took 0.8 s, the count rose 4 s.
-    const operating = tracker();
-    operating.observe(register, { usedSec: 4, figureAtMs: START + 1000 });
-    operating.observe(register, { costSec: 0.8, commands: 20 });
-    expect(operating.allowance(register)).toBe(220);
-    // On a faithful portal the figures rise by the durations: the duration stays the cost.
-    const faithful = tracker();
-    faithful.observe(register, { usedSec: 0.8, figureAtMs: START + 1000 });
-    faithful.observe(register, { costSec: 0.8, commands: 20 });
-    expect(faithful.allowance(register)).toBe(1180);
-  });
 });

@@ -70,15 +70,6 @@ interface MethodUse {
   reservedCommands: number;
   /** Server seconds one command of this method takes (moving average); undefined until answered once. */
   costSec?: number;
-  /** What the portal's figures rose by since the last answer's cost was learnt (seconds). */
-  riseSec: number;
-  /**
-   * What the figures rose per command answered, as decaying sums: how much a command costs in the portal's
-   * books, which may differ from the durations its answers show (a portal charging a batch whole to every
-   * method in it, refused commands, retries).
-   */
-  risenSec: number;
-  risenCommands: number;
   /** Refused by the portal: no command goes before this (local ms). */
   blockedUntil: number;
   /** When the last refusal came (portal ms): until a newer figure, only a small request goes. */
@@ -99,9 +90,6 @@ const NEAR_LIMIT = 0.9;
 
 /** A refusal the portal's count does not explain (and that names no reset) holds the method this long at most. */
 const UNEXPLAINED_BLOCK_MS = 10_000;
-
-/** How fast the figures' rise per command forgets older answers (per answer). */
-const RISE_DECAY = 0.8;
 
 /** The least wait the loop is given, so a plan never spins on a moment just passed. */
 const MIN_WAIT_MS = 50;
@@ -141,13 +129,8 @@ export class OperatingTime {
   observe(method: string, report: OperatingReport): void {
     const use = this.use(method);
     if (report.costSec !== undefined && report.costSec >= 0) {
-      const commands = Math.max(1, report.commands ?? 1);
-      const perCommand = report.costSec / commands;
+      const perCommand = report.costSec / Math.max(1, report.commands ?? 1);
       use.costSec = use.costSec === undefined ? perCommand : use.costSec * 0.7 + perCommand * 0.3;
-      // The figures' rise since the last answer, per command answered: the cost in the portal's own books.
-      use.risenSec = use.risenSec * RISE_DECAY + use.riseSec;
-      use.risenCommands = use.risenCommands * RISE_DECAY + commands;
-      use.riseSec = 0;
     }
     if (report.usedSec !== undefined && report.usedSec >= 0) {
       this.takeFigure(use, report.usedSec, report.figureAtMs ?? this.portalNow(), report.resetAtMs);
@@ -202,7 +185,7 @@ export class OperatingTime {
     const use = this.find(method);
     const now = this.now();
     if (use && use.blockedUntil > now) return 0;
-    const cost = this.costOf(use) || this.settings.assumedCostSec;
+    const cost = use?.costSec || this.settings.assumedCostSec;
     if (!cost) return Infinity;
     const used = use ? this.mirrored(use, this.portalNow()) + use.reservedSec : 0;
     const commands = Math.floor((this.targetSec - used) / cost + 1e-9);
@@ -220,7 +203,7 @@ export class OperatingTime {
     const seconds = new Map<string, number>();
     for (const [method, count] of commands) {
       const use = this.use(method);
-      const sec = count * (this.costOf(use) || this.settings.assumedCostSec || 0);
+      const sec = count * (use.costSec || this.settings.assumedCostSec || 0);
       use.reservedSec += sec;
       use.reservedCommands += count;
       seconds.set(method, sec);
@@ -250,8 +233,7 @@ export class OperatingTime {
     // Not measured yet: the answer of the request in flight tells (and wakes the loop).
     if (!use.costSec) return undefined;
     const portalNow = this.portalNow();
-    const cost = this.costOf(use) ?? use.costSec;
-    let excess = this.mirrored(use, portalNow) + use.reservedSec + minUseful * cost - this.targetSec;
+    let excess = this.mirrored(use, portalNow) + use.reservedSec + minUseful * use.costSec - this.targetSec;
     if (excess <= 0) return now;
     let at: number | undefined;
     const current = this.bucketOf(portalNow);
@@ -302,7 +284,6 @@ export class OperatingTime {
     }
     let rise = usedSec - this.mirrored(use, at);
     if (rise > 0) this.add(use, bucket, rise);
-    if (rise > 0) use.riseSec += rise;
     for (let index = first; rise < 0 && index <= bucket; index += 1) {
       const sec = use.buckets.get(index) ?? 0;
       const taken = Math.min(sec, -rise);
@@ -386,16 +367,6 @@ export class OperatingTime {
     return portalMs - (this.offsetMs ?? 0);
   }
 
-  /**
-   * What one command of the method is taken to cost: the larger of its measured duration and what the
-   * portal's figures rose per command answered (its books; undefined until the method was answered once).
-   */
-  private costOf(use: MethodUse | undefined): number | undefined {
-    if (!use?.costSec) return use?.costSec;
-    const risen = use.risenCommands >= 1 ? use.risenSec / use.risenCommands : 0;
-    return Math.max(use.costSec, risen);
-  }
-
   private find(method: string): MethodUse | undefined {
     return this.methods.get(method.toLowerCase());
   }
@@ -411,9 +382,6 @@ export class OperatingTime {
         reservedCommands: 0,
         blockedUntil: 0,
         refusedAt: -Infinity,
-        riseSec: 0,
-        risenSec: 0,
-        risenCommands: 0,
       };
       this.methods.set(key, use);
     }
