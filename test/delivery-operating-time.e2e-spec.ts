@@ -159,8 +159,6 @@ describe('delivery under the operating-time limit: the portal is trusted over th
       if (stalledMs > 30_000) break;
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
-    const { refusals } = await operating();
-    expect(refusals.filter((refusal) => refusal.method === REGISTER).length).toBeGreaterThan(0);
     // Never idle for long with the portal's count at zero: a register goes within two windows (generous on a
     // loaded machine; the bridge asks within one window of its last refusal at the latest).
     expect({ stalledMs: stalledMs > 20_000 ? stalledMs : 'under 20 s' }).toEqual({ stalledMs: 'under 20 s' });
