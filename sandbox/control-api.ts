@@ -7,6 +7,7 @@ import { parseFaultSpec } from './faults';
 import { readBody, sendJson } from './http-io';
 import { Inspection } from './inspection';
 import { isPlainObject } from './params';
+import { OPERATING_CHARGES, OperatingCharge } from './operating-time';
 import { PortalState } from './portal-state';
 import { WEBHOOK_SCOPES } from './seed';
 
@@ -87,6 +88,7 @@ export class ControlApi {
       }
       if (path === '/clock') return this.advanceClock(body);
       if (path === '/performance') return this.setPerformance(body);
+      if (path === '/operating/use') return this.chargeOtherUse(body);
       if (path === '/webhooks') return this.addWebhook(body);
       if (path === '/events/outbound' || path === '/click' || path === '/callback' || head === 'crm')
         return this.eventAction(path, segments, body);
@@ -113,9 +115,26 @@ export class ControlApi {
     return ok({ now: this.controls.advanceClock(ms) });
   }
 
+  private chargeOtherUse(body: unknown): Reply {
+    if (!isPlainObject(body) || typeof body.method !== 'string' || body.method === '')
+      return fail(400, 'send {"method": name, "sec": n, "agoSec"?: n}');
+    const { sec, agoSec = 0 } = body;
+    if (typeof sec !== 'number' || !Number.isFinite(sec) || sec <= 0)
+      return fail(400, 'sec must be a positive number');
+    if (typeof agoSec !== 'number' || !Number.isFinite(agoSec) || agoSec < 0)
+      return fail(400, 'agoSec must be a non-negative number');
+    return ok(this.controls.chargeOtherUse(body.method, sec, agoSec));
+  }
+
   private setPerformance(body: unknown): Reply {
     if (!isPlainObject(body))
-      return fail(400, 'send {"commandMs"?, "operatingWindowSec"?, "operatingLimitSec"?}');
+      return fail(
+        400,
+        'send {"commandMs"?, "operatingWindowSec"?, "operatingLimitSec"?, "operatingCharge"?}',
+      );
+    const charge = body.operatingCharge;
+    if (charge !== undefined && !OPERATING_CHARGES.includes(charge as OperatingCharge))
+      return fail(400, `operatingCharge must be one of ${OPERATING_CHARGES.join(', ')}`);
     const fields = {
       commandMs: 'commandMs',
       operatingWindowSec: 'windowSec',
@@ -131,7 +150,11 @@ export class ControlApi {
       }
       change[key] = value;
     }
-    return ok(this.controls.setPerformance(change));
+    return ok(
+      this.controls.setPerformance(
+        charge === undefined ? change : { ...change, charge: charge as OperatingCharge },
+      ),
+    );
   }
 
   private addWebhook(body: unknown): Reply {
@@ -230,7 +253,8 @@ const ENDPOINTS = [
   'GET /_sandbox/stats',
   'GET /_sandbox/budget',
   'GET /_sandbox/operating',
-  'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?}',
+  'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?, operatingCharge?: run|batch-upfront|batch-upfront-no-reset}',
+  "POST /_sandbox/operating/use {method, sec, agoSec?} (another application's use of a method)",
   'GET /_sandbox/credentials',
   'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|lose-answer|redirect|decline|refuse, …}',
   'POST /_sandbox/reset',

@@ -1,7 +1,7 @@
 import { installApp, InstallOutcome, uninstallApp } from './app-install';
 import { ActiveFault, FaultSpec } from './faults';
 import { tokenAnswer, TokenAnswer } from './oauth-server';
-import { MethodOperating, OperatingPerformance } from './operating-time';
+import { MethodOperating, OperatingPerformance, OperatingRefusal } from './operating-time';
 import { PortalState } from './portal-state';
 import { WebhookSeed } from './seed';
 
@@ -10,6 +10,10 @@ export interface OperatingView extends OperatingPerformance {
   methods: Record<string, MethodOperating & { blocked: boolean }>;
   /** Commands refused with OPERATION_TIME_LIMIT since the last reset. */
   refused: number;
+  /** The latest refusals (at most 2 000): when, which method, and the use and reset time they reported. */
+  refusals: OperatingRefusal[];
+  /** Commands that ran, by method, since the last reset. */
+  ran: Record<string, number>;
 }
 
 /** What tests may change on a running portal: faults, time, credentials, and a reset to the seed. */
@@ -22,7 +26,29 @@ export class SandboxControls {
 
   operating(): OperatingView {
     const ledger = this.state.operating;
-    return { ...ledger.performance, methods: ledger.snapshot(this.state.now()), refused: ledger.refused };
+    return {
+      ...ledger.performance,
+      charge: ledger.chargeMode,
+      methods: ledger.snapshot(this.state.now()),
+      refused: ledger.refused,
+      refusals: [...ledger.refusals],
+      ran: { ...ledger.ran },
+    };
+  }
+
+  /** When the latest commands (up to 20 000) ran, by method, oldest first. */
+  operatingRuns(): { at: number; method: string }[] {
+    return [...this.state.operating.runs];
+  }
+
+  /**
+   * Another application's use of `method` (it shares the portal's count): `sec` of server time charged
+   * `agoSec` ago (default now), so it leaves the window with that moment's bucket.
+   */
+  chargeOtherUse(method: string, sec: number, agoSec = 0): MethodOperating {
+    const now = this.state.now();
+    this.state.operating.charge(method.toLowerCase(), now - agoSec * 1000, sec);
+    return this.state.operating.used(method.toLowerCase(), now);
   }
 
   setPerformance(change: Partial<OperatingPerformance>): OperatingPerformance {

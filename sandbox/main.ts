@@ -1,3 +1,4 @@
+import { OPERATING_CHARGES, OperatingCharge } from './operating-time';
 import { SandboxPortal } from './sandbox-portal';
 
 /** Reads a number from the environment; a bad value stops start-up naming the variable. */
@@ -12,6 +13,16 @@ function numberFromEnv(name: string, fallback: number, zeroAllowed = false): num
   return value;
 }
 
+/** SANDBOX_OPERATING_CHARGE: `run` (default), or the `batch-upfront` or `batch-upfront-no-reset` fault. */
+function chargeFromEnv(): OperatingCharge {
+  const raw = process.env.SANDBOX_OPERATING_CHARGE?.trim() || 'run';
+  if (!OPERATING_CHARGES.includes(raw as OperatingCharge)) {
+    console.error(`SANDBOX_OPERATING_CHARGE must be one of ${OPERATING_CHARGES.join(', ')}, got "${raw}"`);
+    process.exit(1);
+  }
+  return raw as OperatingCharge;
+}
+
 async function main(): Promise<void> {
   const portal = await SandboxPortal.start({
     port: numberFromEnv('SANDBOX_PORT', 8099, true),
@@ -22,6 +33,7 @@ async function main(): Promise<void> {
     commandMs: numberFromEnv('SANDBOX_COMMAND_MS', 0, true),
     operatingWindowSec: numberFromEnv('SANDBOX_OPERATING_WINDOW_SEC', 600),
     operatingLimitSec: numberFromEnv('SANDBOX_OPERATING_LIMIT_SEC', 480),
+    operatingCharge: chargeFromEnv(),
     portals: Math.floor(numberFromEnv('SANDBOX_PORTALS', 0, true)),
   });
   console.log(`Sandbox portal:      ${portal.url}`);

@@ -1,6 +1,5 @@
 import { Caller } from './credentials';
 import { findOverlongString, MAX_STRING_LENGTH, Params } from './params';
-import { MethodOperating } from './operating-time';
 import { PortalState } from './portal-state';
 import { portalErrors } from './sandbox-portal-error';
 
@@ -9,6 +8,8 @@ export interface MethodContext {
   caller: Caller;
   /** When the call starts (a batch's later commands start after the earlier ones' server time). */
   now: number;
+  /** The batch's server time was charged when it arrived (`batch-upfront`): the command is not charged again. */
+  prepaid?: boolean;
 }
 
 /** What a method answers: `result`, plus `total`/`next` for list methods. */
@@ -18,9 +19,10 @@ export interface MethodResult {
   next?: number;
 }
 
-/** A call's answer with the method's operating time after it ran. */
+/** A call's answer, its method (lower case), and when its server time ended. */
 export interface InvokedResult extends MethodResult {
-  operating: MethodOperating;
+  method: string;
+  finishedAt: number;
 }
 
 export type MethodHandler = (params: Params, context: MethodContext) => MethodResult;
@@ -47,8 +49,9 @@ export class MethodRegistry {
 
   /**
    * One call, direct or as a batch command: scope, injected fault, the method's operating-time block,
-   * string limit, then the method, charged `commandMs` of server time to its method (finishing at
-   * `context.now + commandMs`).
+   * string limit, then the method, charged `commandMs` of server time to its method when it has run (at
+   * `context.now + commandMs`; on arrival with `batch-upfront`). The method's use is figured when the answer
+   * leaves (`OperatingTimeLedger.used` at `finishedAt`), so it counts what other requests ran meanwhile.
    */
   invoke(definition: MethodDefinition, params: Params, context: MethodContext): InvokedResult {
     if (definition.scope !== null && !context.caller.scopes.includes(definition.scope)) {
@@ -58,17 +61,20 @@ export class MethodRegistry {
     const fault = context.state.faults.methodError(method);
     if (fault) throw fault;
     const ledger = context.state.operating;
-    if (ledger.blocked(method, context.now)) {
-      ledger.refused += 1;
-      context.state.requestLog.countOperatingLimited();
-      throw portalErrors.operationTimeLimit(context.now, ledger.used(method, context.now));
-    }
     const commandMs = ledger.performance.commandMs;
-    ledger.charge(method, context.now + commandMs, commandMs / 1000);
+    const upfront = ledger.upfront;
+    // A direct call on an up-front portal pays on arrival too.
+    if (upfront && !context.prepaid) ledger.charge(method, context.now, commandMs / 1000);
+    if (ledger.blocked(method, context.now)) {
+      context.state.requestLog.countOperatingLimited();
+      throw portalErrors.operationTimeLimit(context.now, ledger.refuse(method, context.now));
+    }
+    if (!upfront) ledger.charge(method, context.now + commandMs, commandMs / 1000);
+    ledger.countRun(method, context.now);
     const overlong = findOverlongString(params);
     if (overlong !== null) {
       throw portalErrors.invalidArgument(`${overlong} is longer than ${MAX_STRING_LENGTH} characters`);
     }
-    return { ...definition.handler(params, context), operating: ledger.used(method, context.now) };
+    return { ...definition.handler(params, context), method, finishedAt: context.now + commandMs };
   }
 }

@@ -1,36 +1,80 @@
 /**
- * The portal's operating-time limit (how real portals behave "Errors"): the server time each method uses is summed
- * over a sliding window (600 s on real portals); a method over the limit (480 s) is blocked until enough of
- * its use has left the window, its calls answering 429 `OPERATION_TIME_LIMIT`. Every answer reports the
- * method's use as `time.operating` and when part of it is freed as `time.operating_reset_at`.
+ * The portal's operating-time limit (how real portals behave, "Errors"): the server time each method uses is summed
+ * over a sliding window (600 s on real portals); a method over the limit (480 s) is blocked, its calls
+ * answering 429 `OPERATION_TIME_LIMIT`, until enough of its use has left the window. Every answer reports
+ * the method's use as `time.operating` and when part of it is freed as `time.operating_reset_at`.
+ *
+ * The window slides in tenths: use is kept in buckets a tenth of the window long (aligned on the clock),
+ * and a bucket leaves the window whole, a window after it began. The count at a moment is the current
+ * bucket and the nine before it; `operating_reset_at` is when the oldest of them with any use leaves.
  */
+export type OperatingCharge = 'run' | 'batch-upfront' | 'batch-upfront-no-reset';
+
+export const OPERATING_CHARGES: readonly OperatingCharge[] = [
+  'run',
+  'batch-upfront',
+  'batch-upfront-no-reset',
+];
+
 export interface OperatingPerformance {
   /** Server time one command takes, ms: a batch of n commands is answered n × commandMs after arrival. */
   commandMs: number;
   windowSec: number;
   limitSec: number;
+  /**
+   * How server time is charged. `run` (default, as portals do): each command when it has run, to its own
+   * method. `batch-upfront` (a fault: a portal whose books differ from what its answers say): a batch's whole
+   * server time is charged when it arrives, to every method it calls, refused commands included.
+   * `batch-upfront-no-reset`: the same, and a command refused inside a batch carries no `result_time` (no
+   * count, no reset): only the figures of commands that ran and of direct calls tell the count.
+   */
+  charge?: OperatingCharge;
 }
 
 interface Charge {
-  /** When the command finished (ms, sandbox clock); it leaves the window `windowSec` later. */
+  /** When the time was charged (ms, sandbox clock); it counts from then until its bucket leaves. */
   at: number;
   sec: number;
 }
 
 export interface MethodOperating {
   usedSec: number;
-  /** When the oldest use in the window leaves it (ms); now + window when there is none. */
+  /** When the oldest bucket with use leaves the window (ms); now + window when there is none. */
   resetAt: number;
 }
+
+/** A command refused for its method's operating time: when, and what the portal told it. */
+export interface OperatingRefusal extends MethodOperating {
+  at: number;
+  method: string;
+}
+
+/** Refusals and runs kept for inspection (the oldest are dropped). */
+const REFUSALS_KEPT = 2000;
+const RUNS_KEPT = 20_000;
 
 export class OperatingTimeLedger {
   private readonly charges = new Map<string, Charge[]>();
   /** Commands refused because their method was blocked. */
   refused = 0;
+  readonly refusals: OperatingRefusal[] = [];
+  /** Commands that ran, by method, since the last reset (what a bench measures delivery by). */
+  readonly ran: Record<string, number> = {};
+  /** When the latest commands ran (their start), by method: when delivery resumed after a refusal. */
+  readonly runs: { at: number; method: string }[] = [];
 
   constructor(public performance: OperatingPerformance) {}
 
-  /** Charges one command of `method` that finished at `at`. */
+  get chargeMode(): OperatingCharge {
+    return this.performance.charge ?? 'run';
+  }
+
+  /** A batch's server time is charged on arrival (the `batch-upfront` faults). */
+  get upfront(): boolean {
+    return this.chargeMode !== 'run';
+  }
+
+  /** Charges `sec` of server time to `method` at `at` (a command's end, or a batch's arrival up front). */
   charge(method: string, at: number, sec: number): void {
     if (sec <= 0) return;
     const list = this.charges.get(method) ?? [];
@@ -38,16 +82,43 @@ export class OperatingTimeLedger {
     this.charges.set(method, list);
   }
 
-  /** The method's use in the window at `now`: every charge that has not left it (a batch's later commands included). */
+  /** The method's use in the window at `now`: the charges made by then whose bucket has not left. */
   used(method: string, now: number): MethodOperating {
     const windowMs = this.performance.windowSec * 1000;
-    const list = this.prune(method, now);
-    const usedSec = list.reduce((sum, charge) => sum + charge.sec, 0);
-    return { usedSec: Math.round(usedSec * 10_000) / 10_000, resetAt: (list[0]?.at ?? now) + windowMs };
+    const slice = windowMs / 10;
+    const oldest = Math.floor(now / slice) - 9;
+    let usedSec = 0;
+    let first = Infinity;
+    for (const charge of this.prune(method, now)) {
+      const bucket = Math.floor(charge.at / slice);
+      if (charge.at > now || bucket < oldest) continue;
+      usedSec += charge.sec;
+      first = Math.min(first, bucket);
+    }
+    return {
+      usedSec: Math.round(usedSec * 10_000) / 10_000,
+      resetAt: first === Infinity ? now + windowMs : first * slice + windowMs,
+    };
+  }
+
+  /** Counts a command of `method` that ran, started at `at`. */
+  countRun(method: string, at: number): void {
+    this.ran[method] = (this.ran[method] ?? 0) + 1;
+    this.runs.push({ at, method });
+    if (this.runs.length > RUNS_KEPT) this.runs.splice(0, this.runs.length - RUNS_KEPT);
   }
 
   blocked(method: string, now: number): boolean {
     return this.used(method, now).usedSec > this.performance.limitSec;
+  }
+
+  /** Counts a command refused at `now`; what the refusal reports. */
+  refuse(method: string, now: number): MethodOperating {
+    const use = this.used(method, now);
+    this.refused += 1;
+    this.refusals.push({ at: now, method, ...use });
+    if (this.refusals.length > REFUSALS_KEPT) this.refusals.shift();
+    return use;
   }
 
   snapshot(now: number): Record<string, MethodOperating & { blocked: boolean }> {
@@ -62,15 +133,20 @@ export class OperatingTimeLedger {
   reset(): void {
     this.charges.clear();
     this.refused = 0;
+    this.refusals.length = 0;
+    this.runs.length = 0;
+    for (const method of Object.keys(this.ran)) delete this.ran[method];
   }
 
+  /** Forgets charges that can count at no moment from a window before `now` on (answers figure the past). */
   private prune(method: string, now: number): Charge[] {
     const list = this.charges.get(method) ?? [];
-    const horizon = now - this.performance.windowSec * 1000;
-    let drop = 0;
-    while (drop < list.length && list[drop].at <= horizon) drop += 1;
-    if (drop > 0) list.splice(0, drop);
-    if (list.length === 0) this.charges.delete(method);
-    return list;
+    const horizon = now - 2 * this.performance.windowSec * 1000;
+    // Charges come roughly in time order: the list is filtered only when its first one is old.
+    if (list.length === 0 || list[0].at > horizon) return list;
+    const kept = list.filter((charge) => charge.at > horizon);
+    if (kept.length === 0) this.charges.delete(method);
+    else this.charges.set(method, kept);
+    return kept;
   }
 }

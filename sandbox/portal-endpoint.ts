@@ -66,6 +66,11 @@ export class PortalEndpoint {
     return this.controls.operating();
   }
 
+  /** When the latest commands ran, by method (what a spec checks resumption after a refusal by). */
+  operatingRuns(): { at: number; method: string }[] {
+    return this.controls.operatingRuns();
+  }
+
   /** Changes the server time per command or the operating-time limit of the running portal. */
   setPerformance(change: Partial<OperatingPerformance>): OperatingPerformance {
     return this.controls.setPerformance(change);

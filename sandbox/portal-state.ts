@@ -5,7 +5,7 @@ import { SandboxClock } from './clock';
 import { CredentialStore } from './credentials';
 import { CrmStore } from './crm-store';
 import { FaultInjector } from './faults';
-import { OperatingTimeLedger } from './operating-time';
+import { OperatingCharge, OperatingTimeLedger } from './operating-time';
 import { SandboxRateLimiter } from './rate-limiter';
 import { RequestLog } from './request-log';
 import { SandboxSeed } from './seed';
@@ -23,6 +23,8 @@ export interface PortalStateOptions {
   commandMs: number;
   operatingWindowSec: number;
   operatingLimitSec: number;
+  /** How server time is charged (`run`, or the `batch-upfront` fault). */
+  operatingCharge?: OperatingCharge;
 }
 
 /** Where the portal is reachable; known once the server listens. */
@@ -67,6 +69,7 @@ export class PortalState {
       commandMs: options.commandMs,
       windowSec: options.operatingWindowSec,
       limitSec: options.operatingLimitSec,
+      charge: options.operatingCharge ?? 'run',
     });
     this.credentials = new CredentialStore({
       accessTokenTtlMs: options.accessTokenTtlSec * 1000,

@@ -68,12 +68,17 @@ interface Answer {
   commands: number;
   /** The caller was cut off before the request ran (a late-processed lost answer): nothing is sent. */
   lost?: boolean;
+  /** Figures the operating time the answer reports, as of when its commands ran; called when it leaves. */
+  settle?: () => void;
 }
 
-/** What running a method (or a batch) gives: the envelope without `time`, and the operating time to report. */
+/**
+ * What running a method (or a batch) gives: the envelope without `time`, and how to figure the operating
+ * time to report once the answer leaves.
+ */
 interface Ran {
   envelope: Record<string, unknown>;
-  operating?: MethodOperating;
+  figure(): MethodOperating | undefined;
 }
 
 /**
@@ -116,6 +121,7 @@ export class RestRouter {
       answer.executed * this.state.operating.performance.commandMs +
       this.state.faults.latencyMs(answer.methods);
     if (delay > 0) await this.sleep(delay);
+    answer.settle?.();
     if (answer.executed > 0 && this.state.faults.loseAnswer(answer.methods)) {
       res.destroy();
       this.record(entry, 0, 'ANSWER_LOST', answer.executed);
@@ -174,23 +180,18 @@ export class RestRouter {
         return { status: 0, body: {}, executed: commands, commands, methods, lost: true };
       }
       executed = commands;
-      const { envelope, operating } = run(params, { state: this.state, caller, now: arrivedAt });
+      const { envelope, figure } = run(params, { state: this.state, caller, now: arrivedAt });
       const finish = arrivedAt + commands * this.state.operating.performance.commandMs;
-      return {
-        status: 200,
-        body: {
-          ...envelope,
-          time: portalTime(
-            arrivedAt,
-            Math.max(finish, this.state.now()),
-            operating?.resetAt,
-            operating?.usedSec,
-          ),
-        },
-        executed,
-        commands,
-        methods,
+      const time = portalTime(arrivedAt, Math.max(finish, this.state.now()));
+      const settle = () => {
+        const operating = figure();
+        if (operating)
+          Object.assign(
+            time,
+            portalTime(arrivedAt, time.finish * 1000, operating.resetAt, operating.usedSec),
+          );
       };
+      return { status: 200, body: { ...envelope, time }, executed, commands, methods, settle };
     } catch (error) {
       if (!isSandboxPortalError(error)) console.error('sandbox portal: unexpected failure', error);
       const failure = isSandboxPortalError(error)
@@ -209,20 +210,20 @@ export class RestRouter {
         const fault = this.state.faults.methodError('batch');
         if (fault) throw fault;
         const answer = runBatch(params, context, this.registry);
-        return { envelope: answer.body, operating: answer.operating };
+        return { envelope: answer.body, figure: () => answer.figure() };
       };
     }
     const definition = method === '' ? undefined : this.registry.find(method);
     if (!definition) throw portalErrors.methodNotFound();
     return (params, context) => {
-      const { result, total, next, operating } = this.registry.invoke(definition, params, context);
+      const { result, total, next, method, finishedAt } = this.registry.invoke(definition, params, context);
       return {
         envelope: {
           result,
           ...(next === undefined ? {} : { next }),
           ...(total === undefined ? {} : { total }),
         },
-        operating,
+        figure: () => this.state.operating.used(method, finishedAt),
       };
     };
   }

@@ -6,6 +6,7 @@ import { portalMethods } from './methods';
 import { PortalEndpoint } from './portal-endpoint';
 import { PortalState, PortalStateOptions } from './portal-state';
 import { defaultSeed, SandboxSeed } from './seed';
+import { OperatingCharge } from './operating-time';
 import {
   PORTALS_CONTROL_PATH,
   SandboxTenant,
@@ -40,6 +41,8 @@ export interface SandboxOptions {
   operatingWindowSec?: number;
   /** Server seconds a method may use within the window before it is blocked, default 480. */
   operatingLimitSec?: number;
+  /** How server time is charged: `run` (default, as portals do) or the `batch-upfront` fault. */
+  operatingCharge?: OperatingCharge;
   /** attachRecord tries RECORD_URL once while answering and fails when it cannot download it (default off). */
   downloadRecordUrls?: boolean;
   /** Tenant portals to start with (default 0), each with `addPortal()`'s defaults. */
@@ -96,6 +99,7 @@ export class SandboxPortal extends PortalEndpoint {
       commandMs: options.commandMs ?? 0,
       operatingWindowSec: options.operatingWindowSec ?? 600,
       operatingLimitSec: options.operatingLimitSec ?? 480,
+      operatingCharge: options.operatingCharge ?? 'run',
     };
     const state = new PortalState(stateOptions);
     const server = createServer({ keepAliveTimeout: 5000 });

@@ -17,6 +17,7 @@ run lookup
 run recordings
 run recording-memory
 run click
+run operating
 bash scripts/ensure-postgres.sh
 run replicas
 run single-failover

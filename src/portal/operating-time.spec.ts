@@ -1,13 +1,15 @@
 import { OperatingTime } from './operating-time';
 
 describe('OperatingTime (the portal operating-time limit, per method)', () => {
-  let now = 1_000_000;
+  // A bucket boundary of the 60-s window (6-s buckets), so the arithmetic is plain.
+  const START = 1_800_000_000_000;
+  let now = START;
   const clock = () => now;
   const register = 'telephony.externalcall.register';
   const finish = 'telephony.externalcall.finish';
 
   beforeEach(() => {
-    now = 1_000_000;
+    now = START;
   });
 
   /** A 60-s window with a 48-s limit, kept to 100 % so the arithmetic is plain. */
@@ -23,8 +25,6 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
   });
 
   it('until a method is measured: its assumed cost bounds it, and one request may go to measure it', () => {
-    // A 2-s limit and commands assumed to take 0.3 s: six fit, fewer than a useful request, but all the
-    // limit could ever hold, so they go.
     const operating = new OperatingTime(
       { windowMs: 60_000, limitSec: 2, targetShare: 1, assumedCostSec: 0.3 },
       clock,
@@ -37,32 +37,20 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     operating.release(first);
     operating.observe(register, { usedSec: 1, costSec: 0.02 });
     expect(operating.allowance(register, 10)).toBe(50);
-    // The real limit leaves room for any start: 480 s at 0.3 s a command.
-    const real = new OperatingTime(
-      { windowMs: 600_000, limitSec: 480, targetShare: 1, assumedCostSec: 0.3 },
-      clock,
-    );
-    expect(real.allowance(finish, 10)).toBe(1600);
   });
 
-  it('allows what fits under the target from the reported use and the cost per command', () => {
+  it('allows what fits under the target from the portal figure and the cost per command', () => {
     const operating = tracker();
     operating.observe(register, { usedSec: 40, costSec: 0.04 });
-    // 48 − 40 = 8 s left, 0.04 s a command: 200 commands.
     expect(operating.allowance(register)).toBe(200);
-    // Another method is counted apart.
     expect(operating.allowance(finish)).toBe(Infinity);
-    // The default target keeps 3 % of the limit free.
     const kept = new OperatingTime({ windowMs: 60_000, limitSec: 48 }, clock);
     kept.observe(register, { usedSec: 40, costSec: 0.04 });
     expect(kept.allowance(register)).toBe(Math.floor((48 * 0.97 - 40) / 0.04));
-  });
-
-  it('a report of several commands gives the cost per command', () => {
-    const operating = tracker();
-    operating.observe(register, { usedSec: 2, costSec: 2, commands: 50 });
-    // 46 s left at 0.04 s a command.
-    expect(operating.allowance(register)).toBe(1150);
+    // A report of several commands gives the cost per command.
+    const several = tracker();
+    several.observe(register, { usedSec: 2, costSec: 2, commands: 50 });
+    expect(several.allowance(register)).toBe(1150);
   });
 
   it('sets aside what requests in flight will cost, and gives it back on release', () => {
@@ -76,74 +64,139 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(operating.allowance(register)).toBe(50);
   });
 
-  it('a figure from a request that overlapped the last one taken never lowers the estimate', () => {
+  it("the portal's newest figure is the count, lower or higher, whatever the bridge sent meanwhile", () => {
     const operating = tracker();
-    // Two batches overlapped: the later-sent one answered first, with the figure after both ran.
-    operating.observe(register, { usedSec: 1.94, costSec: 0.02, sentAt: now - 1_000 });
-    // The earlier-sent one answers last with the figure from when its own commands ran: the portal ran it
-    // before the first figure (which counts it) or after (its figure counts both): the larger stands.
-    operating.observe(register, { usedSec: 1.0, costSec: 0.02, sentAt: now - 2_000 });
-    expect(operating.usedSec(register)).toBeCloseTo(1.94);
-    operating.observe(register, { usedSec: 1.97, costSec: 0.02, sentAt: now - 1_500 });
-    expect(operating.usedSec(register)).toBeCloseTo(1.97);
-    // A request sent after that figure was taken ran after it: its figure replaces the estimate, lower too.
-    now += 1_000;
-    operating.observe(register, { usedSec: 1.5, costSec: 0.02, sentAt: now - 500 });
-    expect(operating.usedSec(register)).toBeCloseTo(1.5);
+    operating.observe(register, { usedSec: 40, costSec: 0.04, figureAtMs: START + 1000 });
+    expect(operating.usedSec(register)).toBeCloseTo(40);
+    // Requests overlapped: a later figure says less (other use left, or the books differ): it is the count.
+    operating.observe(register, { usedSec: 10, figureAtMs: START + 2000 });
+    expect(operating.usedSec(register)).toBeCloseTo(10);
+    // A figure taken before the last one is stale, whatever it says.
+    operating.observe(register, { usedSec: 45, figureAtMs: START + 1500 });
+    expect(operating.usedSec(register)).toBeCloseTo(10);
+    // Higher: another application uses the method too.
+    operating.observe(register, { usedSec: 47, figureAtMs: START + 2500 });
+    expect(operating.usedSec(register)).toBeCloseTo(47);
+    expect(operating.allowance(register, 10)).toBe(25);
   });
 
-  it('counts fewer than minUseful commands as none', () => {
+  it('frees time as the portal does: a tenth of the window at a time, when its bucket leaves', () => {
     const operating = tracker();
-    operating.observe(register, { usedSec: 47.7, costSec: 0.04 });
-    expect(operating.allowance(register)).toBe(7);
+    // 20 s charged in the first bucket, 20 s in the second, 8 s in the fourth: the limit is reached.
+    operating.observe(register, {
+      usedSec: 20,
+      costSec: 0.04,
+      figureAtMs: START + 3000,
+      resetAtMs: START + 60_000,
+    });
+    operating.observe(register, { usedSec: 40, figureAtMs: START + 9000, resetAtMs: START + 60_000 });
+    now = START + 20_000;
+    operating.observe(register, { usedSec: 48, figureAtMs: START + 20_000, resetAtMs: START + 60_000 });
     expect(operating.allowance(register, 10)).toBe(0);
+    // Room for ten commands comes when the first bucket leaves, a window after it began: not 60 s after
+    // each charge (the last of the bucket's would free 63 s on).
+    expect(operating.nextRoomAt(register, 10)).toBeGreaterThanOrEqual(START + 60_000);
+    expect(operating.nextRoomAt(register, 10)).toBeLessThan(START + 60_100);
+    now = START + 59_900;
+    expect(operating.usedSec(register)).toBeCloseTo(48);
+    now = START + 60_000;
+    expect(operating.usedSec(register)).toBeCloseTo(28);
+    expect(operating.allowance(register, 10)).toBe(500);
+    now = START + 66_000;
+    expect(operating.usedSec(register)).toBeCloseTo(8);
   });
 
-  it("frees the bridge's own charges as they leave the window, and says when room comes", () => {
+  it('never waits past the reset the portal named: a count it cannot place is asked again then', () => {
     const operating = tracker();
-    // 24 s of the bridge's own work at t0, then 24 s more 30 s later: the method is at its limit.
-    for (let i = 0; i < 600; i++) operating.observe(register, { costSec: 0.04, usedSec: (i + 1) * 0.04 });
-    now += 30_000;
-    for (let i = 0; i < 600; i++)
-      operating.observe(register, { costSec: 0.04, usedSec: 24 + (i + 1) * 0.04 });
-    expect(operating.allowance(register)).toBe(0);
-    // The first 24 s leave the window 60 s after they were charged.
-    expect(operating.nextRoomAt(register, 10)).toBe(1_000_000 + 60_000);
-    now = 1_000_000 + 60_000;
-    expect(operating.usedSec(register)).toBeCloseTo(24);
-    expect(operating.allowance(register)).toBe(600);
+    // The portal's first word: 47.9 s used (other applications, or books that differ from the answers'
+    // durations); the oldest of it leaves in 5 s. Where the rest sits is unknown: kept to the newest bucket.
+    operating.observe(register, {
+      usedSec: 47.9,
+      costSec: 0.04,
+      figureAtMs: START + 1000,
+      resetAtMs: START + 6000,
+    });
+    now = START + 1000;
+    expect(operating.allowance(register, 10)).toBe(0);
+    const wake = operating.nextRoomAt(register, 10)!;
+    expect(wake).toBeGreaterThanOrEqual(START + 6000);
+    expect(wake).toBeLessThan(START + 6100);
+    now = wake;
+    // The reset has passed with no figure since: a small request goes to ask.
+    expect(operating.allowance(register, 10)).toBe(10);
+    const ask = operating.reserve(new Map([[register, 10]]));
+    // While it is in flight no second one goes; its answer tells.
+    expect(operating.allowance(register, 10)).toBe(0);
+    operating.observe(register, { usedSec: 0.4, figureAtMs: now + 400, resetAtMs: now + 60_000 });
+    operating.release(ask);
+    expect(operating.usedSec(register)).toBeCloseTo(0.4);
+    expect(operating.allowance(register, 10)).toBe(1190);
   });
 
-  it("waits for the portal's reset when the use is not the bridge's own", () => {
+  it('a refusal blocks the method until the reset the portal named, then asks small until a figure', () => {
     const operating = tracker();
-    operating.observe(register, { usedSec: 48, costSec: 0.04, resetAtMs: now + 42_000 });
-    expect(operating.allowance(register)).toBe(0);
-    expect(operating.nextRoomAt(register, 1)).toBe(now + 42_000);
-  });
-
-  it('a block from the portal holds the method until its reset, then lets it go', () => {
-    const operating = tracker();
-    operating.observe(finish, { usedSec: 1, costSec: 0.04 });
-    operating.blocked(finish, now + 5_000);
-    expect(operating.allowance(finish)).toBe(0);
-    expect(operating.blockedUntil(finish)).toBe(now + 5_000);
-    expect(operating.nextRoomAt(finish)).toBe(now + 5_000);
-    now += 5_000;
-    expect(operating.blockedUntil(finish)).toBeUndefined();
-    expect(operating.allowance(finish)).toBeGreaterThan(0);
-  });
-
-  it('a block without a reset time of its own is looked at again in ten seconds', () => {
-    const operating = tracker();
-    // An older reset time says when the window's oldest use leaves it, not when a block ends.
-    operating.observe(register, { usedSec: 47, costSec: 0.04, resetAtMs: now + 600_000 });
+    operating.observe(register, { usedSec: 47, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
+    // Refused inside a batch, no reset given, the count near the limit: the reset last named for the method.
     operating.blocked(register);
-    expect(operating.blockedUntil(register)).toBe(now + 10_000);
+    expect(operating.blockedUntil(register)).toBeGreaterThanOrEqual(START + 60_000);
+    // The count had room: the refusal disagrees with it, so it holds only until the next bucket leaves.
+    const odd = tracker();
+    odd.observe(register, { usedSec: 3, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
+    odd.blocked(register);
+    expect(odd.blockedUntil(register)).toBeLessThanOrEqual(START + 6000 + 25);
+    // Refused with a reset of its own (a direct call's 429).
+    const refused = tracker();
+    refused.observe(register, { usedSec: 30, costSec: 0.04, figureAtMs: START });
+    refused.blocked(register, START + 12_000);
+    expect(refused.allowance(register, 10)).toBe(0);
+    expect(refused.nextRoomAt(register, 10)).toBeGreaterThanOrEqual(START + 12_000);
+    now = START + 12_100;
+    // Past the reset: not more than a small request until the portal's count is heard again.
+    expect(refused.allowance(register, 10)).toBe(10);
+    refused.observe(register, { usedSec: 20, figureAtMs: now, resetAtMs: now + 30_000 });
+    expect(refused.allowance(register, 10)).toBe(700);
+    // A figure after a refusal saying there is room lifts the block at once.
+    now = START;
+    const lifted = tracker();
+    lifted.observe(register, { usedSec: 30, costSec: 0.04, figureAtMs: START });
+    lifted.blocked(register, START + 60_000);
+    now = START + 1000;
+    lifted.observe(register, { usedSec: 5, figureAtMs: START + 1000 });
+    expect(lifted.blockedUntil(register)).toBeUndefined();
   });
 
-  it('method names are case-insensitive, as the portal reads them', () => {
+  it("reads the portal's moments on the portal's clock: a portal 30 s ahead resets 30 s earlier here", () => {
     const operating = tracker();
-    operating.observe('Telephony.ExternalCall.Register', { usedSec: 47, costSec: 0.5 });
-    expect(operating.allowance(register)).toBe(2);
+    const ahead = 30_000;
+    // Sent at START, answered 100 ms later; the portal's clock said START + 30 s + 50 ms.
+    operating.observeClock(START, START + 100, START + ahead + 20, START + ahead + 80);
+    now = START + 100;
+    operating.observe(register, {
+      usedSec: 48,
+      costSec: 0.04,
+      figureAtMs: START + ahead + 80,
+      resetAtMs: START + ahead + 12_000,
+    });
+    operating.blocked(register, START + ahead + 12_000);
+    const until = operating.blockedUntil(register)!;
+    expect(until).toBeGreaterThanOrEqual(START + 12_000 - 100);
+    expect(until).toBeLessThan(START + 12_200);
+  });
+
+  it('a portal that reports no figure: its own charges are the count', () => {
+    const operating = tracker();
+    operating.observe(register, { costSec: 47, commands: 1000 });
+    expect(operating.usedSec(register)).toBeCloseTo(47);
+    expect(operating.allowance(register)).toBe(21);
+  });
+
+  it('the snapshot shows each method against the limit, and a block', () => {
+    const operating = tracker();
+    operating.observe(register, { usedSec: 12, costSec: 0.04 });
+    operating.blocked(finish, START + 5000);
+    expect(operating.snapshot()).toEqual([
+      { method: register, usedSec: 12, limitSec: 48 },
+      { method: finish, usedSec: 0, limitSec: 48, blockedUntil: START + 5000 + 25 },
+    ]);
   });
 });

@@ -4,11 +4,16 @@
  * until `time.operating_reset_at`. Every answer says how much its method has used (`time.operating`; inside
  * a batch, `result_time[label].operating` for each command's own method).
  *
- * This keeps, per method, the portal's last word on its use, the bridge's own charges since (each command's
- * server time, stamped when its answer arrived, so it leaves the window no earlier than it does on the
- * portal), and what requests in flight are expected to cost. From them it says how many more commands of a
- * method fit under `targetShare` of the limit: the bridge slows down before the limit instead of running
- * into it, and admits new server time only as fast as old time leaves the window.
+ * The portal keeps each method's use in buckets a tenth of the window long; a bucket leaves the window
+ * whole, a window after it began, and `operating_reset_at` is when the oldest one with use leaves. This
+ * mirrors those buckets from the portal's own figures: each figure, taken when its command ran (portal
+ * clock), is the truth at that moment; what it adds over the mirror went into the bucket of that moment,
+ * what it lacks left the oldest buckets first. So the estimate is always the portal's last count, less
+ * the buckets that have left since, plus what requests in flight are expected to cost; it frees time when
+ * the portal does, and never on the bridge's own charges alone (other applications, or a portal whose
+ * books differ from what its answers say, are in the figures). A count the mirror cannot place is kept in
+ * the newest bucket (it leaves last); once the portal's named reset has passed without a newer figure, a
+ * small request may go to ask: the bridge never waits past `operating_reset_at` on an estimate.
  */
 
 export interface OperatingSettings {
@@ -26,24 +31,18 @@ export interface OperatingSettings {
   assumedCostSec?: number;
 }
 
-/** What one answer said about one method. */
+/** What one answer said about one method. Times are the portal's clock (ms epoch) unless said otherwise. */
 export interface OperatingReport {
   /** `operating`: seconds the method has used in the window, as the portal counts (all applications). */
   usedSec?: number;
-  /** `operating_reset_at`, ms epoch: when part of the method's use leaves the window. */
+  /** `operating_reset_at`: when the oldest of the method's use leaves the window. */
   resetAtMs?: number;
+  /** When the portal took the figure: the command's `finish`. Unknown: now. */
+  figureAtMs?: number;
   /** The server time of the report's commands (`duration`/`processing`), when the answer says. */
   costSec?: number;
   /** How many commands `costSec` covers (default 1). */
   commands?: number;
-  /**
-   * When the request carrying the report was sent (ms). Sent after the last figure was taken, the request
-   * ran after the one that gave it, so its figure includes everything that one had: it replaces the
-   * estimate (lower too: other applications' use left the window). Sent before (requests overlapped), the
-   * portal ran it before the last figure (which then counts it) or after (its own figure counts both): the
-   * estimate becomes the larger of the two.
-   */
-  sentAt?: number;
 }
 
 /** Seconds set aside for commands in flight; given back with `release` once they are answered. */
@@ -59,87 +58,106 @@ export interface OperatingSnapshot {
   blockedUntil?: number;
 }
 
-interface Charge {
-  /** When the request was sent: the portal counted the charge no earlier. */
-  from: number;
-  /** When its answer came: the portal counted it no later, so it leaves the window by at + window. */
-  at: number;
-  sec: number;
-}
-
 interface MethodUse {
-  /** The portal's last word, as the estimate stood after it, and when it came. */
-  reportedSec: number;
-  reportedAt: number;
+  /** The mirror of the portal's buckets: bucket index (portal clock) → seconds. */
+  buckets: Map<number, number>;
+  /** When the portal took the last figure accepted (portal ms); older figures are stale. */
+  figureAt: number;
+  /** The portal's last `operating_reset_at` (portal ms). */
   resetAt?: number;
-  /** The bridge's own charges still in the window, oldest first. */
-  charges: Charge[];
   reservedSec: number;
   /** Commands in flight (whatever their cost was taken to be). */
   reservedCommands: number;
   /** Server seconds one command of this method takes (moving average); undefined until answered once. */
   costSec?: number;
+  /** Refused by the portal: no command goes before this (local ms). */
   blockedUntil: number;
+  /** When the last refusal came (portal ms): until a newer figure, only a small request goes. */
+  refusedAt: number;
 }
 
 /** The default share of the limit kept to: 97 %, so the bridge runs within 3 % of what the limit allows. */
 export const DEFAULT_TARGET_SHARE = 0.97;
 
-/** A method blocked without a reset time from the portal is tried again after this long. */
-const UNKNOWN_BLOCK_MS = 10_000;
+/** The portal's window is cut in this many buckets, each leaving whole. */
+const BUCKETS_PER_WINDOW = 10;
+
+/** After a moment the portal named, act this much later (timers, rounding of the portal's figures). */
+const GUARD_MS = 25;
+
+/** A refusal is expected from this share of the limit on; below it the portal's count disagrees with it. */
+const NEAR_LIMIT = 0.9;
+
+/** A refusal the portal's count does not explain (and that names no reset) holds the method this long at most. */
+const UNEXPLAINED_BLOCK_MS = 10_000;
+
+/** The least wait the loop is given, so a plan never spins on a moment just passed. */
+const MIN_WAIT_MS = 50;
 
 export class OperatingTime {
   private readonly methods = new Map<string, MethodUse>();
   private readonly targetSec: number;
+  private readonly sliceMs: number;
+  /** Where the portal's buckets begin, modulo a bucket (learnt from `operating_reset_at`). */
+  private phaseMs = 0;
+  /**
+   * The portal's clock less the bridge's (ms), kept at the largest value the answers prove (`finish` came
+   * before the answer did), so a moment the portal names is never taken as passed before it has.
+   */
+  private offsetMs?: number;
 
   constructor(
     private readonly settings: OperatingSettings,
     private readonly now: () => number = Date.now,
   ) {
     this.targetSec = settings.limitSec * (settings.targetShare ?? DEFAULT_TARGET_SHARE);
+    this.sliceMs = settings.windowMs / BUCKETS_PER_WINDOW;
   }
 
-  /** What an answer said of `method`: the portal's count replaces the estimate; the cost is charged. */
+  /**
+   * An answer's own `time` against when its request was sent and its answer came (bridge clock): the
+   * portal's clock is at least `finish` when the answer arrives, and at most `start` when it was sent.
+   */
+  observeClock(sentAt: number, receivedAt: number, startMs?: number, finishMs?: number): void {
+    if (finishMs === undefined || !Number.isFinite(finishMs)) return;
+    const lower = finishMs - receivedAt;
+    const upper = startMs !== undefined && Number.isFinite(startMs) ? startMs - sentAt : Infinity;
+    this.offsetMs = Math.min(Math.max(this.offsetMs ?? lower, lower), Math.max(lower, upper));
+  }
+
+  /** What an answer said of `method`: a newer figure of the portal's count is the truth; the cost is learnt. */
   observe(method: string, report: OperatingReport): void {
     const use = this.use(method);
-    const now = this.now();
-    this.expire(use, now);
     if (report.costSec !== undefined && report.costSec >= 0) {
-      // Charges within 100 ms share an entry, stamped with the latest of them so none leaves the window
-      // early: the list stays short at any rate (6 000 per 10 minutes).
-      const from = Math.min(now, report.sentAt ?? now);
-      const last = use.charges[use.charges.length - 1];
-      if (last && now - last.at < 100) {
-        last.sec += report.costSec;
-        last.at = now;
-        last.from = Math.min(last.from, from);
-      } else use.charges.push({ from, at: now, sec: report.costSec });
       const perCommand = report.costSec / Math.max(1, report.commands ?? 1);
       use.costSec = use.costSec === undefined ? perCommand : use.costSec * 0.7 + perCommand * 0.3;
     }
-    const cost = report.costSec ?? 0;
     if (report.usedSec !== undefined && report.usedSec >= 0) {
-      const ranAfterLast = report.sentAt === undefined || report.sentAt >= use.reportedAt;
-      use.reportedSec = ranAfterLast ? report.usedSec : Math.max(report.usedSec, this.reportedNow(use, now));
-      use.reportedAt = now;
-    } else if (cost > 0) {
-      // A portal that does not report: the bridge's own charges are the estimate.
-      use.reportedSec = this.reportedNow(use, now) + cost;
-      use.reportedAt = now;
+      this.takeFigure(use, report.usedSec, report.figureAtMs ?? this.portalNow(), report.resetAtMs);
+    } else if (report.costSec && use.figureAt === -Infinity) {
+      // A portal that does not report: the bridge's own charges are the mirror.
+      this.add(use, this.bucketOf(this.portalNow()), report.costSec);
     }
-    if (report.resetAtMs !== undefined) use.resetAt = report.resetAtMs;
   }
 
-  /** The portal refused the method for its operating time until `untilMs` (unknown: ten seconds from now). */
+  /**
+   * The portal refused the method for its operating time; it unblocks it at `untilMs` (portal clock). Not
+   * said (a command refused inside a batch): if the portal's count was near the limit, at the reset it last
+   * named, or else when its next bucket leaves (the first moment anything can be freed); if its count had
+   * room (the refusal disagrees with it), a short while at most, then a small request asks again.
+   */
   blocked(method: string, untilMs?: number): void {
     const use = this.use(method);
-    const now = this.now();
-    // Without the block's own reset time, a later look is cheaper than trusting an older `operating_reset_at`
-    // (a method barely used reports its whole window there).
-    use.blockedUntil = Math.max(
-      use.blockedUntil,
-      untilMs && untilMs > now ? untilMs : now + UNKNOWN_BLOCK_MS,
-    );
+    const portalNow = this.portalNow();
+    const nextBucket = this.bucketStart(this.bucketOf(portalNow) + 1);
+    let until = untilMs !== undefined && untilMs > portalNow ? untilMs : undefined;
+    if (until === undefined && this.mirrored(use, portalNow) < this.settings.limitSec * NEAR_LIMIT) {
+      until = Math.min(nextBucket, portalNow + UNEXPLAINED_BLOCK_MS);
+    }
+    if (until === undefined && use.resetAt !== undefined && use.resetAt > portalNow) until = use.resetAt;
+    until ??= nextBucket;
+    use.blockedUntil = Math.max(use.blockedUntil, this.toLocal(until) + GUARD_MS);
+    use.refusedAt = portalNow;
   }
 
   /** When the method may be called again, if it is blocked now. */
@@ -148,19 +166,20 @@ export class OperatingTime {
     return until > this.now() ? until : undefined;
   }
 
-  /** The method's use now as the bridge estimates it: reported, less what has left the window, plus in flight. */
+  /** The method's use now as the bridge estimates it: the mirrored count plus what is in flight. */
   usedSec(method: string): number {
     const use = this.find(method);
-    if (!use) return 0;
-    this.expire(use, this.now());
-    return this.reportedNow(use, this.now()) + use.reservedSec;
+    return use ? this.mirrored(use, this.portalNow()) + use.reservedSec : 0;
   }
 
   /**
-   * How many commands of `method` may still go now under the target. Fewer than `minUseful` counts as none,
-   * so a method at its limit goes in requests worth sending rather than a command at a time. Until the
-   * method's cost is measured it is taken as `assumedCostSec`, and one request may always go while none of
-   * the method is in flight, to measure it; `Infinity` when nothing bounds it.
+   * How many commands of `method` may go now under the target. Fewer than `minUseful` counts as none, so a
+   * method at its limit goes in requests worth sending rather than a command at a time. Until the method's
+   * cost is measured it is taken as `assumedCostSec`, and one request may always go while none of the
+   * method is in flight, to measure it; `Infinity` when nothing bounds it. With no room on the estimate,
+   * `minUseful` commands go once the portal's named reset has passed with no figure since (the portal
+   * answers what its count is, and the next plan uses it); after a refusal, no more than that until a
+   * figure shows the count again.
    */
   allowance(method: string, minUseful = 1): number {
     const use = this.find(method);
@@ -168,15 +187,15 @@ export class OperatingTime {
     if (use && use.blockedUntil > now) return 0;
     const cost = use?.costSec || this.settings.assumedCostSec;
     if (!cost) return Infinity;
-    let used = 0;
-    if (use) {
-      this.expire(use, now);
-      used = this.reportedNow(use, now) + use.reservedSec;
-    }
+    const used = use ? this.mirrored(use, this.portalNow()) + use.reservedSec : 0;
     const commands = Math.floor((this.targetSec - used) / cost + 1e-9);
+    const probing = use !== undefined && use.refusedAt > -Infinity && use.refusedAt >= use.figureAt;
     // A limit too small for minUseful commands at all: fewer are still worth sending.
-    if (commands >= Math.min(minUseful, Math.floor(this.targetSec / cost))) return Math.max(0, commands);
-    return !use?.costSec && !use?.reservedCommands ? Infinity : 0;
+    if (commands >= Math.min(minUseful, Math.floor(this.targetSec / cost))) {
+      return probing ? Math.min(commands, minUseful) : Math.max(0, commands);
+    }
+    if (!use?.costSec && !use?.reservedCommands) return Infinity;
+    return this.mayAsk(use) ? minUseful : 0;
   }
 
   /** Sets aside the expected cost of commands about to be sent, by method. */
@@ -202,9 +221,9 @@ export class OperatingTime {
   }
 
   /**
-   * When `minUseful` commands of a method without allowance will fit again: its block's end, or the moment
-   * enough of the bridge's own charges leave the window, or the portal's reset time when that comes first
-   * or they are not enough (other applications use the method too). Undefined when nothing is known.
+   * When `minUseful` commands of a method without allowance may go (bridge clock): its block's end, the
+   * moment enough of the mirrored buckets have left the window, or the portal's named reset when no figure
+   * has come since (then a request asks). Undefined when an answer in flight will tell (it wakes the loop).
    */
   nextRoomAt(method: string, minUseful = 1): number | undefined {
     const use = this.find(method);
@@ -213,49 +232,139 @@ export class OperatingTime {
     if (use.blockedUntil > now) return use.blockedUntil;
     // Not measured yet: the answer of the request in flight tells (and wakes the loop).
     if (!use.costSec) return undefined;
-    this.expire(use, now);
-    let excess = this.reportedNow(use, now) + use.reservedSec + minUseful * use.costSec - this.targetSec;
+    const portalNow = this.portalNow();
+    let excess = this.mirrored(use, portalNow) + use.reservedSec + minUseful * use.costSec - this.targetSec;
     if (excess <= 0) return now;
-    const portalReset = use.resetAt && use.resetAt > now ? use.resetAt : undefined;
-    for (const charge of use.charges) {
-      const leaves = charge.at + this.settings.windowMs;
-      if (leaves <= now || charge.from <= use.reportedAt - this.settings.windowMs) continue;
-      excess -= charge.sec;
-      if (excess <= 0) return Math.min(leaves, portalReset ?? Infinity);
+    let at: number | undefined;
+    const current = this.bucketOf(portalNow);
+    for (let bucket = current - BUCKETS_PER_WINDOW + 1; bucket <= current; bucket += 1) {
+      excess -= use.buckets.get(bucket) ?? 0;
+      if (excess <= 0) {
+        at = this.toLocal(this.bucketStart(bucket) + this.settings.windowMs) + GUARD_MS;
+        break;
+      }
     }
-    return portalReset ?? now + UNKNOWN_BLOCK_MS;
+    const askAt = this.askAt(use);
+    if (askAt !== undefined) at = Math.min(at ?? Infinity, askAt);
+    if (at === undefined && use.reservedCommands > 0) return undefined;
+    at ??= this.toLocal(this.bucketStart(current + 1)) + GUARD_MS;
+    return Math.max(at, now + MIN_WAIT_MS);
   }
 
   snapshot(): OperatingSnapshot[] {
     const now = this.now();
-    return [...this.methods.entries()].map(([method, use]) => {
-      this.expire(use, now);
-      return {
-        method,
-        usedSec: this.reportedNow(use, now) + use.reservedSec,
-        limitSec: this.settings.limitSec,
-        ...(use.blockedUntil > now ? { blockedUntil: use.blockedUntil } : {}),
-      };
-    });
+    const portalNow = this.portalNow();
+    return [...this.methods.entries()].map(([method, use]) => ({
+      method,
+      usedSec: this.mirrored(use, portalNow) + use.reservedSec,
+      limitSec: this.settings.limitSec,
+      ...(use.blockedUntil > now ? { blockedUntil: use.blockedUntil } : {}),
+    }));
   }
 
-  /** The last report less the bridge's charges it counted that have left the window since. */
-  private reportedNow(use: MethodUse, now: number): number {
-    const window = this.settings.windowMs;
-    let used = use.reportedSec;
-    for (const charge of use.charges) {
-      // Surely counted in the report (sent after its window began) and surely gone from the window by now.
-      if (charge.from > use.reportedAt - window && charge.at <= now - window) used -= charge.sec;
+  /**
+   * A figure newer than the last: what it adds over the mirror at its moment went into that moment's
+   * bucket; what it lacks has left, taken from the oldest buckets. Buckets the portal's reset time says are
+   * empty (older than its oldest) give their content to that oldest one.
+   */
+  private takeFigure(use: MethodUse, usedSec: number, at: number, resetAt?: number): void {
+    if (at < use.figureAt) return;
+    if (resetAt !== undefined && usedSec > 0) this.learnPhase(resetAt);
+    const bucket = this.bucketOf(at);
+    const first = bucket - BUCKETS_PER_WINDOW + 1;
+    this.prune(use, first);
+    if (resetAt !== undefined && usedSec > 0) {
+      const oldest = Math.min(bucket, this.bucketOf(resetAt - this.settings.windowMs));
+      for (const [index, sec] of [...use.buckets]) {
+        if (index >= first && index < oldest) {
+          use.buckets.delete(index);
+          this.add(use, oldest, sec);
+        }
+      }
     }
-    return Math.max(0, used);
+    let rise = usedSec - this.mirrored(use, at);
+    if (rise > 0) this.add(use, bucket, rise);
+    for (let index = first; rise < 0 && index <= bucket; index += 1) {
+      const sec = use.buckets.get(index) ?? 0;
+      const taken = Math.min(sec, -rise);
+      if (taken > 0) use.buckets.set(index, sec - taken);
+      rise += taken;
+    }
+    use.figureAt = at;
+    if (resetAt !== undefined) use.resetAt = resetAt;
+    // The portal's own count says there is room: a refusal before it no longer holds the method back.
+    if (usedSec < this.settings.limitSec && use.refusedAt <= at) use.blockedUntil = 0;
   }
 
-  /** Forgets charges that can no longer matter: out of the window both now and at the last report. */
-  private expire(use: MethodUse, now: number): void {
-    const horizon = Math.min(now, use.reportedAt) - this.settings.windowMs;
-    let drop = 0;
-    while (drop < use.charges.length && use.charges[drop].at <= horizon) drop += 1;
-    if (drop > 0) use.charges.splice(0, drop);
+  /**
+   * May a small request go to ask the portal: none in flight, and its named reset passed with no figure
+   * since, or a window has passed since its last refusal with no figure since (a refusal that named no
+   * reset: by then all the use the portal counted at it has left).
+   */
+  private mayAsk(use: MethodUse | undefined): boolean {
+    const at = this.askAt(use);
+    return at !== undefined && this.now() >= at;
+  }
+
+  /** When a small request may go to ask (bridge clock), if nothing in flight will tell first. */
+  private askAt(use: MethodUse | undefined): number | undefined {
+    if (!use || use.reservedCommands > 0) return undefined;
+    let at: number | undefined;
+    if (use.resetAt !== undefined && use.figureAt < use.resetAt) at = this.toLocal(use.resetAt) + GUARD_MS;
+    if (use.refusedAt > -Infinity && use.refusedAt >= use.figureAt) {
+      const afterRefusal = this.toLocal(use.refusedAt + this.settings.windowMs) + GUARD_MS;
+      at = Math.min(at ?? Infinity, afterRefusal);
+    }
+    return at;
+  }
+
+  /** The mirrored count at `at` (portal clock): the buckets that have not left the window by then. */
+  private mirrored(use: MethodUse, at: number): number {
+    const bucket = this.bucketOf(at);
+    let sum = 0;
+    for (const [index, sec] of use.buckets) {
+      if (index > bucket - BUCKETS_PER_WINDOW && index <= bucket) sum += sec;
+    }
+    return sum;
+  }
+
+  private add(use: MethodUse, bucket: number, sec: number): void {
+    use.buckets.set(bucket, (use.buckets.get(bucket) ?? 0) + sec);
+  }
+
+  /** Forgets buckets before `first` less one (a figure taken a moment ago may still count it). */
+  private prune(use: MethodUse, first: number): void {
+    for (const index of use.buckets.keys()) if (index < first - 1) use.buckets.delete(index);
+  }
+
+  /** The portal's buckets start where its reset times fall, modulo a bucket; moved buckets keep their time. */
+  private learnPhase(resetAt: number): void {
+    const phase = ((resetAt % this.sliceMs) + this.sliceMs) % this.sliceMs;
+    if (Math.abs(phase - this.phaseMs) < 1) return;
+    const starts = [...this.methods.values()].map(
+      (use) => [use, [...use.buckets].map(([index, sec]) => [this.bucketStart(index), sec])] as const,
+    );
+    this.phaseMs = phase;
+    for (const [use, buckets] of starts) {
+      use.buckets.clear();
+      for (const [start, sec] of buckets) this.add(use, this.bucketOf(start), sec);
+    }
+  }
+
+  private bucketOf(portalMs: number): number {
+    return Math.floor((portalMs - this.phaseMs) / this.sliceMs);
+  }
+
+  private bucketStart(bucket: number): number {
+    return bucket * this.sliceMs + this.phaseMs;
+  }
+
+  private portalNow(): number {
+    return this.now() + (this.offsetMs ?? 0);
+  }
+
+  private toLocal(portalMs: number): number {
+    return portalMs - (this.offsetMs ?? 0);
   }
 
   private find(method: string): MethodUse | undefined {
@@ -267,12 +376,12 @@ export class OperatingTime {
     let use = this.methods.get(key);
     if (!use) {
       use = {
-        reportedSec: 0,
-        reportedAt: 0,
-        charges: [],
+        buckets: new Map(),
+        figureAt: -Infinity,
         reservedSec: 0,
         reservedCommands: 0,
         blockedUntil: 0,
+        refusedAt: -Infinity,
       };
       this.methods.set(key, use);
     }

@@ -29,6 +29,8 @@ export interface BatchOutcome {
 
 /** The portal's `time` block (how real portals behave "Success envelope"); seconds, floats. */
 interface PortalTime {
+  start?: number;
+  finish?: number;
   duration?: number;
   processing?: number;
   operating?: number;
@@ -137,20 +139,20 @@ export class PortalClient {
     const sentAt = Date.now();
     const envelope = await this.send('batch', { halt: 0, cmd }, options, commands.length);
     const outcome = decodeBatch(envelope.result, commands);
-    this.observeBatch(envelope.result, commands, outcome, sentAt, (Date.now() - sentAt) / 1000);
+    this.observeBatch(envelope.result, commands, outcome, (Date.now() - sentAt) / 1000);
     return outcome;
   }
 
   /**
-   * Each command's server time goes to its own method (`result_time[label]`); a portal that does not say
-   * is charged the request's time shared over its commands. A command refused for operating time blocks
-   * its method until the reset the portal gave for it.
+   * Each command's figure of its method's use (`result_time[label]`), in the order the portal took them
+   * (their `finish`), then each method's server time; a portal that does not say is charged the request's
+   * time shared over its commands. A command refused for operating time blocks its method until the reset
+   * the portal gave for it (or last gave for its method).
    */
   private observeBatch(
     raw: unknown,
     commands: BatchCommand[],
     outcome: BatchOutcome,
-    sentAt: number,
     elapsedSec: number,
   ): void {
     const times = (raw as { result_time?: unknown } | undefined)?.result_time;
@@ -158,36 +160,44 @@ export class PortalClient {
       string,
       PortalTime | undefined
     >;
-    // One report per method: its commands' cost, and the figure after the last of them (the portal runs
-    // a batch's commands in order, each figure counting the ones before).
-    const perMethod = new Map<
-      string,
-      { costSec: number; commands: number; usedSec?: number; resetAtMs?: number }
-    >();
+    const costs = new Map<string, { costSec: number; commands: number }>();
+    const figures: { method: string; time: PortalTime; at?: number }[] = [];
+    const refused: { label: string; method: string; time?: PortalTime }[] = [];
     for (const { label, method } of commands) {
       const time = byLabel[label];
-      const error = outcome.errors[label];
-      if (error?.kind === 'operation-limit') {
-        this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
-        // The call waits for the method's reset instead of a backoff that may be shorter.
-        const resumeAt = this.operating.blockedUntil(method);
-        outcome.errors[label] = new PortalError(
-          error.kind,
-          error.code,
-          error.description,
-          error.status,
-          resumeAt,
-        );
+      if (outcome.errors[label]?.kind === 'operation-limit') {
+        refused.push({ label, method, time });
         continue;
       }
-      const report = perMethod.get(method) ?? { costSec: 0, commands: 0 };
-      report.commands += 1;
-      report.costSec += time ? (time.duration ?? time.processing ?? 0) : elapsedSec / commands.length;
-      if (time?.operating !== undefined) report.usedSec = time.operating;
-      if (time?.operating_reset_at !== undefined) report.resetAtMs = secondsToMs(time.operating_reset_at);
-      perMethod.set(method, report);
+      const cost = costs.get(method) ?? { costSec: 0, commands: 0 };
+      cost.commands += 1;
+      cost.costSec += time ? (time.duration ?? time.processing ?? 0) : elapsedSec / commands.length;
+      costs.set(method, cost);
+      if (time?.operating !== undefined) figures.push({ method, time, at: secondsToMs(time.finish) });
     }
-    for (const [method, report] of perMethod) this.operating.observe(method, { ...report, sentAt });
+    figures.sort((a, b) => (a.at ?? 0) - (b.at ?? 0));
+    for (const { method, time, at } of figures) {
+      this.operating.observe(method, {
+        usedSec: time.operating,
+        resetAtMs: secondsToMs(time.operating_reset_at),
+        figureAtMs: at,
+      });
+    }
+    // Refusals after the figures: whether the portal's count explains them decides how long they hold.
+    for (const { label, method, time } of refused) {
+      const error = outcome.errors[label];
+      this.operating.blocked(method, secondsToMs(time?.operating_reset_at));
+      // The call waits for the method's reset instead of a backoff that may be shorter.
+      const resumeAt = this.operating.blockedUntil(method);
+      outcome.errors[label] = new PortalError(
+        error.kind,
+        error.code,
+        error.description,
+        error.status,
+        resumeAt,
+      );
+    }
+    for (const [method, cost] of costs) this.operating.observe(method, cost);
   }
 
   private async send(
@@ -207,7 +217,6 @@ export class PortalClient {
         blockedUntil,
       );
     }
-    const sentAt = Date.now();
     let renewed = false;
     let redirects = 0;
     let held = options.unit ?? (options.budgetTaken ? new BudgetUnit(() => this.budget.refund()) : undefined);
@@ -220,6 +229,7 @@ export class PortalClient {
         throw abandoned('before the request was sent');
       }
       unit.spend();
+      const sentAt = Date.now();
       let response: AxiosResponse<Envelope | string>;
       try {
         response = await this.http.post<Envelope | string>(prepared.url, body, {
@@ -240,18 +250,22 @@ export class PortalClient {
       }
       const envelope: Envelope =
         typeof response.data === 'object' && response.data !== null ? response.data : {};
+      const time = envelope.time;
+      this.operating.observeClock(sentAt, Date.now(), secondsToMs(time?.start), secondsToMs(time?.finish));
+      // The method's use as the portal counted it when the call ran, refused or not: it beats any estimate.
+      const figure = method === 'batch' ? undefined : time;
+      if (figure?.operating !== undefined) {
+        this.operating.observe(method, {
+          usedSec: figure.operating,
+          resetAtMs: secondsToMs(figure.operating_reset_at),
+          figureAtMs: secondsToMs(figure.finish),
+        });
+      }
       if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
         this.budget.onAccepted();
         this.observer?.onResponse(method, 'ok', commands);
-        if (method !== 'batch') {
-          const time = envelope.time;
-          this.operating.observe(method, {
-            usedSec: time?.operating,
-            resetAtMs: secondsToMs(time?.operating_reset_at),
-            costSec: time?.duration ?? time?.processing,
-            sentAt,
-          });
-        }
+        if (method !== 'batch')
+          this.operating.observe(method, { costSec: time?.duration ?? time?.processing });
         return envelope;
       }
       const failure = classifyPortalError(

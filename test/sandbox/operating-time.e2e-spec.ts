@@ -98,7 +98,7 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
       operatingLimitSec: 480,
       operatingWindowSec: 600,
     });
-    expect(changed.body).toEqual({ commandMs: 0, windowSec: 600, limitSec: 480 });
+    expect(changed.body).toEqual({ commandMs: 0, windowSec: 600, limitSec: 480, charge: 'run' });
     expect((await call('user.current')).body.time.operating).toBe(0);
     for (const [field, value] of [
       ['commandMs', -1],
@@ -111,5 +111,64 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     }
     portal.setPerformance({ commandMs: 100, windowSec: 60, limitSec: 1 });
     expect(portal.operating()).toMatchObject({ commandMs: 100, windowSec: 60, limitSec: 1 });
+  });
+  it('frees use a tenth of the window at a time: a bucket leaves whole, a window after it began', async () => {
+    await call('user.current');
+    await call('user.current');
+    const view = (await control('operating')).body;
+    const { usedSec, resetAt } = view.methods['user.current'];
+    expect(usedSec).toBeCloseTo(0.2);
+    // Both calls fell in one 6-s bucket (or two): it leaves at a bucket boundary, a window after it began.
+    expect(resetAt % 6000).toBe(0);
+    const { now } = (await control('clock', { advanceMs: 0 })).body;
+    await control('clock', { advanceMs: resetAt - now - 300 });
+    expect((await control('operating')).body.methods['user.current'].usedSec).toBeGreaterThan(0);
+    // A moment after its boundary the whole bucket has left (not each call a window after it was charged).
+    await control('clock', { advanceMs: 400 });
+    expect((await control('operating')).body.methods['user.current'].usedSec).toBe(0);
+  });
+
+  it("an answer's figures count what other requests ran meanwhile (taken when each command ran)", async () => {
+    const slow = batch(Object.fromEntries(Array.from({ length: 5 }, (_, n) => [`r_${n}`, register(n)])));
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const quick = await batch({ r_q: register(50) });
+    const answer = await slow;
+    // The quick batch's register (finished at ~200 ms) is in the slow batch's later figures.
+    expect(quick.body.result.result_time.r_q.operating).toBeCloseTo(0.3, 1);
+    expect(answer.body.result.result_time.r_4.operating).toBeCloseTo(0.6);
+    expect(answer.body.result.result_time.r_0.operating).toBeCloseTo(0.1);
+  });
+
+  it('the batch-upfront fault charges a batch whole on arrival to every method in it, refused commands too', async () => {
+    await control('performance', { operatingCharge: 'batch-upfront' });
+    try {
+      const answer = await batch({ r_1: register(1), r_2: register(2), me: 'user.current' });
+      // 3 commands × 100 ms, charged to register and to user.current alike, before any ran.
+      expect(answer.body.result.result_time.r_1.operating).toBeCloseTo(0.3);
+      expect(answer.body.result.result_time.me.operating).toBeCloseTo(0.3);
+      // Over the 1-s limit after four such batches: the fifth is charged and refused.
+      for (let n = 0; n < 3; n += 1)
+        await batch({ a: register(10 + n), b: register(20 + n), c: register(30 + n) });
+      const refused = await batch({ late: register(99) });
+      expect(refused.body.result.result_error.late.error).toBe('OPERATION_TIME_LIMIT');
+      const view = (await control('operating')).body;
+      expect(view.charge).toBe('batch-upfront');
+      expect(view.methods[REGISTER].usedSec).toBeCloseTo(1.3);
+      expect(view.refusals[view.refusals.length - 1]).toMatchObject({ method: REGISTER, usedSec: 1.3 });
+      expect((await control('performance', { operatingCharge: 'later' })).status).toBe(400);
+    } finally {
+      await control('performance', { operatingCharge: 'run' });
+    }
+  });
+
+  it("another application's use counts in the method's figures and leaves with its bucket", async () => {
+    const used = await control('operating/use', { method: REGISTER, sec: 0.5, agoSec: 55 });
+    const { now } = (await control('clock', { advanceMs: 0 })).body;
+    expect(used.body.usedSec).toBeCloseTo(0.5);
+    // Charged 55 s ago: its bucket leaves within 5 s (a bucket is 6 s).
+    expect(used.body.resetAt).toBeLessThanOrEqual(now + 6000);
+    const direct = await call(REGISTER, { USER_PHONE_INNER: '101', PHONE_NUMBER: '+4940557', TYPE: 2 });
+    expect(direct.body.time.operating).toBeCloseTo(0.6);
+    expect((await control('operating/use', { method: REGISTER, sec: -1 })).status).toBe(400);
   });
 });
