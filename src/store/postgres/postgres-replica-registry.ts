@@ -113,8 +113,8 @@ export class PostgresReplicaRegistry extends ReplicaRegistry {
 
   /**
    * Opens the dedicated connection, registers a lock key for `replicaId` (a fresh one when another replica
-   * has it) and takes the lock. The row is written before the lock is taken, so a key this process holds
-   * never names another replica's row.
+   * has it) and takes the lock, both in one transaction: a key this process holds never names another
+   * replica's row, and no other replica sees the row before its lock is held.
    */
   private async takeMark(replicaId: string): Promise<void> {
     await this.db.open();
@@ -133,6 +133,10 @@ export class PostgresReplicaRegistry extends ReplicaRegistry {
       for (let attempt = 0; ; attempt++) {
         if (attempt >= 20) throw new Error('no free replica lock key after 20 attempts');
         const key = attempt === 0 && this.lockKey !== undefined ? this.lockKey : randomInt(1, 2 ** 31);
+        // Row and lock in one transaction: the others see the row only once its lock is held, so a replica
+        // joining is never read as a dead one whose lease may be taken (a lease it holds from before the
+        // join would otherwise change hands in that gap, and two replicas would both deliver a moment).
+        await client.query('BEGIN');
         try {
           await client.query(
             `INSERT INTO bridge_replicas (replica_id, lock_key, joined_at) VALUES ($1, $2, $3)
@@ -140,16 +144,22 @@ export class PostgresReplicaRegistry extends ReplicaRegistry {
             [replicaId, key, Date.now()],
           );
         } catch (error) {
+          await client.query('ROLLBACK');
           // Another replica's row has this key: draw another.
           if ((error as { code?: string }).code === '23505') continue;
           throw error;
         }
+        // A session lock: it outlives the transaction and ends with the connection.
         const taken = await client.query<{ taken: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS taken', [
           REPLICA_LOCK_CLASS,
           key,
         ]);
         // Held by another session: a replica of another schema, or our own old session not yet ended.
-        if (!taken.rows[0].taken) continue;
+        if (!taken.rows[0].taken) {
+          await client.query('ROLLBACK');
+          continue;
+        }
+        await client.query('COMMIT');
         this.lockKey = key;
         break;
       }
