@@ -95,7 +95,12 @@ export class AppPageController {
         entered: enteredOf(form),
       });
     }
-    this.audit(session, `changed settings: ${outcome.changed.join(', ') || 'nothing'}`);
+    this.audit(
+      session,
+      'settings',
+      { changed: outcome.changed },
+      `changed settings: ${outcome.changed.join(', ') || 'nothing'}`,
+    );
     this.redirect(response, session, 'saved');
   }
 
@@ -114,7 +119,12 @@ export class AppPageController {
       response.status(HttpStatus.BAD_REQUEST);
       return this.render(response, session, { errors: { dial: outcome.problems }, entered });
     }
-    this.audit(session, `tested the dial connection (${outcome.ok ? 'ok' : 'failed'})`);
+    this.audit(
+      session,
+      'dial-test',
+      { ok: outcome.ok },
+      `tested the dial connection (${outcome.ok ? 'ok' : 'failed'})`,
+    );
     await this.render(response, session, { testResult: outcome, entered });
   }
 
@@ -128,10 +138,15 @@ export class AppPageController {
         .slice(0, 100) || undefined;
     const created = await this.source.createToken(session.portalId, label);
     if (!created) return this.refuse(response, session, HttpStatus.NOT_FOUND, 'unknownPortal');
-    this.audit(session, `created a PBX token${label ? ` labelled ${JSON.stringify(label)}` : ''}`);
+    this.audit(
+      session,
+      'pbx-token-created',
+      { tokenId: created.id },
+      `created PBX token ${created.id}${label ? ` labelled ${JSON.stringify(label)}` : ''}`,
+    );
     // Shown in this answer only: it is stored as a digest, nobody can show it again.
     response.setHeader('Cache-Control', 'no-store');
-    await this.render(response, session, { newToken: created });
+    await this.render(response, session, { newToken: created.token });
   }
 
   @Post('s/:session/tokens/:id/revoke')
@@ -143,8 +158,14 @@ export class AppPageController {
   ) {
     const session = await this.adminOr403(token, request, response);
     if (!session) return;
-    await this.source.revokeToken(session.portalId, id.slice(0, 100));
-    this.audit(session, `revoked PBX token ${id.slice(0, 100)}`);
+    // A token already gone (revoked in another tab) changes nothing: no audit line for it.
+    if (await this.source.revokeToken(session.portalId, id.slice(0, 100)))
+      this.audit(
+        session,
+        'pbx-token-revoked',
+        { tokenId: id.slice(0, 100) },
+        `revoked PBX token ${id.slice(0, 100)}`,
+      );
     this.redirect(response, session, 'revoked');
   }
 
@@ -158,7 +179,12 @@ export class AppPageController {
     const session = await this.adminOr403(token, request, response);
     if (!session) return;
     const done = await this.requeue(session.portalId, [callId]);
-    this.audit(session, `re-queued call ${callId.slice(0, 128)} (${done})`);
+    this.audit(
+      session,
+      'call-requeued',
+      { callId: callId.slice(0, 128), requeued: done },
+      `re-queued call ${callId.slice(0, 128)} (${done})`,
+    );
     this.redirect(response, session, 'requeued');
   }
 
@@ -171,7 +197,7 @@ export class AppPageController {
       session.portalId,
       failed.map((call) => call.callId),
     );
-    this.audit(session, `re-queued ${done} failed calls`);
+    this.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
     this.redirect(response, session, 'requeued');
   }
 
@@ -190,7 +216,11 @@ export class AppPageController {
     const portalId = this.config.B24_APP_MODE === 'multi' ? String(form.member_id ?? '') : this.portalId;
     const authId = typeof form.AUTH_ID === 'string' ? form.AUTH_ID : '';
     const portal = PORTAL_ID_PATTERN.test(portalId) ? await this.source.portal(portalId) : undefined;
-    if (!portal || !portal.active) {
+    // One portal with OAuth: the post must name the member_id the install stored (a portal's post always does).
+    const otherPortal = portal?.memberId !== undefined && form.member_id !== portal.memberId;
+    if (otherPortal)
+      this.logger.warn(`app page: a post naming another member_id than portal ${portalId}'s; refused`);
+    if (!portal || !portal.active || otherPortal) {
       this.headers(response, undefined);
       response.status(HttpStatus.NOT_FOUND).send(messagePage(text, lang, text.unknownPortal));
       return;
@@ -383,9 +413,15 @@ export class AppPageController {
     );
   }
 
-  /** One line per change: the portal, the user, what changed (never a value that may be a secret). */
-  private audit(session: PageSession, what: string): void {
-    this.logger.log(`audit: portal ${session.portalId} user ${session.userId} ${what}`);
+  /**
+   * One line per change: the portal, the user, what changed (setting names, token ids, call ids; never a value
+   * that may be a secret), as fields in JSON (`audit` names the kind of change) and in the message.
+   */
+  private audit(session: PageSession, kind: string, details: Record<string, unknown>, what: string): void {
+    this.logger.log(
+      { audit: kind, portalId: session.portalId, userId: session.userId, ...details },
+      `audit: portal ${session.portalId} user ${session.userId} ${what}`,
+    );
   }
 
   /**

@@ -35,6 +35,11 @@ export interface PagePortal {
   /** The REST base the verified install named: where the page asks who holds an AUTH_ID. */
   clientEndpoint: string;
   active: boolean;
+  /**
+   * The installed portal's `member_id`, where the page's portal is not found by it (one portal with OAuth):
+   * a post naming another is refused.
+   */
+  memberId?: string;
 }
 
 /**
@@ -62,7 +67,11 @@ export abstract class PageSource {
   /** Null where the deployment has no per-portal PBX tokens (one portal: PBX_TOKENS). */
   abstract tokens(portalId: string): Promise<PageToken[] | null>;
 
-  abstract createToken(portalId: string, label: string | undefined): Promise<string | undefined>;
+  /** The new token (shown once) and its id (what the audit line and the list name). */
+  abstract createToken(
+    portalId: string,
+    label: string | undefined,
+  ): Promise<{ id: string; token: string } | undefined>;
 
   abstract revokeToken(portalId: string, id: string): Promise<boolean>;
 

@@ -117,8 +117,12 @@ export class RegistryPageSource extends PageSource {
     }));
   }
 
-  async createToken(portalId: string, label: string | undefined): Promise<string | undefined> {
-    return (await createPbxToken(this.portals, portalId, label))?.token;
+  async createToken(
+    portalId: string,
+    label: string | undefined,
+  ): Promise<{ id: string; token: string } | undefined> {
+    const created = await createPbxToken(this.portals, portalId, label);
+    return created && { id: created.record.id, token: created.token };
   }
 
   revokeToken(portalId: string, id: string): Promise<boolean> {

@@ -7,6 +7,7 @@ import { PortalEventsStatus } from '../events/portal-events-status';
 import { PbxFollower } from '../follow/pbx-follower';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
+import { TokenStore } from '../store/token-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
 
@@ -25,6 +26,7 @@ export class SinglePageSource extends PageSource {
     private readonly credentials: PortalCredentials,
     private readonly client: PortalClient,
     private readonly delivery: DeliveryService,
+    private readonly tokenStore: TokenStore,
     @Optional() private readonly events?: PortalEventsStatus,
     @Optional() private readonly dialer?: DialWorker,
     @Optional() private readonly follower?: PbxFollower,
@@ -42,7 +44,10 @@ export class SinglePageSource extends PageSource {
       // the sandbox without an address: the id names it
     }
     const origin = address ? new URL(address).origin : '';
-    return { portalId, domain, clientEndpoint: origin ? `${origin}/rest/` : '', active: true };
+    // OAuth: the install named the portal's member_id; the page takes no post naming another.
+    const memberId =
+      this.config.authMode === 'oauth' ? (await this.tokenStore.findTokens(portalId))?.memberId : undefined;
+    return { portalId, domain, clientEndpoint: origin ? `${origin}/rest/` : '', active: true, memberId };
   }
 
   async connection(): Promise<ConnectionLine[]> {
@@ -107,7 +112,7 @@ export class SinglePageSource extends PageSource {
     return null;
   }
 
-  async createToken(): Promise<string | undefined> {
+  async createToken(): Promise<{ id: string; token: string } | undefined> {
     return undefined;
   }
 
