@@ -1,0 +1,139 @@
+import request from 'supertest';
+import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { ended, eventually, started } from '../support/bridge-harness';
+import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
+import { install, multiEnv, tempDir } from '../support/multi-harness';
+
+/**
+ * Every change made on the application's page is one audit line in the bridge's log: the built bridge as a
+ * child process (LOG_FORMAT=json, as in a container), its stdout read line by line. The page is driven over
+ * HTTP as the browser posts it (the browser specs beside this one click the same forms): the portal's form
+ * post opens a session, then a settings change, a PBX token created, a failed call re-queued, the token revoked.
+ */
+describe('the application page writes one audit line per change (child process, JSON logs)', () => {
+  let sandbox: SandboxPortal;
+  let alpha: SandboxTenant;
+  let temp: { dir: string; remove(): void };
+  let bridge: BridgeProcess;
+  let http: ReturnType<typeof request>;
+
+  const records = () =>
+    bridge
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  const auditLines = () => records().filter((record) => record.audit !== undefined);
+
+  beforeAll(async () => {
+    sandbox = await SandboxPortal.start();
+    alpha = sandbox.addPortal({ name: 'alpha' });
+    temp = tempDir('bridge-app-audit-');
+    bridge = await startBridgeProcess(
+      multiEnv(sandbox, temp.dir, {
+        LOG_FORMAT: 'json',
+        LOG_LEVEL: 'log',
+        DELIVERY_MAX_ATTEMPTS: '2',
+        DELIVERY_MAX_BACKOFF_SEC: '1',
+        B24_TIMEOUT_MS: '5000',
+      }),
+    );
+    http = request(bridge.url);
+    expect(await install(alpha, bridge.url)).toBe(200);
+  }, 60_000);
+
+  afterAll(async () => {
+    bridge?.child.kill('SIGTERM');
+    await bridge?.exited;
+    await sandbox?.close();
+    temp?.remove();
+  });
+
+  it('settings, token created, call re-queued, token revoked: one line each, naming portal, user and what, never the token', async () => {
+    const authId = alpha.issueTokens(undefined, 1)?.access_token ?? '';
+    const entry = await http
+      .post('/app?DOMAIN=x&LANG=en')
+      .type('form')
+      .send({ AUTH_ID: authId, REFRESH_ID: 'r', member_id: alpha.memberId, PLACEMENT: 'DEFAULT' });
+    expect(entry.status).toBe(303);
+    const session = String(entry.headers.location);
+    expect(auditLines()).toEqual([]);
+
+    // 1. Settings: the default employee (Anna, user 2) and the country.
+    const saved = await http
+      .post(`${session}/settings`)
+      .type('form')
+      .send({ defaultUserId: '2', defaultCountry: 'AT', missedCallTask: '', DIAL_MODE: '' });
+    expect(saved.status).toBe(303);
+
+    // 2. A PBX token, shown once in the answer.
+    const created = await http.post(`${session}/tokens`).type('form').send({ label: 'office PBX' });
+    expect(created.status).toBe(201);
+    const token = /<output id="new-token">(pbx_[^<]+)<\/output>/.exec(created.text)?.[1] ?? '';
+    expect(token).not.toBe('');
+    const tokenId = /\/tokens\/([^/"]+)\/revoke/.exec(created.text)?.[1] ?? '';
+    expect(tokenId).not.toBe('');
+
+    // 3. A call the portal refuses, re-queued once the portal takes it. Extension 177 is nobody's: the call
+    // goes to the default employee, which shows the settings change took effect without a restart.
+    const callId = `audit-${Date.now()}`;
+    alpha.injectFault({ kind: 'refuse', text: callId, status: 403 });
+    const post = await http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${token}`)
+      .send([started(callId, { extension: '177' }), ended(callId)]);
+    expect(post.status).toBe(202);
+    await eventually(async () => {
+      const call = await http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`);
+      return call.body.state === 'failed' ? call : undefined;
+    }, 40_000);
+    alpha.clearFaults();
+    const requeued = await http.post(`${session}/calls/${encodeURIComponent(callId)}/requeue`);
+    expect(requeued.status).toBe(303);
+    const delivered = await eventually(async () => {
+      const call = alpha.calls().find((candidate) => candidate.EXTERNAL_CALL_ID === callId);
+      return call?.finished ? call : undefined;
+    }, 40_000);
+    expect(Number(delivered.USER_ID)).toBe(2);
+
+    // 4. The token revoked; revoking it again changes nothing and writes no line.
+    const revoked = await http.post(`${session}/tokens/${tokenId}/revoke`);
+    expect(revoked.status).toBe(303);
+    expect((await http.post(`${session}/tokens/${tokenId}/revoke`)).status).toBe(303);
+    const refused = await http
+      .post('/v1/calls/events')
+      .set('Authorization', `Bearer ${token}`)
+      .send(started(`${callId}-after`));
+    expect(refused.status).toBe(401);
+
+    // Read the page: looking is no change.
+    expect((await http.get(session)).status).toBe(200);
+
+    const lines = await eventually(async () => (auditLines().length >= 4 ? auditLines() : undefined));
+    expect(lines.map((line) => line.audit)).toEqual([
+      'settings',
+      'pbx-token-created',
+      'call-requeued',
+      'pbx-token-revoked',
+    ]);
+    for (const line of lines) {
+      expect(line).toMatchObject({ level: 30, context: 'AppPage', portalId: alpha.memberId, userId: 1 });
+      expect(String(line.msg)).toContain(`audit: portal ${alpha.memberId} user 1 `);
+    }
+    const [settings, tokenCreated, call, tokenRevoked] = lines;
+    expect(settings.changed).toEqual(expect.arrayContaining(['defaultUserId', 'defaultCountry']));
+    expect(String(settings.msg)).toContain('defaultUserId');
+    expect(tokenCreated).toMatchObject({ tokenId });
+    expect(String(tokenCreated.msg)).toContain(tokenId);
+    expect(call).toMatchObject({ callId, requeued: 1 });
+    expect(String(call.msg)).toContain(callId);
+    expect(tokenRevoked).toMatchObject({ tokenId });
+
+    // Never a secret: not the new token, nor the portal's AUTH_ID, nor the session.
+    const output = bridge.output();
+    expect(output).not.toContain(token);
+    expect(output).not.toContain(token.slice(4));
+    expect(output).not.toContain(authId);
+    expect(output).not.toContain(session.slice('/app/s/'.length, '/app/s/'.length + 40));
+  }, 120_000);
+});
