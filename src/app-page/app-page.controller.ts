@@ -95,12 +95,14 @@ export class AppPageController {
         entered: enteredOf(form),
       });
     }
-    this.audit(
-      session,
-      'settings',
-      { changed: outcome.changed },
-      `changed settings: ${outcome.changed.join(', ') || 'nothing'}`,
-    );
+    // A save that changed nothing (the same values again) is no change: no audit line.
+    if (outcome.changed.length)
+      this.audit(
+        session,
+        'settings',
+        { changed: outcome.changed },
+        `changed settings: ${outcome.changed.join(', ')}`,
+      );
     this.redirect(response, session, 'saved');
   }
 
@@ -178,13 +180,13 @@ export class AppPageController {
   ) {
     const session = await this.adminOr403(token, request, response);
     if (!session) return;
-    const done = await this.requeue(session.portalId, [callId]);
-    this.audit(
-      session,
-      'call-requeued',
-      { callId: callId.slice(0, 128), requeued: done },
-      `re-queued call ${callId.slice(0, 128)} (${done})`,
-    );
+    if (await this.requeue(session.portalId, [callId]))
+      this.audit(
+        session,
+        'call-requeued',
+        { callId: callId.slice(0, 128) },
+        `re-queued call ${callId.slice(0, 128)}`,
+      );
     this.redirect(response, session, 'requeued');
   }
 
@@ -197,7 +199,7 @@ export class AppPageController {
       session.portalId,
       failed.map((call) => call.callId),
     );
-    this.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
+    if (done) this.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
     this.redirect(response, session, 'requeued');
   }
 
@@ -331,11 +333,18 @@ export class AppPageController {
   }
 
   private async requeue(portalId: string, callIds: string[]): Promise<number> {
-    const updated = await this.calls.updateCalls(portalId, callIds, (current) =>
-      current.failed ? requeue(current, Date.now(), this.delivery.holdEndedWithoutStartMs) : current,
-    );
+    // The calls that were failed when the update ran: a call delivered meanwhile is not re-queued.
+    const requeued = new Set<string>();
+    await this.calls.updateCalls(portalId, callIds, (current) => {
+      if (!current.failed) {
+        requeued.delete(current.callId);
+        return current;
+      }
+      requeued.add(current.callId);
+      return requeue(current, Date.now(), this.delivery.holdEndedWithoutStartMs);
+    });
     this.signal.workAdded(portalId);
-    return updated.filter((call) => !call.failed).length;
+    return requeued.size;
   }
 
   /**

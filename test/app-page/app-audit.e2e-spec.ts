@@ -8,7 +8,8 @@ import { install, multiEnv, tempDir } from '../support/multi-harness';
  * Every change made on the application's page is one audit line in the bridge's log: the built bridge as a
  * child process (LOG_FORMAT=json, as in a container), its stdout read line by line. The page is driven over
  * HTTP as the browser posts it (the browser specs beside this one click the same forms): the portal's form
- * post opens a session, then a settings change, a PBX token created, a failed call re-queued, the token revoked.
+ * post opens a session, then a settings change, a PBX token created, failed calls re-queued (one, then all),
+ * the token revoked. Repeating a change that has nothing left to change writes no line.
  */
 describe('the application page writes one audit line per change (child process, JSON logs)', () => {
   let sandbox: SandboxPortal;
@@ -49,7 +50,7 @@ describe('the application page writes one audit line per change (child process, 
     temp?.remove();
   });
 
-  it('settings, token created, call re-queued, token revoked: one line each, naming portal, user and what, never the token', async () => {
+  it('settings, token created, calls re-queued, token revoked: one line each, naming portal, user and what, never the token', async () => {
     const authId = alpha.issueTokens(undefined, 1)?.access_token ?? '';
     const entry = await http
       .post('/app?DOMAIN=x&LANG=en')
@@ -65,6 +66,12 @@ describe('the application page writes one audit line per change (child process, 
       .type('form')
       .send({ defaultUserId: '2', defaultCountry: 'AT', missedCallTask: '', DIAL_MODE: '' });
     expect(saved.status).toBe(303);
+    // The same values again change nothing: no line.
+    const again = await http
+      .post(`${session}/settings`)
+      .type('form')
+      .send({ defaultUserId: '2', defaultCountry: 'AT', missedCallTask: '', DIAL_MODE: '' });
+    expect(again.status).toBe(303);
 
     // 2. A PBX token, shown once in the answer.
     const created = await http.post(`${session}/tokens`).type('form').send({ label: 'office PBX' });
@@ -74,27 +81,38 @@ describe('the application page writes one audit line per change (child process, 
     const tokenId = /\/tokens\/([^/"]+)\/revoke/.exec(created.text)?.[1] ?? '';
     expect(tokenId).not.toBe('');
 
-    // 3. A call the portal refuses, re-queued once the portal takes it. Extension 177 is nobody's: the call
-    // goes to the default employee, which shows the settings change took effect without a restart.
+    // 3. Calls the portal refuses, re-queued once the portal takes them: one by its button, one by "all
+    // failed". Extension 177 is nobody's: the call goes to the default employee, which shows the settings
+    // change took effect without a restart.
     const callId = `audit-${Date.now()}`;
-    alpha.injectFault({ kind: 'refuse', text: callId, status: 403 });
-    const post = await http
-      .post('/v1/calls/events')
-      .set('Authorization', `Bearer ${token}`)
-      .send([started(callId, { extension: '177' }), ended(callId)]);
-    expect(post.status).toBe(202);
-    await eventually(async () => {
-      const call = await http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`);
-      return call.body.state === 'failed' ? call : undefined;
-    }, 40_000);
-    alpha.clearFaults();
+    const secondId = `${callId}-2`;
+    const failed = async (id: string) => {
+      alpha.injectFault({ kind: 'refuse', text: id, status: 403 });
+      const post = await http
+        .post('/v1/calls/events')
+        .set('Authorization', `Bearer ${token}`)
+        .send([started(id, { extension: '177' }), ended(id)]);
+      expect(post.status).toBe(202);
+      await eventually(async () => {
+        const call = await http.get(`/v1/calls/${id}`).set('Authorization', `Bearer ${token}`);
+        return call.body.state === 'failed' ? call : undefined;
+      }, 40_000);
+      alpha.clearFaults();
+    };
+    const deliveredAt = (id: string) =>
+      eventually(async () => {
+        const call = alpha.calls().find((candidate) => candidate.EXTERNAL_CALL_ID === id);
+        return call?.finished ? call : undefined;
+      }, 40_000);
+    await failed(callId);
     const requeued = await http.post(`${session}/calls/${encodeURIComponent(callId)}/requeue`);
     expect(requeued.status).toBe(303);
-    const delivered = await eventually(async () => {
-      const call = alpha.calls().find((candidate) => candidate.EXTERNAL_CALL_ID === callId);
-      return call?.finished ? call : undefined;
-    }, 40_000);
-    expect(Number(delivered.USER_ID)).toBe(2);
+    expect(Number((await deliveredAt(callId)).USER_ID)).toBe(2);
+    // Delivered now: a second press re-queues nothing and writes no line.
+    expect((await http.post(`${session}/calls/${encodeURIComponent(callId)}/requeue`)).status).toBe(303);
+    await failed(secondId);
+    expect((await http.post(`${session}/calls/requeue-failed`)).status).toBe(303);
+    await deliveredAt(secondId);
 
     // 4. The token revoked; revoking it again changes nothing and writes no line.
     const revoked = await http.post(`${session}/tokens/${tokenId}/revoke`);
@@ -109,24 +127,26 @@ describe('the application page writes one audit line per change (child process, 
     // Read the page: looking is no change.
     expect((await http.get(session)).status).toBe(200);
 
-    const lines = await eventually(async () => (auditLines().length >= 4 ? auditLines() : undefined));
+    const lines = await eventually(async () => (auditLines().length >= 5 ? auditLines() : undefined));
     expect(lines.map((line) => line.audit)).toEqual([
       'settings',
       'pbx-token-created',
       'call-requeued',
+      'calls-requeued',
       'pbx-token-revoked',
     ]);
     for (const line of lines) {
       expect(line).toMatchObject({ level: 30, context: 'AppPage', portalId: alpha.memberId, userId: 1 });
       expect(String(line.msg)).toContain(`audit: portal ${alpha.memberId} user 1 `);
     }
-    const [settings, tokenCreated, call, tokenRevoked] = lines;
+    const [settings, tokenCreated, call, calls, tokenRevoked] = lines;
     expect(settings.changed).toEqual(expect.arrayContaining(['defaultUserId', 'defaultCountry']));
     expect(String(settings.msg)).toContain('defaultUserId');
     expect(tokenCreated).toMatchObject({ tokenId });
     expect(String(tokenCreated.msg)).toContain(tokenId);
-    expect(call).toMatchObject({ callId, requeued: 1 });
+    expect(call).toMatchObject({ callId });
     expect(String(call.msg)).toContain(callId);
+    expect(calls).toMatchObject({ requeued: 1 });
     expect(tokenRevoked).toMatchObject({ tokenId });
 
     // Never a secret: not the new token, nor the portal's AUTH_ID, nor the session.
