@@ -1,6 +1,9 @@
+import { createServer, Server, Socket } from 'node:net';
 import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
+import { CdrDatabase } from '../support/cdr-database';
+import { EslDouble } from '../support/esl-double';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 import { launchChromium, PortalFrameHost, readAgain, shot, submitIn } from './portal-frame';
@@ -122,6 +125,58 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
     await page.screenshot({ path: shot('pbx-events-error-1280.png') });
   });
+
+  it('tests the event socket and the CDR ledger too, and names refused, TLS and timeout failures', async () => {
+    const esl = await EslDouble.start('esl-page-s3cret');
+    const cdr = await CdrDatabase.create('app_page');
+    // Accepts and never says a word: the test gives up after its 5 s.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    try {
+      const { frame } = await open(adminAuth());
+      const test = async (mode: string, field: string, url: string) => {
+        await frame.selectOption('#follow-PBX_EVENTS', mode);
+        await frame.fill(`#follow-${field}`, url);
+        await submitIn(frame, '#test-follow');
+        return (await frame.textContent(`#follow-${field} ~ #test-follow-${field}`)) ?? '';
+      };
+      expect(await test('esl', 'ESL_URL', esl.url())).toContain('accepted the login');
+      expect(await test('esl', 'ESL_URL', esl.url('wrong-esl-pass'))).toContain('bad credentials');
+      expect(await test('cdr', 'ASTERISK_CDR_URL', cdr.url)).toContain('its cdr table can be read');
+      const wrong = new URL(cdr.url);
+      wrong.password = 'wrong-cdr-pass';
+      const denied = await test('cdr', 'ASTERISK_CDR_URL', wrong.href);
+      expect(denied).toContain('bad credentials: ER_ACCESS_DENIED_ERROR');
+      expect(denied).toContain(`mysql://127.0.0.1:3306/${cdr.name}`);
+      // Nothing listens on a closed port: refused.
+      const closed = await AmiDouble.start('crm-page', SECRET);
+      const closedUrl = closed.url();
+      await closed.close();
+      expect(await test('ami', 'AMI_URL', closedUrl)).toContain('refused: ECONNREFUSED');
+      // TLS to a plaintext Manager port: the handshake fails.
+      expect(await test('ami', 'AMI_URL', pbx.url().replace(/^tcp:/, 'tls:'))).toMatch(/failed: TLS: /);
+      expect(await test('ami', 'AMI_URL', `tcp://crm:${SECRET}@127.0.0.1:${silentPort}`)).toContain(
+        'timeout',
+      );
+      const shown = await html(frame);
+      for (const secret of [
+        SECRET,
+        'esl-page-s3cret',
+        'wrong-esl-pass',
+        'wrong-cdr-pass',
+        new URL(cdr.url).password,
+      ])
+        expect(shown).not.toContain(secret);
+      expect((await portal()).settings.follow).toBeUndefined();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await esl.close();
+      await cdr.close();
+    }
+  }, 60_000);
 
   it('saves AMI following: the bridge follows the double, its call is delivered, the password never shown', async () => {
     const { frame } = await open(adminAuth());
