@@ -237,11 +237,14 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
-    // Screenshots of the whole page: a frame as tall as the page.
-    await page.setViewportSize({ width: 400, height: 2600 });
+    // Screenshots of the whole page: a frame as tall as the page (the frame is the viewport less 3rem).
+    const tall = (frame: typeof english.frame) =>
+      frame.evaluate(() => document.documentElement.scrollHeight + 48);
+    await page.setViewportSize({ width: 400, height: await tall(english.frame) });
     await page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
     await page.setViewportSize({ width: 1280, height: 1500 });
     const wide = await open(adminAuth());
+    await page.setViewportSize({ width: 1280, height: await tall(wide.frame) });
     await page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
     // Keyboard: Tab reaches the form fields, and focus is visible.
     await wide.frame.focus('#defaultCountry');
