@@ -18,7 +18,8 @@ export function launchChromium(): Promise<Browser> {
 
 /**
  * Where the screenshots go: a temporary folder, so a test run leaves the clone unchanged; refresh the
- * committed ones with `APP_PAGE_SCREENSHOTS=docs/app-page npx jest --selectProjects e2e test/app-page/`.
+ * committed ones with
+ * `APP_PAGE_SCREENSHOTS=docs/app-page npx jest --selectProjects e2e --testPathPattern 'app-page/app-(page|follow)\.e2e'`.
  */
 export const SHOTS = process.env.APP_PAGE_SCREENSHOTS ?? join(tmpdir(), 'bridge-app-page-screenshots');
 
