@@ -230,7 +230,9 @@ function settingsSection(model: PageModel, base: string): string {
   };
   const dialPlain = (name: string) => {
     const errors = fieldErrors(model, `dial.${name}`);
-    const current = value(name, settings.dial?.values[name]);
+    const current = String(value(name, settings.dial?.values[name]));
+    if (name === 'DIAL_METHOD')
+      return `<div class="field"><label for="${name}">${name}</label><select id="${name}" name="${name}"${disabled}${errors.attrs}>${option(current, '', text.deploymentDefault)}${option(current, 'POST', 'POST')}${option(current, 'GET', 'GET')}</select>${errors.html}</div>`;
     return `<div class="field"><label for="${name}">${name}</label><input id="${name}" name="${name}" value="${esc(current)}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
   };
   const general = model.errors.body

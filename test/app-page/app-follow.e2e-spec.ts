@@ -230,6 +230,30 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await eventually(async () => ((await portal()).follow?.[0]?.connected ? true : undefined), 30_000);
   }, 90_000);
 
+  it('sets the line number and the dial details (AMI_CHANNEL…), a bad one refused beside its field', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.selectOption('#DIAL_MODE', 'ami');
+    await frame.fill('#AMI_URL', pbx.url());
+    await frame.fill('#AMI_CHANNEL', 'SIP/office');
+    await submitIn(frame, '#settings button:text("Save")');
+    expect(await frame.textContent('#AMI_CHANNEL ~ .field-error')).toContain(
+      'AMI_CHANNEL must contain {extension}',
+    );
+    expect((await portal()).settings.dial).toBeUndefined();
+    await frame.fill('#AMI_URL', pbx.url());
+    await frame.fill('#AMI_CHANNEL', 'SIP/{extension}');
+    await frame.fill('#lineNumber', 'office-1');
+    await submitIn(frame, '#settings button:text("Save")');
+    expect(await frame.textContent('[role=status]')).toContain('Saved');
+    const settings = (await portal()).settings;
+    expect(settings.lineNumber).toBe('office-1');
+    expect(settings.dial).toMatchObject({ DIAL_MODE: 'ami' });
+    expect(await frame.inputValue('#AMI_CHANNEL')).toBe('SIP/{extension}');
+    expect(await frame.inputValue('#lineNumber')).toBe('office-1');
+    expect(await frame.inputValue('#AMI_URL')).toBe('');
+    expect(await html(frame)).not.toContain(SECRET);
+  });
+
   it('gives a user who is no administrator no form, and refuses a forged post', async () => {
     const { frame } = await open(userAuth());
     expect(await frame.textContent('#read-only')).toContain('only a portal administrator');
