@@ -12,17 +12,30 @@ import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
 import { SettingProblem } from '../tenancy/portal-settings-check';
 import { DialTest } from './dial-test';
+import { FollowTest } from './follow-test';
 import { PageSession, PageSessions } from './page-session';
 import { PageSource } from './page-source';
 import { esc, messagePage, PageCall, PageModel, renderPage } from './page-render';
 import { languageOf, PageText, textFor } from './page-text';
+import { DIAL_PLAIN, DIAL_SECRETS, FOLLOW_SECRETS, followModeOf } from './page-views';
 import { confirmUser } from './portal-user-check';
 
 const STYLESHEET = readFileSync(join(__dirname, 'page.css'));
 /** How many calls of each state the page reads to find today's. */
 const CALLS_PER_STATE = 200;
-/** The fields of the settings form, as the admin API names them. */
-const DIAL_FIELDS = ['AMI_URL', 'ESL_URL', 'DIAL_URL'] as const;
+/** The fields of the settings form shown back after a refused post (never one holding a secret). */
+const SETTINGS_ENTERED = [
+  'defaultUserId',
+  'defaultCountry',
+  'missedCallTask',
+  'lineNumber',
+  'DIAL_MODE',
+  ...DIAL_PLAIN,
+];
+/** The fields of the PBX-events form shown back likewise (its addresses hold passwords: never). */
+const FOLLOW_ENTERED = ['PBX_EVENTS', 'PBX_TRUNKS'];
+/** The PBX-events modes the form offers: AMI, AMI with the CDR ledger, the event socket, the ledger alone. */
+const FOLLOW_MODES = ['ami', 'ami+cdr', 'esl', 'cdr'];
 
 /**
  * `GET|POST /app` (the application's page in the portal's frame): the portal's form post, confirmed with the
@@ -42,6 +55,7 @@ export class AppPageController {
     private readonly delivery: DeliverySettings,
     private readonly config: AppConfig,
     private readonly dialTest: DialTest,
+    private readonly followTest: FollowTest,
     @Inject(PORTAL_ID) private readonly portalId: string,
   ) {
     // OAuth modes sign with a key derived from the client secret, webhook mode from ADMIN_TOKEN: every
@@ -92,7 +106,7 @@ export class AppPageController {
       response.status(HttpStatus.BAD_REQUEST);
       return this.render(response, session, {
         errors: errorsByField(outcome.errors),
-        entered: enteredOf(form),
+        entered: enteredOf(form, SETTINGS_ENTERED),
       });
     }
     // A save that changed nothing (the same values again) is no change: no audit line.
@@ -106,6 +120,73 @@ export class AppPageController {
     this.redirect(response, session, 'saved');
   }
 
+  /** The PBX-events form: its own `follow` patch, checked and stored as `PATCH /v1/admin/portals` does. */
+  @Post('s/:session/follow')
+  async saveFollow(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const form = formOf(request);
+    const settings = await this.source.settings(session.portalId);
+    if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
+    const follow = await this.followOf(session.portalId, form);
+    const outcome =
+      'problems' in follow
+        ? { errors: follow.problems }
+        : await this.source.updateSettings(session.portalId, { follow: follow.follow });
+    if ('errors' in outcome) {
+      response.status(HttpStatus.BAD_REQUEST);
+      return this.render(response, session, {
+        errors: errorsByField(outcome.errors),
+        entered: enteredOf(form, FOLLOW_ENTERED, 'follow.'),
+      });
+    }
+    // A save that changed nothing (the same values again) is no change: no audit line.
+    if (outcome.changed.length)
+      this.audit(
+        session,
+        'settings',
+        { changed: outcome.changed },
+        `changed settings: ${outcome.changed.join(', ')}`,
+      );
+    this.redirect(response, session, 'saved');
+  }
+
+  /**
+   * "Test connection" of the PBX-events form: the settings typed (an empty address: the stored one), checked
+   * as the admin API checks them, then each address connected to and logged in, within 5 s; nothing stored.
+   */
+  @Post('s/:session/test-follow')
+  async testFollow(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(token, request, response);
+    if (!session) return;
+    const form = formOf(request);
+    const entered = enteredOf(form, FOLLOW_ENTERED, 'follow.');
+    const settings = await this.source.settings(session.portalId);
+    if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
+    const follow = await this.followOf(session.portalId, form);
+    const checked =
+      'problems' in follow
+        ? { errors: follow.problems }
+        : follow.follow
+          ? this.source.checkSettings({ follow: follow.follow })
+          : { errors: [{ field: 'follow', problems: ['PBX_EVENTS: off, nothing to test'] }] };
+    if ('errors' in checked) {
+      response.status(HttpStatus.BAD_REQUEST);
+      return this.render(response, session, { errors: errorsByField(checked.errors), entered });
+    }
+    const results = await this.followTest.test(checked.patch.follow as Record<string, string>);
+    const summary = Object.entries(results)
+      .map(([name, outcome]) => `${name} ${outcome.ok ? 'ok' : 'failed'}`)
+      .join(', ');
+    this.audit(
+      session,
+      'follow-test',
+      { results: Object.fromEntries(Object.entries(results).map(([name, outcome]) => [name, outcome.ok])) },
+      `tested the PBX-events connection (${summary})`,
+    );
+    await this.render(response, session, { followTests: results, entered });
+  }
+
   @Post('s/:session/test-dial')
   async testDial(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
     const session = await this.adminOr403(token, request, response);
@@ -113,7 +194,7 @@ export class AppPageController {
     const form = formOf(request);
     const patch = await this.patchOf(session.portalId, form);
     const dial = patch.dial as Record<string, string> | null;
-    const entered = enteredOf(form);
+    const entered = enteredOf(form, SETTINGS_ENTERED);
     if (!dial)
       return this.render(response, session, { testResult: { ok: false, reason: 'DIAL_MODE: off' }, entered });
     const outcome = await this.dialTest.test(dial);
@@ -273,7 +354,9 @@ export class AppPageController {
   private async render(
     response: Response,
     session: PageSession,
-    extra: Partial<Pick<PageModel, 'notice' | 'errors' | 'entered' | 'newToken' | 'testResult'>>,
+    extra: Partial<
+      Pick<PageModel, 'notice' | 'errors' | 'entered' | 'newToken' | 'testResult' | 'followTests'>
+    >,
   ): Promise<void> {
     const portal = await this.source.portal(session.portalId);
     if (!portal) return this.refuse(response, session, HttpStatus.NOT_FOUND, 'unknownPortal');
@@ -362,6 +445,8 @@ export class AppPageController {
       defaultCountry: text('defaultCountry') === '' ? null : text('defaultCountry'),
       missedCallTask: task === '' ? null : task === 'on' ? true : task === 'off' ? false : task,
     };
+    // A form of an older page has no line field: it leaves the line as it is.
+    if ('lineNumber' in form) patch.lineNumber = text('lineNumber') === '' ? null : text('lineNumber');
     if (mode === '') {
       patch.dial = null;
       return patch;
@@ -369,9 +454,49 @@ export class AppPageController {
     const stored = await this.source.storedDial(portalId);
     const dial: Record<string, string> =
       stored && stored.DIAL_MODE === mode ? { ...stored } : { DIAL_MODE: mode };
-    for (const name of DIAL_FIELDS) if (text(name)) dial[name] = text(name);
+    for (const name of DIAL_SECRETS) if (text(name)) dial[name] = text(name);
+    // Plain settings are shown in their fields: an empty one is the deployment's default.
+    for (const name of DIAL_PLAIN)
+      if (text(name)) dial[name] = text(name);
+      else if (name in form) delete dial[name];
     patch.dial = dial;
     return patch;
+  }
+
+  /**
+   * The PBX-events form as the admin API's `follow` setting: the mode (empty: `null`, not followed), the
+   * trunks as typed, and each address the mode needs as typed, or else the stored one (addresses hold
+   * passwords and are never shown back). Problems of the form itself (an address the mode needs is neither
+   * typed nor stored for the ledger alone, where the admin API would store an empty setting) are named here;
+   * everything else is the admin API's check.
+   */
+  private async followOf(
+    portalId: string,
+    form: Record<string, unknown>,
+  ): Promise<{ follow: Record<string, string> | null } | { problems: SettingProblem[] }> {
+    const text = (name: string) => (typeof form[name] === 'string' ? (form[name] as string).trim() : '');
+    const mode = text('PBX_EVENTS');
+    if (mode === '') return { follow: null };
+    const stored = (await this.source.storedFollow(portalId)) ?? {};
+    const [events, ledger] = mode === 'cdr' ? ['', 'cdr'] : mode.split('+');
+    if (!FOLLOW_MODES.includes(mode) && mode !== followModeOf(stored))
+      return {
+        problems: [{ field: 'follow', problems: [`PBX_EVENTS: not one of ${FOLLOW_MODES.join(', ')}`] }],
+      };
+    const follow: Record<string, string> = { PBX_EVENTS: events };
+    const address = (name: (typeof FOLLOW_SECRETS)[number]) => {
+      const value = text(name) || stored[name];
+      if (value) follow[name] = value;
+    };
+    if (events === 'ami') address('AMI_URL');
+    if (events === 'esl') address('ESL_URL');
+    if (ledger === 'cdr') address('ASTERISK_CDR_URL');
+    if (text('PBX_TRUNKS')) follow.PBX_TRUNKS = text('PBX_TRUNKS');
+    if (ledger === 'cdr' && !follow.ASTERISK_CDR_URL)
+      return {
+        problems: [{ field: 'follow', problems: ['follow.ASTERISK_CDR_URL: required for the CDR ledger'] }],
+      };
+    return { follow };
   }
 
   private async sessionOr401(
@@ -469,20 +594,24 @@ function formOf(request: Request): Record<string, unknown> {
     : {};
 }
 
-function enteredOf(form: Record<string, unknown>): Record<string, string> {
+/** The fields of a refused post shown again (`prefix`: the form's, `follow.`), never one holding a secret. */
+function enteredOf(form: Record<string, unknown>, names: string[], prefix = ''): Record<string, string> {
   const entered: Record<string, string> = {};
-  for (const name of ['defaultUserId', 'defaultCountry', 'missedCallTask', 'DIAL_MODE'])
-    if (typeof form[name] === 'string') entered[name] = (form[name] as string).slice(0, 100);
+  for (const name of names)
+    if (typeof form[name] === 'string') entered[`${prefix}${name}`] = (form[name] as string).slice(0, 200);
   return entered;
 }
 
-/** Problems by the field they concern: `dial.AMI_URL: …` goes beside AMI_URL, the rest beside the dial mode. */
+/**
+ * Problems by the field they concern: `dial.AMI_URL: …` goes beside the dial form's AMI_URL, `follow.AMI_URL:
+ * …` beside the PBX-events form's, the rest of each beside its mode.
+ */
 function errorsByField(problems: SettingProblem[]): Record<string, string[]> {
   const errors: Record<string, string[]> = {};
   for (const { field, problems: messages } of problems) {
     for (const message of messages) {
-      const named = /^dial\.(AMI_URL|ESL_URL|DIAL_URL)\b/.exec(message);
-      const key = field === 'dial' && named ? `dial.${named[1]}` : field;
+      const named = /^(dial|follow)\.([A-Z][A-Z0-9_]*)\b/.exec(message);
+      const key = (field === 'dial' || field === 'follow') && named ? `${named[1]}.${named[2]}` : field;
       (errors[key] ??= []).push(message);
     }
   }

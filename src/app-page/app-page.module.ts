@@ -4,6 +4,7 @@ import { FollowModule } from '../follow/follow.module';
 import { appPageFormBody } from './app-page-form';
 import { AppPageController } from './app-page.controller';
 import { DialTest } from './dial-test';
+import { FollowTest } from './follow-test';
 import { PageSource } from './page-source';
 import { RegistryPageSource } from './registry-page-source';
 import { SinglePageSource } from './single-page-source';
@@ -22,6 +23,7 @@ export class AppPageModule implements NestModule {
       controllers: [AppPageController],
       providers: [
         DialTest,
+        FollowTest,
         { provide: PageSource, useClass: options.multi ? RegistryPageSource : SinglePageSource },
       ],
     };

@@ -1,5 +1,8 @@
+import { ConnectionOutcome } from './connection-test';
+import { FollowAddress } from './follow-test';
 import { PageText } from './page-text';
 import { ConnectionLine, PageEmployee, PageSettings, PageToken } from './page-source';
+import { DIAL_PLAIN } from './page-views';
 
 /** A call as the page lists it. */
 export interface PageCall {
@@ -32,6 +35,8 @@ export interface PageModel {
   /** The values of a refused settings post, shown again so nothing typed is lost (never a dial address). */
   entered?: Record<string, string>;
   testResult?: { ok: boolean; reason?: string };
+  /** The PBX-events "test connection": each address's outcome, shown beside its field. */
+  followTests?: Partial<Record<FollowAddress, ConnectionOutcome>>;
 }
 
 /** Text for HTML, attribute values included. */
@@ -87,6 +92,7 @@ export function renderPage(model: PageModel): string {
     employeesSection(model),
     model.tokens ? tokensSection(model, base) : '',
     settingsSection(model, base),
+    followSection(model, base),
     `</main>`,
   ];
   return documentOf(model.lang, text.title, parts.join('\n'));
@@ -163,8 +169,15 @@ function tokensSection(model: PageModel, base: string): string {
   return `<section id="tokens"><h2>${esc(text.tokens)}</h2>${fresh}${table}${create}</section>`;
 }
 
-function fieldErrors(model: PageModel, field: string): { attrs: string; html: string } {
-  const problems = model.errors[field];
+/** Problems of a form's `prefix.NAME` fields that no field of `shown` carries: shown beside its mode. */
+function strayErrors(model: PageModel, prefix: string, shown: string[]): string[] {
+  return Object.entries(model.errors)
+    .filter(([key]) => key.startsWith(`${prefix}.`) && !shown.includes(key.slice(prefix.length + 1)))
+    .flatMap(([, problems]) => problems);
+}
+
+function fieldErrors(model: PageModel, field: string, more: string[] = []): { attrs: string; html: string } {
+  const problems = [...(model.errors[field] ?? []), ...more];
   if (!problems?.length) return { attrs: '', html: '' };
   const id = `error-${field.replace(/\W/g, '-')}`;
   return {
@@ -202,15 +215,30 @@ function settingsSection(model: PageModel, base: string): string {
   const user = fieldErrors(model, 'defaultUserId');
   const country = fieldErrors(model, 'defaultCountry');
   const task = fieldErrors(model, 'missedCallTask');
-  const dial = fieldErrors(model, 'dial');
-  const dialField = (name: string) => {
+  const line = fieldErrors(model, 'lineNumber');
+  const dialNames = ['AMI_URL', 'ESL_URL', 'DIAL_URL', 'DIAL_AUTH', ...DIAL_PLAIN];
+  const dial = fieldErrors(model, 'dial', strayErrors(model, 'dial', dialNames));
+  /** An address or credential: never shown; "set" (with its address) when stored, empty keeps it. */
+  const dialSecret = (name: string) => {
     const errors = fieldErrors(model, `dial.${name}`);
-    return `<div class="field"><label for="${name}">${name}</label><input id="${name}" name="${name}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
+    const stored = settings.dial?.set[name];
+    const state =
+      stored === undefined
+        ? ''
+        : ` <span class="detail">(${esc(text.secretSet)}${stored ? `: ${esc(stored)}` : ''})</span>`;
+    return `<div class="field"><label for="${name}">${name}${state}</label><input id="${name}" name="${name}" type="${name === 'DIAL_AUTH' ? 'password' : 'text'}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
+  };
+  const dialPlain = (name: string) => {
+    const errors = fieldErrors(model, `dial.${name}`);
+    const current = String(value(name, settings.dial?.values[name]));
+    if (name === 'DIAL_METHOD')
+      return `<div class="field"><label for="${name}">${name}</label><select id="${name}" name="${name}"${disabled}${errors.attrs}>${option(current, '', text.deploymentDefault)}${option(current, 'POST', 'POST')}${option(current, 'GET', 'GET')}</select>${errors.html}</div>`;
+    return `<div class="field"><label for="${name}">${name}</label><input id="${name}" name="${name}" value="${esc(current)}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
   };
   const general = model.errors.body
     ? `<p class="field-error">${model.errors.body.map(esc).join('<br>')}</p>`
     : '';
-  const failed = Object.keys(model.errors).length
+  const failed = Object.keys(model.errors).some((key) => !key.startsWith('follow'))
     ? `<p class="problem" role="alert">${esc(text.fixErrors)}</p>`
     : '';
   const test = model.testResult
@@ -224,13 +252,81 @@ function settingsSection(model: PageModel, base: string): string {
 <div class="field"><label for="defaultUserId">${esc(text.defaultEmployee)}</label><select id="defaultUserId" name="defaultUserId"${disabled}${user.attrs}>${userOptions.join('')}</select>${user.html}</div>
 <div class="field"><label for="defaultCountry">${esc(text.country)}</label><input id="defaultCountry" name="defaultCountry" value="${esc(value('defaultCountry', settings.defaultCountry))}" maxlength="10" autocomplete="off"${disabled}${country.attrs}>${country.html}</div>
 <div class="field"><label for="missedCallTask">${esc(text.missedTasks)}</label><select id="missedCallTask" name="missedCallTask"${disabled}${task.attrs}>${option(taskNow, '', text.deploymentDefault)}${option(taskNow, 'on', text.on)}${option(taskNow, 'off', text.off)}</select>${task.html}</div>
+<div class="field"><label for="lineNumber">${esc(text.lineNumber)}</label><input id="lineNumber" name="lineNumber" value="${esc(value('lineNumber', settings.lineNumber))}" maxlength="50" autocomplete="off" spellcheck="false"${disabled}${line.attrs}>${line.html}</div>
 <fieldset><legend>${esc(text.dialSettings)}</legend>
 <div class="field"><label for="DIAL_MODE">${esc(text.dialMode)}</label><select id="DIAL_MODE" name="DIAL_MODE"${disabled}${dial.attrs}>${option(modeNow, '', text.dialOff)}${option(modeNow, 'ami', 'AMI (Asterisk)')}${option(modeNow, 'esl', 'ESL (FreeSWITCH)')}${option(modeNow, 'http', 'HTTP')}</select>${dial.html}</div>
-${settings.dial ? `<p class="detail">${esc(settings.dial.DIAL_MODE)} → ${esc(settings.dial.target)}</p>` : ''}
 <p class="hint">${esc(text.dialKeep)}</p>
-${dialField('AMI_URL')}${dialField('ESL_URL')}${dialField('DIAL_URL')}
+${dialSecret('AMI_URL')}${dialSecret('ESL_URL')}${dialSecret('DIAL_URL')}${dialSecret('DIAL_AUTH')}
+<p class="hint">${esc(text.plainDefault)}</p>
+${DIAL_PLAIN.map(dialPlain).join('')}
 </fieldset>
 ${test}
-${editable ? `<div class="actions"><button type="submit">${esc(text.save)}</button> <button type="submit" formaction="${base}/test-dial">${esc(text.testConnection)}</button></div>` : ''}
+${editable ? `<div class="actions"><button type="submit">${esc(text.save)}</button> <button type="submit" id="test-dial" formaction="${base}/test-dial">${esc(text.testConnection)}</button></div>` : ''}
+</form></section>`;
+}
+
+/** The PBX-events settings (`follow`): how the bridge follows the PBX itself, in a form of their own. */
+function followSection(model: PageModel, base: string): string {
+  const { text, settings } = model;
+  const editable = settings.editable && model.user.admin;
+  const disabled = editable ? '' : ' disabled';
+  const follow = settings.follow;
+  const entered = model.entered ?? {};
+  const modeNow = 'follow.PBX_EVENTS' in entered ? entered['follow.PBX_EVENTS'] : (follow?.mode ?? '');
+  const trunksNow =
+    'follow.PBX_TRUNKS' in entered ? entered['follow.PBX_TRUNKS'] : (follow?.PBX_TRUNKS ?? '');
+  const modes: [string, string][] = [
+    ['', text.followOff],
+    ['ami', text.followAmi],
+    ['ami+cdr', text.followAmiCdr],
+    ['esl', text.followEsl],
+    ['cdr', text.followCdr],
+  ];
+  // A combination stored through the admin API that the form does not offer is shown as it is.
+  if (follow && !modes.some(([mode]) => mode === follow.mode)) modes.push([follow.mode, follow.mode]);
+  const options = modes
+    .map(
+      ([mode, label]) =>
+        `<option value="${esc(mode)}"${mode === modeNow ? ' selected' : ''}>${esc(label)}</option>`,
+    )
+    .join('');
+  const names = ['PBX_EVENTS', 'AMI_URL', 'ESL_URL', 'ASTERISK_CDR_URL', 'PBX_TRUNKS'];
+  const mode = fieldErrors(model, 'follow', [
+    ...(model.errors['follow.PBX_EVENTS'] ?? []),
+    ...strayErrors(model, 'follow', names),
+  ]);
+  const address = (name: FollowAddress, example: string) => {
+    const errors = fieldErrors(model, `follow.${name}`);
+    const stored = follow?.set[name];
+    const state = stored
+      ? `<span class="detail" id="follow-${name}-state">${esc(text.secretSet)}: ${esc(stored)}</span>`
+      : `<span class="detail" id="follow-${name}-state">${esc(text.secretNotSet)}</span>`;
+    const tested = model.followTests?.[name];
+    const result = tested
+      ? `<p class="${tested.ok ? 'notice' : 'problem'}" role="status" id="test-follow-${name}">${esc(
+          tested.ok
+            ? name === 'ASTERISK_CDR_URL'
+              ? text.testOkLedger
+              : text.testOk
+            : `${text.testFailed}: ${tested.reason}`,
+        )}</p>`
+      : '';
+    return `<div class="field"><label for="follow-${name}">${name} ${state}</label><input id="follow-${name}" name="${name}" type="text" placeholder="${esc(example)}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}${result}</div>`;
+  };
+  const trunks = fieldErrors(model, 'follow.PBX_TRUNKS');
+  const note = settings.editable ? '' : `<p class="note">${esc(text.settingsFromEnv)}</p>`;
+  const failed = Object.keys(model.errors).some((key) => key.startsWith('follow'))
+    ? `<p class="problem" role="alert">${esc(text.fixErrors)}</p>`
+    : '';
+  const actions = editable
+    ? `<div class="actions"><button type="submit">${esc(text.save)}</button> <button type="submit" id="test-follow" formaction="${base}/test-follow">${esc(text.testConnection)}</button></div>`
+    : '';
+  return `<section id="pbx-events"><h2>${esc(text.pbxEvents)}</h2>${note}${failed}<p class="hint">${esc(text.followIntro)}</p>
+<form method="post" action="${base}/follow">
+<div class="field"><label for="follow-PBX_EVENTS">${esc(text.followMode)}</label><select id="follow-PBX_EVENTS" name="PBX_EVENTS"${disabled}${mode.attrs}>${options}</select>${mode.html}</div>
+<p class="hint">${esc(text.followKeep)}</p>
+${address('AMI_URL', 'tls://user:secret@pbx.example.com:5039')}${address('ESL_URL', 'tcp://:password@10.0.0.5:8021')}${address('ASTERISK_CDR_URL', 'mysql://user:password@10.0.0.5:3306/asteriskcdrdb')}
+<div class="field"><label for="follow-PBX_TRUNKS">${esc(text.trunks)}</label><input id="follow-PBX_TRUNKS" name="PBX_TRUNKS" value="${esc(trunksNow)}" placeholder="PJSIP/trunk*" autocomplete="off" spellcheck="false"${disabled}${trunks.attrs}>${trunks.html}</div>
+${actions}
 </form></section>`;
 }

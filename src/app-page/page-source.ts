@@ -13,13 +13,32 @@ export interface PageEmployee {
   extension?: string;
 }
 
-/** The settings the page shows; `dial`: the mode and the PBX's address only (never a secret). */
+/**
+ * Dial settings as the page shows them: the mode, the plain values (AMI_CHANNEL…), and the secrets that are
+ * set, each with its address without credentials (empty for DIAL_AUTH): never a password.
+ */
+export interface PageDial {
+  DIAL_MODE: string;
+  values: Record<string, string>;
+  set: Record<string, string>;
+}
+
+/** PBX-events settings as the page shows them: the mode (`ami`, `ami+cdr`, `esl`, `cdr`), trunks, addresses set. */
+export interface PageFollow {
+  mode: string;
+  PBX_TRUNKS: string;
+  set: Record<string, string>;
+}
+
+/** The settings the page shows, never a secret. */
 export interface PageSettings {
   editable: boolean;
   defaultUserId?: number;
   defaultCountry?: string;
   missedCallTask?: boolean;
-  dial: { DIAL_MODE: string; target: string } | null;
+  lineNumber?: string;
+  dial: PageDial | null;
+  follow: PageFollow | null;
 }
 
 export interface PageToken {
@@ -58,6 +77,11 @@ export abstract class PageSource {
 
   abstract settings(portalId: string): Promise<PageSettings>;
 
+  /** Checks a settings patch as the admin API does, storing nothing (a "test connection"). */
+  abstract checkSettings(
+    patch: Record<string, unknown>,
+  ): { errors: SettingProblem[] } | { patch: Record<string, unknown> };
+
   /** Checks (as the admin API does) and stores a settings patch, effective without a restart. */
   abstract updateSettings(
     portalId: string,
@@ -77,4 +101,7 @@ export abstract class PageSource {
 
   /** The stored dial settings (with their secrets), for a connection test that keeps an address unchanged. */
   abstract storedDial(portalId: string): Promise<Record<string, string> | undefined>;
+
+  /** The stored PBX-events settings (with their secrets), likewise. */
+  abstract storedFollow(portalId: string): Promise<Record<string, string> | undefined>;
 }

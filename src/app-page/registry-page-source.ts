@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
 import { PortalRegistry } from '../tenancy/portal-registry';
-import { dialView } from '../tenancy/portal-dial';
 import { checkPortalSettings, createPbxToken } from '../tenancy/portal-settings-check';
 import { PortalStore } from '../store/portal-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
+import { dialPageView, followLine, followPageView } from './page-views';
 
 /** The page with many portals: each portal's record, runtime and PBX tokens, as `/v1/admin/portals` has them. */
 @Injectable()
@@ -66,6 +66,10 @@ export class RegistryPageSource extends PageSource {
           `${events.mode}, ${events.boundEvents.length} bound, line ${events.line ?? '-'}`,
       });
     }
+    const follow = runtime?.followStatus();
+    if (follow) lines.push(followLine(follow));
+    else if (record.settings.follow)
+      lines.push({ key: 'pbxFollow', ok: null, detail: failure?.reason ?? 'not served yet' });
     const dialer = runtime?.dialer?.dialerStatus;
     lines.push({
       key: 'dialer',
@@ -87,8 +91,15 @@ export class RegistryPageSource extends PageSource {
       defaultUserId: settings.defaultUserId,
       defaultCountry: settings.defaultCountry,
       missedCallTask: settings.missedCallTask,
-      dial: dialView(settings.dial),
+      lineNumber: settings.lineNumber,
+      dial: dialPageView(settings.dial),
+      follow: followPageView(settings.follow),
     };
+  }
+
+  checkSettings(body: Record<string, unknown>) {
+    const checked = checkPortalSettings(body, { production: this.registry.production });
+    return 'errors' in checked ? checked : { patch: { ...checked.patch } };
   }
 
   async updateSettings(portalId: string, body: Record<string, unknown>) {
@@ -131,5 +142,9 @@ export class RegistryPageSource extends PageSource {
 
   async storedDial(portalId: string): Promise<Record<string, string> | undefined> {
     return (await this.portals.findPortal(portalId))?.settings.dial;
+  }
+
+  async storedFollow(portalId: string): Promise<Record<string, string> | undefined> {
+    return (await this.portals.findPortal(portalId))?.settings.follow;
   }
 }

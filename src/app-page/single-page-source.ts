@@ -10,6 +10,9 @@ import { PortalCredentials } from '../portal/portal-credentials';
 import { TokenStore } from '../store/token-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
+import { DIAL_PLAIN, DIAL_SECRETS, dialPageView, followLine, followPageView } from './page-views';
+
+const READ_ONLY = "one portal: the settings are the environment's (read only here)";
 
 /**
  * The page of a deployment serving one portal (B24_WEBHOOK_URL, or B24_PORTAL_URL with OAuth): its state is
@@ -76,7 +79,7 @@ export class SinglePageSource extends PageSource {
             },
           ]
         : []),
-      ...(this.follower ? [followLine(this.follower)] : []),
+      ...(this.follower ? [followLine([this.follower.status()])] : []),
       {
         key: 'dialer',
         ok: dialer ? dialer.pbxReachable !== false : null,
@@ -90,22 +93,36 @@ export class SinglePageSource extends PageSource {
   }
 
   async settings(): Promise<PageSettings> {
-    const dialTarget = this.dialer?.dialerStatus?.target ?? '';
+    const config = this.config;
+    const dial: Record<string, string | undefined> = { DIAL_MODE: config.DIAL_MODE };
+    for (const name of [...DIAL_PLAIN, ...DIAL_SECRETS])
+      dial[name] = config[name] === undefined ? undefined : String(config[name]);
+    const followed = config.PBX_EVENTS || config.ASTERISK_CDR_URL;
     return {
       editable: false,
-      defaultUserId: this.config.B24_DEFAULT_USER_ID,
-      defaultCountry: this.config.DEFAULT_COUNTRY,
-      missedCallTask: this.config.MISSED_CALL_TASK,
-      dial: this.config.DIAL_MODE ? { DIAL_MODE: this.config.DIAL_MODE, target: dialTarget } : null,
+      defaultUserId: config.B24_DEFAULT_USER_ID,
+      defaultCountry: config.DEFAULT_COUNTRY,
+      missedCallTask: config.MISSED_CALL_TASK,
+      lineNumber: config.B24_LINE_NUMBER,
+      dial: dialPageView(dial),
+      follow: followed
+        ? followPageView({
+            PBX_EVENTS: config.PBX_EVENTS,
+            AMI_URL: config.AMI_URL,
+            ESL_URL: config.ESL_URL,
+            ASTERISK_CDR_URL: config.ASTERISK_CDR_URL,
+            PBX_TRUNKS: config.PBX_TRUNKS.join(','),
+          })
+        : null,
     };
   }
 
+  checkSettings() {
+    return { errors: [{ field: 'body', problems: [READ_ONLY] }] };
+  }
+
   async updateSettings() {
-    return {
-      errors: [
-        { field: 'body', problems: ["one portal: the settings are the environment's (read only here)"] },
-      ],
-    };
+    return { errors: [{ field: 'body', problems: [READ_ONLY] }] };
   }
 
   async tokens(): Promise<PageToken[] | null> {
@@ -123,26 +140,8 @@ export class SinglePageSource extends PageSource {
   async storedDial(): Promise<Record<string, string> | undefined> {
     return undefined;
   }
-}
 
-/** PBX_EVENTS: whether the bridge follows the PBX's events (on the replica delivering the portal). */
-function followLine(follower: PbxFollower): ConnectionLine {
-  const health = follower.status();
-  // The CDR ledger alone (ASTERISK_CDR_URL without PBX_EVENTS): its reading stands for the connection.
-  const status =
-    'ledger' in health && health.source === 'ledger'
-      ? {
-          followingHere: health.ledger.readingHere,
-          connected: health.ledger.connected,
-          target: health.ledger.target,
-          lastError: health.ledger.lastError,
-        }
-      : (health as Exclude<typeof health, { source: 'ledger' }>);
-  return {
-    key: 'pbxFollow',
-    ok: status.followingHere ? status.connected : null,
-    detail: status.followingHere
-      ? [status.target, status.lastError].filter(Boolean).join(': ')
-      : 'another replica follows the PBX',
-  };
+  async storedFollow(): Promise<Record<string, string> | undefined> {
+    return undefined;
+  }
 }

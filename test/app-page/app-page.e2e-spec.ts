@@ -1,26 +1,16 @@
-import { mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { Browser, BrowserContext, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { defaultSeed } from '../../sandbox/seed';
 import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost } from './portal-frame';
+import { launchChromium, PortalFrameHost, readAgain, shot, submitIn } from './portal-frame';
 
 /**
  * The application's page (the API contract's §10) in a real browser: the portal's page on its own site posts
  * the application form into a frame whose target is the bridge on another site (localhost vs 127.0.0.1), and
  * the test clicks through inside the frame, as a portal's administrator (or another user) would.
  */
-/**
- * Where the screenshots go: a temporary folder, so a test run leaves the clone unchanged; refresh the
- * committed ones with `APP_PAGE_SCREENSHOTS=docs/app-page npx jest test/app-page/app-page.e2e-spec.ts`.
- */
-const SHOTS = process.env.APP_PAGE_SCREENSHOTS ?? join(tmpdir(), 'bridge-app-page-screenshots');
-const shot = (name: string) => join(SHOTS, name);
-
 describe('the application page in the portal (multi mode, headless Chromium)', () => {
   let sandbox: SandboxPortal;
   let bridge: MultiBridge;
@@ -42,21 +32,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
         .get(`/v1/admin/portals/${alpha.memberId}`)
         .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
     ).body.settings;
-  /** Follows the page's own "read again" link (the address carries the session). */
-  const readAgain = async (frame: Frame) => {
-    await frame.goto(new URL((await frame.getAttribute('#refresh', 'href')) ?? '', frame.url()).href);
-  };
-  /**
-   * Presses a form's button from the keyboard, as a keyboard user does (and since a mouse click into a frame
-   * of another site does not reach Debian's Chromium through this playwright-core), then waits for the answer.
-   */
-  const submitIn = async (frame: Frame, selector: string) => {
-    await Promise.all([frame.waitForNavigation(), frame.press(selector, 'Enter')]);
-    await frame.waitForLoadState('load');
-  };
-
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
     host = await PortalFrameHost.start();
     sandbox = await SandboxPortal.start();
     // The portal's domain is where its pages are: the frame host's origin (the install names it).
@@ -204,11 +180,11 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
       const { frame } = await open(adminAuth());
       await frame.selectOption('#DIAL_MODE', 'ami');
       await frame.fill('#AMI_URL', ami.url());
-      await submitIn(frame, '#settings button:text("Test connection")');
+      await submitIn(frame, '#test-dial');
       expect(await frame.textContent('#test-result')).toContain('accepted the login');
       expect(ami.actions.map((action) => action.Action)).toEqual(['Login', 'Logoff']);
       await frame.fill('#AMI_URL', ami.url('wrong-secret'));
-      await submitIn(frame, '#settings button:text("Test connection")');
+      await submitIn(frame, '#test-dial');
       const refused = (await frame.textContent('#test-result')) ?? '';
       expect(refused).toContain('AMI login refused');
       expect(await frame.content()).not.toContain('wrong-secret');
@@ -261,11 +237,14 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
-    // Screenshots of the whole page: a frame as tall as the page.
-    await page.setViewportSize({ width: 400, height: 2600 });
+    // Screenshots of the whole page: a frame as tall as the page (the frame is the viewport less 3rem).
+    const tall = (frame: typeof english.frame) =>
+      frame.evaluate(() => document.documentElement.scrollHeight + 48);
+    await page.setViewportSize({ width: 400, height: await tall(english.frame) });
     await page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
     await page.setViewportSize({ width: 1280, height: 1500 });
     const wide = await open(adminAuth());
+    await page.setViewportSize({ width: 1280, height: await tall(wide.frame) });
     await page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
     // Keyboard: Tab reaches the form fields, and focus is visible.
     await wide.frame.focus('#defaultCountry');

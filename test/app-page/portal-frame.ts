@@ -1,5 +1,8 @@
+import { mkdirSync } from 'node:fs';
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Browser, chromium, Frame, Page } from 'playwright-core';
 
 /** Debian's Chromium (scripts/ensure-chromium.sh installs it); playwright-core downloads no browser. */
@@ -11,6 +14,19 @@ export function launchChromium(): Promise<Browser> {
     // Root in a container has no user namespace for Chromium's sandbox.
     args: ['--no-sandbox', '--disable-dev-shm-usage'],
   });
+}
+
+/**
+ * Where the screenshots go: a temporary folder, so a test run leaves the clone unchanged; refresh the
+ * committed ones with
+ * `APP_PAGE_SCREENSHOTS=docs/app-page npx jest --selectProjects e2e --testPathPattern 'app-page/app-(page|follow)\.e2e'`.
+ */
+export const SHOTS = process.env.APP_PAGE_SCREENSHOTS ?? join(tmpdir(), 'bridge-app-page-screenshots');
+
+/** The path of screenshot `name`, its folder made. */
+export function shot(name: string): string {
+  mkdirSync(SHOTS, { recursive: true });
+  return join(SHOTS, name);
 }
 
 /** What the portal posts to the application's page (form fields, and DOMAIN/LANG… in the address). */
@@ -102,6 +118,20 @@ export class PortalFrameHost {
   close(): Promise<void> {
     return new Promise((resolve) => this.server.close(() => resolve()));
   }
+}
+
+/** Follows the page's own "read again" link (the address carries the session). */
+export async function readAgain(frame: Frame): Promise<void> {
+  await frame.goto(new URL((await frame.getAttribute('#refresh', 'href')) ?? '', frame.url()).href);
+}
+
+/**
+ * Presses a form's button from the keyboard, as a keyboard user does (and since a mouse click into a frame
+ * of another site does not reach Debian's Chromium through this playwright-core), then waits for the answer.
+ */
+export async function submitIn(frame: Frame, selector: string): Promise<void> {
+  await Promise.all([frame.waitForNavigation(), frame.press(selector, 'Enter')]);
+  await frame.waitForLoadState('load');
 }
 
 function escapeAttr(value: string): string {

@@ -100,6 +100,11 @@ export class CdrSource {
     }));
   }
 
+  /** Logs in and reads the `cdr` table once (no row needed): what the application page's "test connection" asks. */
+  async check(): Promise<void> {
+    await this.pool.query('SELECT 1 FROM cdr LIMIT 1');
+  }
+
   async close(): Promise<void> {
     await this.pool.end().catch(() => undefined);
   }

@@ -1,0 +1,292 @@
+import { createServer, Server, Socket } from 'node:net';
+import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
+import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { AmiDouble } from '../support/ami-double';
+import { CdrDatabase } from '../support/cdr-database';
+import { EslDouble } from '../support/esl-double';
+import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
+import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
+import { launchChromium, PortalFrameHost, readAgain, shot, submitIn } from './portal-frame';
+
+const SECRET = 'follow-page-s3cret';
+const WRONG = 'not-the-s3cret-at-all';
+
+/**
+ * The application page's PBX-events settings (`follow`) in a real browser, inside the portal's cross-site
+ * frame as app-page.e2e-spec.ts opens it: the administrator points the bridge at an AMI double (real TCP,
+ * the real protocol), tests the connection (ok; a wrong password named beside the field), a bad address is
+ * refused beside its field with nothing stored, and the saved setting makes the bridge follow that PBX: a call
+ * played on the double is delivered to the sandbox portal. The stored password never reaches the page; a
+ * user who is no administrator gets no form and the server refuses a forged post. Sandbox users: 1 is the
+ * administrator, 2 (Anna, extension 101) is not.
+ */
+describe('the application page: PBX-events settings (multi mode, headless Chromium)', () => {
+  let sandbox: SandboxPortal;
+  let bridge: MultiBridge;
+  let temp: { dir: string; remove(): void };
+  let host: PortalFrameHost;
+  let alpha: SandboxTenant;
+  let pbx: AmiDouble;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+
+  const adminAuth = () => alpha.issueTokens(undefined, 1)?.access_token ?? '';
+  const userAuth = () => alpha.issueTokens(undefined, 2)?.access_token ?? '';
+  const open = (authId: string, lang = 'en') =>
+    host.open(page, { bridgeUrl: bridge.url, authId, memberId: alpha.memberId, domain: alpha.domain, lang });
+  const portal = async () =>
+    (
+      await bridge.http
+        .get(`/v1/admin/portals/${alpha.memberId}`)
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+    ).body;
+  /** What the page's HTML holds, the frame's document as the bridge sent it. */
+  const html = (frame: Frame) => frame.content();
+
+  beforeAll(async () => {
+    pbx = await AmiDouble.start('crm-page', SECRET);
+    host = await PortalFrameHost.start();
+    sandbox = await SandboxPortal.start();
+    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
+    temp = tempDir('bridge-app-follow-');
+    bridge = await startMultiBridge(sandbox, temp.dir, {
+      DELIVERY_MAX_BACKOFF_SEC: '1',
+      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
+    });
+    expect(await install(alpha, bridge.url)).toBe(200);
+    browser = await launchChromium();
+  }, 60_000);
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+  });
+
+  afterEach(async () => {
+    await context?.close();
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await bridge?.close();
+    await sandbox?.close();
+    await host?.close();
+    await pbx?.close();
+    temp?.remove();
+  });
+
+  it('tests the AMI connection as typed: ok, then a wrong password named beside the field; nothing stored', async () => {
+    const { frame } = await open(adminAuth());
+    expect(await frame.textContent('#pbx-events h2')).toBe('PBX events');
+    await frame.selectOption('#follow-PBX_EVENTS', 'ami');
+    await frame.fill('#follow-AMI_URL', pbx.url());
+    await submitIn(frame, '#test-follow');
+    expect(await frame.textContent('#test-follow-AMI_URL')).toContain('accepted the login');
+    expect(pbx.logins).toBe(1);
+    // The form keeps the mode chosen, never the address typed.
+    expect(await frame.inputValue('#follow-PBX_EVENTS')).toBe('ami');
+    expect(await frame.inputValue('#follow-AMI_URL')).toBe('');
+
+    await frame.fill('#follow-AMI_URL', pbx.url(WRONG));
+    await submitIn(frame, '#test-follow');
+    const refused = (await frame.textContent('#follow-AMI_URL ~ #test-follow-AMI_URL')) ?? '';
+    expect(refused).toContain('bad credentials');
+    expect(refused).toContain('login refused for user crm-page');
+    expect(refused).toContain(`tcp://127.0.0.1:${pbx.port}`);
+    expect(await html(frame)).not.toContain(WRONG);
+    expect(await html(frame)).not.toContain(SECRET);
+    // A test stores nothing and follows nothing.
+    expect((await portal()).settings.follow).toBeUndefined();
+    expect(pbx.logins).toBe(1);
+  });
+
+  it('shows a bad address beside its field and changes nothing', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.selectOption('#follow-PBX_EVENTS', 'ami');
+    await frame.fill('#follow-AMI_URL', `http://crm-page:${SECRET}@127.0.0.1:${pbx.port}`);
+    await frame.fill('#follow-PBX_TRUNKS', 'PJSIP/trunk*');
+    await submitIn(frame, '#pbx-events button:text("Save")');
+    const error = frame.locator('#follow-AMI_URL ~ .field-error');
+    expect(await error.textContent()).toContain(
+      'AMI_URL must be tcp://user:secret@host:5038 or tls://user:secret@host:5039',
+    );
+    expect(await frame.getAttribute('#follow-AMI_URL', 'aria-invalid')).toBe('true');
+    expect(await frame.textContent('#pbx-events [role=alert]')).toContain('Nothing was saved');
+    // What was typed stays, but the address (it holds a password) is never written back.
+    expect(await frame.inputValue('#follow-PBX_TRUNKS')).toBe('PJSIP/trunk*');
+    expect(await html(frame)).not.toContain(SECRET);
+    // The same check as PATCH /v1/admin/portals: nothing stored. The test connection refuses it alike.
+    expect((await portal()).settings.follow).toBeUndefined();
+    await frame.fill('#follow-AMI_URL', 'tcp://no-password@127.0.0.1:5038');
+    await submitIn(frame, '#test-follow');
+    expect(await frame.textContent('#follow-AMI_URL ~ .field-error')).toContain('AMI_URL must be');
+    expect(await frame.$('#test-follow-AMI_URL')).toBeNull();
+    await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
+    await page.screenshot({ path: shot('pbx-events-error-1280.png') });
+  });
+
+  it('tests the event socket and the CDR ledger too, and names refused, TLS and timeout failures', async () => {
+    const esl = await EslDouble.start('esl-page-s3cret');
+    const cdr = await CdrDatabase.create('app_page');
+    // Accepts and never says a word: the test gives up after its 5 s.
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((socket) => void sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    try {
+      const { frame } = await open(adminAuth());
+      const test = async (mode: string, field: string, url: string) => {
+        await frame.selectOption('#follow-PBX_EVENTS', mode);
+        await frame.fill(`#follow-${field}`, url);
+        await submitIn(frame, '#test-follow');
+        return (await frame.textContent(`#follow-${field} ~ #test-follow-${field}`)) ?? '';
+      };
+      expect(await test('esl', 'ESL_URL', esl.url())).toContain('accepted the login');
+      expect(await test('esl', 'ESL_URL', esl.url('wrong-esl-pass'))).toContain('bad credentials');
+      expect(await test('cdr', 'ASTERISK_CDR_URL', cdr.url)).toContain('its cdr table can be read');
+      const wrong = new URL(cdr.url);
+      wrong.password = 'wrong-cdr-pass';
+      const denied = await test('cdr', 'ASTERISK_CDR_URL', wrong.href);
+      expect(denied).toContain('bad credentials: ER_ACCESS_DENIED_ERROR');
+      expect(denied).toContain(`mysql://127.0.0.1:3306/${cdr.name}`);
+      // Nothing listens on a closed port: refused.
+      const closed = await AmiDouble.start('crm-page', SECRET);
+      const closedUrl = closed.url();
+      await closed.close();
+      expect(await test('ami', 'AMI_URL', closedUrl)).toContain('refused: ECONNREFUSED');
+      // TLS to a plaintext Manager port: the handshake fails.
+      expect(await test('ami', 'AMI_URL', pbx.url().replace(/^tcp:/, 'tls:'))).toMatch(/failed: TLS: /);
+      expect(await test('ami', 'AMI_URL', `tcp://crm:${SECRET}@127.0.0.1:${silentPort}`)).toContain(
+        'timeout',
+      );
+      const shown = await html(frame);
+      for (const secret of [
+        SECRET,
+        'esl-page-s3cret',
+        'wrong-esl-pass',
+        'wrong-cdr-pass',
+        new URL(cdr.url).password,
+      ])
+        expect(shown).not.toContain(secret);
+      expect((await portal()).settings.follow).toBeUndefined();
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+      await esl.close();
+      await cdr.close();
+    }
+  }, 60_000);
+
+  it('saves AMI following: the bridge follows the double, its call is delivered, the password never shown', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.selectOption('#follow-PBX_EVENTS', 'ami');
+    await frame.fill('#follow-AMI_URL', pbx.url());
+    await submitIn(frame, '#pbx-events button:text("Save")');
+    expect(await frame.textContent('[role=status]')).toContain('Saved');
+    expect((await portal()).settings.follow).toEqual({
+      PBX_EVENTS: 'ami',
+      target: `tcp://127.0.0.1:${pbx.port}`,
+    });
+    // Stored: shown as "set" with its address only; the field is empty, meaning "keep".
+    expect(await frame.textContent('#follow-AMI_URL-state')).toBe(`set: tcp://127.0.0.1:${pbx.port}`);
+    expect(await frame.inputValue('#follow-AMI_URL')).toBe('');
+    expect(await html(frame)).not.toContain(SECRET);
+
+    // Effective without a restart: the portal's runtime logs in to the double and follows it.
+    const followed = await eventually(async () => {
+      const body = await portal();
+      return body.follow?.[0]?.connected ? body : undefined;
+    }, 30_000);
+    expect(followed.follow[0]).toMatchObject({ source: 'ami', followingHere: true });
+    await pbx.play({ kind: 'inbound', from: '+4915199900011', to: '101', answeredBy: '101', talk: 42 }).done;
+    const call = await eventually(() =>
+      Promise.resolve(
+        alpha.calls().find((candidate) => candidate.PHONE_NUMBER === '+4915199900011' && candidate.finished),
+      ),
+    );
+    expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 42, STATUS_CODE: '200' });
+
+    // The page shows the follower working and the call delivered.
+    await readAgain(frame);
+    expect(await frame.textContent('#connection tr:has-text("Following the PBX")')).toContain('working');
+    expect(await frame.textContent('#calls')).toMatch(/delivered: 1\b/);
+
+    // Saved again with the address left empty: the stored one is kept (a test with it logs in too).
+    await frame.fill('#follow-PBX_TRUNKS', 'PJSIP/trunk*');
+    await submitIn(frame, '#test-follow');
+    expect(await frame.textContent('#test-follow-AMI_URL')).toContain('accepted the login');
+    await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
+    await page.screenshot({ path: shot('pbx-events-1280.png') });
+    await submitIn(frame, '#pbx-events button:text("Save")');
+    expect(await frame.textContent('[role=status]')).toContain('Saved');
+    expect((await portal()).settings.follow).toEqual({
+      PBX_EVENTS: 'ami',
+      target: `tcp://127.0.0.1:${pbx.port}`,
+      PBX_TRUNKS: 'PJSIP/trunk*',
+    });
+    expect(await frame.inputValue('#follow-PBX_TRUNKS')).toBe('PJSIP/trunk*');
+    expect(await html(frame)).not.toContain(SECRET);
+    await eventually(async () => ((await portal()).follow?.[0]?.connected ? true : undefined), 30_000);
+  }, 90_000);
+
+  it('sets the line number and the dial details (AMI_CHANNEL…), a bad one refused beside its field', async () => {
+    const { frame } = await open(adminAuth());
+    await frame.selectOption('#DIAL_MODE', 'ami');
+    await frame.fill('#AMI_URL', pbx.url());
+    await frame.fill('#AMI_CHANNEL', 'SIP/office');
+    await submitIn(frame, '#settings button:text("Save")');
+    expect(await frame.textContent('#AMI_CHANNEL ~ .field-error')).toContain(
+      'AMI_CHANNEL must contain {extension}',
+    );
+    expect((await portal()).settings.dial).toBeUndefined();
+    await frame.fill('#AMI_URL', pbx.url());
+    await frame.fill('#AMI_CHANNEL', 'SIP/{extension}');
+    await frame.fill('#lineNumber', 'office-1');
+    await submitIn(frame, '#settings button:text("Save")');
+    expect(await frame.textContent('[role=status]')).toContain('Saved');
+    const settings = (await portal()).settings;
+    expect(settings.lineNumber).toBe('office-1');
+    expect(settings.dial).toMatchObject({ DIAL_MODE: 'ami' });
+    expect(await frame.inputValue('#AMI_CHANNEL')).toBe('SIP/{extension}');
+    expect(await frame.inputValue('#lineNumber')).toBe('office-1');
+    expect(await frame.inputValue('#AMI_URL')).toBe('');
+    expect(await html(frame)).not.toContain(SECRET);
+  });
+
+  it('gives a user who is no administrator no form, and refuses a forged post', async () => {
+    const { frame } = await open(userAuth());
+    expect(await frame.textContent('#read-only')).toContain('only a portal administrator');
+    expect(await frame.$('#pbx-events button')).toBeNull();
+    expect(await frame.getAttribute('#follow-AMI_URL', 'disabled')).not.toBeNull();
+    expect(await frame.getAttribute('#follow-PBX_EVENTS', 'disabled')).not.toBeNull();
+    expect(await html(frame)).not.toContain(SECRET);
+    const before = (await portal()).settings;
+    const session = new URL(frame.url()).pathname;
+    const logins = pbx.logins;
+    for (const action of ['follow', 'test-follow']) {
+      const forged = await bridge.http
+        .post(`${session}/${action}`)
+        .type('form')
+        .send({ PBX_EVENTS: 'ami', AMI_URL: pbx.url(WRONG) });
+      expect(forged.status).toBe(403);
+    }
+    expect((await portal()).settings).toEqual(before);
+    expect(pbx.logins).toBe(logins);
+  });
+
+  it('speaks German and Russian, and fits the side panel (400 px)', async () => {
+    await page.setViewportSize({ width: 400, height: 900 });
+    const german = await open(adminAuth(), 'de');
+    expect(await german.frame.textContent('#pbx-events h2')).toBe('PBX-Ereignisse');
+    const russian = await open(adminAuth(), 'ru');
+    expect(await russian.frame.textContent('#pbx-events h2')).toBe('События АТС');
+    const english = await open(adminAuth());
+    const overflow = await english.frame.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    );
+    expect(overflow).toBeLessThanOrEqual(0);
+    await english.frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
+    await page.screenshot({ path: shot('pbx-events-400.png') });
+  });
+});
