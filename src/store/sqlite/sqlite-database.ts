@@ -14,6 +14,9 @@ export const SQLITE_DIALECT: SqlDialect = {
   placeholder: () => '?',
 };
 
+/** WAL syncs in flight at once (libuv's pool has 4 threads, shared with the rest of the process). */
+const MAX_SYNCS = 2;
+
 /**
  * One SQLite file shared by the call store and the token store: opened once in WAL mode with
  * synchronous=FULL (a commit is on disk before its promise resolves) and migrated once.
@@ -24,9 +27,10 @@ export class SqliteDatabase {
   private walFd?: number;
   private readonly synchronousNormal?: Database.Statement;
   private readonly synchronousFull?: Database.Statement;
-  /** The WAL sync running on libuv's pool, and the one that follows it for commits made meanwhile. */
-  private syncRunning?: Promise<void>;
-  private syncWaiting?: Promise<void>;
+  /** WAL syncs running on libuv's pool, and the one that starts when one of them ends. */
+  private syncsRunning = 0;
+  private syncWaiting?: { promise: Promise<void>; start: () => void };
+  private walFdToClose?: number;
 
   constructor(path: string) {
     if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -49,7 +53,7 @@ export class SqliteDatabase {
     this.walFd = undefined;
     if (fd === undefined) return;
     // A sync still running on the pool keeps its descriptor until it is done.
-    if (this.syncRunning) void this.syncRunning.catch(() => undefined).finally(() => closeSync(fd));
+    if (this.syncsRunning > 0) this.walFdToClose = fd;
     else closeSync(fd);
   }
 
@@ -57,7 +61,7 @@ export class SqliteDatabase {
    * Group commit without blocking the event loop on the disk: `work` runs in an IMMEDIATE transaction
    * committed with synchronous=NORMAL (its WAL frames are written, not yet synced), and the promise resolves
    * once `fdatasync` of the WAL, on libuv's thread pool, has put them on disk. The main thread serves other
-   * requests meanwhile; commits made while one sync runs share the next. Every commit of the connection
+   * requests meanwhile; a commit made while MAX_SYNCS syncs run shares the next one. Every commit of the connection
    * appends to the same WAL, and a sync covers every byte written before it began, so a resolved promise
    * means the transaction is as durable as under synchronous=FULL (a checkpoint syncs the WAL before it
    * copies frames and the database after). Without a WAL (`:memory:`) it is a plain synchronous commit.
@@ -77,32 +81,42 @@ export class SqliteDatabase {
     return this.syncWal().then(() => result);
   }
 
-  /** At most one `fdatasync` in flight; a commit made while it runs waits for the next one, shared. */
+  /**
+   * Starts an `fdatasync` of the WAL now, or, with MAX_SYNCS already running, joins the one that starts
+   * when the first of them ends. Either begins after the caller's commit, so it covers it; syncs running
+   * side by side share the file system's journal commit, so a commit never waits for a whole sync that
+   * began before it.
+   */
   private syncWal(): Promise<void> {
-    if (this.syncWaiting) return this.syncWaiting;
-    if (!this.syncRunning) return (this.syncRunning = this.startSync());
-    this.syncWaiting = this.syncRunning
-      .catch(() => undefined)
-      .then(() => {
-        this.syncWaiting = undefined;
-        return (this.syncRunning = this.startSync());
+    if (this.syncsRunning < MAX_SYNCS) return this.startSync();
+    if (!this.syncWaiting) {
+      let start: () => void = () => undefined;
+      const promise = new Promise<void>((resolve, reject) => {
+        start = () => void this.startSync().then(resolve, reject);
       });
-    return this.syncWaiting;
+      this.syncWaiting = { promise, start };
+    }
+    return this.syncWaiting.promise;
   }
 
   private startSync(): Promise<void> {
+    this.syncsRunning += 1;
     return new Promise((resolve, reject) => {
-      const fd = this.walFd;
-      if (fd === undefined) {
-        // Closed meanwhile: a closed connection has checkpointed and synced its WAL.
-        this.syncRunning = undefined;
-        return resolve();
-      }
-      fdatasync(fd, (error) => {
-        this.syncRunning = undefined;
+      const done = (error: NodeJS.ErrnoException | null) => {
+        this.syncsRunning -= 1;
+        const next = this.syncWaiting;
+        this.syncWaiting = undefined;
+        next?.start();
+        if (this.syncsRunning === 0 && this.walFdToClose !== undefined) {
+          closeSync(this.walFdToClose);
+          this.walFdToClose = undefined;
+        }
         if (error) reject(error);
         else resolve();
-      });
+      };
+      // Closed meanwhile: the connection's close checkpointed (and synced) its WAL.
+      if (this.walFd === undefined) done(null);
+      else fdatasync(this.walFd, done);
     });
   }
 
