@@ -41,7 +41,8 @@ export class SqliteDatabase {
     this.migrate();
     if (mode === 'wal') {
       // The migrations' transactions have created the WAL; the connection keeps it for its whole life.
-      this.walFd = openSync(`${this.connection.name}-wal`, 'r');
+      // Without it (never seen), every commit syncs itself, as under synchronous=FULL.
+      this.walFd = openWal(`${this.connection.name}-wal`);
       this.synchronousNormal = this.connection.prepare('PRAGMA synchronous = NORMAL');
       this.synchronousFull = this.connection.prepare('PRAGMA synchronous = FULL');
     }
@@ -65,10 +66,17 @@ export class SqliteDatabase {
    * appends to the same WAL, and a sync covers every byte written before it began, so a resolved promise
    * means the transaction is as durable as under synchronous=FULL (a checkpoint syncs the WAL before it
    * copies frames and the database after). Without a WAL (`:memory:`) it is a plain synchronous commit.
-   * A failed sync rejects: the caller answers "not stored, retry" and the retry is a duplicate.
+   * A transaction that fails throws, as `transaction()` does, with nothing stored. A failed sync rejects:
+   * the caller answers "not stored, retry" and the retry is a duplicate.
    */
   transactionSynced<T>(work: () => T): Promise<T> {
-    if (this.walFd === undefined || !this.synchronousNormal || !this.synchronousFull) {
+    // Inside another transaction (a savepoint), the outer commit decides, and the level cannot change.
+    if (
+      this.walFd === undefined ||
+      !this.synchronousNormal ||
+      !this.synchronousFull ||
+      this.connection.inTransaction
+    ) {
       return Promise.resolve(this.connection.transaction(work).immediate());
     }
     this.synchronousNormal.run();
@@ -137,5 +145,13 @@ export class SqliteDatabase {
         record.run(version, Date.now());
       }).immediate();
     });
+  }
+}
+
+function openWal(path: string): number | undefined {
+  try {
+    return openSync(path, 'r');
+  } catch {
+    return undefined;
   }
 }
