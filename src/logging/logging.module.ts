@@ -124,7 +124,7 @@ export function allowedHeaders(
   return shown;
 }
 
-const LOG_FNS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const;
+type LogCall = (...args: unknown[]) => void;
 
 /**
  * What `req.log` is for nestjs-pino's logger inside a request: the root logger bound to the request's id,
@@ -136,15 +136,34 @@ class RequestScopedLogger {
   constructor(
     private readonly root: Logger,
     private readonly id: string,
-  ) {
-    for (const level of LOG_FNS) {
-      (this as unknown as Record<string, unknown>)[level] = (...args: unknown[]) =>
-        (this.logger[level] as (...values: unknown[]) => void)(...args);
-    }
-  }
+  ) {}
 
   get logger(): Logger {
     return (this.bound ??= this.root.child({ reqId: this.id }));
+  }
+
+  trace(...args: unknown[]): void {
+    (this.logger.trace as LogCall)(...args);
+  }
+
+  debug(...args: unknown[]): void {
+    (this.logger.debug as LogCall)(...args);
+  }
+
+  info(...args: unknown[]): void {
+    (this.logger.info as LogCall)(...args);
+  }
+
+  warn(...args: unknown[]): void {
+    (this.logger.warn as LogCall)(...args);
+  }
+
+  error(...args: unknown[]): void {
+    (this.logger.error as LogCall)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    (this.logger.fatal as LogCall)(...args);
   }
 
   child(bindings: Record<string, unknown>): Logger {
