@@ -122,9 +122,10 @@ export class SqliteDatabase {
         if (error) reject(error);
         else resolve();
       };
-      // Closed meanwhile: the connection's close checkpointed (and synced) its WAL.
-      if (this.walFd === undefined) done(null);
-      else fdatasync(this.walFd, done);
+      // Closed meanwhile, the descriptor stays open until the last sync is done (`close`).
+      const fd = this.walFd ?? this.walFdToClose;
+      if (fd === undefined) done(null);
+      else fdatasync(fd, done);
     });
   }
 
