@@ -6,13 +6,14 @@
  *  - the bridge's `GET /health/live`,
  *  - the bridge's single-event intake `POST /v1/calls/events` (one event per request, unique call ids,
  *    SQLite in a temporary folder, sandbox mode: delivery runs to the in-process sandbox portal),
- * and the ratios of the last two to the first.
+ * and the ratios of the last two to the first; with each, the server's CPU per request (user + system time of
+ * its process over the measured seconds, from /proc), which a busy machine disturbs less than the rates.
  * BRIDGE_DIST benches another build (e.g. an older commit's dist/); HTTP_BENCH_SECONDS, HTTP_BENCH_CONCURRENCY
  * change the run; HTTP_BENCH_PROFILE=DIR writes the bridge's CPU profiles (node --cpu-prof) there, and
  * HTTP_BENCH_ONLY=live or =intake measures the bridge on that route alone (for a profile of one path).
  */
 import { ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,8 +66,24 @@ async function stop(child: ChildProcess): Promise<void> {
   await exited;
 }
 
+/** CPU time (user + system, ms) the process has used so far; NaN where /proc is not there. */
+function cpuMs(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // clock ticks of 10 ms
+  } catch {
+    return NaN;
+  }
+}
+
+interface Measured {
+  rps: number;
+  /** The server's CPU per request over the measured seconds, in µs. */
+  cpuUsPerRequest: number;
+}
+
 /** Requests/s of `send` at CONCURRENCY after a warm-up; any answer other than `ok` fails the bench. */
-async function measure(send: (n: number) => Promise<number>, ok: number): Promise<number> {
+async function measure(send: (n: number) => Promise<number>, ok: number, pid?: number): Promise<Measured> {
   let n = 0;
   const round = async (ms: number) => {
     const until = performance.now() + ms;
@@ -84,11 +101,16 @@ async function measure(send: (n: number) => Promise<number>, ok: number): Promis
   };
   await round(2000);
   const begin = performance.now();
+  const cpuBefore = cpuMs(pid);
   const done = await round(SECONDS * 1000);
-  return Math.round(done / ((performance.now() - begin) / 1000));
+  const cpu = cpuMs(pid) - cpuBefore;
+  return {
+    rps: Math.round(done / ((performance.now() - begin) / 1000)),
+    cpuUsPerRequest: Math.round((cpu * 1000) / done),
+  };
 }
 
-async function minimalApp(): Promise<number> {
+async function minimalApp(): Promise<Measured> {
   const port = await freePort();
   const child = spawn(
     process.execPath,
@@ -101,13 +123,13 @@ async function minimalApp(): Promise<number> {
   );
   try {
     await untilUp(`http://127.0.0.1:${port}/ping`, child);
-    return await measure(() => get(`http://127.0.0.1:${port}/ping`), 200);
+    return await measure(() => get(`http://127.0.0.1:${port}/ping`), 200, child.pid);
   } finally {
     await stop(child);
   }
 }
 
-async function bridge(dir: string): Promise<{ live: number; intake: number }> {
+async function bridge(dir: string): Promise<{ live?: Measured; intake?: Measured }> {
   const port = await freePort();
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
   const child = spawn(process.execPath, [...profile, join(DIST, 'main.js')], {
@@ -127,14 +149,16 @@ async function bridge(dir: string): Promise<{ live: number; intake: number }> {
   const url = `http://127.0.0.1:${port}`;
   try {
     await untilUp(`${url}/health/live`, child);
-    const live = ONLY === 'intake' ? NaN : await measure(() => get(`${url}/health/live`), 200);
+    const live =
+      ONLY === 'intake' ? undefined : await measure(() => get(`${url}/health/live`), 200, child.pid);
     const run = Date.now();
     const intake =
       ONLY === 'live'
-        ? NaN
+        ? undefined
         : await measure(
             (n) => postJson(`${url}/v1/calls/events`, started(`http-${run}-${n}`, n), TOKEN),
             202,
+            child.pid,
           );
     return { live, intake };
   } finally {
@@ -154,11 +178,16 @@ async function main(): Promise<void> {
             bridge: DIST,
             concurrency: CONCURRENCY,
             seconds: SECONDS,
-            minimalNestRps: minimal,
-            healthLiveRps: live,
-            intakeSingleEventRps: intake,
-            healthLiveRatio: Number((live / minimal).toFixed(2)),
-            intakeRatio: Number((intake / minimal).toFixed(2)),
+            minimalNestRps: minimal.rps,
+            healthLiveRps: live?.rps ?? null,
+            intakeSingleEventRps: intake?.rps ?? null,
+            healthLiveRatio: live ? Number((live.rps / minimal.rps).toFixed(2)) : null,
+            intakeRatio: intake ? Number((intake.rps / minimal.rps).toFixed(2)) : null,
+            cpuUsPerRequest: {
+              minimalNest: minimal.cpuUsPerRequest,
+              healthLive: live?.cpuUsPerRequest ?? null,
+              intakeSingleEvent: intake?.cpuUsPerRequest ?? null,
+            },
           },
         },
         null,

@@ -9,7 +9,7 @@ import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
 import { FrameworkQuietLogger } from './logging/framework-quiet-logger';
-import { probeRequestIds, UNLOGGED_ROUTES } from './logging/logging.module';
+import { RequestLog } from './logging/logging.module';
 
 /** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
 const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
@@ -27,10 +27,8 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
-  app.use(
-    UNLOGGED_ROUTES.map((path) => `/${path}`),
-    probeRequestIds,
-  );
+  // Every request's id and (probes and scrapes aside) its one log line, ahead of every route.
+  app.use(app.get(RequestLog).middleware);
   app.enableShutdownHooks();
   if (config.NODE_ENV === 'production') app.use(DOCS_PATHS, docsForAdminsOnly(app.get(AdminTokenGuard)));
   publishApiDocs(app);

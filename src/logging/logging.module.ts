@@ -1,7 +1,8 @@
-import { Module, RequestMethod } from '@nestjs/common';
+import { Injectable, Module, RequestMethod } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { LoggerModule } from 'nestjs-pino';
+import { pino, type Logger } from 'pino';
 import pinoPretty from 'pino-pretty';
 import { LogLevel } from '../config/app-config';
 import { LoggingSettings } from '../config/settings';
@@ -40,19 +41,11 @@ export function requestId(request: IncomingMessage, response: ServerResponse): s
   return id;
 }
 
-/**
- * Probes and scrapes are never logged, so they skip pino-http altogether (its per-request child logger,
- * serialisers and listeners were a third of a probe's cost); `probeRequestIds` still gives them their id.
- */
+/** Probes and scrapes are never logged: they only get their request id. */
 export const UNLOGGED_ROUTES = ['health/live', 'health/ready', 'metrics'];
+const UNLOGGED_PATHS = new Set(UNLOGGED_ROUTES.flatMap((path) => [`/${path}`, `/${path}/`]));
 
-/** Express middleware for the routes in UNLOGGED_ROUTES: the same `X-Request-Id` as every other answer. */
-export function probeRequestIds(request: IncomingMessage, response: ServerResponse, next: () => void): void {
-  requestId(request, response);
-  next();
-}
-
-/** A request as pino-http hands it to the message callbacks: only what the short line needs. */
+/** A request as the request log reads it: only what the line needs. */
 interface LoggedRequest {
   method?: string;
   url?: string;
@@ -131,53 +124,152 @@ export function allowedHeaders(
   return shown;
 }
 
+type LogCall = (...args: unknown[]) => void;
+
+/**
+ * What `req.log` is for nestjs-pino's logger inside a request: the root logger bound to the request's id,
+ * built only when something inside the request logs (most requests log nothing but their own line).
+ */
+class RequestScopedLogger {
+  private bound?: Logger;
+
+  constructor(
+    private readonly root: Logger,
+    private readonly id: string,
+  ) {}
+
+  get logger(): Logger {
+    return (this.bound ??= this.root.child({ reqId: this.id }));
+  }
+
+  trace(...args: unknown[]): void {
+    (this.logger.trace as LogCall)(...args);
+  }
+
+  debug(...args: unknown[]): void {
+    (this.logger.debug as LogCall)(...args);
+  }
+
+  info(...args: unknown[]): void {
+    (this.logger.info as LogCall)(...args);
+  }
+
+  warn(...args: unknown[]): void {
+    (this.logger.warn as LogCall)(...args);
+  }
+
+  error(...args: unknown[]): void {
+    (this.logger.error as LogCall)(...args);
+  }
+
+  fatal(...args: unknown[]): void {
+    (this.logger.fatal as LogCall)(...args);
+  }
+
+  child(bindings: Record<string, unknown>): Logger {
+    return this.logger.child(bindings);
+  }
+}
+
+/**
+ * The request log: one line per request, written once when the answer is finished (or the connection
+ * closed first), with the request and answer as the serialisers below show them. It does on the hot path
+ * what pino-http did without its two child loggers per request (one of them serialising the request up
+ * front): the id, a start time and one listener pair; the request is serialised only for its line.
+ */
+@Injectable()
+export class RequestLog {
+  readonly root: Logger;
+  private readonly pretty: boolean;
+
+  constructor(logging: LoggingSettings) {
+    this.pretty = logging.format === 'pretty';
+    const options = {
+      level: PINO_LEVEL[logging.level],
+      serializers: { err: pino.stdSerializers.err },
+    };
+    this.root = this.pretty ? pino(options, prettyStream()) : pino(options);
+  }
+
+  /** Express middleware, ahead of every route: the request's id, and its line when it is done. */
+  readonly middleware = (
+    request: IncomingMessage & LoggedRequest & { id?: string },
+    response: ServerResponse,
+    next: () => void,
+  ): void => {
+    const id = requestId(request, response);
+    request.id = id;
+    if (request.method === 'GET' && UNLOGGED_PATHS.has((request.url ?? '').split('?', 1)[0])) return next();
+    // nestjs-pino reads `req.log` (typed as a pino logger) and calls its level methods and `child` only.
+    request.log = new RequestScopedLogger(this.root, id) as unknown as Logger;
+    const started = Date.now();
+    let logged = false;
+    const done = (error?: Error) => {
+      if (logged) return;
+      logged = true;
+      response.removeListener('finish', onFinish);
+      response.removeListener('close', onFinish);
+      response.removeListener('error', done);
+      this.write(request, response, id, Date.now() - started, error);
+    };
+    const onFinish = () => done();
+    response.on('finish', onFinish);
+    response.on('close', onFinish);
+    response.on('error', done);
+    next();
+  };
+
+  private write(
+    request: IncomingMessage & LoggedRequest,
+    response: ServerResponse,
+    id: string,
+    ms: number,
+    error: Error | undefined,
+  ): void {
+    if (!this.root.isLevelEnabled('info')) return;
+    const failed = error !== undefined || response.statusCode >= 500;
+    const line: Record<string, unknown> = {
+      reqId: id,
+      req: {
+        id,
+        method: request.method,
+        url: redactUrl(request.originalUrl ?? request.url),
+        headers: allowedHeaders(request.headers, LOGGED_REQUEST_HEADERS),
+      },
+      res: {
+        statusCode: response.statusCode,
+        headers: allowedHeaders(response.getHeaders(), LOGGED_RESPONSE_HEADERS),
+      },
+      responseTime: ms,
+    };
+    if (failed) line.err = error ?? new Error(`failed with status code ${response.statusCode}`);
+    const message = this.pretty
+      ? requestLine(request, response, failed ? undefined : ms)
+      : failed
+        ? 'request errored'
+        : 'request completed';
+    this.root.info(line, message);
+  }
+}
+
 /**
  * Structured JSON logs (pino): one line per request with a request id (the caller's `X-Request-Id` when
- * sane, else a new one, echoed back). Secrets never reach them: headers are logged from an allow-list
- * (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), OAuth codes and tokens in the query string are
- * redacted; webhook URLs are never logged by the bridge's own code. LOG_FORMAT=pretty (the default on a
- * terminal) writes the same records as readable lines, a request in one short line.
+ * sane, else a new one, echoed back), written by `RequestLog`. Secrets never reach them: headers are logged
+ * from an allow-list (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), OAuth codes and tokens in the query
+ * string are redacted; webhook URLs are never logged by the bridge's own code. LOG_FORMAT=pretty (the
+ * default on a terminal) writes the same records as readable lines, a request in one short line. Logs
+ * written inside a request carry its id (nestjs-pino binds `req.log` to the request's async context).
  */
 @Module({
   imports: [
     LoggerModule.forRootAsync({
-      inject: [LoggingSettings],
-      useFactory: (logging: LoggingSettings) => {
-        const pretty = logging.format === 'pretty';
-        const options = {
-          level: PINO_LEVEL[logging.level],
-          // Logs inside a request carry only its id; the request itself is serialised once, on completion.
-          quietReqLogger: true,
-          genReqId: requestId,
-          serializers: {
-            req: (request: {
-              id: unknown;
-              method: string;
-              url: string;
-              headers: Record<string, unknown>;
-            }) => ({
-              id: request.id,
-              method: request.method,
-              url: redactUrl(request.url),
-              headers: allowedHeaders(request.headers, LOGGED_REQUEST_HEADERS),
-            }),
-            res: (response: { statusCode: number; headers?: Record<string, unknown> }) => ({
-              statusCode: response.statusCode,
-              headers: allowedHeaders(response.headers, LOGGED_RESPONSE_HEADERS),
-            }),
-          },
-          ...(pretty && {
-            customSuccessMessage: (request: LoggedRequest, response: ServerResponse, ms: number) =>
-              requestLine(request, response, ms),
-            customErrorMessage: (request: LoggedRequest, response: ServerResponse) =>
-              requestLine(request, response),
-          }),
-        };
-        return {
-          pinoHttp: pretty ? ([options, prettyStream()] as const) : options,
-          exclude: UNLOGGED_ROUTES.map((path) => ({ method: RequestMethod.GET, path })),
-        };
-      },
+      providers: [RequestLog],
+      inject: [RequestLog],
+      useFactory: (requestLog: RequestLog) => ({
+        pinoHttp: { logger: requestLog.root },
+        useExisting: true,
+        exclude: UNLOGGED_ROUTES.map((path) => ({ method: RequestMethod.GET, path })),
+      }),
     }),
   ],
 })

@@ -1,5 +1,4 @@
 import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
-import { ThrottlerModule } from '@nestjs/throttler';
 import { IntakeModule } from '../intake/intake.module';
 import { IntakeSettings } from '../config/settings';
 import { nativeBody, NativeFormat } from './adapters/native-body.middleware';
@@ -9,23 +8,14 @@ import { pbxJsonBody } from './json-body.middleware';
 import { LookupController } from './lookup.controller';
 import { PbxController } from './pbx.controller';
 import { RecordingController } from './recording.controller';
-import { PBX_READS, PBX_WRITES, PbxThrottlerGuard } from './pbx-throttler.guard';
+import { PbxThrottlerGuard } from './pbx-throttler.guard';
 import { PbxTokenGuard } from './pbx-token.guard';
 
 /** Everything PBXs call: intake, the PBXs' native formats and the lookup, behind the PBX token and rate. */
 @Module({
-  imports: [
-    IntakeModule,
-
-    ThrottlerModule.forRootAsync({
-      inject: [IntakeSettings],
-      // Per PBX token and second: writes (PBX_RATE_LIMIT_RPS) and reads (PBX_READ_RATE_LIMIT_RPS) apart.
-      useFactory: (intake: IntakeSettings) => [
-        { name: PBX_WRITES, ttl: 1000, limit: intake.rateLimitRps },
-        { name: PBX_READS, ttl: 1000, limit: intake.readRateLimitRps },
-      ],
-    }),
-  ],
+  // Per PBX token and second, writes (PBX_RATE_LIMIT_RPS) and reads (PBX_READ_RATE_LIMIT_RPS) apart:
+  // PbxThrottlerGuard.
+  imports: [IntakeModule],
   controllers: [PbxController, RecordingController, PbxAdaptersController, LookupController],
   providers: [PbxTokenGuard, PbxThrottlerGuard, CallEventSubmission],
 })

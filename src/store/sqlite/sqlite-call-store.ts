@@ -163,44 +163,46 @@ export class SqliteCallStore extends CallStore {
     };
   }
 
+  /**
+   * The whole group of submissions in one transaction, synced off the main thread
+   * (`SqliteDatabase.transactionSynced`): resolves once it is on disk.
+   */
   async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
     const now = Date.now();
-    return this.db
-      .transaction(() => {
-        const keys = clickKeysOf(submissions.flat());
-        const rows = this.statements.clicksFor.all(
-          portalId,
-          JSON.stringify(keys.portalCallIds),
-          JSON.stringify(keys.phones),
-        ) as ClickDbRow[];
-        const clicks = new ClickLedger(rows.map(clickOf));
-        const results = submissions.map((events) => {
-          const result: IngestResult = { accepted: 0, duplicates: 0 };
-          for (const event of events) {
-            // The key may depend on the call as stored (a later call.started naming new phones).
-            const call = this.read(portalId, event.callId);
-            const inserted = this.statements.insertEvent.run(
-              portalId,
-              event.callId,
-              idempotencyKey(event, call),
-              JSON.stringify(event),
-              now,
-            );
-            if (inserted.changes === 0) {
-              result.duplicates += 1;
-              continue;
-            }
-            result.accepted += 1;
-            this.save(apply(call, event, clicks));
+    return this.database.transactionSynced(() => {
+      const keys = clickKeysOf(submissions.flat());
+      const rows = this.statements.clicksFor.all(
+        portalId,
+        JSON.stringify(keys.portalCallIds),
+        JSON.stringify(keys.phones),
+      ) as ClickDbRow[];
+      const clicks = new ClickLedger(rows.map(clickOf));
+      const results = submissions.map((events) => {
+        const result: IngestResult = { accepted: 0, duplicates: 0 };
+        for (const event of events) {
+          // The key may depend on the call as stored (a later call.started naming new phones).
+          const call = this.read(portalId, event.callId);
+          const inserted = this.statements.insertEvent.run(
+            portalId,
+            event.callId,
+            idempotencyKey(event, call),
+            JSON.stringify(event),
+            now,
+          );
+          if (inserted.changes === 0) {
+            result.duplicates += 1;
+            continue;
           }
-          return result;
-        });
-        for (const claimed of clicks.changed) {
-          this.statements.claimClick.run(portalId, claimed.portalCallId, claimed.matchedCallId, now);
+          result.accepted += 1;
+          this.save(apply(call, event, clicks));
         }
-        return results;
-      })
-      .immediate();
+        return result;
+      });
+      for (const claimed of clicks.changed) {
+        this.statements.claimClick.run(portalId, claimed.portalCallId, claimed.matchedCallId, now);
+      }
+      return results;
+    });
   }
 
   async saveClick(portalId: string, click: ClickRow): Promise<void> {
