@@ -21,6 +21,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
+import { Client } from 'pg';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
 import { BridgeProcess } from '../test/support/bridge-process';
 import {
@@ -35,7 +36,7 @@ import {
   startFleet,
   stopFleet,
 } from '../test/support/multi-fleet';
-import { TEST_SCHEMA_PREFIX } from '../test/support/test-database';
+import { TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { ended, percentile, postJson, started } from './bench-support';
 
 const PORTALS = Number(process.env.BENCH_PORTALS ?? 1000);
@@ -73,6 +74,24 @@ function postgresCpuSeconds(): number {
     }
   }
   return total;
+}
+
+/**
+ * Transactions committed or rolled back in the bench's database so far (pg_stat_database): every statement
+ * outside an explicit transaction counts one, an explicit transaction one. The statistics collector
+ * reports with a delay of up to a second, which the idle and load windows (seconds) absorb.
+ */
+async function databaseTransactions(): Promise<number> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
 }
 
 function rssMb(pid: number | undefined): number {
@@ -138,7 +157,9 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     // Idle: what the portals cost with no call at all (lease renewals, idle looks, event polls, directories).
     const idleBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const idlePostgresBefore = postgresCpuSeconds();
+    const idleXactsBefore = await databaseTransactions();
     await sleep(IDLE_SECONDS * 1000);
+    const idleXacts = (await databaseTransactions()) - idleXactsBefore;
     const idle = {
       seconds: IDLE_SECONDS,
       bridgeCoresBusy: Number(
@@ -148,12 +169,14 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
         ).toFixed(3),
       ),
       postgresCoresBusy: Number(((postgresCpuSeconds() - idlePostgresBefore) / IDLE_SECONDS).toFixed(3)),
+      transactionsPerSec: Math.round(idleXacts / IDLE_SECONDS),
     };
 
     // Steady traffic: CALLS_PER_SEC a second, each to the next portal, via the next replica.
     const cpuBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const benchCpuBefore = process.cpuUsage();
     const postgresBefore = postgresCpuSeconds();
+    const xactsBefore = await databaseTransactions();
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -194,6 +217,7 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     const loadEnd = Date.now();
     const cpuDuring = replicas.map((replica, i) => cpuSeconds(replica.child.pid) - cpuBefore[i]);
     const postgresDuring = postgresCpuSeconds() - postgresBefore;
+    const xactsDuring = (await databaseTransactions()) - xactsBefore;
     await Promise.all(inFlight);
     // Drain: until every call is finished on its portal (or a minute passes).
     const drainBegin = Date.now();
@@ -249,9 +273,17 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
         perReplicaCoresBusy: cpuDuring.map((value) => Number((value / windowSec).toFixed(2))),
         postgresCoresBusy: Number((postgresDuring / windowSec).toFixed(2)),
         bridgeCpuMsPerDeliveredCommand: Number(((bridgeCpuSec * 1000) / Math.max(1, delivered)).toFixed(2)),
+        postgresCpuMsPerDeliveredCommand: Number(
+          ((postgresDuring * 1000) / Math.max(1, delivered)).toFixed(2),
+        ),
         sandboxAndLoadCoresBusy: Number(
           ((benchCpu.user + benchCpu.system) / 1e6 / ((drainedAt - begin) / 1000)).toFixed(2),
         ),
+      },
+      database: {
+        transactionsPerSecDuringLoad: Math.round(xactsDuring / windowSec),
+        // Intake's transactions included (one per PBX request here, two commands per call).
+        transactionsPerDeliveredCommand: Number((xactsDuring / Math.max(1, delivered)).toFixed(2)),
       },
       postgresBackends: await postgresBackends(),
     };
