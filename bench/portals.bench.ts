@@ -21,6 +21,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
+import { Client } from 'pg';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
 import { BridgeProcess } from '../test/support/bridge-process';
 import {
@@ -35,7 +36,7 @@ import {
   startFleet,
   stopFleet,
 } from '../test/support/multi-fleet';
-import { TEST_SCHEMA_PREFIX } from '../test/support/test-database';
+import { TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { ended, percentile, postJson, started } from './bench-support';
 
 const PORTALS = Number(process.env.BENCH_PORTALS ?? 1000);
@@ -73,6 +74,24 @@ function postgresCpuSeconds(): number {
     }
   }
   return total;
+}
+
+/**
+ * Transactions committed or rolled back in the bench's database so far (pg_stat_database): every statement
+ * outside an explicit transaction counts one, an explicit transaction one. The statistics collector
+ * reports with a delay of up to a second, which the idle and load windows (seconds) absorb.
+ */
+async function databaseTransactions(): Promise<number> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
 }
 
 function rssMb(pid: number | undefined): number {
@@ -138,7 +157,9 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     // Idle: what the portals cost with no call at all (lease renewals, idle looks, event polls, directories).
     const idleBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const idlePostgresBefore = postgresCpuSeconds();
+    const idleXactsBefore = await databaseTransactions();
     await sleep(IDLE_SECONDS * 1000);
+    const idleXacts = (await databaseTransactions()) - idleXactsBefore;
     const idle = {
       seconds: IDLE_SECONDS,
       bridgeCoresBusy: Number(
@@ -148,12 +169,14 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
         ).toFixed(3),
       ),
       postgresCoresBusy: Number(((postgresCpuSeconds() - idlePostgresBefore) / IDLE_SECONDS).toFixed(3)),
+      transactionsPerSec: Math.round(idleXacts / IDLE_SECONDS),
     };
 
     // Steady traffic: CALLS_PER_SEC a second, each to the next portal, via the next replica.
     const cpuBefore = replicas.map((replica) => cpuSeconds(replica.child.pid));
     const benchCpuBefore = process.cpuUsage();
     const postgresBefore = postgresCpuSeconds();
+    const xactsBefore = await databaseTransactions();
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -194,6 +217,7 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     const loadEnd = Date.now();
     const cpuDuring = replicas.map((replica, i) => cpuSeconds(replica.child.pid) - cpuBefore[i]);
     const postgresDuring = postgresCpuSeconds() - postgresBefore;
+    const xactsDuring = (await databaseTransactions()) - xactsBefore;
     await Promise.all(inFlight);
     // Drain: until every call is finished on its portal (or a minute passes).
     const drainBegin = Date.now();
@@ -206,6 +230,14 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       await sleep(250);
     }
     const drainedAt = Date.now();
+    // Load and drain together: every call of the round delivered, whatever the backlog left for the drain.
+    const wholeSec = (drainedAt - begin) / 1000;
+    const bridgeCpuAll = replicas.reduce(
+      (sum, replica, i) => sum + cpuSeconds(replica.child.pid) - cpuBefore[i],
+      0,
+    );
+    const postgresCpuAll = postgresCpuSeconds() - postgresBefore;
+    const xactsAll = (await databaseTransactions()) - xactsBefore;
     const benchCpu = process.cpuUsage(benchCpuBefore);
     const windowSec = (loadEnd - begin) / 1000;
     const delivered = commandsBetween(tenants, begin, loadEnd);
@@ -249,9 +281,43 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
         perReplicaCoresBusy: cpuDuring.map((value) => Number((value / windowSec).toFixed(2))),
         postgresCoresBusy: Number((postgresDuring / windowSec).toFixed(2)),
         bridgeCpuMsPerDeliveredCommand: Number(((bridgeCpuSec * 1000) / Math.max(1, delivered)).toFixed(2)),
+        postgresCpuMsPerDeliveredCommand: Number(
+          ((postgresDuring * 1000) / Math.max(1, delivered)).toFixed(2),
+        ),
         sandboxAndLoadCoresBusy: Number(
           ((benchCpu.user + benchCpu.system) / 1e6 / ((drainedAt - begin) / 1000)).toFixed(2),
         ),
+      },
+      database: {
+        transactionsPerSecDuringLoad: Math.round(xactsDuring / windowSec),
+        // Intake's transactions included (one per PBX request here, two commands per call).
+        transactionsPerDeliveredCommand: Number((xactsDuring / Math.max(1, delivered)).toFixed(2)),
+      },
+      // Load and drain, every command of the round, and the same less the idle cost (measured above) over
+      // that time: what delivering costs, not the background of the quiet portals.
+      wholeRound: {
+        seconds: Number(wholeSec.toFixed(1)),
+        commands: deliveredAll,
+        commandsPerSec: Math.round(deliveredAll / wholeSec),
+        bridgeCpuMsPerCommand: Number(((bridgeCpuAll * 1000) / Math.max(1, deliveredAll)).toFixed(2)),
+        postgresCpuMsPerCommand: Number(((postgresCpuAll * 1000) / Math.max(1, deliveredAll)).toFixed(2)),
+        transactionsPerCommand: Number((xactsAll / Math.max(1, deliveredAll)).toFixed(2)),
+        lessIdle: {
+          bridgeCpuMsPerCommand: Number(
+            (((bridgeCpuAll - idle.bridgeCoresBusy * wholeSec) * 1000) / Math.max(1, deliveredAll)).toFixed(
+              2,
+            ),
+          ),
+          postgresCpuMsPerCommand: Number(
+            (
+              ((postgresCpuAll - idle.postgresCoresBusy * wholeSec) * 1000) /
+              Math.max(1, deliveredAll)
+            ).toFixed(2),
+          ),
+          transactionsPerCommand: Number(
+            ((xactsAll - idle.transactionsPerSec * wholeSec) / Math.max(1, deliveredAll)).toFixed(2),
+          ),
+        },
       },
       postgresBackends: await postgresBackends(),
     };
@@ -341,6 +407,8 @@ async function main(): Promise<void> {
     delivered: round.delivered,
     ringToCard: round.ringToCard,
     cpu: round.cpu,
+    database: round.database,
+    wholeRound: round.wholeRound,
   });
   const runs: { gapsMs: number[]; takeoverMs: number }[] = [];
   for (let i = 0; i < FAILOVER_RUNS; i++) runs.push(await failoverRun());

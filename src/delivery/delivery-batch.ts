@@ -172,7 +172,7 @@ export class DeliveryBatches {
       const inPlan = planned.due.filter((call) => calls.has(call.callId));
       const bindings = await this.findBindings(inPlan);
       await this.findTaskClients(inPlan, bindings);
-      await this.deliver(plan, bindings, lease, unit, onAnswer);
+      await this.deliver(plan, inPlan, bindings, lease, unit, onAnswer);
       return { kind: 'worked' };
     } finally {
       if (reservation) this.transport.operating?.release(reservation);
@@ -319,12 +319,13 @@ export class DeliveryBatches {
 
   private async deliver(
     plan: BatchPlan,
+    read: CallRecord[],
     bindings: Bindings,
     lease: DeliveryLease,
     unit: BudgetUnit,
     onAnswer: (answer: PortalAnswer) => void,
   ): Promise<void> {
-    const { calls: marked, steps } = await this.markSending(plan, bindings, lease);
+    const { calls: marked, steps } = await this.markSending(plan, read, bindings, lease);
     const sendable = plan.only(steps);
     if (sendable.commandCount === 0) return;
     const commands = sendable.commands(marked);
@@ -346,9 +347,10 @@ export class DeliveryBatches {
         ]),
       );
       await this.recordings?.postToUploadUrls(sendable, marked, answers, lease);
-      const updated = await this.store.updateCalls(
+      // From the calls as marked: unless something else wrote them since, one statement.
+      const updated = await this.store.updateCallsFrom(
         this.transport.portalId,
-        sendable.callIds,
+        sendable.callIds.map((callId) => marked.get(callId)!),
         (call) =>
           applyAnswers(
             call,
@@ -377,9 +379,9 @@ export class DeliveryBatches {
       }
       this.observer?.onRetry(error.kind);
       const commandCount = sendable.commandCount;
-      const updated = await this.store.updateCalls(
+      const updated = await this.store.updateCallsFrom(
         this.transport.portalId,
-        sendable.callIds,
+        sendable.callIds.map((callId) => marked.get(callId)!),
         (call) =>
           applyRequestFailure(call, error, settings, { commandCount, commands: entries.get(call.callId)! }),
         lease,
@@ -446,6 +448,7 @@ export class DeliveryBatches {
    */
   private async markSending(
     plan: BatchPlan,
+    read: CallRecord[],
     bindings: Bindings,
     lease: DeliveryLease,
   ): Promise<{ calls: Map<string, CallRecord>; steps: Map<string, PortalStep[]> }> {
@@ -453,10 +456,14 @@ export class DeliveryBatches {
     const now = Date.now();
     const settings = this.outcomeSettings();
     const sending = new Map<string, PortalStep[]>();
-    const updated = await this.store.updateCalls(
+    const byId = new Map(read.map((call) => [call.callId, call]));
+    // From the calls as planned (one statement unless intake wrote some since; those are read again, so
+    // this may run twice for a call: only what it did to the copy written counts).
+    const updated = await this.store.updateCallsFrom(
       this.transport.portalId,
-      plan.callIds,
+      plan.callIds.flatMap((callId) => byId.get(callId) ?? []),
       (call) => {
+        sending.delete(call.callId);
         const planned = steps.get(call.callId) ?? [];
         if (dueSteps(call)[0] !== planned[0] || (call.dueAt ?? Infinity) > now) return call;
         const binding = bindings.get(call.callId);
@@ -599,8 +606,8 @@ export class DeliveryBatches {
   private fixTaskResponsible(call: CallRecord, now: number): CallRecord {
     const task = call.missedTask!;
     if (task.responsibleId !== undefined) return call;
+    // Forgotten when the batch settles (send's finally), not here: the mark may be applied twice.
     const client = this.taskClients.get(call.callId);
-    this.taskClients.delete(call.callId);
     const employee = call.finishUser ?? call.portalUser;
     const responsibleId =
       client?.responsibleUserId ??

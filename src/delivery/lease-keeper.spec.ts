@@ -1,4 +1,5 @@
 import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
+import { DeliveryLease } from '../store/coordination-store';
 import { LeaseKeeper } from './lease-keeper';
 
 describe('LeaseKeeper.kick', () => {
@@ -101,3 +102,55 @@ async function waitFor(condition: () => boolean): Promise<void> {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('LeaseKeeper: one renewal per process and tick, whatever the number of portals', () => {
+  /** The memory store, counting what the keepers ask of it. */
+  class CountingStore extends MemoryLeaseStore {
+    acquired = 0;
+    renewals: DeliveryLease[][] = [];
+    override acquireLease(portalId: string, owner: string, ttlMs: number) {
+      this.acquired += 1;
+      return super.acquireLease(portalId, owner, ttlMs);
+    }
+    override renewLeases(owner: string, held: readonly DeliveryLease[], ttlMs: number) {
+      this.renewals.push([...held]);
+      return super.renewLeases(owner, held, ttlMs);
+    }
+  }
+
+  it('renews every lease the process holds in one call per tick; each keeper learns its own', async () => {
+    let now = Date.now();
+    const store = new CountingStore(() => now);
+    // A 1.5 s lease: the shared tick comes every 500 ms.
+    const keepers = ['a', 'b', 'c'].map(
+      (portal) => new LeaseKeeper(store, portal, 'me', 1500, () => undefined),
+    );
+    for (const keeper of keepers) keeper.start();
+    await waitFor(() => keepers.every((keeper) => keeper.current() !== undefined));
+    expect(store.acquired).toBe(3);
+    await waitFor(() => store.renewals.length >= 2);
+    // Each tick one call naming all three; no portal asked on its own again.
+    expect(store.renewals[0].map((lease) => lease.portalId).sort()).toEqual(['a', 'b', 'c']);
+    expect(store.acquired).toBe(3);
+
+    // Portal b's lease expires without a renewal reaching it and another replica takes it over: the next
+    // shared renewal leaves it out, and b's keeper stops sending while a and c go on.
+    now += 10_000;
+    await store.acquireLease('b', 'other', 60_000);
+    const ticks = store.renewals.length;
+    await waitFor(() => store.renewals.length > ticks + 1);
+    expect(keepers[1].current()).toBeUndefined();
+    expect(store.holder('b')).toEqual({ owner: 'other', epoch: 2 });
+    expect(keepers[0].current()).toEqual({ portalId: 'a', owner: 'me', epoch: 1 });
+    expect(keepers[2].current()).toEqual({ portalId: 'c', owner: 'me', epoch: 1 });
+    // The keeper without its lease asks for it on its own at each tick (acquisition stays per portal).
+    expect(store.acquired).toBeGreaterThan(3);
+
+    for (const keeper of keepers) await keeper.stop();
+    // Stopped keepers are renewed no more: their leases are free at once.
+    expect(await store.acquireLease('a', 'other', 60_000)).toMatchObject({ owner: 'other', epoch: 2 });
+    const after = store.renewals.length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(store.renewals.length).toBe(after);
+  });
+});

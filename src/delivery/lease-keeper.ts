@@ -5,9 +5,91 @@ import { DeliveryLease, LeaseStore } from '../store/coordination-store';
 const CHASE_MS = 200;
 
 /**
+ * One process's renewal of every delivery lease it holds with one store as one owner: one timer and one
+ * statement per tick (`LeaseStore.renewLeases`), whatever the number of portals. Each portal's LeaseKeeper
+ * learns from it whether its lease was renewed or taken over; keepers holding none try for theirs at the
+ * same tick, each with its own statement (acquisition stays per portal: takeover, chase).
+ */
+class SharedRenewal {
+  private readonly keepers = new Set<LeaseKeeper>();
+  private timer?: NodeJS.Timeout;
+  /** The tick under way, if any: a keeper stopping waits for it before it releases its lease. */
+  running?: Promise<void>;
+  private lastErrorLoggedAt = 0;
+  private readonly logger = new Logger('Delivery leases');
+
+  private constructor(
+    private readonly store: LeaseStore,
+    private readonly owner: string,
+    private readonly ttlMs: number,
+    private readonly forget: () => void,
+  ) {}
+
+  private static readonly byStore = new WeakMap<LeaseStore, Map<string, SharedRenewal>>();
+
+  /** The renewal of `owner`'s leases of `ttlMs` in `store`, made at the first keeper that joins it. */
+  static of(store: LeaseStore, owner: string, ttlMs: number): SharedRenewal {
+    let renewals = SharedRenewal.byStore.get(store);
+    if (!renewals) SharedRenewal.byStore.set(store, (renewals = new Map()));
+    const key = `${owner}\u001f${ttlMs}`;
+    let renewal = renewals.get(key);
+    if (!renewal) {
+      const map = renewals;
+      renewal = new SharedRenewal(store, owner, ttlMs, () => map.delete(key));
+      renewals.set(key, renewal);
+    }
+    return renewal;
+  }
+
+  join(keeper: LeaseKeeper): void {
+    this.keepers.add(keeper);
+    this.timer ??= setInterval(() => void this.tick(), Math.max(500, Math.floor(this.ttlMs / 3)));
+  }
+
+  leave(keeper: LeaseKeeper): void {
+    this.keepers.delete(keeper);
+    if (this.keepers.size > 0) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.forget();
+  }
+
+  private tick(): Promise<void> {
+    this.running ??= this.renew().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async renew(): Promise<void> {
+    const askedAt = Date.now();
+    const holders = [...this.keepers].flatMap((keeper) => {
+      const lease = keeper.held();
+      return lease ? [{ keeper, lease }] : [];
+    });
+    try {
+      const renewed = await this.store.renewLeases(
+        this.owner,
+        holders.map(({ lease }) => lease),
+        this.ttlMs,
+      );
+      const epochs = new Map(renewed.map((lease) => [lease.portalId, lease.epoch]));
+      for (const { keeper, lease } of holders) keeper.renewed(lease, epochs.get(lease.portalId), askedAt);
+    } catch (error) {
+      // The leases stay usable until their validUntil; fenced writes protect the rest.
+      if (Date.now() - this.lastErrorLoggedAt > 10_000) {
+        this.lastErrorLoggedAt = Date.now();
+        this.logger.warn(`cannot renew the delivery leases: ${(error as Error).message}`);
+      }
+    }
+    // Portals whose lease this replica does not hold (or has just lost): each asks for its own.
+    for (const keeper of this.keepers) if (!keeper.held()) keeper.kick();
+  }
+}
+
+/**
  * Holds, renews and gives up one portal's delivery lease (docs/decisions/replicas.md).
- * Every replica runs one: the holder renews every third of the lease time; the others try as often, and
- * one of them takes the portal over once the holder's lease has expired (it died or lost the database).
+ * Every replica runs one: the holder's lease is renewed every third of the lease time, with every other
+ * lease of its process, by one statement (`SharedRenewal`); the others try as often, and one of them takes
+ * the portal over once the holder's lease has expired (it died or lost the database).
  * The holder stops sending a little before its lease could expire, and every write of delivery is fenced
  * with the lease's epoch, so a replica that was merely slow cannot overwrite its successor's work.
  */
@@ -15,7 +97,7 @@ export class LeaseKeeper {
   private readonly logger: Logger;
   private lease?: DeliveryLease;
   private validUntil = 0;
-  private timer?: NodeJS.Timeout;
+  private started = false;
   private ticking?: Promise<void>;
   /** kick() came while a try was under way: the answer it is waiting for may predate what it was told. */
   private kicked = false;
@@ -24,6 +106,7 @@ export class LeaseKeeper {
   private chaseTimer?: NodeJS.Timeout;
   /** Liveness: false while this replica counts as dead to the others (its mark is lost), so it sends nothing. */
   private mayHold: () => boolean = () => true;
+  private readonly renewal: SharedRenewal;
 
   constructor(
     private readonly store: LeaseStore,
@@ -40,13 +123,15 @@ export class LeaseKeeper {
     private readonly chaseMs = 0,
   ) {
     this.logger = new Logger(`Delivery ${portalId}`);
+    this.renewal = SharedRenewal.of(store, owner, ttlMs);
   }
 
   start(): void {
-    if (this.timer) return;
+    if (this.started) return;
+    this.started = true;
     this.chaseUntil = Date.now() + this.chaseMs;
+    this.renewal.join(this);
     void this.tick();
-    this.timer = setInterval(() => void this.tick(), Math.max(500, Math.floor(this.ttlMs / 3)));
   }
 
   /**
@@ -54,7 +139,7 @@ export class LeaseKeeper {
    * (src/delivery/shard-map.ts) takes it at once. A try already under way is followed by one more.
    */
   kick(): void {
-    if (!this.timer) return;
+    if (!this.started) return;
     if (this.ticking) this.kicked = true;
     else void this.tick();
   }
@@ -88,30 +173,56 @@ export class LeaseKeeper {
   /** Gives the lease up (shutdown), so another replica takes over now rather than after it expires. */
   async stop(): Promise<void> {
     clearTimeout(this.chaseTimer);
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    await this.ticking;
+    if (!this.started) return;
+    this.started = false;
+    this.renewal.leave(this);
+    // A shared renewal under way may still extend this lease: the release must come after it.
+    await Promise.all([this.ticking, this.renewal.running]);
     const lease = this.lease;
     this.lease = undefined;
     if (lease) await this.store.releaseLease(lease).catch(() => undefined);
   }
 
+  /** The lease the shared renewal renews: the one this keeper holds, usable or not. */
+  held(): DeliveryLease | undefined {
+    return this.started ? this.lease : undefined;
+  }
+
+  /**
+   * The shared renewal's answer for `lease` (asked at `askedAt`): renewed with `epoch`, or undefined when
+   * the store no longer has it as ours. An answer about a lease this keeper has since replaced is ignored.
+   */
+  renewed(lease: DeliveryLease, epoch: number | undefined, askedAt: number): void {
+    if (this.lease !== lease) return;
+    if (epoch === lease.epoch) {
+      this.validUntil = Math.max(this.validUntil, this.validFrom(askedAt));
+      return;
+    }
+    this.logger.warn(`delivery lease lost to another replica (epoch ${lease.epoch})`);
+    this.lease = undefined;
+  }
+
+  /** Stop a little early: our clock and the database's may differ, and a batch takes time to write back. */
+  private validFrom(askedAt: number): number {
+    return askedAt + this.ttlMs - Math.max(1000, Math.floor(this.ttlMs / 5));
+  }
+
   private tick(): Promise<void> {
-    this.ticking ??= this.renew().finally(() => {
+    this.ticking ??= this.acquire().finally(() => {
       this.ticking = undefined;
       if (this.kicked) {
         this.kicked = false;
-        if (this.timer) void this.tick();
+        if (this.started) void this.tick();
       }
     });
     return this.ticking;
   }
 
-  private async renew(): Promise<void> {
+  private async acquire(): Promise<void> {
     const askedAt = Date.now();
     try {
       const lease = await this.store.acquireLease(this.portalId, this.owner, this.ttlMs);
-      if (!this.timer) {
+      if (!this.started) {
         // Stopped while asking: give back what was just taken.
         if (lease) await this.store.releaseLease(lease);
         return;
@@ -128,8 +239,7 @@ export class LeaseKeeper {
       }
       const fresh = this.lease?.epoch !== lease.epoch;
       this.lease = lease;
-      // Stop a little early: our clock and the database's may differ, and a batch takes time to write back.
-      this.validUntil = askedAt + this.ttlMs - Math.max(1000, Math.floor(this.ttlMs / 5));
+      this.validUntil = this.validFrom(askedAt);
       if (fresh) {
         this.logger.log(
           `delivering for portal ${this.portalId} (lease epoch ${lease.epoch}, owner ${this.owner})`,

@@ -153,6 +153,28 @@ export abstract class CallStore {
   ): Promise<CallRecord[]>;
 
   /**
+   * Delivery's fenced write, as `updateCalls(portalId, ids of calls, mutate, fence)`, starting from `calls`
+   * as this store returned them (dueCalls, or an earlier updateCallsFrom): where the store can tell that a
+   * call is unchanged since (PostgreSQL: its row version), `mutate` is applied to that copy and the batch is
+   * written in one statement that also checks the lease, so a batch costs one round trip; a call changed
+   * since (intake stored an event) is read again and written as updateCalls does. Same guarantees as
+   * updateCalls with `fence`: nothing is stored and LeaseLostError is thrown once the lease has moved on.
+   */
+  updateCallsFrom(
+    portalId: string,
+    calls: readonly CallRecord[],
+    mutate: CallMutator,
+    fence: DeliveryLease,
+  ): Promise<CallRecord[]> {
+    return this.updateCalls(
+      portalId,
+      calls.map((call) => call.callId),
+      mutate,
+      fence,
+    );
+  }
+
+  /**
    * Writes a recording's bytes, as they arrive, in chunks of at most RECORDING_CHUNK_BYTES that no call
    * refers to yet (`putRecording` makes them the call's); neither engine ever holds or writes the whole
    * file at once. Chunks never taken go with `discardStagedRecording`, or with `expireRecordings` after a

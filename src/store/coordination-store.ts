@@ -38,6 +38,18 @@ export abstract class LeaseStore {
    */
   abstract acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined>;
 
+  /**
+   * Renews, in one statement, each of `held` that `owner` still holds with the same epoch, for `ttlMs` from
+   * now (expired but not taken over yet counts as held, as in acquireLease). Returns the leases renewed: one
+   * of `held` missing from the answer was taken over (or released). One process renews all its leases so,
+   * once per tick (docs/decisions/replicas.md), instead of one statement per portal.
+   */
+  abstract renewLeases(
+    owner: string,
+    held: readonly DeliveryLease[],
+    ttlMs: number,
+  ): Promise<DeliveryLease[]>;
+
   /** Gives the lease up at once (shutdown), so another replica need not wait for it to expire. */
   abstract releaseLease(lease: DeliveryLease): Promise<void>;
 }

@@ -125,6 +125,83 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     expect(await first.leases.acquireLease(portal, 'replica-a', 10_000)).toMatchObject({ epoch: 3 });
   });
 
+  it("delivery's write from the calls as read: one statement, fenced, and a call written since is read again", async () => {
+    const portal = `from-${Date.now()}`;
+    const held = (await first.leases.acquireLease(portal, 'replica-a', 60_000))!;
+    await first.calls.ingest(portal, [[startedEvent('from-1'), startedEvent('from-2')]], applyFor(portal));
+    const due = await first.calls.dueCalls(portal, Date.now() + 60_000, 10, new Set());
+    expect(due.map((call) => call.callId).sort()).toEqual(['from-1', 'from-2']);
+    // Another replica writes one of them after the read (an operator's change): this copy is stale now.
+    await second.calls.updateCalls(portal, ['from-2'], (call) => ({ ...call, lastError: 'meanwhile' }));
+    const seen: string[] = [];
+    const written = await first.calls.updateCallsFrom(
+      portal,
+      due,
+      (call) => {
+        seen.push(`${call.callId}:${call.lastError ?? ''}`);
+        return { ...call, attempts: (call.attempts ?? 0) + 1 };
+      },
+      held,
+    );
+    expect(written.map((call) => call.callId)).toEqual(due.map((call) => call.callId));
+    // The stale copy's change was not stored: the call was read again, with the other write, and changed once.
+    const stored = await first.calls.findCall(portal, 'from-2');
+    expect(stored!.lastError).toBe('meanwhile');
+    expect(stored!.attempts).toBe(1);
+    expect(seen).toContain('from-2:meanwhile');
+    expect((await first.calls.findCall(portal, 'from-1'))!.attempts).toBe(1);
+
+    // A write from what the last one returned; then, after a takeover, the old holder's write is refused.
+    const again = await first.calls.updateCallsFrom(
+      portal,
+      written,
+      (call) => ({ ...call, lastError: 'second write by a' }),
+      held,
+    );
+    expect(again.map((call) => call.lastError)).toEqual(['second write by a', 'second write by a']);
+    await first.leases.releaseLease(held);
+    const takeover = (await second.leases.acquireLease(portal, 'replica-b', 60_000))!;
+    expect(takeover.epoch).toBe(held.epoch + 1);
+    await expect(
+      first.calls.updateCallsFrom(portal, again, (call) => ({ ...call, lastError: 'late write by a' }), held),
+    ).rejects.toBeInstanceOf(LeaseLostError);
+    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('second write by a');
+    await second.calls.updateCallsFrom(
+      portal,
+      again,
+      (call) => ({ ...call, lastError: 'written by b' }),
+      takeover,
+    );
+    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('written by b');
+  });
+
+  it("one statement renews all of a replica's leases it still holds, and leaves out one taken over", async () => {
+    const portals = [0, 1, 2].map((i) => `renew-${i}-${Date.now()}`);
+    const held = await Promise.all(
+      portals.map((portal) => first.leases.acquireLease(portal, 'replica-a', 300)),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    // The third expired and another replica took it; the first two expired too but nobody took them.
+    const taken = await second.leases.acquireLease(portals[2], 'replica-b', 60_000);
+    expect(taken).toMatchObject({ owner: 'replica-b', epoch: 2 });
+    const renewed = await first.leases.renewLeases(
+      'replica-a',
+      held.map((lease) => lease!),
+      60_000,
+    );
+    expect(renewed.sort((a, b) => a.portalId.localeCompare(b.portalId))).toEqual(
+      held.slice(0, 2).map((lease) => ({ portalId: lease!.portalId, owner: 'replica-a', epoch: 1 })),
+    );
+    // Renewed for 60 s: nobody takes them now.
+    expect(await second.leases.acquireLease(portals[0], 'replica-b', 60_000)).toBeUndefined();
+    expect(await first.leases.renewLeases('replica-a', [], 60_000)).toEqual([]);
+    // A lease given up is not renewed (its owner stopped), and is free for the next epoch.
+    await first.leases.releaseLease(held[1]!);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await second.leases.acquireLease(portals[1], 'replica-b', 60_000)).toMatchObject({ epoch: 2 });
+    expect(await first.leases.renewLeases('replica-a', [held[1]!], 60_000)).toEqual([]);
+  });
+
   (onPostgres ? it : it.skip)(
     "wakes another replica's delivery when a call is taken in or re-queued, for its own portal only",
     async () => {

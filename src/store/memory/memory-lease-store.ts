@@ -22,6 +22,17 @@ export class MemoryLeaseStore extends LeaseStore {
     return { portalId, owner, epoch };
   }
 
+  async renewLeases(owner: string, held: readonly DeliveryLease[], ttlMs: number): Promise<DeliveryLease[]> {
+    const renewed: DeliveryLease[] = [];
+    for (const lease of held) {
+      const row = this.leases.get(lease.portalId);
+      if (row?.owner !== owner || row.epoch !== lease.epoch) continue;
+      row.expiresAt = this.now() + ttlMs;
+      renewed.push({ portalId: lease.portalId, owner, epoch: row.epoch });
+    }
+    return renewed;
+  }
+
   async releaseLease(lease: DeliveryLease): Promise<void> {
     const held = this.leases.get(lease.portalId);
     if (held?.owner === lease.owner && held.epoch === lease.epoch) held.expiresAt = 0;

@@ -17,7 +17,7 @@ import {
   rechunk,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
-import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
+import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
 import { PostgresDatabase } from './postgres-database';
 
@@ -27,6 +27,8 @@ const NEW_WORK_CHANNEL = 'bridge_new_work';
 interface CallRow {
   call_id: string;
   data: string;
+  /** The row version (`xmin`): any write of the row changes it. */
+  version?: string;
 }
 
 /**
@@ -36,6 +38,12 @@ interface CallRow {
  * by an advisory lock on its key, a stored one by its row; locks are always taken in call id order.
  */
 export class PostgresCallStore extends CallStore {
+  /**
+   * The row version each call this store returned was read or written at (`updateCallsFrom`): a write naming
+   * it changes the row only while no other write came between.
+   */
+  private readonly versions = new WeakMap<CallRecord, string>();
+
   constructor(private readonly db: PostgresDatabase) {
     super();
   }
@@ -178,13 +186,13 @@ export class PostgresCallStore extends CallStore {
     exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
     const rows = await this.db.query<CallRow>(
-      `SELECT call_id, data FROM calls
+      `SELECT call_id, data, xmin::text AS version FROM calls
        WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
          AND (next_step IS NULL OR NOT (next_step = ANY($5::text[])))
        ORDER BY priority, due_at LIMIT $3`,
       [portalId, now, limit, [...skip], [...exceptSteps]],
     );
-    return rows.map(parse);
+    return rows.map((row) => this.versioned(row));
   }
 
   async updateCalls(
@@ -207,6 +215,81 @@ export class PostgresCallStore extends CallStore {
       // Delivery's own writes (fenced) concern only the deliverer; an operator's re-queue wakes it.
       if (!fence) await this.announceWork(client, portalId, updated);
       return updated;
+    });
+  }
+
+  /**
+   * One statement for the batch: the lease row share-locked (a takeover waits for this write, or this write
+   * sees it), the calls still at the version they were read at locked in id order, and those written. A
+   * call written by anyone else since is left for updateCalls' read-modify-write (fenced again).
+   */
+  override async updateCallsFrom(
+    portalId: string,
+    calls: readonly CallRecord[],
+    mutate: CallMutator,
+    fence: DeliveryLease,
+  ): Promise<CallRecord[]> {
+    const known = calls.filter((call) => this.versions.has(call));
+    const next = new Map<string, CallRecord>();
+    for (const call of known) next.set(call.callId, mutate(call));
+    const written = new Map<string, CallRecord>();
+    if (known.length > 0) {
+      const rows = [...next.values()].sort((a, b) =>
+        a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0,
+      );
+      const result = await this.db.query<{ held: number; call_id: string | null; version: string | null }>(
+        `WITH fence AS (
+           SELECT 1 FROM portal_leases WHERE portal_id = $1 AND owner = $2 AND epoch = $3 FOR SHARE
+         ), target AS (
+           SELECT c.call_id FROM calls c JOIN unnest($4::text[], $5::text[]) AS v(call_id, version)
+             ON c.call_id = v.call_id
+           WHERE c.portal_id = $1 AND c.xmin::text = v.version AND EXISTS (SELECT 1 FROM fence)
+           ORDER BY c.call_id FOR UPDATE OF c
+         ), saved AS (
+           UPDATE calls AS c SET state = n.state, next_step = n.next_step, due_at = n.due_at,
+             updated_at = n.updated_at, data = n.data, priority = n.priority,
+             callback_phone = n.callback_phone, callback_until = n.callback_until
+           FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[],
+             $12::smallint[], $13::text[], $14::bigint[])
+             AS n(call_id, state, next_step, due_at, updated_at, data, priority, callback_phone, callback_until)
+           JOIN target t ON t.call_id = n.call_id
+           WHERE c.portal_id = $1 AND c.call_id = n.call_id
+           RETURNING c.call_id, c.xmin::text AS version
+         )
+         SELECT (SELECT count(*) FROM fence)::int AS held, s.call_id, s.version
+         FROM (SELECT 1) AS one LEFT JOIN saved s ON true`,
+        [
+          portalId,
+          fence.owner,
+          fence.epoch,
+          known.map((call) => call.callId),
+          known.map((call) => this.versions.get(call)!),
+          rows.map((call) => call.callId),
+          rows.map((call) => call.state),
+          rows.map((call) => call.nextStep ?? null),
+          rows.map((call) => call.dueAt ?? null),
+          rows.map((call) => call.updatedAt),
+          rows.map((call) => JSON.stringify(call)),
+          rows.map((call) => deliveryPriority(call)),
+          rows.map((call) => awaitingCallback(call)?.phone ?? null),
+          rows.map((call) => awaitingCallback(call)?.until ?? null),
+        ],
+      );
+      if (Number(result[0]?.held ?? 0) === 0) throw new LeaseLostError(fence);
+      for (const row of result) {
+        if (row.call_id === null || row.version === null) continue;
+        const call = next.get(row.call_id)!;
+        this.versions.set(call, row.version);
+        written.set(row.call_id, call);
+      }
+    }
+    // Calls read without a version, or written by someone else since: read, changed and written again.
+    const rest = calls.filter((call) => !written.has(call.callId)).map((call) => call.callId);
+    const again = rest.length > 0 ? await this.updateCalls(portalId, rest, mutate, fence) : [];
+    const byId = new Map(again.map((call) => [call.callId, call]));
+    return calls.flatMap((call) => {
+      const updated = written.get(call.callId) ?? byId.get(call.callId);
+      return updated ? [updated] : [];
     });
   }
 
@@ -488,6 +571,13 @@ export class PostgresCallStore extends CallStore {
   }
 
   /** The stored calls among `sortedIds`, row-locked in id order until the transaction ends. */
+  /** The call of `row`, its row version kept for updateCallsFrom. */
+  private versioned(row: CallRow): CallRecord {
+    const call = parse(row);
+    if (row.version) this.versions.set(call, row.version);
+    return call;
+  }
+
   private async lockCalls(
     client: PoolClient,
     portalId: string,

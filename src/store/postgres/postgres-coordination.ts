@@ -32,6 +32,18 @@ export class PostgresLeaseStore extends LeaseStore {
     return rows[0] && { portalId, owner: rows[0].owner, epoch: rows[0].epoch };
   }
 
+  async renewLeases(owner: string, held: readonly DeliveryLease[], ttlMs: number): Promise<DeliveryLease[]> {
+    if (held.length === 0) return [];
+    const rows = await this.db.query<{ portal_id: string; epoch: number }>(
+      `UPDATE portal_leases AS l SET expires_at = ${DB_NOW_MS} + $2
+       FROM unnest($3::text[], $4::bigint[]) AS h(portal_id, epoch)
+       WHERE l.portal_id = h.portal_id AND l.epoch = h.epoch AND l.owner = $1
+       RETURNING l.portal_id, l.epoch`,
+      [owner, ttlMs, held.map((lease) => lease.portalId), held.map((lease) => lease.epoch)],
+    );
+    return rows.map((row) => ({ portalId: row.portal_id, owner, epoch: Number(row.epoch) }));
+  }
+
   async releaseLease(lease: DeliveryLease): Promise<void> {
     await this.db.query(
       'UPDATE portal_leases SET expires_at = 0 WHERE portal_id = $1 AND owner = $2 AND epoch = $3',

@@ -6,6 +6,7 @@ import { SqliteDatabase } from './sqlite-database';
 export class SqliteLeaseStore extends LeaseStore {
   private readonly acquire: Database.Statement;
   private readonly release: Database.Statement;
+  private readonly renew: Database.Statement;
 
   constructor(database: SqliteDatabase) {
     super();
@@ -19,6 +20,12 @@ export class SqliteLeaseStore extends LeaseStore {
        WHERE portal_leases.owner = excluded.owner OR portal_leases.expires_at <= @now
        RETURNING owner, epoch`,
     );
+    this.renew = db.prepare(
+      `UPDATE portal_leases SET expires_at = @until
+       WHERE owner = @owner AND (portal_id, epoch) IN
+         (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(@held))
+       RETURNING portal_id, epoch`,
+    );
     this.release = db.prepare(
       'UPDATE portal_leases SET expires_at = 0 WHERE portal_id = ? AND owner = ? AND epoch = ?',
     );
@@ -29,6 +36,16 @@ export class SqliteLeaseStore extends LeaseStore {
     const row = this.acquire.get({ portalId, owner, now, until: now + ttlMs }) as
       { owner: string; epoch: number } | undefined;
     return row && { portalId, owner: row.owner, epoch: row.epoch };
+  }
+
+  async renewLeases(owner: string, held: readonly DeliveryLease[], ttlMs: number): Promise<DeliveryLease[]> {
+    if (held.length === 0) return [];
+    const rows = this.renew.all({
+      owner,
+      until: Date.now() + ttlMs,
+      held: JSON.stringify(held.map((lease) => [lease.portalId, lease.epoch])),
+    }) as { portal_id: string; epoch: number }[];
+    return rows.map((row) => ({ portalId: row.portal_id, owner, epoch: row.epoch }));
   }
 
   async releaseLease(lease: DeliveryLease): Promise<void> {
