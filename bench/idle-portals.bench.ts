@@ -25,7 +25,6 @@ import {
   fleetDetails,
   fleetEnv,
   fleetToken,
-  isAlive,
   postgresBackends,
   seedPortals,
   startFleet,
@@ -272,7 +271,9 @@ async function main(): Promise<void> {
   } finally {
     // Ten thousand runtimes may take long to close: the figures are taken, so it is killed after a minute.
     await Promise.race([stopFleet(replicas), sleep(60_000)]);
-    for (const replica of replicas) if (isAlive(replica)) replica.child.kill('SIGKILL');
+    for (const replica of replicas)
+      // Not isAlive: that reads the SIGTERM sent as the end.
+      if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
     await sandbox.close();
     await dropSchema(schema);
     rmSync(hook, { force: true });
