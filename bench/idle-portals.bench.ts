@@ -179,6 +179,7 @@ async function main(): Promise<void> {
     const fullRssMb = await rssAfterGc(replica);
 
     await sleep(1500);
+    const deliveringAtIdle = (await fleetDetails(replica)).deliveringHere;
     const statementsBefore = await transactions();
     const bridgeBefore = cpuSeconds(replica.child.pid);
     const postgresBefore = postgresCpuSeconds();
@@ -194,7 +195,16 @@ async function main(): Promise<void> {
     // The two reads of the statistics are two transactions of their own.
     const statementsIdle = (await transactions()) - statementsBefore - 1;
 
-    // Steady load within capacity: a call a portal, the next portal each time, some timed ring-to-card.
+    // Steady load within capacity, once this replica holds every portal's lease (or a minute has passed: the
+    // figure says how many it held), so ring-to-card is not a lease chase.
+    const leasesBegin = Date.now();
+    let deliveringAtLoad = 0;
+    while (Date.now() - leasesBegin < 60_000) {
+      deliveringAtLoad = (await fleetDetails(replica).catch(() => undefined))?.deliveringHere ?? 0;
+      if (deliveringAtLoad === PORTALS) break;
+      await sleep(1000);
+    }
+    // A call a portal, the next portal each time, some timed ring-to-card.
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -247,6 +257,7 @@ async function main(): Promise<void> {
           },
           idle: {
             seconds: Number(idleSec.toFixed(1)),
+            deliveringHere: deliveringAtIdle,
             bridgeCoresBusy: Number((bridgeIdle / idleSec).toFixed(3)),
             // The backends serving the bridge (the figure), then every PostgreSQL process of the machine
             // (its background writers and other databases' work included: an upper bound on a shared box).
@@ -256,6 +267,7 @@ async function main(): Promise<void> {
           },
           steadyLoad: {
             callsPerSec: STEADY_CALLS_PER_SEC,
+            deliveringHereAtStart: deliveringAtLoad,
             seconds: SECONDS,
             calls: sent,
             refused,
