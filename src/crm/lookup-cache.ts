@@ -35,7 +35,10 @@ export class LookupCache {
     private readonly now: () => number = Date.now,
   ) {
     this.entries = new LRUCache<string, Entry>({
-      max: settings.maxEntries,
+      // Bounded by count through maxSize, not max: max preallocates its arrays for maxEntries in every
+      // portal's cache, used or not (ten thousand idle portals); this one grows with what it holds.
+      maxSize: settings.maxEntries,
+      sizeCalculation: () => 1,
       ttl: Math.max(settings.ttlMs, settings.missTtlMs) + settings.staleMs,
       perf: { now },
       // Check the clock on every read: expiry then follows the injected clock exactly.

@@ -71,6 +71,11 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly dialer?: Dialer;
   private readonly portals = new Set<string>();
+  /**
+   * Without news, the store is looked at this often; undefined (many portals): never on its own, the
+   * registry's shared look at every portal's due work wakes it (`wake()`), as do its clicks and its retries.
+   */
+  idlePollMs: number | undefined = IDLE_POLL_MS;
   private running = false;
   private loop?: Promise<void>;
   private wake?: () => void;
@@ -136,6 +141,11 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     this.poke();
   }
 
+  /** Work may be due (the registry's shared look found some): one pass now. */
+  wakeUp(): void {
+    if (this.running) this.poke();
+  }
+
   private poke(): void {
     this.woken = true;
     this.wake?.();
@@ -144,7 +154,7 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
   private async run(): Promise<void> {
     while (this.running) {
       this.woken = false;
-      let nextDue = Date.now() + IDLE_POLL_MS;
+      let nextDue = this.idlePollMs === undefined ? Infinity : Date.now() + this.idlePollMs;
       for (const portalId of this.portals) {
         try {
           const claimed = await this.store.claim(portalId, this.owner, CLAIM_MS, 20);
@@ -164,7 +174,8 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
       if (!this.running || this.woken) continue;
       const waitMs = Math.max(20, nextDue - Date.now());
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, waitMs);
+        // Nothing due and no idle look: asleep until woken (a click, the registry's shared look, shutdown).
+        const timer = Number.isFinite(waitMs) ? setTimeout(resolve, waitMs) : undefined;
         this.wake = () => {
           clearTimeout(timer);
           resolve();

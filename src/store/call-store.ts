@@ -110,6 +110,12 @@ export interface QueueStats {
  * The durable store, the injection token for one implementation per database engine. Every write is a
  * committed, synced transaction before its promise resolves: that is what lets intake answer 202.
  */
+/** A portal with work of one kind due (`CallStore.portalsWithDueWork`). */
+export interface DueWorkOf {
+  portalId: string;
+  kind: 'call' | 'dial' | 'event';
+}
+
 export abstract class CallStore {
   /**
    * Stores each event not seen before under its `(callId, event)` key and applies it to its call, all in one
@@ -258,6 +264,14 @@ export abstract class CallStore {
   abstract deepestQueues(
     limit: number,
   ): Promise<{ total: QueueStats; top: (QueueStats & { portalId: string })[] }>;
+
+  /**
+   * Many portals: the portals (up to `limit`) with work due now, in one statement over every portal: a call
+   * due at `now` (ms epoch, this process's clock, as `dueCalls`), a pending dial request or a `sending` one
+   * whose claim ran out, or a pending portal event (those two on the database's clock). What one timer per
+   * replica asks each second instead of a loop per portal per worker kind (docs/decisions/tenancy.md).
+   */
+  abstract portalsWithDueWork(now: number, limit: number): Promise<DueWorkOf[]>;
 
   /**
    * Retention: deletes up to `limit` settled calls (finished or failed, nothing due) of every portal whose

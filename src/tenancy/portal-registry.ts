@@ -25,6 +25,7 @@ import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeliveryPlacement } from './delivery-placement';
 import { DeploymentSettings } from './portal-scoped-settings';
 import { PortalSync } from './portal-sync';
+import { DueWork } from './due-work';
 import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
@@ -44,6 +45,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private readonly runtimes: PortalRuntimes;
   private readonly placement: DeliveryPlacement;
   private readonly syncer: PortalSync;
+  private readonly dueWork: DueWork;
   private readonly labelled: boolean;
   /** NODE_ENV=production: a hosted bridge, whose portals' PBXs are reached over TLS or a private network. */
   readonly production: boolean;
@@ -99,6 +101,9 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     this.runtimes = new PortalRuntimes(deployment, this.deps);
     this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);
     this.syncer = new PortalSync(portals, this.runtimes, this.placement);
+    this.dueWork = new DueWork(calls, (due) => {
+      for (const { portalId, kind } of due) this.runtimes.get(portalId)?.wakeDue(kind);
+    });
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -107,10 +112,12 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     await this.sync();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);
     this.timer.unref();
+    this.dueWork.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    await this.dueWork.stop();
     await this.syncer.stop();
     // Leases are given up before the replica leaves, so the others take the portals over at once.
     await this.runtimes.closeAll();

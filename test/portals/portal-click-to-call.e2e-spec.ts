@@ -1,5 +1,6 @@
 import axios from 'axios';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { DialStore } from '../../src/store/dial-store';
 import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, pbxTokenFor, startMultiBridge, tempDir } from '../support/multi-harness';
@@ -113,6 +114,37 @@ describe('portal events and click-to-call per portal', () => {
     expect((await storedEvents(alpha)).filter((event) => event.event === 'ONEXTERNALCALLSTART')).toHaveLength(
       1,
     );
+  });
+
+  it('dials a request another replica stored: no dialer polls, the shared look at due work wakes it', async () => {
+    const dials = bridge.app.get(DialStore);
+    const claims = jest.spyOn(dials, 'claim');
+    try {
+      // Idle: the dial-enabled portal's dialer has no loop of its own looking at the store.
+      await new Promise((resolve) => setTimeout(resolve, 3000));
+      expect(claims).not.toHaveBeenCalled();
+      // Stored as another replica's click would be: nothing on this process is told of it.
+      const portalCallId = `externalCall.${'d'.repeat(32)}.${Math.floor(Date.now() / 1000)}`;
+      const clickedAt = Date.now();
+      expect(
+        await dials.add({
+          portalId: alpha.memberId,
+          portalCallId,
+          kind: 'click',
+          userId: 2,
+          phoneNumber: '+4930555000333',
+          clickedAt,
+          deadline: clickedAt + 10_000,
+        }),
+      ).toBe(true);
+      const originate = await eventually(async () =>
+        ami.originates().find((action) => action.Variable === `CRM_CALL_ID=${portalCallId}`),
+      );
+      expect(originate).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4930555000333' });
+      expect(claims.mock.calls.every(([portalId]) => portalId === alpha.memberId)).toBe(true);
+    } finally {
+      claims.mockRestore();
+    }
   });
 
   it("refuses an event post carrying another portal's application token", async () => {

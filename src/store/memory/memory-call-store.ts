@@ -6,6 +6,7 @@ import {
   AnsweredCall,
   CallMutator,
   CallStore,
+  DueWorkOf,
   EventApplier,
   IngestResult,
   QueueStats,
@@ -214,6 +215,14 @@ export class MemoryCallStore extends CallStore {
   async nextDueAt(portalId: string): Promise<number | undefined> {
     const due = this.ofPortal(portalId).flatMap((call) => (call.dueAt == null ? [] : [call.dueAt]));
     return due.length === 0 ? undefined : Math.min(...due);
+  }
+
+  /** Calls only: the in-memory dial and event stores are single-portal mode's. */
+  async portalsWithDueWork(now: number, limit: number): Promise<DueWorkOf[]> {
+    const portals = new Set<string>();
+    for (const call of this.calls.values())
+      if (call.dueAt != null && call.dueAt <= now) portals.add(call.portalId);
+    return [...portals].slice(0, limit).map((portalId) => ({ portalId, kind: 'call' }));
   }
 
   async deepestQueues(

@@ -14,12 +14,13 @@ import {
   RecordingQuotaError,
   StagedRecording,
   deepestQueuesOf,
+  DueWorkOf,
   rechunk,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
-import { PostgresDatabase } from './postgres-database';
+import { POSTGRES_DIALECT, PostgresDatabase } from './postgres-database';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
 const NEW_WORK_CHANNEL = 'bridge_new_work';
@@ -495,6 +496,18 @@ export class PostgresCallStore extends CallStore {
       [portalId],
     );
     return rows[0].due ?? undefined;
+  }
+
+  async portalsWithDueWork(now: number, limit: number): Promise<DueWorkOf[]> {
+    const rows = await this.db.query<{ portal_id: string; kind: DueWorkOf['kind'] }>(
+      `SELECT portal_id, 'call' AS kind FROM calls WHERE due_at IS NOT NULL AND due_at <= $1
+       UNION SELECT portal_id, 'dial' FROM dial_requests
+         WHERE state IN ('pending', 'sending') AND due_at <= ${POSTGRES_DIALECT.nowMs}
+       UNION SELECT portal_id, 'event' FROM portal_events WHERE state = 'pending' AND due_at <= ${POSTGRES_DIALECT.nowMs}
+       LIMIT $2`,
+      [now, limit],
+    );
+    return rows.map((row) => ({ portalId: row.portal_id, kind: row.kind }));
   }
 
   async deepestQueues(

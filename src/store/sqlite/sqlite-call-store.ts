@@ -14,12 +14,13 @@ import {
   RecordingQuotaError,
   StagedRecording,
   deepestQueuesOf,
+  DueWorkOf,
   rechunk,
 } from '../call-store';
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
 import { Fence } from '../fence';
-import { SqliteDatabase } from './sqlite-database';
+import { SQLITE_DIALECT, SqliteDatabase } from './sqlite-database';
 
 interface CallRow {
   data: string;
@@ -81,6 +82,13 @@ export class SqliteCallStore extends CallStore {
         `SELECT call_id, data FROM calls WHERE portal_id = ? AND due_at IS NOT NULL AND due_at <= ?
            AND (next_step IS NULL OR next_step NOT IN (SELECT value FROM json_each(?)))
          ORDER BY priority, due_at LIMIT ?`,
+      ),
+      dueWork: this.db.prepare(
+        `SELECT portal_id, 'call' AS kind FROM calls WHERE due_at IS NOT NULL AND due_at <= ?
+         UNION SELECT portal_id, 'dial' FROM dial_requests
+           WHERE state IN ('pending', 'sending') AND due_at <= ${SQLITE_DIALECT.nowMs}
+         UNION SELECT portal_id, 'event' FROM portal_events WHERE state = 'pending' AND due_at <= ${SQLITE_DIALECT.nowMs}
+         LIMIT ?`,
       ),
       nextDueAt: this.db.prepare(
         'SELECT MIN(due_at) AS due FROM calls WHERE portal_id = ? AND due_at IS NOT NULL',
@@ -402,6 +410,11 @@ export class SqliteCallStore extends CallStore {
   async nextDueAt(portalId: string): Promise<number | undefined> {
     const row = this.statements.nextDueAt.get(portalId) as { due: number | null };
     return row.due ?? undefined;
+  }
+
+  async portalsWithDueWork(now: number, limit: number): Promise<DueWorkOf[]> {
+    const rows = this.statements.dueWork.all(now, limit) as { portal_id: string; kind: DueWorkOf['kind'] }[];
+    return rows.map((row) => ({ portalId: row.portal_id, kind: row.kind }));
   }
 
   async deepestQueues(
