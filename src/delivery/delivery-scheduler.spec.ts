@@ -71,7 +71,7 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
   let scheduler: DeliveryScheduler;
   let outcomes: [PortalStep, string][];
 
-  async function setUp(options: { maxBatchSize?: number; defaultUserId?: number; idleLookMs?: number } = {}) {
+  async function setUp(options: { maxBatchSize?: number; defaultUserId?: number } = {}) {
     leases = new MemoryLeaseStore();
     store = new MemoryCallStore(leases);
     portal = new ScriptedPortal(options.maxBatchSize);
@@ -89,7 +89,6 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
         maxAttempts: 3,
         maxInFlight: 2,
         pauseMs: 30_000,
-        idleLookMs: options.idleLookMs,
       },
       lease,
       { onCommand: (step, outcome) => outcomes.push([step, outcome]), onRetry: () => undefined },
@@ -146,19 +145,6 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
       ['register', 'delivered'],
     ]);
     expect(scheduler.portalStatus()).toMatchObject({ lastRequestOk: true, deliveringHere: true });
-  });
-
-  it('work announced while the loop looks at the queue is looked at again at once, not after the idle look', async () => {
-    await setUp({ idleLookMs: 60_000 });
-    // The turn reads the queue (nothing due), then, before it decides how long to sleep, intake stores a
-    // call and announces it: as a replica's intake (or another's NOTIFY) does while this one looks.
-    const turn = scheduler.runOnce();
-    const stored = take([started('a')]);
-    scheduler.notify();
-    await stored;
-    expect(await turn).toEqual({ kind: 'sleep', ms: 0 });
-    expect((await scheduler.runOnce()).kind).toBe('batch');
-    expect(portal.requests.map(methods)).toEqual([['register']]);
   });
 
   it('register and finish of one call go in separate requests; finish and attachRecord share one', async () => {

@@ -91,13 +91,6 @@ export class DeliveryScheduler {
   private idle = false;
   private loop?: Promise<void>;
   private wake?: () => void;
-  /**
-   * notify() calls so far, and their count when the current turn began: a wake-up that comes while the
-   * turn looks at the store (no sleep to end yet) must not be lost, or the work it announced waits out a
-   * whole idle look (5 s with many portals, where each look waits its turn for a pooled connection).
-   */
-  private wakes = 0;
-  private wakesAtTurn = 0;
   private pausedUntil = 0;
   /** The operating-time limit leaves no room for what is due until then (a batch's answer may make some). */
   private pacedUntil = 0;
@@ -131,7 +124,6 @@ export class DeliveryScheduler {
 
   /** New work may be due: stop sleeping. */
   notify(): void {
-    this.wakes += 1;
     // New work or a freed call: what an empty batch did not find may be there now, so no idle sleep.
     this.idle = false;
     // It may be of a method with operating-time room: looked at within a quarter of a second, not at the
@@ -193,7 +185,6 @@ export class DeliveryScheduler {
   }
 
   private async turn(): Promise<LoopTurn> {
-    this.wakesAtTurn = this.wakes;
     const now = Date.now();
     // Transfers started under a lease this replica no longer holds (lost, handed over) are aborted.
     this.recordings?.keepOnly(this.lease.current());
@@ -215,8 +206,6 @@ export class DeliveryScheduler {
     const [due] = await this.store.dueCalls(portalId, now, 1, this.inFlight);
     if (!due) {
       const dueAt = await this.store.nextDueAt(portalId);
-      // Woken while looking: what was announced may have been stored after the look read the queue.
-      if (this.wakes !== this.wakesAtTurn) return { kind: 'sleep', ms: 0 };
       return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? look : Math.min(look, dueAt - now) };
     }
     let unit: BudgetUnit;
@@ -301,8 +290,6 @@ export class DeliveryScheduler {
   }
 
   private sleep(ms: number): Promise<void> {
-    // Woken since this turn began, before this sleep could be woken: look again now.
-    if (this.wakes !== this.wakesAtTurn) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(done, ms);
       function done() {
