@@ -14,7 +14,7 @@
  * PostgreSQL at TEST_POSTGRES_URL and a build (`npm run build`).
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
@@ -31,7 +31,8 @@ import {
   stopFleet,
 } from '../test/support/multi-fleet';
 import { TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
-import { ended, percentile, postJson, started } from './bench-support';
+import { ended, postJson, started } from './bench-support';
+import { cpuSeconds, databaseTransactions, figures, postgresCpuSeconds, rssMb } from './process-figures';
 
 const PORTALS = Number(process.env.BENCH_IDLE_PORTALS ?? 10_000);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
@@ -43,36 +44,6 @@ const RINGS = Number(process.env.BENCH_PORTAL_RINGS ?? 100);
 const SERVE_TIMEOUT_MS = Number(process.env.BENCH_SERVE_TIMEOUT_SEC ?? 1200) * 1000;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-function cpuSeconds(pid: number | undefined): number {
-  if (!pid) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1].split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
-
-function rssMb(pid: number | undefined): number {
-  if (!pid) return 0;
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((row) => row.startsWith('VmRSS:'));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
 
 /** The backends of this database (the replica's pool, listener and liveness connections), not the bench's own. */
 async function databaseBackends(): Promise<number[]> {
@@ -109,21 +80,6 @@ async function rssAfterGc(replica: BridgeProcess): Promise<number> {
   return rssMb(replica.child.pid);
 }
 
-/** Transactions committed and rolled back in this database so far (every statement outside one is one). */
-async function transactions(): Promise<number> {
-  const client = new Client({ connectionString: TEST_POSTGRES_URL });
-  await client.connect();
-  try {
-    // The statistics are flushed by each backend at most once a second: a moment first.
-    const { rows } = await client.query<{ n: string }>(
-      'SELECT xact_commit + xact_rollback AS n FROM pg_stat_database WHERE datname = current_database()',
-    );
-    return Number(rows[0].n);
-  } finally {
-    await client.end();
-  }
-}
-
 async function untilPortals(
   replica: BridgeProcess,
   portals: number,
@@ -139,18 +95,6 @@ async function untilPortals(
       );
     await sleep(500);
   }
-}
-
-function figures(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return { samples: 0 };
-  return {
-    samples: sorted.length,
-    p50Ms: Math.round(percentile(sorted, 50)),
-    p95Ms: Math.round(percentile(sorted, 95)),
-    p99Ms: Math.round(percentile(sorted, 99)),
-    maxMs: Math.round(sorted[sorted.length - 1]),
-  };
 }
 
 async function main(): Promise<void> {
@@ -180,7 +124,7 @@ async function main(): Promise<void> {
 
     await sleep(1500);
     const deliveringAtIdle = (await fleetDetails(replica)).deliveringHere;
-    const statementsBefore = await transactions();
+    const statementsBefore = await databaseTransactions();
     const bridgeBefore = cpuSeconds(replica.child.pid);
     const postgresBefore = postgresCpuSeconds();
     const backends = await databaseBackends();
@@ -193,7 +137,7 @@ async function main(): Promise<void> {
     const backendsIdle = backendsCpuSeconds(backends) - backendsBefore;
     await sleep(1500);
     // The two reads of the statistics are two transactions of their own.
-    const statementsIdle = (await transactions()) - statementsBefore - 1;
+    const statementsIdle = (await databaseTransactions()) - statementsBefore - 1;
 
     // Steady load within capacity, once this replica holds every portal's lease (or a minute has passed: the
     // figure says how many it held), so ring-to-card is not a lease chase.

@@ -18,10 +18,8 @@
  * background (lease renewals every DELIVERY_LEASE_SEC/3, the idle look every 5 s, the directory refresh) is
  * what grows with the number of portals when they are quiet.
  */
-import { readdirSync, readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { cpus } from 'node:os';
-import { Client } from 'pg';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
 import { BridgeProcess } from '../test/support/bridge-process';
 import {
@@ -36,8 +34,9 @@ import {
   startFleet,
   stopFleet,
 } from '../test/support/multi-fleet';
-import { TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
-import { ended, percentile, postJson, started } from './bench-support';
+import { TEST_SCHEMA_PREFIX } from '../test/support/test-database';
+import { ended, postJson, started } from './bench-support';
+import { cpuSeconds, databaseTransactions, figures, postgresCpuSeconds, rssMb } from './process-figures';
 
 const PORTALS = Number(process.env.BENCH_PORTALS ?? 1000);
 /** Above what this machine delivers: the figure is the bridge's capacity. */
@@ -51,68 +50,6 @@ const FAILOVER_RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 10);
 const FAILOVER_PORTALS = Number(process.env.BENCH_FAILOVER_PORTALS ?? 30);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** utime + stime of a process, in seconds (Linux /proc). */
-function cpuSeconds(pid: number | undefined): number {
-  if (!pid) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
-/** CPU seconds of every PostgreSQL process of this machine (the server the bench's replicas share). */
-function postgresCpuSeconds(): number {
-  let total = 0;
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      if (!stat.includes('(postgres)')) continue;
-      const fields = stat.split(') ')[1].split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  return total;
-}
-
-/**
- * Transactions committed or rolled back in the bench's database so far (pg_stat_database): every statement
- * outside an explicit transaction counts one, an explicit transaction one. The statistics collector
- * reports with a delay of up to a second, which the idle and load windows (seconds) absorb.
- */
-async function databaseTransactions(): Promise<number> {
-  const client = new Client({ connectionString: TEST_POSTGRES_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ n: string }>(
-      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
-    );
-    return Number(rows[0].n);
-  } finally {
-    await client.end();
-  }
-}
-
-function rssMb(pid: number | undefined): number {
-  if (!pid) return 0;
-  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
-    .split('\n')
-    .find((row) => row.startsWith('VmRSS:'));
-  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
-}
-
-function figures(values: number[]) {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return { samples: 0 };
-  return {
-    samples: sorted.length,
-    p50Ms: Math.round(percentile(sorted, 50)),
-    p95Ms: Math.round(percentile(sorted, 95)),
-    p99Ms: Math.round(percentile(sorted, 99)),
-    maxMs: Math.round(sorted[sorted.length - 1]),
-  };
-}
 
 /** Until every replica serves every portal and they deliver all of them between them. */
 async function untilServed(replicas: BridgeProcess[], portals: number, timeoutMs = 180_000): Promise<number> {

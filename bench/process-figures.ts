@@ -1,0 +1,73 @@
+/**
+ * What the many-portal benches read of processes and of PostgreSQL (bench/portals.bench.ts,
+ * bench/idle-portals.bench.ts): CPU and RSS from Linux /proc, the database's transaction count, and latency
+ * percentiles.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { Client } from 'pg';
+import { TEST_POSTGRES_URL } from '../test/support/test-database';
+import { percentile } from './bench-support';
+
+/** utime + stime of a process, in seconds (Linux /proc). */
+export function cpuSeconds(pid: number | undefined): number {
+  if (!pid) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** CPU seconds of every PostgreSQL process of this machine (the server the bench's replicas share). */
+export function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const fields = stat.split(') ')[1].split(' ');
+      total += (Number(fields[11]) + Number(fields[12])) / 100;
+    } catch {
+      // the process ended meanwhile
+    }
+  }
+  return total;
+}
+
+/**
+ * Transactions committed or rolled back in the bench's database so far (pg_stat_database): every statement
+ * outside an explicit transaction counts one, an explicit transaction one. The statistics collector
+ * reports with a delay of up to a second, which the idle and load windows (seconds) absorb.
+ */
+export async function databaseTransactions(): Promise<number> {
+  const client = new Client({ connectionString: TEST_POSTGRES_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query<{ n: string }>(
+      `SELECT (xact_commit + xact_rollback)::text AS n FROM pg_stat_database WHERE datname = current_database()`,
+    );
+    return Number(rows[0].n);
+  } finally {
+    await client.end();
+  }
+}
+
+/** Resident memory of a process, in MB (Linux /proc). */
+export function rssMb(pid: number | undefined): number {
+  if (!pid) return 0;
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((row) => row.startsWith('VmRSS:'));
+  return Number(line?.split(/\s+/)[1] ?? 0) / 1024;
+}
+
+/** p50/p95/p99/max of latencies in ms. */
+export function figures(values: number[]) {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return { samples: 0 };
+  return {
+    samples: sorted.length,
+    p50Ms: Math.round(percentile(sorted, 50)),
+    p95Ms: Math.round(percentile(sorted, 95)),
+    p99Ms: Math.round(percentile(sorted, 99)),
+    maxMs: Math.round(sorted[sorted.length - 1]),
+  };
+}
