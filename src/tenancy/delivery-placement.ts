@@ -33,9 +33,15 @@ export class DeliveryPlacement {
     this.shards.onChange(() => void this.place());
   }
 
-  async stop(): Promise<void> {
+  /** No more builds of newly owned portals; those under way end. */
+  async stopWarming(): Promise<void> {
     this.warmQueue.length = 0;
+    this.placed.clear();
     await Promise.all([...this.warmRuns]);
+  }
+
+  async stop(): Promise<void> {
+    await this.stopWarming();
     return this.shards.stop();
   }
 

@@ -148,6 +148,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     await this.sweeping;
     await this.dueWork.stop();
     await this.syncer.stop();
+    await this.placement.stopWarming();
     // Leases are given up before the replica leaves, so the others take the portals over at once.
     await this.runtimes.closeAll();
     await this.placement.stop();

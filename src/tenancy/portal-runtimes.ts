@@ -41,6 +41,8 @@ export class PortalRuntimes {
   private readonly eventStatuses = new Map<string, PortalEventsStatus>();
   /** Whether this replica delivers the portal (the shard map): a runtime built here then starts delivery. */
   owns: (portalId: string) => boolean = () => false;
+  /** Shutting down: nothing more is built. */
+  private closing = false;
 
   constructor(
     private readonly deployment: DeploymentSettings,
@@ -70,6 +72,7 @@ export class PortalRuntimes {
    * built now (its failure says why).
    */
   use(portalId: string): Promise<PortalRuntime | undefined> {
+    if (this.closing) return Promise.resolve(undefined);
     const built = this.runtimes.get(portalId);
     if (built) return Promise.resolve(built.touch());
     const record = this.records.get(portalId);
@@ -226,6 +229,9 @@ export class PortalRuntimes {
   }
 
   async closeAll(): Promise<void> {
+    this.closing = true;
+    // Builds under way publish first, then close with the rest.
+    await Promise.allSettled([...this.building.values()]);
     const runtimes = [...this.runtimes.values()];
     this.runtimes.clear();
     await Promise.all(runtimes.map((runtime) => runtime.close()));
