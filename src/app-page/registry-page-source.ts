@@ -32,7 +32,8 @@ export class RegistryPageSource extends PageSource {
 
   async connection(portalId: string): Promise<ConnectionLine[]> {
     const record = await this.portals.findPortal(portalId);
-    const runtime = this.registry.get(portalId);
+    // The check tests the portal's services: an idle portal's are built for it.
+    const runtime = record?.status === 'active' ? await this.registry.use(portalId) : undefined;
     const failure = this.registry.failureOf(portalId);
     if (!record || record.status !== 'active')
       return [{ key: 'portalState', ok: false, detail: 'uninstalled' }];
@@ -80,7 +81,7 @@ export class RegistryPageSource extends PageSource {
   }
 
   async employees(portalId: string): Promise<PageEmployee[] | undefined> {
-    const runtime = this.registry.get(portalId);
+    const runtime = await this.registry.use(portalId);
     return runtime ? readEmployees(runtime.client) : undefined;
   }
 

@@ -418,6 +418,15 @@ export class AppConfig {
   @Min(1)
   PORTAL_RETENTION_DAYS = 30;
 
+  /**
+   * B24_APP_MODE=multi: a portal's services (credentials, client, directory, lookups, delivery loop) are
+   * dropped after this many seconds without work, and built again on its next call, lookup or event.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(1)
+  PORTAL_IDLE_SEC = 600;
+
   /** Attempts per step (register, finish, attachRecord) before a call the portal keeps refusing is parked as failed. */
   @Transform(toInt)
   @IsInt()

@@ -17,6 +17,10 @@ export interface PortalIntake {
 export abstract class PortalCrm {
   /** The portal's lookups, or undefined when this deployment does not serve it (unknown, uninstalled). */
   abstract lookupsOf(portalId: string): CrmLookupService | undefined;
+  /** The portal's lookups, its services built first where they are idle (many portals). */
+  lookupsFor(portalId: string): Promise<CrmLookupService | undefined> {
+    return Promise.resolve(this.lookupsOf(portalId));
+  }
   abstract directoryOf(portalId: string): EmployeeDirectory | undefined;
   /** The portal's own missed-call task setting, where it differs from the deployment's; undefined: the deployment's. */
   abstract missedCallTaskOf(portalId: string): boolean | undefined;

@@ -6,12 +6,12 @@ import { PortalCrm } from './portal-crm';
  * paused) answers like a portal that cannot be asked: no match, with the reason, never an error that would
  * hold up a ringing call.
  */
-export function lookupIn(crm: PortalCrm, portalId: string, phone: string): Promise<LookupAnswer> {
-  const lookups = crm.lookupsOf(portalId);
+export async function lookupIn(crm: PortalCrm, portalId: string, phone: string): Promise<LookupAnswer> {
+  const lookups = await crm.lookupsFor(portalId);
   if (lookups) return lookups.lookup(phone);
-  return Promise.resolve({
+  return {
     phone,
     match: null,
     reason: 'the portal is paused: the application is not installed there',
-  });
+  };
 }

@@ -98,6 +98,19 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     if (this.offline) this.schedulePoll(0);
   }
 
+  /**
+   * This process bound the portal's events already (an earlier runtime of the portal, dropped while idle):
+   * the start does not bind again; a grant still does.
+   */
+  alreadyBound(): void {
+    this.bound = true;
+  }
+
+  /** A binding (or an offline poll) is under way: the runtime is not dropped in the middle of it. */
+  get busy(): boolean {
+    return this.binding !== undefined || this.polling !== undefined;
+  }
+
   /** Binds once this replica owns the portal and holds tokens; looks again until it has bound once. */
   private bindWhenOwner(): void {
     if (this.stopped || this.bound) return;

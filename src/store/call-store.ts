@@ -288,6 +288,15 @@ export abstract class CallStore {
    */
   abstract watchNewWork(portalId: string, listener: () => void): () => void;
 
+  /**
+   * Calls `listener` with the portal's id when another process stores work for any portal (many portals: a
+   * portal with no runtime built here is woken by it). One process alone (SQLite, memory) hears nothing.
+   */
+  watchAnyNewWork(listener: (portalId: string) => void): () => void {
+    void listener;
+    return () => undefined;
+  }
+
   /** Proves the store takes writes (readiness). */
   abstract checkWritable(): Promise<void>;
 

@@ -15,7 +15,8 @@ import {
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
-import { PortalStore } from '../store/portal-store';
+import { PortalRecord, PortalStore } from '../store/portal-store';
+import { PortalIntake } from '../crm/portal-crm';
 import { TokenStore } from '../store/token-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { DialStore } from '../store/dial-store';
@@ -30,6 +31,8 @@ import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
 const SYNC_MS = 2000;
+/** How often idle runtimes are looked for (and dropped): at most this much past PORTAL_IDLE_SEC. */
+const IDLE_SWEEP_MS = 5000;
 
 /**
  * The portals this deployment serves (`B24_APP_MODE=multi`, the API contract (docs/API.md)): one `PortalRuntime` per installed
@@ -50,6 +53,9 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   /** NODE_ENV=production: a hosted bridge, whose portals' PBXs are reached over TLS or a private network. */
   readonly production: boolean;
   private timer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
+  private sweeping?: Promise<unknown>;
+  private stopWatchingWork?: () => void;
 
   constructor(
     config: AppConfig,
@@ -98,12 +104,24 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       production: this.production,
       intake,
     };
-    this.runtimes = new PortalRuntimes(deployment, this.deps);
+    this.runtimes = new PortalRuntimes(deployment, this.deps, config.PORTAL_IDLE_SEC * 1000);
     this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);
+    this.runtimes.owns = (portalId) => this.placement.owns(portalId);
     this.syncer = new PortalSync(portals, this.runtimes, this.placement);
     this.dueWork = new DueWork(calls, (due) => {
-      for (const { portalId, kind } of due) this.runtimes.get(portalId)?.wakeDue(kind);
+      for (const { portalId, kind } of due) this.wake(portalId, (runtime) => runtime.wakeDue(kind));
     });
+  }
+
+  /**
+   * The portal's work wakes its runtime here: the built one at once; an idle one is built first where this
+   * replica has a worker for it (delivery and events where it delivers the portal; a dialer is pinned).
+   */
+  private wake(portalId: string, act: (runtime: PortalRuntime) => void): void {
+    const built = this.runtimes.get(portalId);
+    if (built) return act(built);
+    if (!this.placement.owns(portalId)) return;
+    void this.runtimes.use(portalId).then((runtime) => runtime && act(runtime));
   }
 
   async onApplicationBootstrap(): Promise<void> {
@@ -112,13 +130,25 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     await this.sync();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);
     this.timer.unref();
+    this.sweepTimer = setInterval(() => {
+      this.sweeping ??= this.runtimes.dropIdle().finally(() => (this.sweeping = undefined));
+    }, IDLE_SWEEP_MS);
+    this.sweepTimer.unref();
+    // Work another replica took in for a portal idle here (no runtime, so no listener of its own).
+    this.stopWatchingWork = this.deps.calls.watchAnyNewWork((portalId) => {
+      if (!this.runtimes.get(portalId)) this.wake(portalId, (runtime) => runtime.notify());
+    });
     this.dueWork.start();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
     clearInterval(this.timer);
+    clearInterval(this.sweepTimer);
+    this.stopWatchingWork?.();
+    await this.sweeping;
     await this.dueWork.stop();
     await this.syncer.stop();
+    await this.placement.stopWarming();
     // Leases are given up before the replica leaves, so the others take the portals over at once.
     await this.runtimes.closeAll();
     await this.placement.stop();
@@ -129,8 +159,39 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     return this.labelled;
   }
 
+  /** The portal's runtime if it is built now. */
   get(portalId: string): PortalRuntime | undefined {
     return this.runtimes.get(portalId);
+  }
+
+  /** The portal's runtime, built if it is idle (a portal's work, an admin's look that needs it). */
+  use(portalId: string): Promise<PortalRuntime | undefined> {
+    return this.runtimes.use(portalId);
+  }
+
+  /** The built runtime, marked used; an idle one is built in the background. */
+  touch(portalId: string): PortalRuntime | undefined {
+    return this.runtimes.touch(portalId);
+  }
+
+  /** The served portal's record (its settings), built or idle. */
+  record(portalId: string): PortalRecord | undefined {
+    return this.runtimes.record(portalId);
+  }
+
+  /** What intake reads of the portal, with no runtime. */
+  intakeOf(portalId: string): PortalIntake | undefined {
+    return this.runtimes.intakeOf(portalId);
+  }
+
+  /** How many portals are served here (installed), built or idle. */
+  served(): number {
+    return this.runtimes.served();
+  }
+
+  /** Whether this replica delivers the portal (the shard map). */
+  delivers(portalId: string): boolean {
+    return this.placement.owns(portalId);
   }
 
   all(): PortalRuntime[] {

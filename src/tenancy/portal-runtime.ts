@@ -79,7 +79,10 @@ export class PortalRuntime {
   readonly lookups: CrmLookupService;
   /** The portal's own click bus: its click registry records, its dialer (when it has dial settings) acts. */
   readonly bus = new ClickBus();
-  readonly eventsStatus = new PortalEventsStatus();
+  /** Kept by the registry across the portal's runtimes: what was bound stays bound when an idle runtime is dropped. */
+  readonly eventsStatus: PortalEventsStatus;
+  /** When the portal's work last touched this runtime (its calls, lookups, events): idle runtimes are dropped. */
+  lastUsedAt = Date.now();
   readonly dialer?: DialWorker;
   /** What clicks and intake of this portal need: its own DIAL_MATCH_SEC and recording hosts. */
   readonly intake: PortalIntake;
@@ -100,8 +103,10 @@ export class PortalRuntime {
     readonly record: PortalRecord,
     readonly scoped: PortalScopedSettings,
     private readonly deps: RuntimeDeps,
+    eventsStatus = new PortalEventsStatus(),
   ) {
     this.portalId = record.portalId;
+    this.eventsStatus = eventsStatus;
     const label = scoped.metricsLabel;
     this.credentials = new OAuthCredentials(scoped.oauth, deps.tokens);
     this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
@@ -151,6 +156,26 @@ export class PortalRuntime {
     return this.record.settings;
   }
 
+  /** The portal's work uses this runtime now. */
+  touch(): this {
+    this.lastUsedAt = Date.now();
+    return this;
+  }
+
+  /**
+   * Kept built while the portal is installed, idle or not: a dialer and a followed PBX hold connections
+   * and state of their own, and offline events are polled.
+   */
+  get pinned(): boolean {
+    return this.scoped.dial !== undefined || this.scoped.follow !== undefined || this.scoped.events.offline;
+  }
+
+  /** Nothing of the portal's runs here now (no batch in flight, no binding): closing it loses nothing. */
+  get droppable(): boolean {
+    if (this.pinned || this.binder?.busy) return false;
+    return (this.delivery?.portalStatus().batchesInFlight ?? 0) === 0;
+  }
+
   /**
    * Reads the stored tokens and starts the employee directory (lookups and the card need it on every
    * replica). Throws when the store cannot be read: the caller closes this runtime and keeps the previous.
@@ -174,6 +199,7 @@ export class PortalRuntime {
 
   /** An event of this portal was stored here: the processor looks now, or one pass runs if another replica delivers. */
   eventStored(): void {
+    this.touch();
     if (this.processor) return this.processor.wake();
     this.oneShot.runOnce().catch((error: Error) => this.logger.warn(`portal events: ${error.message}`));
   }
@@ -235,6 +261,8 @@ export class PortalRuntime {
       this.eventsStatus,
       this.portalId,
     );
+    // Bound by an earlier runtime of the portal in this process: not again at start (a grant still binds).
+    if (this.eventsStatus.boundAt !== null) this.binder.alreadyBound();
     this.binder.onApplicationBootstrap();
     this.startFollowing(this.delivery);
   }
@@ -307,11 +335,13 @@ export class PortalRuntime {
   }
 
   notify(): void {
+    this.touch();
     this.delivery?.notify();
   }
 
   /** The registry's shared look found work of `kind` due for this portal: its worker here looks now. */
   wakeDue(kind: 'call' | 'dial' | 'event'): void {
+    this.touch();
     if (kind === 'call') this.delivery?.notify();
     else if (kind === 'event') this.processor?.wake();
     else this.dialer?.wakeUp();

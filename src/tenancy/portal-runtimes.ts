@@ -1,4 +1,7 @@
 import { Logger } from '@nestjs/common';
+import { RecordingHosts } from '../common/recording-hosts';
+import { PortalIntake } from '../crm/portal-crm';
+import { PortalEventsStatus } from '../events/portal-events-status';
 import { PortalRecord } from '../store/portal-store';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeploymentSettings, resolvePortalSettings } from './portal-scoped-settings';
@@ -13,24 +16,143 @@ export interface RuntimeFailure {
 }
 
 /**
- * The runtime lifecycle: one `PortalRuntime` per served portal, replaced as build → open → publish with
- * rollback. A new runtime is built and opened beside the current one; only then is the current one closed
- * and the new one published and started. If building or opening throws, the new runtime is closed, the
- * current one (if any) keeps serving, and the failure becomes that portal's flag until a later attempt
- * works. Nothing here stops another portal.
+ * The runtime lifecycle: every served portal's record, and a `PortalRuntime` for those whose work is under
+ * way (docs/decisions/tenancy.md §5). A runtime is built on the portal's first work (`use`: a call, a
+ * lookup, an event, delivery placed here) and dropped once idle for `idleMs` (`dropIdle`), unless it is
+ * pinned (a dialer, a followed PBX, offline events). What intake reads of a portal (its settings) comes
+ * from the record, with no runtime.
+ *
+ * A runtime is replaced as build → open → publish with rollback. A new runtime is built and opened beside
+ * the current one; only then is the current one closed and the new one published and started. If building
+ * or opening throws, the new runtime is closed, the current one (if any) keeps serving, and the failure
+ * becomes that portal's flag until a later attempt works. Nothing here stops another portal.
  */
 export class PortalRuntimes {
   private readonly logger = new Logger('Portals');
+  /** Every active portal's record, as the last sync read it. */
+  private readonly records = new Map<string, PortalRecord>();
   private readonly runtimes = new Map<string, PortalRuntime>();
   private readonly failures = new Map<string, RuntimeFailure>();
+  /** Builds under way, so two uses of an idle portal build it once. */
+  private readonly building = new Map<string, Promise<PortalRuntime | undefined>>();
+  /** What intake reads of a portal, by record version: made on its first post, not per runtime. */
+  private readonly intakes = new Map<string, { updatedAt: number; intake: PortalIntake }>();
+  /** Portals whose events a runtime of this process bound: kept when the runtime is dropped. */
+  private readonly eventStatuses = new Map<string, PortalEventsStatus>();
+  /** Whether this replica delivers the portal (the shard map): a runtime built here then starts delivery. */
+  owns: (portalId: string) => boolean = () => false;
+  /** Shutting down: nothing more is built. */
+  private closing = false;
 
   constructor(
     private readonly deployment: DeploymentSettings,
     private readonly deps: RuntimeDeps,
+    /** A runtime unused this long is dropped (PORTAL_IDLE_SEC). */
+    private readonly idleMs = Infinity,
   ) {}
 
+  /** The portal's runtime if it is built now (nothing is built). */
   get(portalId: string): PortalRuntime | undefined {
     return this.runtimes.get(portalId);
+  }
+
+  /** The portal's record if it is served (installed, read by the last sync). */
+  record(portalId: string): PortalRecord | undefined {
+    return this.records.get(portalId);
+  }
+
+  /** How many portals are served (installed), built or idle. */
+  served(): number {
+    return this.records.size;
+  }
+
+  /**
+   * The portal's runtime, built (and opened, and delivering where this replica delivers the portal) if it
+   * is idle: what a portal's work calls. Undefined for a portal not served, or whose runtime cannot be
+   * built now (its failure says why).
+   */
+  use(portalId: string): Promise<PortalRuntime | undefined> {
+    if (this.closing) return Promise.resolve(undefined);
+    const built = this.runtimes.get(portalId);
+    if (built) return Promise.resolve(built.touch());
+    const record = this.records.get(portalId);
+    if (!record) return Promise.resolve(undefined);
+    let building = this.building.get(portalId);
+    if (!building) {
+      building = this.replace(record)
+        .then((served) => (served ? this.runtimes.get(portalId) : undefined))
+        .finally(() => this.building.delete(portalId));
+      this.building.set(portalId, building);
+    }
+    return building;
+  }
+
+  /** The built runtime, marked used; an idle portal's is built in the background (for the next ask). */
+  touch(portalId: string): PortalRuntime | undefined {
+    const built = this.runtimes.get(portalId);
+    if (built) return built.touch();
+    if (this.records.has(portalId)) void this.use(portalId);
+    return undefined;
+  }
+
+  /** What intake reads of the portal: its own DIAL_MATCH_SEC and recording hosts (from its record). */
+  intakeOf(portalId: string): PortalIntake | undefined {
+    const record = this.records.get(portalId);
+    if (!record) return undefined;
+    const made = this.intakes.get(portalId);
+    if (made?.updatedAt === record.updatedAt) return made.intake;
+    const scoped = resolvePortalSettings(record, this.deployment);
+    const hosts = new RecordingHosts(scoped.recording.fetchHosts);
+    const intake: PortalIntake = {
+      dialMatchMs: scoped.delivery.dialMatchMs,
+      recordingFetch: hosts.empty
+        ? undefined
+        : { fetchable: (url) => hosts.allows(url), waitMs: scoped.recording.waitMs },
+    };
+    this.intakes.set(portalId, { updatedAt: record.updatedAt, intake });
+    return intake;
+  }
+
+  /**
+   * The sync read the portal's record (new or changed): kept, and its runtime rebuilt if it is built or
+   * pinned; an idle portal's runtime waits for its first work.
+   */
+  async recordIs(record: PortalRecord): Promise<void> {
+    this.records.set(record.portalId, record);
+    const { portalId } = record;
+    // A failed build is tried again each sync, as a built or pinned portal's change is.
+    if (this.runtimes.has(portalId) || this.failures.has(portalId) || pinnedRecord(record))
+      await this.replace(record);
+  }
+
+  /** Whether the record of this version was read (nothing to do for it). */
+  known(portalId: string, updatedAt: number): boolean {
+    return this.records.get(portalId)?.updatedAt === updatedAt && !this.failures.has(portalId);
+  }
+
+  /** Every active portal's id. */
+  servedIds(): string[] {
+    return [...this.records.keys()];
+  }
+
+  /**
+   * Closes the runtimes unused for `idleMs` with nothing of theirs running (their delivery gives its lease
+   * up; their calls stay stored, and their next work builds them again). Returns how many were dropped.
+   */
+  async dropIdle(now = Date.now()): Promise<number> {
+    const idle = [...this.runtimes.values()].filter(
+      (runtime) => now - runtime.lastUsedAt >= this.idleMs && runtime.droppable,
+    );
+    for (const runtime of idle) {
+      if (this.runtimes.get(runtime.portalId) !== runtime) continue;
+      this.runtimes.delete(runtime.portalId);
+      if (runtime.eventsStatus.boundAt !== null)
+        this.eventStatuses.set(runtime.portalId, runtime.eventsStatus);
+      await runtime
+        .close()
+        .catch((error: Error) => this.logger.warn(`portal ${runtime.portalId}: ${error.message}`));
+    }
+    return idle.length;
   }
 
   all(): PortalRuntime[] {
@@ -50,11 +172,6 @@ export class PortalRuntimes {
     return this.failures.size;
   }
 
-  /** Whether the portal's published runtime is of this record version (nothing to rebuild). */
-  current(portalId: string, updatedAt: number): boolean {
-    return this.runtimes.get(portalId)?.record.updatedAt === updatedAt;
-  }
-
   /**
    * Builds and opens the record's runtime, then closes the published one and publishes the new one. Returns
    * whether the new one serves; on failure the previous one (if any) still does.
@@ -63,7 +180,12 @@ export class PortalRuntimes {
     const { portalId } = record;
     let runtime: PortalRuntime | undefined;
     try {
-      runtime = new PortalRuntime(record, resolvePortalSettings(record, this.deployment), this.deps);
+      runtime = new PortalRuntime(
+        record,
+        resolvePortalSettings(record, this.deployment),
+        this.deps,
+        this.eventStatuses.get(portalId),
+      );
       await runtime.open();
     } catch (error) {
       await runtime?.close().catch(() => undefined);
@@ -84,13 +206,16 @@ export class PortalRuntimes {
     this.failures.delete(portalId);
     if (failure)
       this.logger.log(`portal ${portalId} is served again (after ${failure.attempts} failed attempts)`);
-    else if (!previous) this.logger.log(`serving portal ${portalId} (${record.domain})`);
+    if (this.owns(portalId)) await runtime.startDelivery();
     return true;
   }
 
   /** The portal is no longer installed (or was purged): its runtime closes, its calls stay stored. */
   async drop(portalId: string): Promise<void> {
     this.failures.delete(portalId);
+    this.records.delete(portalId);
+    this.intakes.delete(portalId);
+    this.eventStatuses.delete(portalId);
     const runtime = this.runtimes.get(portalId);
     if (!runtime) return;
     this.runtimes.delete(portalId);
@@ -99,11 +224,14 @@ export class PortalRuntimes {
   }
 
   /** Every portal known here, served or failed: what the sync compares with the store's list. */
-  known(): string[] {
-    return [...new Set([...this.runtimes.keys(), ...this.failures.keys()])];
+  knownIds(): string[] {
+    return [...new Set([...this.records.keys(), ...this.runtimes.keys(), ...this.failures.keys()])];
   }
 
   async closeAll(): Promise<void> {
+    this.closing = true;
+    // Builds under way publish first, then close with the rest.
+    await Promise.allSettled([...this.building.values()]);
     const runtimes = [...this.runtimes.values()];
     this.runtimes.clear();
     await Promise.all(runtimes.map((runtime) => runtime.close()));
@@ -125,6 +253,11 @@ export class PortalRuntimes {
         `portal ${record.portalId}: its services could not be ${this.runtimes.has(record.portalId) ? 'rebuilt (the previous ones keep serving)' : 'built (not served here yet)'}: ${reason}; retried at the next sync`,
       );
   }
+}
+
+/** A portal whose runtime stays built while it is installed (PortalRuntime.pinned, read from its record). */
+function pinnedRecord(record: PortalRecord): boolean {
+  return record.settings.dial !== undefined || record.settings.follow !== undefined;
 }
 
 /** An error's message fit for logs and health: no URL credentials, bounded. */

@@ -4,8 +4,8 @@ import { DeliveryPlacement } from './delivery-placement';
 import { PortalRuntimes } from './portal-runtimes';
 
 /**
- * Sync of the portal list: reads every portal's id, status and version, and has each new or changed active
- * portal's runtime (re)built and each gone one dropped. Each portal is handled on its own: one that cannot
+ * Sync of the portal list: reads every portal's id, status and version, reads each new or changed active
+ * portal's record (its runtime rebuilt if built) and drops each gone one. Each portal is handled on its own: one that cannot
  * be read or built is logged and flagged, and the others go on (a failed one is tried again next sync).
  * Syncs never overlap: those asked for during one run once, after it.
  */
@@ -57,17 +57,17 @@ export class PortalSync {
     const active = versions.filter((version) => version.status === 'active');
     for (const version of active) {
       if (this.stopped) return;
-      if (this.runtimes.current(version.portalId, version.updatedAt)) continue;
+      if (this.runtimes.known(version.portalId, version.updatedAt)) continue;
       try {
         const record = await this.portals.findPortal(version.portalId);
-        if (record?.status === 'active') await this.runtimes.replace(record);
+        if (record?.status === 'active') await this.runtimes.recordIs(record);
       } catch (error) {
         // `replace` contains its own failures; this is the record's read: the next sync reads it again.
         this.logger.warn(`portal ${version.portalId}: cannot read its record: ${(error as Error).message}`);
       }
     }
     const installed = new Set(active.map((version) => version.portalId));
-    for (const portalId of this.runtimes.known()) {
+    for (const portalId of this.runtimes.knownIds()) {
       if (this.stopped) return;
       // Uninstalled (or purged): paused. Its calls stay stored until it comes back or its data is deleted.
       if (!installed.has(portalId)) await this.runtimes.drop(portalId);

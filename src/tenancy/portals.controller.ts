@@ -60,7 +60,7 @@ export interface PortalHealth extends PortalView {
    * (a change could not be applied: the previous services serve); `problems`: own settings not in use.
    */
   runtime: {
-    state: 'serving' | 'failed' | 'stale' | 'absent';
+    state: 'serving' | 'idle' | 'failed' | 'stale' | 'absent';
     failure?: { reason: string; since: string; attempts: number };
     problems: readonly string[];
   };
@@ -131,7 +131,16 @@ export class PortalsController {
     const runtime = this.registry.get(portalId);
     const failure = this.registry.failureOf(portalId);
     return {
-      state: failure ? (runtime ? 'stale' : 'failed') : runtime ? 'serving' : 'absent',
+      // idle: served, with no services built now (no work for PORTAL_IDLE_SEC); its next work builds them.
+      state: failure
+        ? runtime
+          ? 'stale'
+          : 'failed'
+        : runtime
+          ? 'serving'
+          : this.registry.record(portalId)
+            ? 'idle'
+            : 'absent',
       failure: failure && {
         reason: failure.reason,
         since: new Date(failure.since).toISOString(),

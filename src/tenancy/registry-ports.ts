@@ -17,7 +17,10 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { PortalRuntime } from './portal-runtime';
 import { PortalRegistry } from './portal-registry';
 
-/** Lookups and directories by portal: the served portal's own, none for a portal not served. */
+/**
+ * Lookups and directories by portal: the served portal's own, none for a portal not served. An idle
+ * portal's settings come from its record; its lookups build its runtime (docs/decisions/tenancy.md §5).
+ */
 @Injectable()
 export class RegistryCrm extends PortalCrm {
   constructor(private readonly registry: PortalRegistry) {
@@ -25,27 +28,31 @@ export class RegistryCrm extends PortalCrm {
   }
 
   lookupsOf(portalId: string): CrmLookupService | undefined {
-    return this.registry.get(portalId)?.lookups;
+    return this.registry.touch(portalId)?.lookups;
+  }
+
+  override async lookupsFor(portalId: string): Promise<CrmLookupService | undefined> {
+    return (await this.registry.use(portalId))?.lookups;
   }
 
   directoryOf(portalId: string): EmployeeDirectory | undefined {
-    return this.registry.get(portalId)?.directory;
+    return this.registry.touch(portalId)?.directory;
   }
 
   missedCallTaskOf(portalId: string): boolean | undefined {
-    return this.registry.get(portalId)?.settings.missedCallTask;
+    return this.registry.record(portalId)?.settings.missedCallTask;
   }
 
   defaultCountryOf(portalId: string): string | undefined {
-    return this.registry.get(portalId)?.settings.defaultCountry;
+    return this.registry.record(portalId)?.settings.defaultCountry;
   }
 
   intakeOf(portalId: string): PortalIntake | undefined {
-    return this.registry.get(portalId)?.intake;
+    return this.registry.intakeOf(portalId);
   }
 }
 
-/** New work and new credentials wake the delivery of their own portal only. */
+/** New work and new credentials wake the delivery of their own portal only (built first if idle here). */
 @Injectable()
 export class RegistrySignal extends WorkSignal {
   constructor(private readonly registry: PortalRegistry) {
@@ -53,11 +60,15 @@ export class RegistrySignal extends WorkSignal {
   }
 
   workAdded(portalId?: string): void {
-    if (portalId) this.registry.get(portalId)?.notify();
-    else this.registry.all().forEach((runtime) => runtime.notify());
+    if (!portalId) return this.registry.all().forEach((runtime) => runtime.notify());
+    const built = this.registry.get(portalId);
+    if (built) return built.notify();
+    if (this.registry.delivers(portalId))
+      void this.registry.use(portalId).then((runtime) => runtime?.notify());
   }
 
   credentialsRenewed(portalId?: string): void {
+    // An idle portal's next runtime reads the new credentials when it is built.
     if (portalId) this.registry.get(portalId)?.resume();
     else this.registry.all().forEach((runtime) => runtime.resume());
   }
@@ -123,7 +134,7 @@ export class RegistryHealth extends PortalsHealth {
   }
 
   count(): number {
-    return this.registry.all().length;
+    return this.registry.served();
   }
 
   overview(): Record<string, unknown> {
@@ -132,7 +143,9 @@ export class RegistryHealth extends PortalsHealth {
     return {
       mode: 'multi',
       replicaId: this.registry.replicaId,
-      portals: runtimes.length,
+      // Installed portals served here; `runtimes` of them have their services built now (the others are idle).
+      portals: this.registry.served(),
+      runtimes: runtimes.length,
       // Portals whose services could not be (re)built here: each one's reason is in /v1/admin/portals/:portalId.
       failedPortals: this.registry.failedPortals(),
       deliveringHere: statuses.filter(({ status }) => status?.deliveringHere).length,
@@ -217,7 +230,9 @@ export class RegistryEventRouting extends PortalEventRouting implements OnModule
   }
 
   stored(portalId: string): void {
-    this.registry.get(portalId)?.eventStored();
+    const built = this.registry.get(portalId);
+    if (built) return built.eventStored();
+    void this.registry.use(portalId).then((runtime) => runtime?.eventStored());
   }
 
   listed(portal: string | undefined): string {

@@ -80,6 +80,8 @@ export async function startFleet(count: number, env: Record<string, string>): Pr
 export async function fleetDetails(replica: BridgeProcess): Promise<{
   replicaId: string;
   portals: number;
+  /** Portals whose services are built now (the others are idle: PORTAL_IDLE_SEC). */
+  runtimes: number;
   deliveringHere: number;
   queueDepth: number;
 }> {

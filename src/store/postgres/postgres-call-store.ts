@@ -45,6 +45,14 @@ export class PostgresCallStore extends CallStore {
    */
   private readonly versions = new WeakMap<CallRecord, string>();
 
+  /**
+   * Who listens for a portal's new work, by NOTIFY payload: one handler on the channel for the whole store,
+   * so a notification costs one map look, not a comparison per listening portal.
+   */
+  private readonly workListeners = new Map<string, Set<() => void>>();
+  private readonly anyWorkListeners = new Set<(portalId: string) => void>();
+  private stopListening?: () => void;
+
   constructor(private readonly db: PostgresDatabase) {
     super();
   }
@@ -477,8 +485,30 @@ export class PostgresCallStore extends CallStore {
   }
 
   watchNewWork(portalId: string, listener: () => void): () => void {
-    return this.db.listen(NEW_WORK_CHANNEL, (payload) => {
-      if (payload === workPayload(this.db.schema, portalId)) listener();
+    const key = workPayload(this.db.schema, portalId);
+    let listeners = this.workListeners.get(key);
+    if (!listeners) this.workListeners.set(key, (listeners = new Set()));
+    listeners.add(listener);
+    this.listenForWork();
+    return () => {
+      listeners.delete(listener);
+      if (listeners.size === 0 && this.workListeners.get(key) === listeners) this.workListeners.delete(key);
+    };
+  }
+
+  override watchAnyNewWork(listener: (portalId: string) => void): () => void {
+    this.anyWorkListeners.add(listener);
+    this.listenForWork();
+    return () => this.anyWorkListeners.delete(listener);
+  }
+
+  private listenForWork(): void {
+    const prefix = workPayload(this.db.schema, '');
+    this.stopListening ??= this.db.listen(NEW_WORK_CHANNEL, (payload) => {
+      for (const listener of this.workListeners.get(payload) ?? []) listener();
+      if (this.anyWorkListeners.size === 0 || !payload.startsWith(prefix)) return;
+      const portalId = payload.slice(prefix.length);
+      for (const listener of this.anyWorkListeners) listener(portalId);
     });
   }
 
