@@ -14,6 +14,8 @@ export class PortalSync {
   private running?: Promise<void>;
   private queued?: Promise<void>;
   private stopped = false;
+  /** The active portals the placement last had. */
+  private placedList?: Set<string>;
 
   constructor(
     private readonly portals: PortalStore,
@@ -72,6 +74,16 @@ export class PortalSync {
       // Uninstalled (or purged): paused. Its calls stay stored until it comes back or its data is deleted.
       if (!installed.has(portalId)) await this.runtimes.drop(portalId);
     }
+    // The shard map is computed again only when the list changed: ten thousand quiet portals cost one read
+    // every sync, not a placement (a change of the live replicas places on its own).
+    if (this.placedList && sameSet(this.placedList, installed)) return;
     await this.placement.portalsAre([...installed]);
+    this.placedList = installed;
   }
+}
+
+function sameSet(a: Set<string>, b: Set<string>): boolean {
+  if (a.size !== b.size) return false;
+  for (const item of a) if (!b.has(item)) return false;
+  return true;
 }

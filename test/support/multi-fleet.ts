@@ -113,13 +113,32 @@ export async function portalsDeliveredBy(
 export const isAlive = (replica: BridgeProcess) =>
   replica.child.exitCode === null && replica.child.signalCode === null && !replica.child.killed;
 
+/** How long a replica may take to stop on SIGTERM in a fleet's teardown before it is killed. */
+const STOP_GRACE_MS = 30_000;
+
+/**
+ * Stops every live replica (SIGTERM, all at once). One still running after STOP_GRACE_MS is killed and
+ * its output's tail printed: a teardown, not the shutdown's own test (test/shutdown-and-logs), must not
+ * hang a suite on it (seen after a kill -9 of a peer, on main before and after issue 29's changes).
+ */
 export async function stopFleet(replicas: BridgeProcess[]): Promise<void> {
-  for (const replica of replicas) {
-    if (isAlive(replica)) {
+  await Promise.all(
+    replicas.filter(isAlive).map(async (replica) => {
       replica.child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const late = await Promise.race([
+        replica.exited.then(() => false),
+        new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), STOP_GRACE_MS))),
+      ]);
+      clearTimeout(timer);
+      if (!late) return;
+      console.warn(
+        `replica ${replica.url} still running ${STOP_GRACE_MS} ms after SIGTERM: killed\n${replica.output().slice(-3000)}`,
+      );
+      replica.child.kill('SIGKILL');
       await replica.exited;
-    }
-  }
+    }),
+  );
 }
 
 export async function dropSchema(schema: string): Promise<void> {
