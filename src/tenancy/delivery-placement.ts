@@ -48,14 +48,17 @@ export class DeliveryPlacement {
   /** Builds newly owned portals a few at a time in the background (ten thousand at a start, not at once). */
   private warm(portalId: string): void {
     this.warmQueue.push(portalId);
+    this.pumpWarming();
+  }
+
+  private pumpWarming(): void {
     while (this.warmRuns.size < WARM_CONCURRENCY && this.warmQueue.length > 0) {
       const id = this.warmQueue.shift() as string;
       const run: Promise<unknown> = (this.placed.has(id) ? this.runtimes.use(id) : Promise.resolve())
         .catch(() => undefined)
         .finally(() => {
           this.warmRuns.delete(run);
-          const next = this.warmQueue.shift();
-          if (next !== undefined) this.warm(next);
+          this.pumpWarming();
         });
       this.warmRuns.add(run);
     }
@@ -86,9 +89,8 @@ export class DeliveryPlacement {
       owned.add(portalId);
       if (this.placed.has(portalId)) continue;
       this.placed.add(portalId);
-      const runtime = this.runtimes.get(portalId);
-      if (runtime) moves.push(runtime.touch().startDelivery());
-      else this.warm(portalId);
+      // A built one starts delivering below; an idle one is built, which starts it.
+      if (this.runtimes.get(portalId)?.touch() === undefined) this.warm(portalId);
     }
     for (const portalId of this.placed) if (!owned.has(portalId)) this.placed.delete(portalId);
     for (const runtime of this.runtimes.all()) {

@@ -117,7 +117,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
    * The portal's work wakes its runtime here: the built one at once; an idle one is built first where this
    * replica has a worker for it (delivery and events where it delivers the portal; a dialer is pinned).
    */
-  private wake(portalId: string, act: (runtime: PortalRuntime) => void): void {
+  wake(portalId: string, act: (runtime: PortalRuntime) => void): void {
     const built = this.runtimes.get(portalId);
     if (built) return act(built);
     if (!this.placement.owns(portalId)) return;
@@ -187,11 +187,6 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   /** How many portals are served here (installed), built or idle. */
   served(): number {
     return this.runtimes.served();
-  }
-
-  /** Whether this replica delivers the portal (the shard map). */
-  delivers(portalId: string): boolean {
-    return this.placement.owns(portalId);
   }
 
   all(): PortalRuntime[] {

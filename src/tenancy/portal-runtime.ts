@@ -1,7 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { ClickBus } from '../clicks/click';
-import { RecordingHosts } from '../common/recording-hosts';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { CrmSearch } from '../crm/crm-search';
 import { EmployeeDirectory } from '../crm/employee-directory';
@@ -26,7 +25,6 @@ import { createFollowers, RunningFollower } from '../follow/portal-followers';
 import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
-import { PortalIntake } from '../crm/portal-crm';
 import { PortalScopedSettings } from './portal-scoped-settings';
 
 /**
@@ -84,8 +82,6 @@ export class PortalRuntime {
   /** When the portal's work last touched this runtime (its calls, lookups, events): idle runtimes are dropped. */
   lastUsedAt = Date.now();
   readonly dialer?: DialWorker;
-  /** What clicks and intake of this portal need: its own DIAL_MATCH_SEC and recording hosts. */
-  readonly intake: PortalIntake;
   private readonly clicks: ClickRegistry;
   /** Handles the events posted to this replica while another delivers the portal (one pass per post). */
   private readonly oneShot: PortalEventProcessor;
@@ -129,13 +125,6 @@ export class PortalRuntime {
       deps.metrics,
     );
     this.oneShot = this.eventProcessor();
-    const hosts = new RecordingHosts(scoped.recording.fetchHosts);
-    this.intake = {
-      dialMatchMs: scoped.delivery.dialMatchMs,
-      recordingFetch: hosts.empty
-        ? undefined
-        : { fetchable: (url) => hosts.allows(url), waitMs: scoped.recording.waitMs },
-    };
     if (scoped.dial) {
       this.dialer = new DialWorker(
         this.bus,

@@ -61,10 +61,7 @@ export class RegistrySignal extends WorkSignal {
 
   workAdded(portalId?: string): void {
     if (!portalId) return this.registry.all().forEach((runtime) => runtime.notify());
-    const built = this.registry.get(portalId);
-    if (built) return built.notify();
-    if (this.registry.delivers(portalId))
-      void this.registry.use(portalId).then((runtime) => runtime?.notify());
+    this.registry.wake(portalId, (runtime) => runtime.notify());
   }
 
   credentialsRenewed(portalId?: string): void {
