@@ -19,7 +19,9 @@
  * what grows with the number of portals when they are quiet.
  */
 import { randomBytes } from 'node:crypto';
-import { cpus } from 'node:os';
+import { mkdtempSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
 import { BridgeProcess } from '../test/support/bridge-process';
 import {
@@ -36,7 +38,17 @@ import {
 } from '../test/support/multi-fleet';
 import { TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { ended, postJson, started } from './bench-support';
-import { cpuSeconds, databaseTransactions, figures, postgresCpuSeconds, rssMb } from './process-figures';
+import {
+  countingStatementsEnv,
+  cpuSeconds,
+  databaseTransactions,
+  figures,
+  postgresCpuSeconds,
+  readStatementCounts,
+  rssMb,
+  StatementCounts,
+  statementsBetween,
+} from './process-figures';
 
 const PORTALS = Number(process.env.BENCH_PORTALS ?? 1000);
 /** Above what this machine delivers: the figure is the bridge's capacity. */
@@ -48,6 +60,10 @@ const RINGS = Number(process.env.BENCH_PORTAL_RINGS ?? 40);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 const FAILOVER_RUNS = Number(process.env.BENCH_FAILOVER_RUNS ?? 10);
 const FAILOVER_PORTALS = Number(process.env.BENCH_FAILOVER_PORTALS ?? 30);
+/** Which rounds run (all by default): saturating1, saturating3, steady1, steady3, failover. */
+const ROUNDS = (process.env.BENCH_PORTALS_ROUNDS ?? 'saturating1,saturating3,steady1,steady3,failover').split(
+  ',',
+);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -78,8 +94,23 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
   const schema = `${TEST_SCHEMA_PREFIX}bportals_${randomBytes(4).toString('hex')}`;
   const sandbox = await SandboxPortal.start();
   const tenants = Array.from({ length: PORTALS }, (_, i) => sandbox.addPortal({ name: `b${i}` }));
-  const env = fleetEnv(sandbox, schema, { PBX_RATE_LIMIT_RPS: '100000', LOG_LEVEL: 'error' });
+  // Each replica counts the statements it sends (bench/count-statements.js): round trips per call.
+  const statementsDir = mkdtempSync(join(tmpdir(), 'bench-statements-'));
+  const env = fleetEnv(sandbox, schema, {
+    PBX_RATE_LIMIT_RPS: '100000',
+    LOG_LEVEL: 'error',
+    ...countingStatementsEnv(statementsDir),
+  });
   const replicas: BridgeProcess[] = [];
+  const statementsNow = (): StatementCounts => {
+    const all: StatementCounts = { total: 0, counts: {} };
+    for (const replica of replicas) {
+      const one = readStatementCounts(statementsDir, replica.child.pid);
+      all.total += one.total;
+      for (const [text, n] of Object.entries(one.counts)) all.counts[text] = (all.counts[text] ?? 0) + n;
+    }
+    return all;
+  };
   try {
     // The process with no portal yet: its memory, to tell what the portals add.
     replicas.push(...(await startFleet(1, env)));
@@ -114,6 +145,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     const benchCpuBefore = process.cpuUsage();
     const postgresBefore = postgresCpuSeconds();
     const xactsBefore = await databaseTransactions();
+    await sleep(600); // the preload's last write before the load
+    const statementsBefore = statementsNow();
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -167,6 +200,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       await sleep(250);
     }
     const drainedAt = Date.now();
+    await sleep(600); // the preload's write after the drain
+    const statements = statementsBetween(statementsBefore, statementsNow(), 25);
     // Load and drain together: every call of the round delivered, whatever the backlog left for the drain.
     const wholeSec = (drainedAt - begin) / 1000;
     const bridgeCpuAll = replicas.reduce(
@@ -256,6 +291,13 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
           ),
         },
       },
+      // Load and drain, as wholeRound: what the replicas sent PostgreSQL, per command and by statement.
+      statements: {
+        total: statements.total,
+        perCommand: Number((statements.total / Math.max(1, deliveredAll)).toFixed(2)),
+        perPbxRequest: Number((statements.total / Math.max(1, sent)).toFixed(2)),
+        top: Object.fromEntries(statements.top),
+      },
       postgresBackends: await postgresBackends(),
     };
   } finally {
@@ -334,21 +376,27 @@ async function failoverRun(): Promise<{ gapsMs: number[]; takeoverMs: number }> 
   }
 }
 
+type Round = Awaited<ReturnType<typeof loadRound>>;
+
 async function main(): Promise<void> {
-  const one = await loadRound(1, SATURATING_CALLS_PER_SEC);
-  const three = await loadRound(3, SATURATING_CALLS_PER_SEC);
-  const oneSteady = await loadRound(1, STEADY_CALLS_PER_SEC);
-  const threeSteady = await loadRound(3, STEADY_CALLS_PER_SEC);
-  const steady = (round: typeof one) => ({
-    offered: round.offered,
-    delivered: round.delivered,
-    ringToCard: round.ringToCard,
-    cpu: round.cpu,
-    database: round.database,
-    wholeRound: round.wholeRound,
-  });
+  const round = (name: string, replicas: number, callsPerSec: number): Promise<Round | undefined> =>
+    ROUNDS.includes(name) ? loadRound(replicas, callsPerSec) : Promise.resolve(undefined);
+  const one = await round('saturating1', 1, SATURATING_CALLS_PER_SEC);
+  const three = await round('saturating3', 3, SATURATING_CALLS_PER_SEC);
+  const oneSteady = await round('steady1', 1, STEADY_CALLS_PER_SEC);
+  const threeSteady = await round('steady3', 3, STEADY_CALLS_PER_SEC);
+  const steady = (round: Round | undefined) =>
+    round && {
+      offered: round.offered,
+      delivered: round.delivered,
+      ringToCard: round.ringToCard,
+      cpu: round.cpu,
+      database: round.database,
+      wholeRound: round.wholeRound,
+      statements: round.statements,
+    };
   const runs: { gapsMs: number[]; takeoverMs: number }[] = [];
-  for (let i = 0; i < FAILOVER_RUNS; i++) runs.push(await failoverRun());
+  if (ROUNDS.includes('failover')) for (let i = 0; i < FAILOVER_RUNS; i++) runs.push(await failoverRun());
   const allGaps = runs.flatMap((run) => run.gapsMs);
   console.log(
     JSON.stringify(
@@ -357,16 +405,17 @@ async function main(): Promise<void> {
         oneReplica: one,
         threeReplicas: three,
         steadyLoad: { oneReplica: steady(oneSteady), threeReplicas: steady(threeSteady) },
-        scaling: {
-          commandsPerSec3over1: Number(
-            (
-              three.delivered.commandsPerSecDuringLoad / Math.max(1, one.delivered.commandsPerSecDuringLoad)
-            ).toFixed(2),
-          ),
-          linearWouldBe: 3,
-          note: 'three replicas share the same two cores with PostgreSQL, the sandbox and the load generator',
-        },
-        failover: {
+        scaling: one &&
+          three && {
+            commandsPerSec3over1: Number(
+              (
+                three.delivered.commandsPerSecDuringLoad / Math.max(1, one.delivered.commandsPerSecDuringLoad)
+              ).toFixed(2),
+            ),
+            linearWouldBe: 3,
+            note: 'three replicas share the same two cores with PostgreSQL, the sandbox and the load generator',
+          },
+        failover: runs.length > 0 && {
           runs: runs.length,
           portalsPerRun: FAILOVER_PORTALS,
           killToNextRequest: figures(allGaps),

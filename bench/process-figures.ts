@@ -4,6 +4,7 @@
  * percentiles.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { Client } from 'pg';
 import { TEST_POSTGRES_URL } from '../test/support/test-database';
 import { percentile } from './bench-support';
@@ -70,4 +71,41 @@ export function figures(values: number[]) {
     p99Ms: Math.round(percentile(sorted, 99)),
     maxMs: Math.round(sorted[sorted.length - 1]),
   };
+}
+
+/** Statement counts the preload (bench/count-statements.js) wrote for one process: total and by text. */
+export interface StatementCounts {
+  total: number;
+  counts: Record<string, number>;
+}
+
+/** The env that makes a bridge process count its statements into `dir` (bench/count-statements.js). */
+export function countingStatementsEnv(dir: string): Record<string, string> {
+  return {
+    BENCH_STATEMENTS_DIR: dir,
+    NODE_OPTIONS: `--require ${join(__dirname, 'count-statements.js')}`,
+  };
+}
+
+/** What the preload last wrote for `pid` (zero counts before its first write). */
+export function readStatementCounts(dir: string, pid: number | undefined): StatementCounts {
+  try {
+    return JSON.parse(readFileSync(join(dir, `${pid}.json`), 'utf8')) as StatementCounts;
+  } catch {
+    return { total: 0, counts: {} };
+  }
+}
+
+/** `after - before`, by text, largest first (the top `limit`). */
+export function statementsBetween(
+  before: StatementCounts,
+  after: StatementCounts,
+  limit = 20,
+): { total: number; top: [string, number][] } {
+  const top = Object.entries(after.counts)
+    .map(([text, n]): [string, number] => [text, n - (before.counts[text] ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, limit);
+  return { total: after.total - before.total, top };
 }
