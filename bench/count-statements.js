@@ -31,3 +31,26 @@ if (dir) {
   setInterval(flush, 500).unref();
   process.on('exit', flush);
 }
+
+// BENCH_CPU_PROFILE_DIR: the process's CPU profile (V8's sampling profiler), written when it is told to stop.
+const profileDir = process.env.BENCH_CPU_PROFILE_DIR;
+if (profileDir) {
+  const inspector = require('node:inspector');
+  const session = new inspector.Session();
+  session.connect();
+  session.post('Profiler.enable');
+  session.post('Profiler.setSamplingInterval', { interval: 1000 });
+  // SIGWINCH starts it (the bench's load begins), the next SIGWINCH writes it (the drain is over).
+  let running = false;
+  process.on('SIGWINCH', () => {
+    if (!running) {
+      running = true;
+      session.post('Profiler.start');
+      return;
+    }
+    running = false;
+    session.post('Profiler.stop', (error, result) => {
+      if (!error) writeFileSync(join(profileDir, `${process.pid}.cpuprofile`), JSON.stringify(result.profile));
+    });
+  });
+}

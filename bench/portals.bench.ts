@@ -147,6 +147,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     const xactsBefore = await databaseTransactions();
     await sleep(600); // the preload's last write before the load
     const statementsBefore = statementsNow();
+    // BENCH_CPU_PROFILE_DIR: the replicas' profiles cover the load and the drain (bench/count-statements.js).
+    if (process.env.BENCH_CPU_PROFILE_DIR) for (const replica of replicas) replica.child.kill('SIGWINCH');
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -200,6 +202,7 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       await sleep(250);
     }
     const drainedAt = Date.now();
+    if (process.env.BENCH_CPU_PROFILE_DIR) for (const replica of replicas) replica.child.kill('SIGWINCH');
     await sleep(600); // the preload's write after the drain
     const statements = statementsBetween(statementsBefore, statementsNow(), 25);
     // Load and drain together: every call of the round delivered, whatever the backlog left for the drain.

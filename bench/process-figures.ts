@@ -79,11 +79,16 @@ export interface StatementCounts {
   counts: Record<string, number>;
 }
 
-/** The env that makes a bridge process count its statements into `dir` (bench/count-statements.js). */
+/**
+ * The env that makes a bridge process count its statements into `dir` (bench/count-statements.js), with
+ * BENCH_CPU_PROFILE_DIR passed on (each replica then profiles itself from one SIGWINCH to the next: the load and the drain).
+ */
 export function countingStatementsEnv(dir: string): Record<string, string> {
+  const profiles = process.env.BENCH_CPU_PROFILE_DIR;
   return {
     BENCH_STATEMENTS_DIR: dir,
     NODE_OPTIONS: `--require ${join(__dirname, 'count-statements.js')}`,
+    ...(profiles ? { BENCH_CPU_PROFILE_DIR: profiles } : {}),
   };
 }
 

@@ -90,6 +90,20 @@ export type PortalAnswer =
  */
 export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced'; until: number };
 
+/**
+ * What the loop hears once a batch has claimed its calls: `drained` when it read fewer calls than it
+ * asked for and planned every one of them, so nothing else was due (unclaimed) when it read.
+ */
+export interface PlannedBatch {
+  drained: boolean;
+}
+
+/** The loop's own look at the queue (`CallStore.lookDue`): the due calls it read, asking for `limit`. */
+export interface QueueRead {
+  calls: CallRecord[];
+  limit: number;
+}
+
 /** A card move naming internal numbers waits this long for the employee directory's first copy. */
 const DIRECTORY_WAIT_MS = 1000;
 
@@ -146,14 +160,15 @@ export class DeliveryBatches {
     unit: BudgetUnit,
     claimed: Set<string>,
     onAnswer: (answer: PortalAnswer) => void,
-    onPlanned?: () => void,
+    onPlanned?: (planned: PlannedBatch) => void,
+    read?: QueueRead,
   ): Promise<BatchResult> {
     const now = Date.now();
     let plan: BatchPlan | undefined;
     let reservation: OperatingReservation | undefined;
     try {
-      const planned = await this.plan(now, claimed);
-      onPlanned?.();
+      const planned = await this.plan(now, claimed, read);
+      onPlanned?.({ drained: planned.drained });
       plan = planned.plan;
       reservation = planned.reservation;
       const parked =
@@ -190,11 +205,16 @@ export class DeliveryBatches {
    * before another claimed its calls would send them twice at once. The plan's expected server time is set
    * aside under the operating limit before the next batch plans.
    */
-  private plan(now: number, claimed: Set<string>) {
+  private plan(now: number, claimed: Set<string>, read?: QueueRead) {
     const next = this.planning.then(async () => {
       const limits = this.limits();
-      const candidates = this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
-      const found = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
+      const candidates = this.candidates();
+      // The loop's look, when it read as many as a batch would (and before nothing else planned: `claimed`
+      // is applied again). A stale copy is safe: markSending writes only calls still at the planned step.
+      const found =
+        read && read.limit >= candidates
+          ? read.calls
+          : await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
       let due = found.filter((call) => !claimed.has(call.callId));
       let { plan, expiredHolds, fetches } = planBatch(due, limits);
       // A step without operating-time room can fill the candidates (thousands of registers waiting while
@@ -225,10 +245,21 @@ export class DeliveryBatches {
           if (at !== undefined) pacedUntil = Math.min(pacedUntil ?? Infinity, at);
         }
       }
-      return { plan, expiredHolds, fetches, due, reservation, pacedUntil };
+      const drained =
+        plan.commandCount > 0 &&
+        found.length < candidates &&
+        expiredHolds.length === 0 &&
+        fetches.length === 0 &&
+        due.every((call) => claimed.has(call.callId));
+      return { plan, expiredHolds, fetches, due, reservation, pacedUntil, drained };
     });
     this.planning = next.catch(() => undefined);
     return next;
+  }
+
+  /** Calls a batch reads to plan one request: twice a request's worth. */
+  candidates(): number {
+    return this.transport.maxBatchSize * CANDIDATES_PER_COMMAND;
   }
 
   private limits(): BatchLimits {

@@ -9,6 +9,7 @@ import {
   CallRouting,
   DeliveryBatches,
   DeliveryObserver,
+  PlannedBatch,
   PortalAnswer,
 } from './delivery-batch';
 import { PortalTransport } from './portal-transport';
@@ -58,6 +59,9 @@ export interface PortalStatus {
   operatingTime: OperatingSnapshot[];
 }
 
+/** A look at the queue this recent (ms) when the batch's unit came is what the batch plans from. */
+const REUSE_LOOK_MS = 100;
+
 /** While pacing, new work is looked at after at most this long. */
 const PACED_RECHECK_MS = 250;
 
@@ -89,6 +93,10 @@ export class DeliveryScheduler {
   private readonly stopping = new AbortController();
   /** The last batch found nothing to send: the loop sleeps instead of asking again at once. */
   private idle = false;
+  /** The batch just started took everything due when it read, and no wake-up came since (see `turn`). */
+  private drained = false;
+  /** Wake-ups so far (`notify`): a look is current while this has not moved since it was made. */
+  private wakes = 0;
   private loop?: Promise<void>;
   private wake?: () => void;
   private pausedUntil = 0;
@@ -124,8 +132,10 @@ export class DeliveryScheduler {
 
   /** New work may be due: stop sleeping. */
   notify(): void {
+    this.wakes += 1;
     // New work or a freed call: what an empty batch did not find may be there now, so no idle sleep.
     this.idle = false;
+    this.drained = false;
     // It may be of a method with operating-time room: looked at within a quarter of a second, not at the
     // end of the pacing (which can be a block of minutes), and no more often while intake keeps waking it.
     this.pacedUntil = Math.min(this.pacedUntil, Date.now() + PACED_RECHECK_MS);
@@ -202,10 +212,19 @@ export class DeliveryScheduler {
     if (now < this.pacedUntil) return { kind: 'sleep', ms: Math.min(1000, this.pacedUntil - now) };
     // Another replica delivers this portal (or none yet): wait to be told the lease is ours.
     if (!this.lease.current()) return { kind: 'sleep', ms: Math.min(1000, look) };
+    // A batch in flight just claimed everything due it read, and nothing woke the loop since: its answer will.
+    if (this.drained) {
+      this.drained = false;
+      return { kind: 'sleep', ms: look };
+    }
     const portalId = this.transport.portalId;
-    const [due] = await this.store.dueCalls(portalId, now, 1, this.inFlight);
-    if (!due) {
-      const dueAt = await this.store.nextDueAt(portalId);
+    // With no batch in flight (a quiet portal) the look reads a whole batch's candidates, and the batch plans
+    // from them when its unit comes at once: one read of the queue per batch instead of two.
+    const candidates = this.running.size === 0 ? this.batches.candidates() : 1;
+    const wakes = this.wakes;
+    const looked = await this.store.lookDue(portalId, now, candidates, this.inFlight);
+    if (looked.due.length === 0) {
+      const dueAt = looked.nextDueAt;
       return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? look : Math.min(look, dueAt - now) };
     }
     let unit: BudgetUnit;
@@ -220,10 +239,16 @@ export class DeliveryScheduler {
       unit.giveBack();
       return { kind: this.stopped ? 'stopped' : 'wait' };
     }
-    let planned!: () => void;
-    const claimedItsCalls = new Promise<void>((resolve) => (planned = resolve));
+    // Read before this unit came (a wait at the ceiling): the batch reads again, so it leaves as full as the
+    // backlog is now. Otherwise the look is what the batch's own read would have returned.
+    const read =
+      candidates > 1 && Date.now() - now <= REUSE_LOOK_MS
+        ? { calls: looked.due, limit: candidates }
+        : undefined;
+    let planned!: (plan: PlannedBatch) => void;
+    const claimedItsCalls = new Promise<PlannedBatch>((resolve) => (planned = resolve));
     const batch = this.batches
-      .send(lease, unit, this.inFlight, (answer) => this.heard(answer), planned)
+      .send(lease, unit, this.inFlight, (answer) => this.heard(answer), planned, read)
       .then(
         // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
         (result) => {
@@ -245,7 +270,10 @@ export class DeliveryScheduler {
     void batch.finally(() => this.running.delete(batch));
     // The next unit is taken once this batch has planned: a unit granted while earlier batches still plan
     // would leave late, and the portal would count it closer to the next one than the bucket mirror did.
-    await Promise.race([claimedItsCalls, batch]);
+    const plannedBatch = await Promise.race([claimedItsCalls, batch.then(() => undefined)]);
+    // It took every call due when it read and nothing woke the loop since that read: nothing more is due
+    // until its answer (which wakes the loop) or new work (which does too), so the next turn need not look.
+    if (plannedBatch?.drained && this.wakes === wakes) this.drained = true;
     return { kind: 'batch', batch };
   }
 

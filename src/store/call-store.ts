@@ -110,6 +110,12 @@ export interface QueueStats {
  * The durable store, the injection token for one implementation per database engine. Every write is a
  * committed, synced transaction before its promise resolves: that is what lets intake answer 202.
  */
+/** `CallStore.lookDue`'s answer: the due calls, or when none is, the earliest due time of any (none: undefined). */
+export interface DueLook {
+  due: CallRecord[];
+  nextDueAt?: number;
+}
+
 /** A portal with work of one kind due (`CallStore.portalsWithDueWork`). */
 export interface DueWorkOf {
   portalId: string;
@@ -254,6 +260,16 @@ export abstract class CallStore {
 
   /** The earliest time any call has a step due (ms epoch), or undefined when none. */
   abstract nextDueAt(portalId: string): Promise<number | undefined>;
+
+  /**
+   * The delivery loop's look at the queue: `dueCalls(portalId, now, limit, skip)`, and when none is due,
+   * `nextDueAt` too (when to look again). PostgreSQL answers both in one round trip.
+   */
+  async lookDue(portalId: string, now: number, limit: number, skip: ReadonlySet<string>): Promise<DueLook> {
+    const due = await this.dueCalls(portalId, now, limit, skip);
+    if (due.length > 0) return { due };
+    return { due, nextDueAt: await this.nextDueAt(portalId) };
+  }
 
   abstract queueStats(portalId: string): Promise<QueueStats>;
 

@@ -14,6 +14,7 @@ import {
   RecordingQuotaError,
   StagedRecording,
   deepestQueuesOf,
+  DueLook,
   DueWorkOf,
   rechunk,
 } from '../call-store';
@@ -202,6 +203,27 @@ export class PostgresCallStore extends CallStore {
       [portalId, now, limit, [...skip], [...exceptSteps]],
     );
     return rows.map((row) => this.versioned(row));
+  }
+
+  /** One statement: the due calls as dueCalls reads them, and a last row with the earliest due time of all. */
+  override async lookDue(
+    portalId: string,
+    now: number,
+    limit: number,
+    skip: ReadonlySet<string>,
+  ): Promise<DueLook> {
+    const rows = await this.db.query<CallRow & { next_due: string | null }>(
+      `(SELECT call_id, data, xmin::text AS version, NULL::bigint AS next_due FROM calls
+        WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
+        ORDER BY priority, due_at LIMIT $3)
+       UNION ALL
+       SELECT NULL, NULL, NULL, MIN(due_at) FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL`,
+      [portalId, now, limit, [...skip]],
+    );
+    const due = rows.filter((row) => row.call_id !== null).map((row) => this.versioned(row));
+    if (due.length > 0) return { due };
+    const next = rows.find((row) => row.call_id === null)?.next_due;
+    return { due, nextDueAt: next === null || next === undefined ? undefined : Number(next) };
   }
 
   async updateCalls(
