@@ -91,6 +91,63 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     expect(again).toEqual({ accepted: 0, duplicates: 1 });
   });
 
+  it('the same events sent to two replicas at once are accepted once, the other copy a duplicate', async () => {
+    // The second waits on the first's locks; it must read what the first committed meanwhile.
+    const ids = Array.from({ length: 60 }, (_, i) => `twice-${i}`);
+    const results = await Promise.all(
+      ids.flatMap((id) =>
+        [first, second].map((stores) =>
+          stores.calls.ingest(PORTAL, [[startedEvent(id), endedEvent(id)]], apply),
+        ),
+      ),
+    );
+    for (const [index, id] of ids.entries()) {
+      const [[one], [other]] = results.slice(index * 2, index * 2 + 2);
+      expect({
+        id,
+        accepted: one.accepted + other.accepted,
+        duplicates: one.duplicates + other.duplicates,
+      }).toEqual({ id, accepted: 2, duplicates: 2 });
+    }
+  });
+
+  it('an intake that fails stores nothing; one that commits tells the other replica once (NOTIFY with COMMIT)', async () => {
+    const portal = `failing-${Date.now()}`;
+    let heard = 0;
+    const stop = second.calls.watchNewWork(portal, () => (heard += 1));
+    try {
+      if (onPostgres) {
+        // The listener connects in the background: wait until it hears a committed intake, then count anew.
+        let warm = 0;
+        await eventually(async () => {
+          await first.calls.ingest(portal, [[startedEvent(`warm-${(warm += 1)}`)]], applyFor(portal));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return heard > 0 ? true : undefined;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        heard = 0;
+      }
+      await expect(
+        first.calls.ingest(portal, [[startedEvent('fail-1')]], () => {
+          throw new Error('apply failed');
+        }),
+      ).rejects.toThrow('apply failed');
+      expect(await first.calls.findCall(portal, 'fail-1')).toBeUndefined();
+      // Not stored as a key either: the same event again is accepted.
+      const [result] = await first.calls.ingest(portal, [[startedEvent('fail-1')]], applyFor(portal));
+      expect(result).toEqual({ accepted: 1, duplicates: 0 });
+      expect(await second.calls.findCall(portal, 'fail-1')).toMatchObject({ heardStart: true });
+      if (onPostgres) {
+        await eventually(async () => (heard > 0 ? true : undefined));
+        // One notification, from the intake that committed.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(heard).toBe(1);
+      }
+    } finally {
+      stop();
+    }
+  });
+
   it('one replica holds the delivery lease; a takeover fences the old holder out', async () => {
     const portal = `lease-${Date.now()}`;
     const held = await first.leases.acquireLease(portal, 'replica-a', 400);

@@ -21,10 +21,16 @@ import {
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
-import { POSTGRES_DIALECT, PostgresDatabase } from './postgres-database';
+import { POSTGRES_DIALECT, PostgresDatabase, TransactionOptions } from './postgres-database';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
 const NEW_WORK_CHANNEL = 'bridge_new_work';
+
+/**
+ * Whatever the server's or role's default, `synchronous_commit = on`: intake's 202 (events, a pushed
+ * recording, the callbacks its answered calls end) promises what it stored survives a database crash.
+ */
+const DURABLE: TransactionOptions = { synchronousCommit: true };
 
 interface CallRow {
   call_id: string;
@@ -62,21 +68,23 @@ export class PostgresCallStore extends CallStore {
     const now = Date.now();
     const events = submissions.flat();
     const callIds = [...new Set(events.map((event) => event.callId))].sort();
-    return this.db.transaction(async (client) => {
-      // Whatever the server's or role's default: the 202 promises the events survive a database crash.
-      await client.query('SET LOCAL synchronous_commit = on');
+    const clickKeys = clickKeysOf(events);
+    return this.db.transaction(async (client, atCommit) => {
+      // The calls' advisory locks, then the clicks' their events carry (an advisory lock covers a click not
+      // stored yet), each in sorted order, so every intake transaction takes them in one order. A statement
+      // of its own, before the reads: in READ COMMITTED a statement reads a snapshot taken when it starts, so
+      // a read in this statement would miss what a transaction we waited for committed.
       await client.query(
-        `SELECT pg_advisory_xact_lock(hashtextextended($1 || chr(31) || id, 0)) FROM unnest($2::text[]) AS id`,
-        [portalId, callIds],
+        `SELECT pg_advisory_xact_lock(hashtextextended(
+           CASE WHEN k.click THEN 'click' || chr(31) ELSE '' END || $1 || chr(31) || k.id, 0))
+         FROM unnest($2::text[], $3::boolean[]) AS k(id, click)`,
+        [
+          portalId,
+          [...callIds, ...clickKeys.portalCallIds],
+          [...callIds.map(() => false), ...clickKeys.portalCallIds.map(() => true)],
+        ],
       );
-      // The keys stored for these calls: nobody else stores events of them until this commits (the locks).
-      const stored = await client.query<{ call_id: string; event: string }>(
-        `SELECT call_id, event FROM call_events WHERE portal_id = $1 AND call_id = ANY($2::text[])`,
-        [portalId, callIds],
-      );
-      const known = new Set(stored.rows.map((row) => eventKey(row.call_id, row.event)));
-      const calls = await this.lockCalls(client, portalId, callIds);
-      const clicks = await this.lockClicks(client, portalId, events);
+      const { known, calls, clicks } = await this.readLocked(client, portalId, callIds, clickKeys);
       const changed = new Map<string, CallRecord>();
       const fresh: { event: CallEvent; key: string }[] = [];
       const results = submissions.map((list) => {
@@ -123,34 +131,55 @@ export class PostgresCallStore extends CallStore {
           [portalId, claimed.map((row) => row.portalCallId), claimed.map((row) => row.matchedCallId), now],
         );
       }
-      await this.announceWork(client, portalId, saved);
+      // With the COMMIT, in its round trip.
+      if (saved.some((call) => call.dueAt !== undefined)) {
+        atCommit.notify(NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId));
+      }
       return results;
-    });
+    }, DURABLE);
   }
 
   /**
-   * The clicks this batch may take, locked until the commit: the CALL_IDs its events carry (an advisory lock
-   * covers one not stored yet) and the open clicks to its numbers. A replica waiting on a row another took
-   * sees it taken once that one commits (the row no longer qualifies), so no click is taken twice.
+   * One statement, once the advisory locks are held: the event keys stored for these calls (nobody else
+   * stores events of them until this commits), the stored calls row-locked in id order, and the clicks this
+   * batch may take, row-locked until the commit: the CALL_IDs its events carry and the open clicks to its
+   * numbers. A replica waiting on a click row another took sees it taken once that one commits (the row no
+   * longer qualifies), so no click is taken twice.
    */
-  private async lockClicks(client: PoolClient, portalId: string, events: CallEvent[]): Promise<ClickLedger> {
-    const keys = clickKeysOf(events);
-    if (keys.portalCallIds.length === 0 && keys.phones.length === 0) return new ClickLedger([]);
-    if (keys.portalCallIds.length > 0) {
-      await client.query(
-        `SELECT pg_advisory_xact_lock(hashtextextended('click' || chr(31) || $1 || chr(31) || id, 0))
-         FROM unnest($2::text[]) AS id`,
-        [portalId, keys.portalCallIds],
-      );
-    }
-    const rows = await client.query<ClickDbRow>(
-      `SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
-       WHERE portal_id = $1 AND (portal_call_id = ANY($2::text[])
-         OR (matched_call_id IS NULL AND phone_number = ANY($3::text[])))
-       ORDER BY portal_call_id FOR UPDATE`,
-      [portalId, keys.portalCallIds, keys.phones],
+  private async readLocked(
+    client: PoolClient,
+    portalId: string,
+    callIds: string[],
+    clickKeys: { portalCallIds: string[]; phones: string[] },
+  ): Promise<{ known: Set<string>; calls: Map<string, CallRecord>; clicks: ClickLedger }> {
+    // A CTE with FOR UPDATE is run once, whole (never folded into the query), locking its rows as it reads
+    // them: the calls' in id order, then the clicks' (none without keys: an index look that finds nothing).
+    const rows = await client.query<{ kind: 'event' | 'call' | 'click'; id: string; body: string }>(
+      `WITH stored AS (
+         SELECT call_id, event FROM call_events WHERE portal_id = $1 AND call_id = ANY($2::text[])
+       ), locked_calls AS (
+         SELECT call_id, data FROM calls WHERE portal_id = $1 AND call_id = ANY($2::text[])
+         ORDER BY call_id FOR UPDATE
+       ), locked_clicks AS (
+         SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
+         WHERE portal_id = $1 AND (portal_call_id = ANY($3::text[])
+           OR (matched_call_id IS NULL AND phone_number = ANY($4::text[])))
+         ORDER BY portal_call_id FOR UPDATE
+       )
+       SELECT 'call' AS kind, call_id AS id, data AS body FROM locked_calls
+       UNION ALL SELECT 'click', portal_call_id, row_to_json(locked_clicks)::text FROM locked_clicks
+       UNION ALL SELECT 'event', call_id, event FROM stored`,
+      [portalId, callIds, clickKeys.portalCallIds, clickKeys.phones],
     );
-    return new ClickLedger(rows.rows.map(clickOf));
+    const known = new Set<string>();
+    const calls = new Map<string, CallRecord>();
+    const clicks: ClickRow[] = [];
+    for (const row of rows.rows) {
+      if (row.kind === 'event') known.add(eventKey(row.id, row.body));
+      else if (row.kind === 'call') calls.set(row.id, parse({ call_id: row.id, data: row.body }));
+      else clicks.push(clickOf(JSON.parse(row.body) as ClickDbRow));
+    }
+    return { known, calls, clicks: new ClickLedger(clicks) };
   }
 
   async saveClick(portalId: string, click: ClickRow): Promise<void> {
@@ -358,8 +387,6 @@ export class PostgresCallStore extends CallStore {
     quotaBytes?: number,
   ): Promise<CallRecord | undefined> {
     return this.db.transaction(async (client) => {
-      // The 202 of a pushed recording promises it survives a database crash.
-      await client.query('SET LOCAL synchronous_commit = on');
       if (fence) await this.checkFence(client, portalId, fence);
       const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
       if (!call) return undefined;
@@ -388,7 +415,7 @@ export class PostgresCallStore extends CallStore {
       await this.saveCalls(client, [next]);
       if (!fence) await this.announceWork(client, portalId, [next]);
       return next;
-    });
+    }, DURABLE);
   }
 
   /** FOR SHARE: a takeover (an UPDATE of the lease row) waits for this transaction, or this one sees it. */
@@ -487,8 +514,6 @@ export class PostgresCallStore extends CallStore {
     mutate: CallMutator,
   ): Promise<CallRecord[]> {
     return this.db.transaction(async (client) => {
-      // Intake answers 202 after this too: it must survive a database crash like the events.
-      await client.query('SET LOCAL synchronous_commit = on');
       const rows = await client.query<CallRow>(
         `SELECT call_id, data FROM calls c
          WHERE c.portal_id = $1 AND c.callback_phone IS NOT NULL AND EXISTS (
@@ -503,7 +528,7 @@ export class PostgresCallStore extends CallStore {
       await this.saveCalls(client, changed);
       await this.announceWork(client, portalId, changed);
       return updated;
-    });
+    }, DURABLE);
   }
 
   watchNewWork(portalId: string, listener: () => void): () => void {

@@ -23,6 +23,16 @@ export const POSTGRES_DIALECT: SqlDialect = {
   placeholder: (index) => `$${index}`,
 };
 
+export interface TransactionOptions {
+  /** `SET LOCAL synchronous_commit = on`: the commit is durable before it resolves, whatever the default. */
+  synchronousCommit?: boolean;
+}
+
+/** NOTIFYs a transaction sends with its COMMIT (each distinct one once). */
+export interface CommitNotices {
+  notify(channel: string, payload: string): void;
+}
+
 /**
  * One connection pool shared by the call, token, lease and budget stores: created once and migrated
  * once. `DATABASE_URL` is a libpq-style URL; its `options=-c search_path=NAME` selects a schema, which is
@@ -65,14 +75,30 @@ export class PostgresDatabase {
     return (await this.pool.query<R>(sql, params)).rows;
   }
 
-  /** Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws. */
-  async transaction<T>(work: (client: PoolClient) => Promise<T>): Promise<T> {
+  /**
+   * Runs `work` in one transaction on one connection: committed when it resolves, rolled back when it throws.
+   * `synchronousCommit` sets `synchronous_commit = on` for the transaction whatever the server's or role's
+   * default (a commit is then on disk before it is answered), sent with BEGIN in one simple query: one round
+   * trip. What `work` passes to `atCommit.notify` is sent with COMMIT in one simple query too (a NOTIFY is
+   * delivered only when its transaction commits, so this is where it belongs anyway); an error in either
+   * rolls the transaction back like one in `work`.
+   */
+  async transaction<T>(
+    work: (client: PoolClient, atCommit: CommitNotices) => Promise<T>,
+    options: TransactionOptions = {},
+  ): Promise<T> {
     await this.open();
     const client = await this.pool.connect();
+    const notices = new Set<string>();
+    const atCommit: CommitNotices = {
+      notify: (channel, payload) =>
+        void notices.add(`NOTIFY ${client.escapeIdentifier(channel)}, ${client.escapeLiteral(payload)}`),
+    };
     try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
+      // No parameters: pg sends these as one simple query, which PostgreSQL runs in order in one round trip.
+      await client.query(options.synchronousCommit ? 'BEGIN; SET LOCAL synchronous_commit = on' : 'BEGIN');
+      const result = await work(client, atCommit);
+      await client.query([...notices, 'COMMIT'].join('; '));
       return result;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
