@@ -247,11 +247,13 @@ export class DeliveryScheduler {
         : undefined;
     let planned!: (plan: PlannedBatch) => void;
     const claimedItsCalls = new Promise<PlannedBatch>((resolve) => (planned = resolve));
-    const batch = this.batches
+    const batch: Promise<void> = this.batches
       .send(lease, unit, this.inFlight, (answer) => this.heard(answer), planned, read)
       .then(
         // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
         (result) => {
+          // Out of the count before the wake-up, so the turn it starts sees a portal with no batch in flight.
+          this.running.delete(batch);
           if (result.kind === 'paced') this.pacedUntil = result.until;
           else if (result.kind === 'idle') this.idle = true;
           else {
@@ -261,6 +263,7 @@ export class DeliveryScheduler {
           }
         },
         (error: Error) => {
+          this.running.delete(batch);
           if (error instanceof LeaseLostError) this.lease.lost(error.lease);
           else this.logger.error(`delivery batch error: ${error.message}`);
           this.notify();

@@ -551,7 +551,10 @@ export class PostgresCallStore extends CallStore {
 
   private listenForWork(): void {
     const prefix = workPayload(this.db.schema, '');
-    this.stopListening ??= this.db.listen(NEW_WORK_CHANNEL, (payload) => {
+    this.stopListening ??= this.db.listen(NEW_WORK_CHANNEL, (payload, own) => {
+      // Sent by this process: whatever stored that work woke delivery here itself (intake, a re-queue, a
+      // pushed recording); hearing it again would only make the loop look at the queue once more.
+      if (own) return;
       for (const listener of this.workListeners.get(payload) ?? []) listener();
       if (this.anyWorkListeners.size === 0 || !payload.startsWith(prefix)) return;
       const portalId = payload.slice(prefix.length);

@@ -43,7 +43,9 @@ export class PostgresDatabase {
   private ready?: Promise<void>;
   /** The schema this database's tables live in (set once migrated): replicas share it, tests each have one. */
   private schemaName = '';
-  private readonly subscribers = new Map<string, Set<(payload: string) => void>>();
+  private readonly subscribers = new Map<string, Set<(payload: string, own: boolean) => void>>();
+  /** The server process ids of this pool's connections: a NOTIFY sent by one of them is this process's own. */
+  private readonly ownBackends = new Set<number>();
   private listening?: Promise<void>;
   private listenClient?: Client;
   private closing = false;
@@ -62,6 +64,9 @@ export class PostgresDatabase {
     });
     // An idle client losing its connection (database restart) must not take the process down.
     this.pool.on('error', () => undefined);
+    const backend = (client: PoolClient) => (client as PoolClient & { processID?: number }).processID;
+    this.pool.on('connect', (client) => void this.ownBackends.add(backend(client) ?? 0));
+    this.pool.on('remove', (client) => void this.ownBackends.delete(backend(client) ?? 0));
   }
 
   /** Connects and applies pending migrations; every store call waits for it. */
@@ -116,9 +121,9 @@ export class PostgresDatabase {
    * Calls `handler` with the payload of every NOTIFY on `channel`, through one dedicated connection (a
    * pooled one cannot stay listening). A dropped connection is opened again a second later; what was
    * notified meanwhile is missed, which costs only latency, since delivery also looks at the queue itself.
-   * Returns a function that stops the handler.
+   * `own`: one of this pool's connections sent it. Returns a function that stops the handler.
    */
-  listen(channel: string, handler: (payload: string) => void): () => void {
+  listen(channel: string, handler: (payload: string, own: boolean) => void): () => void {
     let handlers = this.subscribers.get(channel);
     if (!handlers) {
       handlers = new Set();
@@ -161,8 +166,9 @@ export class PostgresDatabase {
         client.on('error', () => resolve());
         client.on('end', () => resolve());
       });
-      client.on('notification', ({ channel, payload }) => {
-        for (const handler of this.subscribers.get(channel) ?? []) handler(payload ?? '');
+      client.on('notification', ({ channel, payload, processId }) => {
+        const own = this.ownBackends.has(processId);
+        for (const handler of this.subscribers.get(channel) ?? []) handler(payload ?? '', own);
       });
       try {
         await client.connect();
