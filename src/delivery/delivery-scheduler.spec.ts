@@ -47,7 +47,14 @@ class ScriptedPortal implements PortalTransport {
     this.scripts.push(script);
   }
 
+  /** While set, a request waits for it before the portal answers (a slow portal). */
+  gate?: Promise<void>;
+  /** Told when a request reaches the portal. */
+  onRequest?: () => void;
+
   async batch(commands: WireCommand[], { unit }: { unit: BudgetUnit }): Promise<BatchOutcome> {
+    this.onRequest?.();
+    if (this.gate) await this.gate;
     const script = this.scripts.shift() ?? portalOk;
     if (script === 'credentials-unusable') {
       unit.giveBack();
@@ -145,6 +152,68 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
       ['register', 'delivered'],
     ]);
     expect(scheduler.portalStatus()).toMatchObject({ lastRequestOk: true, deliveringHere: true });
+  });
+
+  /** Counts the loop's and its batches' reads of the queue (lookDue, dueCalls, nextDueAt) from now on. */
+  function countReads(): { reads: number } {
+    const counted = { reads: 0 };
+    for (const name of ['lookDue', 'dueCalls', 'nextDueAt'] as const) {
+      const read = (store[name] as (...args: unknown[]) => Promise<unknown>).bind(store);
+      (store as unknown as Record<string, unknown>)[name] = (...args: unknown[]) => {
+        // lookDue of the base class reads through dueCalls and nextDueAt: one look, one read.
+        if (name === 'lookDue' || !looking) counted.reads += 1;
+        if (name !== 'lookDue') return read(...args);
+        looking = true;
+        return read(...args).finally(() => (looking = false));
+      };
+    }
+    let looking = false;
+    return counted;
+  }
+
+  it("a quiet portal's call: one read of the queue per batch, and one to find nothing more is due", async () => {
+    await setUp();
+    await take([started('a'), ended('a')]);
+    const counted = countReads();
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(counted.reads).toBe(1);
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(counted.reads).toBe(2);
+    expect(await scheduler.runOnce()).toEqual({ kind: 'sleep', ms: 1000 });
+    expect(counted.reads).toBe(3);
+    expect(portal.requests.map(methods)).toEqual([['register'], ['finish']]);
+  });
+
+  it('after a batch that took everything due, the loop waits for a wake-up instead of looking again', async () => {
+    await setUp();
+    let release!: () => void;
+    portal.gate = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const reached = new Promise<void>((resolve) => (portal.onRequest = resolve));
+      await take([started('a')]);
+      const counted = countReads();
+      scheduler.start(); // its first turn looks at once
+      await reached;
+      // The register is at the portal; the loop would have looked again at once before.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(counted.reads).toBe(1);
+      // New work wakes it: a look, and the new call goes while the first is still at the portal. With a
+      // batch in flight the look reads one call and the batch reads its own candidates; then it waits again.
+      await take([started('b')]);
+      scheduler.notify();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(counted.reads).toBe(3);
+      expect(portal.requests.map(methods)).toEqual([]);
+      portal.gate = undefined;
+      release();
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(portal.requests.map(methods)).toEqual([['register'], ['register']]);
+      expect(await find('a')).toMatchObject({ state: 'registered' });
+      expect(await find('b')).toMatchObject({ state: 'registered' });
+    } finally {
+      portal.gate = undefined;
+      release();
+    }
   });
 
   it('register and finish of one call go in separate requests; finish and attachRecord share one', async () => {

@@ -185,8 +185,11 @@ export class DeliveryScheduler {
   private async run(): Promise<void> {
     while (!this.stopped) {
       try {
+        const wakes = this.wakes;
         const turn = await this.turn();
-        if (turn.kind === 'sleep') await this.sleep(turn.ms);
+        // A wake-up while the turn awaited the store (new work after its look, or stop()) found no sleep to
+        // end: the loop turns again instead of sleeping through it (up to an hour with many portals).
+        if (turn.kind === 'sleep' && this.wakes === wakes && !this.stopped) await this.sleep(turn.ms);
       } catch (error) {
         this.logger.error(`delivery loop error: ${(error as Error).message}`);
         await this.sleep(1000);

@@ -148,6 +148,56 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     }
   });
 
+  it("the loop's look: the due calls as dueCalls reads them, or when none is due, the next due time", async () => {
+    const portal = `look-${Date.now()}`;
+    await first.calls.ingest(portal, [[startedEvent('look-a')], [startedEvent('look-b')]], applyFor(portal));
+    const now = Date.now() + 1000;
+    const looked = await second.calls.lookDue(portal, now, 10, new Set(['look-b']));
+    expect(looked.due.map((call) => call.callId)).toEqual(['look-a']);
+    expect(looked.nextDueAt).toBeUndefined();
+    expect(looked.due).toEqual(await second.calls.dueCalls(portal, now, 10, new Set(['look-b'])));
+    // Both wait a minute: nothing is due, and the look says when the first comes due.
+    const at = Date.now() + 60_000;
+    await first.calls.updateCalls(portal, ['look-a', 'look-b'], (call) => ({
+      ...call,
+      dueAt: call.callId === 'look-a' ? at + 5 : at,
+    }));
+    expect(await second.calls.lookDue(portal, Date.now(), 10, new Set())).toEqual({ due: [], nextDueAt: at });
+    // A portal with nothing queued: no due time at all.
+    expect(await second.calls.lookDue(`${portal}-empty`, Date.now(), 10, new Set())).toEqual({ due: [] });
+  });
+
+  (onPostgres ? it : it.skip)(
+    "a replica hears another's new work, never its own (what stored it woke delivery there already)",
+    async () => {
+      const portal = `own-${Date.now()}`;
+      const heardBy = { first: 0, second: 0 };
+      const stops = [
+        first.calls.watchAnyNewWork((id) => void (id === portal && (heardBy.first += 1))),
+        second.calls.watchAnyNewWork((id) => void (id === portal && (heardBy.second += 1))),
+      ];
+      try {
+        // The listeners connect in the background: until the second hears the first's intake.
+        let n = 0;
+        await eventually(async () => {
+          await first.calls.ingest(portal, [[startedEvent(`own-${(n += 1)}`)]], applyFor(portal));
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          return heardBy.second > 0 ? true : undefined;
+        });
+        await second.calls.ingest(portal, [[startedEvent('own-from-second')]], applyFor(portal));
+        await eventually(async () => (heardBy.first > 0 ? true : undefined));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        // The first heard only the second's one intake, none of its own n; the second heard the first's
+        // (those after its listener connected), never its own.
+        expect(heardBy.first).toBe(1);
+        expect(heardBy.second).toBeGreaterThanOrEqual(1);
+        expect(heardBy.second).toBeLessThanOrEqual(n);
+      } finally {
+        for (const stop of stops) stop();
+      }
+    },
+  );
+
   it('one replica holds the delivery lease; a takeover fences the old holder out', async () => {
     const portal = `lease-${Date.now()}`;
     const held = await first.leases.acquireLease(portal, 'replica-a', 400);
