@@ -106,22 +106,17 @@ export class PostgresCallStore extends CallStore {
         }
         return result;
       });
-      if (fresh.length > 0) {
-        await client.query(
-          `INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
-           SELECT $1, e.call_id, e.event, e.payload, $5
-           FROM unnest($2::text[], $3::text[], $4::text[]) AS e(call_id, event, payload)`,
-          [
-            portalId,
-            fresh.map(({ event }) => event.callId),
-            fresh.map(({ key }) => key),
-            fresh.map(({ event }) => JSON.stringify(event)),
-            now,
-          ],
-        );
-      }
       const saved = [...changed.values()];
-      await this.saveCalls(client, saved);
+      // The new event keys and the calls they changed, in one statement (an event changes its call).
+      if (fresh.length > 0) {
+        await this.saveCalls(client, saved, {
+          portalId,
+          callIds: fresh.map(({ event }) => event.callId),
+          keys: fresh.map(({ key }) => key),
+          payloads: fresh.map(({ event }) => JSON.stringify(event)),
+          receivedAt: now,
+        });
+      }
       const claimed = clicks.changed;
       if (claimed.length > 0) {
         await client.query(
@@ -242,11 +237,13 @@ export class PostgresCallStore extends CallStore {
     skip: ReadonlySet<string>,
   ): Promise<DueLook> {
     const rows = await this.db.query<CallRow & { next_due: string | null }>(
-      `(SELECT call_id, data, xmin::text AS version, NULL::bigint AS next_due FROM calls
-        WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
-        ORDER BY priority, due_at LIMIT $3)
-       UNION ALL
-       SELECT NULL, NULL, NULL, MIN(due_at) FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL`,
+      `SELECT call_id, data, version, next_due FROM (
+         (SELECT call_id, data, xmin::text AS version, NULL::bigint AS next_due, priority, due_at FROM calls
+          WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
+          ORDER BY priority, due_at LIMIT $3)
+         UNION ALL
+         SELECT NULL, NULL, NULL, MIN(due_at), NULL, NULL FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL
+       ) AS look ORDER BY call_id IS NULL, priority, due_at`,
       [portalId, now, limit, [...skip]],
     );
     const due = rows.filter((row) => row.call_id !== null).map((row) => this.versioned(row));
@@ -692,10 +689,22 @@ export class PostgresCallStore extends CallStore {
     await client.query('SELECT pg_notify($1, $2)', [NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId)]);
   }
 
-  private async saveCalls(client: PoolClient, calls: CallRecord[]): Promise<void> {
+  /**
+   * Upserts `calls`; with `events` (intake), their new event keys are inserted by the same statement (a
+   * data-modifying CTE: one round trip, and a key stored twice still fails the whole statement).
+   */
+  private async saveCalls(client: PoolClient, calls: CallRecord[], events?: NewEvents): Promise<void> {
     if (!calls.length) return;
     await client.query(
-      `INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority,
+      `${
+        events
+          ? `WITH stored_events AS (
+               INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
+               SELECT $12, e.call_id, e.event, e.payload, $16
+               FROM unnest($13::text[], $14::text[], $15::text[]) AS e(call_id, event, payload)
+             ) `
+          : ''
+      }INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority,
          callback_phone, callback_until)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bigint[], $6::bigint[],
          $7::bigint[], $8::text[], $9::smallint[], $10::text[], $11::bigint[])
@@ -715,9 +724,19 @@ export class PostgresCallStore extends CallStore {
         calls.map((call) => deliveryPriority(call)),
         calls.map((call) => awaitingCallback(call)?.phone ?? null),
         calls.map((call) => awaitingCallback(call)?.until ?? null),
+        ...(events ? [events.portalId, events.callIds, events.keys, events.payloads, events.receivedAt] : []),
       ],
     );
   }
+}
+
+/** Intake's new event keys, stored with their calls (`saveCalls`). */
+interface NewEvents {
+  portalId: string;
+  callIds: string[];
+  keys: string[];
+  payloads: string[];
+  receivedAt: number;
 }
 
 function workPayload(schema: string, portalId: string): string {
