@@ -98,12 +98,6 @@ export interface PlannedBatch {
   drained: boolean;
 }
 
-/** The loop's own look at the queue (`CallStore.lookDue`): the due calls it read, asking for `limit`. */
-export interface QueueRead {
-  calls: CallRecord[];
-  limit: number;
-}
-
 /** A card move naming internal numbers waits this long for the employee directory's first copy. */
 const DIRECTORY_WAIT_MS = 1000;
 
@@ -161,13 +155,14 @@ export class DeliveryBatches {
     claimed: Set<string>,
     onAnswer: (answer: PortalAnswer) => void,
     onPlanned?: (planned: PlannedBatch) => void,
-    read?: QueueRead,
+    /** The loop's own look (`CallStore.lookDue`), when it read a batch's `candidates()`: planned from. */
+    looked?: CallRecord[],
   ): Promise<BatchResult> {
     const now = Date.now();
     let plan: BatchPlan | undefined;
     let reservation: OperatingReservation | undefined;
     try {
-      const planned = await this.plan(now, claimed, read);
+      const planned = await this.plan(now, claimed, looked);
       onPlanned?.({ drained: planned.drained });
       plan = planned.plan;
       reservation = planned.reservation;
@@ -205,16 +200,13 @@ export class DeliveryBatches {
    * before another claimed its calls would send them twice at once. The plan's expected server time is set
    * aside under the operating limit before the next batch plans.
    */
-  private plan(now: number, claimed: Set<string>, read?: QueueRead) {
+  private plan(now: number, claimed: Set<string>, looked?: CallRecord[]) {
     const next = this.planning.then(async () => {
       const limits = this.limits();
       const candidates = this.candidates();
-      // The loop's look, when it read as many as a batch would (and before nothing else planned: `claimed`
-      // is applied again). A stale copy is safe: markSending writes only calls still at the planned step.
-      const found =
-        read && read.limit >= candidates
-          ? read.calls
-          : await this.store.dueCalls(this.transport.portalId, now, candidates, claimed);
+      // The loop's look, read for as many as this read would ask (`claimed` is applied again). A stale copy
+      // is safe: markSending writes only calls still at the planned step.
+      const found = looked ?? (await this.store.dueCalls(this.transport.portalId, now, candidates, claimed));
       let due = found.filter((call) => !claimed.has(call.callId));
       let { plan, expiredHolds, fetches } = planBatch(due, limits);
       // A step without operating-time room can fill the candidates (thousands of registers waiting while

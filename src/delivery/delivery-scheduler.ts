@@ -223,9 +223,14 @@ export class DeliveryScheduler {
     const portalId = this.transport.portalId;
     // With no batch in flight (a quiet portal) the look reads a whole batch's candidates, and the batch plans
     // from them when its unit comes at once: one read of the queue per batch instead of two.
-    const candidates = this.running.size === 0 ? this.batches.candidates() : 1;
+    const quiet = this.running.size === 0;
     const wakes = this.wakes;
-    const looked = await this.store.lookDue(portalId, now, candidates, this.inFlight);
+    const looked = await this.store.lookDue(
+      portalId,
+      now,
+      quiet ? this.batches.candidates() : 1,
+      this.inFlight,
+    );
     if (looked.due.length === 0) {
       const dueAt = looked.nextDueAt;
       return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? look : Math.min(look, dueAt - now) };
@@ -244,10 +249,7 @@ export class DeliveryScheduler {
     }
     // Read before this unit came (a wait at the ceiling): the batch reads again, so it leaves as full as the
     // backlog is now. Otherwise the look is what the batch's own read would have returned.
-    const read =
-      candidates > 1 && Date.now() - now <= REUSE_LOOK_MS
-        ? { calls: looked.due, limit: candidates }
-        : undefined;
+    const read = quiet && Date.now() - now <= REUSE_LOOK_MS ? looked.due : undefined;
     let planned!: (plan: PlannedBatch) => void;
     const claimedItsCalls = new Promise<PlannedBatch>((resolve) => (planned = resolve));
     const batch: Promise<void> = this.batches
@@ -272,8 +274,8 @@ export class DeliveryScheduler {
           this.notify();
         },
       );
+    // Its handlers above take it out of the count.
     this.running.add(batch);
-    void batch.finally(() => this.running.delete(batch));
     // The next unit is taken once this batch has planned: a unit granted while earlier batches still plan
     // would leave late, and the portal would count it closer to the next one than the bucket mirror did.
     const plannedBatch = await Promise.race([claimedItsCalls, batch.then(() => undefined)]);

@@ -21,7 +21,7 @@ import {
 import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
-import { POSTGRES_DIALECT, PostgresDatabase, TransactionOptions } from './postgres-database';
+import { CommitNotices, POSTGRES_DIALECT, PostgresDatabase, TransactionOptions } from './postgres-database';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
 const NEW_WORK_CHANNEL = 'bridge_new_work';
@@ -126,10 +126,7 @@ export class PostgresCallStore extends CallStore {
           [portalId, claimed.map((row) => row.portalCallId), claimed.map((row) => row.matchedCallId), now],
         );
       }
-      // With the COMMIT, in its round trip.
-      if (saved.some((call) => call.dueAt !== undefined)) {
-        atCommit.notify(NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId));
-      }
+      this.announceWork(atCommit, portalId, saved);
       return results;
     }, DURABLE);
   }
@@ -236,7 +233,7 @@ export class PostgresCallStore extends CallStore {
     limit: number,
     skip: ReadonlySet<string>,
   ): Promise<DueLook> {
-    const rows = await this.db.query<CallRow & { next_due: string | null }>(
+    const rows = await this.db.query<CallRow & { next_due: number | null }>(
       `SELECT call_id, data, version, next_due FROM (
          (SELECT call_id, data, xmin::text AS version, NULL::bigint AS next_due, priority, due_at FROM calls
           WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
@@ -248,8 +245,7 @@ export class PostgresCallStore extends CallStore {
     );
     const due = rows.filter((row) => row.call_id !== null).map((row) => this.versioned(row));
     if (due.length > 0) return { due };
-    const next = rows.find((row) => row.call_id === null)?.next_due;
-    return { due, nextDueAt: next === null || next === undefined ? undefined : Number(next) };
+    return { due, nextDueAt: rows.find((row) => row.call_id === null)?.next_due ?? undefined };
   }
 
   async updateCalls(
@@ -258,7 +254,7 @@ export class PostgresCallStore extends CallStore {
     mutate: CallMutator,
     fence?: DeliveryLease,
   ): Promise<CallRecord[]> {
-    return this.db.transaction(async (client) => {
+    return this.db.transaction(async (client, atCommit) => {
       if (fence) await this.checkFence(client, portalId, fence);
       const calls = await this.lockCalls(client, portalId, [...new Set(callIds)].sort());
       const updated = callIds.flatMap((callId) => {
@@ -270,7 +266,7 @@ export class PostgresCallStore extends CallStore {
       });
       await this.saveCalls(client, updated);
       // Delivery's own writes (fenced) concern only the deliverer; an operator's re-queue wakes it.
-      if (!fence) await this.announceWork(client, portalId, updated);
+      if (!fence) this.announceWork(atCommit, portalId, updated);
       return updated;
     });
   }
@@ -383,7 +379,7 @@ export class PostgresCallStore extends CallStore {
     fence?: DeliveryLease,
     quotaBytes?: number,
   ): Promise<CallRecord | undefined> {
-    return this.db.transaction(async (client) => {
+    return this.db.transaction(async (client, atCommit) => {
       if (fence) await this.checkFence(client, portalId, fence);
       const call = (await this.lockCalls(client, portalId, [callId])).get(callId);
       if (!call) return undefined;
@@ -410,7 +406,7 @@ export class PostgresCallStore extends CallStore {
         [portalId, callId, staged.bytes, next.recording?.storedAt ?? Date.now(), staged.blobId],
       );
       await this.saveCalls(client, [next]);
-      if (!fence) await this.announceWork(client, portalId, [next]);
+      if (!fence) this.announceWork(atCommit, portalId, [next]);
       return next;
     }, DURABLE);
   }
@@ -510,7 +506,7 @@ export class PostgresCallStore extends CallStore {
     answered: readonly AnsweredCall[],
     mutate: CallMutator,
   ): Promise<CallRecord[]> {
-    return this.db.transaction(async (client) => {
+    return this.db.transaction(async (client, atCommit) => {
       const rows = await client.query<CallRow>(
         `SELECT call_id, data FROM calls c
          WHERE c.portal_id = $1 AND c.callback_phone IS NOT NULL AND EXISTS (
@@ -523,7 +519,7 @@ export class PostgresCallStore extends CallStore {
       const updated = calls.map((call) => mutate(call));
       const changed = updated.filter((call, index) => call !== calls[index]);
       await this.saveCalls(client, changed);
-      await this.announceWork(client, portalId, changed);
+      this.announceWork(atCommit, portalId, changed);
       return updated;
     }, DURABLE);
   }
@@ -684,9 +680,10 @@ export class PostgresCallStore extends CallStore {
    * Tells every replica's listener, once this transaction commits (PostgreSQL delivers a NOTIFY only then,
    * and one per payload however often it is sent), that calls of the portal are due.
    */
-  private async announceWork(client: PoolClient, portalId: string, calls: CallRecord[]): Promise<void> {
+  private announceWork(atCommit: CommitNotices, portalId: string, calls: CallRecord[]): void {
     if (!calls.some((call) => call.dueAt !== undefined)) return;
-    await client.query('SELECT pg_notify($1, $2)', [NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId)]);
+    // Sent with the COMMIT, in its round trip.
+    atCommit.notify(NEW_WORK_CHANNEL, workPayload(this.db.schema, portalId));
   }
 
   /**
