@@ -61,15 +61,26 @@ async function databaseBackends(): Promise<number[]> {
   }
 }
 
-function backendsCpuSeconds(pids: number[]): number {
-  let total = 0;
+/** CPU seconds of each of these backends still running (Linux /proc), by pid. */
+function backendsCpuSeconds(pids: number[]): Map<number, number> {
+  const seconds = new Map<number, number>();
   for (const pid of pids) {
     try {
-      total += cpuSeconds(pid);
+      seconds.set(pid, cpuSeconds(pid));
     } catch {
       // the backend ended meanwhile
     }
   }
+  return seconds;
+}
+
+/**
+ * CPU the backends used between two reads, counting those still running at the second (one the pool closed
+ * meanwhile was idle for the pool's idle timeout before it closed; its last seconds are not counted).
+ */
+function backendsCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let total = 0;
+  for (const [pid, seconds] of after) total += seconds - (before.get(pid) ?? seconds);
   return total;
 }
 
@@ -146,7 +157,7 @@ async function main(): Promise<void> {
     const idleSec = (Date.now() - idleBegin) / 1000;
     const bridgeIdle = cpuSeconds(replica.child.pid) - bridgeBefore;
     const postgresIdle = postgresCpuSeconds() - postgresBefore;
-    const backendsIdle = backendsCpuSeconds(backends) - backendsBefore;
+    const backendsIdle = backendsCpuBetween(backendsBefore, backendsCpuSeconds(backends));
     await sleep(1500);
     // The two reads of the statistics are two transactions of their own.
     const statementsIdle = (await databaseTransactions()) - statementsBefore - 1;

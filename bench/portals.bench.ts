@@ -99,6 +99,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
   const env = fleetEnv(sandbox, schema, {
     PBX_RATE_LIMIT_RPS: '100000',
     LOG_LEVEL: 'error',
+    // BENCH_POOL_SIZE: each replica's DATABASE_POOL_SIZE (the bridge's default, 10, if unset).
+    ...(process.env.BENCH_POOL_SIZE ? { DATABASE_POOL_SIZE: process.env.BENCH_POOL_SIZE } : {}),
     ...countingStatementsEnv(statementsDir),
   });
   const replicas: BridgeProcess[] = [];

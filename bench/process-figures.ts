@@ -16,7 +16,12 @@ export function cpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
-/** CPU seconds of every PostgreSQL process of this machine (the server the bench's replicas share). */
+/**
+ * CPU seconds of every PostgreSQL process of this machine (the server the bench's replicas share), those
+ * that have ended too: a backend that closes (a pool's idle connection, the bench's own readers) takes its
+ * time with it, and the postmaster that reaped it counts that time as its children's (cutime, cstime).
+ * Without them a window in which backends ended could read negative.
+ */
 export function postgresCpuSeconds(): number {
   let total = 0;
   for (const entry of readdirSync('/proc')) {
@@ -25,7 +30,7 @@ export function postgresCpuSeconds(): number {
       const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
       if (!stat.includes('(postgres)')) continue;
       const fields = stat.split(') ')[1].split(' ');
-      total += (Number(fields[11]) + Number(fields[12])) / 100;
+      total += (Number(fields[11]) + Number(fields[12]) + Number(fields[13]) + Number(fields[14])) / 100;
     } catch {
       // the process ended meanwhile
     }

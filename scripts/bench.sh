@@ -22,6 +22,7 @@ bash scripts/ensure-postgres.sh
 run replicas
 run single-failover
 run portals
+run floor
 run idle-portals
 bash scripts/ensure-mariadb.sh
 run follow-ledger
