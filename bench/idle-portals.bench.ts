@@ -32,7 +32,14 @@ import {
 } from '../test/support/multi-fleet';
 import { TEST_POSTGRES_URL, TEST_SCHEMA_PREFIX } from '../test/support/test-database';
 import { ended, postJson, started } from './bench-support';
-import { cpuSeconds, databaseTransactions, figures, postgresCpuSeconds, rssMb } from './process-figures';
+import {
+  cpuSeconds,
+  databaseTransactions,
+  figures,
+  postgresCpuSeconds,
+  rssMb,
+  signalReplica,
+} from './process-figures';
 
 const PORTALS = Number(process.env.BENCH_IDLE_PORTALS ?? 10_000);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 30);
@@ -86,7 +93,7 @@ function backendsCpuBetween(before: Map<number, number>, after: Map<number, numb
 
 /** The replica's RSS after a full GC (its hook collects on SIGWINCH). */
 async function rssAfterGc(replica: BridgeProcess): Promise<number> {
-  replica.child.kill('SIGWINCH');
+  signalReplica(replica.child.pid, 'SIGWINCH');
   await sleep(1500);
   if (replica.child.exitCode !== null || replica.child.signalCode !== null)
     throw new Error(`the bridge exited: ${replica.output().slice(-2000)}`);
@@ -161,6 +168,8 @@ async function main(): Promise<void> {
     await sleep(1500);
     // The two reads of the statistics are two transactions of their own.
     const statementsIdle = (await databaseTransactions()) - statementsBefore - 1;
+    // After the idle window too: what V8 gave back of the heap it grew while every runtime was built at once.
+    const idleRssMb = await rssAfterGc(replica);
 
     // Steady load within capacity on idle portals: each call builds its portal's services (and takes its
     // lease) unless an earlier call of the same portal did within PORTAL_IDLE_SEC.
@@ -218,6 +227,8 @@ async function main(): Promise<void> {
             emptyBridgeRssMb: Math.round(emptyRssMb),
             bridgeRssMb: Math.round(fullRssMb),
             perIdlePortalKb: Number((((fullRssMb - emptyRssMb) * 1024) / PORTALS).toFixed(1)),
+            bridgeRssMbAfterIdle: Math.round(idleRssMb),
+            perIdlePortalKbAfterIdle: Number((((idleRssMb - emptyRssMb) * 1024) / PORTALS).toFixed(1)),
           },
           idle: {
             seconds: Number(idleSec.toFixed(1)),

@@ -46,6 +46,7 @@ import {
   postgresCpuSeconds,
   readStatementCounts,
   rssMb,
+  signalReplica,
   StatementCounts,
   statementsBetween,
 } from './process-figures';
@@ -150,7 +151,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     await sleep(600); // the preload's last write before the load
     const statementsBefore = statementsNow();
     // BENCH_CPU_PROFILE_DIR: the replicas' profiles cover the load and the drain (bench/count-statements.js).
-    if (process.env.BENCH_CPU_PROFILE_DIR) for (const replica of replicas) replica.child.kill('SIGWINCH');
+    if (process.env.BENCH_CPU_PROFILE_DIR)
+      for (const replica of replicas) signalReplica(replica.child.pid, 'SIGWINCH');
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -204,7 +206,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       await sleep(250);
     }
     const drainedAt = Date.now();
-    if (process.env.BENCH_CPU_PROFILE_DIR) for (const replica of replicas) replica.child.kill('SIGWINCH');
+    if (process.env.BENCH_CPU_PROFILE_DIR)
+      for (const replica of replicas) signalReplica(replica.child.pid, 'SIGWINCH');
     await sleep(600); // the preload's write after the drain
     const statements = statementsBetween(statementsBefore, statementsNow(), 25);
     // Load and drain together: every call of the round delivered, whatever the backlog left for the drain.

@@ -9,6 +9,14 @@ import { Client } from 'pg';
 import { TEST_POSTGRES_URL } from '../test/support/test-database';
 import { percentile } from './bench-support';
 
+/**
+ * Sends a bench's signal (SIGWINCH: collect, profile) to a replica without `child.kill`, which marks the
+ * child `killed` for any signal: the fleet's teardown then took it for stopped and left it running.
+ */
+export function signalReplica(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (pid) process.kill(pid, signal);
+}
+
 /** utime + stime of a process, in seconds (Linux /proc). */
 export function cpuSeconds(pid: number | undefined): number {
   if (!pid) return 0;
