@@ -249,6 +249,8 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
         commandsPerSecDuringLoad: Math.round(delivered / windowSec),
         ratioOfOffered: Number((delivered / windowSec / (CALLS_PER_SEC * 2)).toFixed(3)),
         commandsPerSecPerCore: Math.round(delivered / windowSec / cpus().length),
+        // Per core the bridge itself was busy (its CPU seconds over the load), the "per core of bridge".
+        commandsPerBridgeCoreSec: Math.round(delivered / Math.max(0.001, bridgeCpuSec)),
         drainAfterLoadSec: Number(((drainedAt - loadEnd) / 1000).toFixed(1)),
         commandsInAll: deliveredAll,
         callsFinished: finished,
