@@ -1,4 +1,5 @@
 import { SandboxPortal } from '../../sandbox';
+import { eventually } from '../support/bridge-harness';
 import { query, request } from './http';
 
 const REGISTER = 'telephony.externalcall.register';
@@ -135,8 +136,9 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
   it("an answer's figures count what other requests ran meanwhile (taken when each command ran)", async () => {
     const slow = batch(Object.fromEntries(Array.from({ length: 5 }, (_, n) => [`r_${n}`, register(n)])));
     // The quick batch goes once the slow one has arrived (its commands are in the run log), partway into it.
-    while (portal.operatingRuns().filter((run) => run.method === REGISTER).length < 5)
-      await new Promise((resolve) => setTimeout(resolve, 5));
+    await eventually(async () =>
+      portal.operatingRuns().filter((run) => run.method === REGISTER).length >= 5 ? true : undefined,
+    );
     await new Promise((resolve) => setTimeout(resolve, 150));
     const quick = await batch({ r_q: register(50) });
     const answer = await slow;
