@@ -19,15 +19,30 @@ export async function startBuiltBridge(
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
+  await untilAnswering(`${url}/health/live`, child, 'the bridge');
+  return { url, child };
+}
+
+/**
+ * Waits until `url` answers with a status `accepted` takes (a 2xx unless told) within 30 s. Throws if `child`,
+ * the server behind it, exits first.
+ */
+export async function untilAnswering(
+  url: string,
+  child: ChildProcess,
+  name: string,
+  accepted: (status: number) => boolean = (status) => status >= 200 && status < 300,
+): Promise<void> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error('the bridge exited during start-up');
+    if (child.exitCode !== null) throw new Error(`${name} exited during start-up`);
     try {
-      if ((await fetch(`${url}/health/live`)).ok) return { url, child };
+      const response = await fetch(url);
+      if (accepted(response.status)) return;
     } catch {
       // not listening yet
     }
-    if (Date.now() > deadline) throw new Error('the bridge did not start within 30 s');
+    if (Date.now() > deadline) throw new Error(`${name} did not start within 30 s`);
     await new Promise((done) => setTimeout(done, 100));
   }
 }

@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { freePort } from '../test/support/bridge-process';
 import { TEST_POSTGRES_URL } from '../test/support/test-database';
-import { ended, postJson, started } from './bench-support';
+import { ended, postJson, started, untilAnswering } from './bench-support';
 import { cpuSeconds, postgresCpuSeconds } from './process-figures';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
@@ -48,18 +48,6 @@ async function startSink(): Promise<{ server: Server; url: string; received: () 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { server, url: `http://127.0.0.1:${port}`, received: () => received };
-}
-
-async function untilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error('the floor service exited during start-up');
-    const status = await fetch(url)
-      .then((response) => response.status)
-      .catch(() => 0);
-    if (status !== 0) return;
-    await sleep(100);
-  }
-  throw new Error('the floor service did not start within 30 s');
 }
 
 async function round(
@@ -139,7 +127,8 @@ async function main(): Promise<void> {
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await untilUp(url, child);
+    // Any answer will do: the floor answers every route, a GET with a 400.
+    await untilAnswering(url, child, 'the floor service', () => true);
     // Warm-up: the service's code compiled and its pool open before anything is counted.
     const warm = Date.now();
     for (let n = 0; Date.now() - warm < 2000; n++)

@@ -18,7 +18,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postJson, started } from './bench-support';
+import { postJson, started, untilAnswering } from './bench-support';
 
 const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 5);
 const CONCURRENCY = Number(process.env.HTTP_BENCH_CONCURRENCY ?? 32);
@@ -48,15 +48,6 @@ function get(url: string): Promise<number> {
     request.on('error', fail);
     request.end();
   });
-}
-
-async function untilUp(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`${url}: the server exited during start-up`);
-    if ((await get(url).catch(() => 0)) === 200) return;
-    await new Promise((done) => setTimeout(done, 100));
-  }
-  throw new Error(`${url}: not up after 30 s`);
 }
 
 async function stop(child: ChildProcess): Promise<void> {
@@ -122,7 +113,12 @@ async function minimalApp(): Promise<Measured> {
     },
   );
   try {
-    await untilUp(`http://127.0.0.1:${port}/ping`, child);
+    await untilAnswering(
+      `http://127.0.0.1:${port}/ping`,
+      child,
+      'the minimal app',
+      (status) => status === 200,
+    );
     return await measure(() => get(`http://127.0.0.1:${port}/ping`), 200, child.pid);
   } finally {
     await stop(child);
@@ -148,7 +144,7 @@ async function bridge(dir: string): Promise<{ live?: Measured; intake?: Measured
   });
   const url = `http://127.0.0.1:${port}`;
   try {
-    await untilUp(`${url}/health/live`, child);
+    await untilAnswering(`${url}/health/live`, child, 'the bridge', (status) => status === 200);
     const live =
       ONLY === 'intake' ? undefined : await measure(() => get(`${url}/health/live`), 200, child.pid);
     const run = Date.now();
