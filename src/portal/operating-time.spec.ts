@@ -122,15 +122,49 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(wake).toBeGreaterThanOrEqual(START + 6000);
     expect(wake).toBeLessThan(START + 6100);
     now = wake;
-    // The reset has passed with no figure since: a small request goes to ask.
-    expect(operating.allowance(register, 10)).toBe(10);
-    const ask = operating.reserve(new Map([[register, 10]]));
+    // The reset has passed with no figure since: a small request goes to ask, no bigger than what the
+    // estimate leaves under the limit (0.1 s: 2 commands of 0.04 s).
+    expect(operating.allowance(register, 10)).toBe(2);
+    const ask = operating.reserve(new Map([[register, 2]]));
     // While it is in flight no second one goes; its answer tells.
     expect(operating.allowance(register, 10)).toBe(0);
     operating.observe(register, { usedSec: 0.4, figureAtMs: now + 400, resetAtMs: now + 60_000 });
     operating.release(ask);
     expect(operating.usedSec(register)).toBeCloseTo(0.4);
     expect(operating.allowance(register, 10)).toBe(1190);
+  });
+
+  it('an ask at the named reset is never refused when the figures were right: it sends what the limit leaves', () => {
+    // Kept to 97 % (46.56 s of 48). The portal's figures place everything: 0.1 s in the first bucket,
+    // 47.7 s in the second; the first leaves at START + 60 s, which the portal names.
+    const operating = new OperatingTime({ windowMs: 60_000, limitSec: 48 }, clock);
+    operating.observe(register, {
+      usedSec: 0.1,
+      costSec: 0.04,
+      figureAtMs: START + 100,
+      resetAtMs: START + 60_000,
+    });
+    now = START + 6100;
+    operating.observe(register, { usedSec: 47.8, figureAtMs: START + 6100, resetAtMs: START + 60_000 });
+    expect(operating.allowance(register, 10)).toBe(0);
+    const wake = operating.nextRoomAt(register, 10)!;
+    expect(wake).toBeGreaterThanOrEqual(START + 60_000);
+    now = wake;
+    // The reset freed 0.1 s: 47.7 s remain, over the target, 0.3 s under the limit. The ask sends 7
+    // commands (0.28 s), not 10 (0.4 s, of which the portal would refuse the last ones).
+    expect(operating.usedSec(register)).toBeCloseTo(47.7);
+    expect(operating.allowance(register, 10)).toBe(7);
+    // At the limit itself the ask is one command.
+    const full = new OperatingTime({ windowMs: 60_000, limitSec: 48 }, clock);
+    now = START + 6100;
+    full.observe(register, {
+      usedSec: 48,
+      costSec: 0.04,
+      figureAtMs: START + 6100,
+      resetAtMs: START + 60_000,
+    });
+    now = full.nextRoomAt(register, 10)!;
+    expect(full.allowance(register, 10)).toBe(1);
   });
 
   it('a refusal blocks the method until the reset the portal named, then asks small until a figure', () => {

@@ -176,10 +176,10 @@ export class OperatingTime {
    * How many commands of `method` may go now under the target. Fewer than `minUseful` counts as none, so a
    * method at its limit goes in requests worth sending rather than a command at a time. Until the method's
    * cost is measured it is taken as `assumedCostSec`, and one request may always go while none of the
-   * method is in flight, to measure it; `Infinity` when nothing bounds it. With no room on the estimate,
-   * `minUseful` commands go once the portal's named reset has passed with no figure since (the portal
-   * answers what its count is, and the next plan uses it); after a refusal, no more than that until a
-   * figure shows the count again.
+   * method is in flight, to measure it; `Infinity` when nothing bounds it. With no room on the estimate, an
+   * ask goes once the portal's named reset has passed with no figure since (the portal answers what its
+   * count is, and the next plan uses it): `minUseful` commands at most, fewer if the estimate leaves less
+   * under the limit itself; after a refusal, no more than `minUseful` until a figure shows the count again.
    */
   allowance(method: string, minUseful = 1): number {
     const use = this.find(method);
@@ -195,7 +195,17 @@ export class OperatingTime {
       return probing ? Math.min(commands, minUseful) : Math.max(0, commands);
     }
     if (!use?.costSec && !use?.reservedCommands) return Infinity;
-    return this.mayAsk(use) ? minUseful : 0;
+    return this.mayAsk(use) ? this.askSize(used, cost, minUseful) : 0;
+  }
+
+  /**
+   * How many commands an ask sends: `minUseful`, but no more than the estimate leaves under the portal's
+   * limit itself (the target's margin is what an ask may use), and at least one. A mirror that is right
+   * is then never refused: the reset the portal named may free less than `minUseful` commands' worth.
+   */
+  private askSize(used: number, cost: number, minUseful: number): number {
+    const underLimit = Math.floor((this.settings.limitSec - used) / cost);
+    return Math.max(1, Math.min(minUseful, underLimit));
   }
 
   /** Sets aside the expected cost of commands about to be sent, by method. */
