@@ -4,9 +4,12 @@
  * generator (keep-alive, fixed concurrency). Prints requests/s of
  *  - the minimal Nest app's `GET /ping` (bench/minimal-nest-app.ts),
  *  - the bridge's `GET /health/live`,
+ *  - the intake floor (bench/intake-floor-app.ts): the same single-event posts to the least a Nest app on the
+ *    bridge's packages does with them (token, class-validator, one durable SQLite INSERT),
  *  - the bridge's single-event intake `POST /v1/calls/events` (one event per request, unique call ids,
- *    SQLite in a temporary folder, sandbox mode: delivery runs to the in-process sandbox portal),
- * and the ratios of the last two to the first; with each, the server's CPU per request (user + system time of
+ *    SQLite in a temporary folder; delivery runs to a sandbox portal in this process, as a real portal is
+ *    elsewhere; HTTP_BENCH_PORTAL=in-process puts it in the bridge, its sandbox mode, as before),
+ * and the ratios of the last three to the first, and of the bridge's intake to the floor; with each, the server's CPU per request (user + system time of
  * its process over the measured seconds, from /proc), which a busy machine disturbs less than the rates.
  * BRIDGE_DIST benches another build (e.g. an older commit's dist/); HTTP_BENCH_SECONDS, HTTP_BENCH_CONCURRENCY
  * change the run; HTTP_BENCH_PROFILE=DIR writes the bridge's CPU profiles (node --cpu-prof) there, and
@@ -18,6 +21,7 @@ import { Agent, request as httpRequest } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SandboxPortal } from '../sandbox';
 import { postJson, started, untilAnswering } from './bench-support';
 
 const SECONDS = Number(process.env.HTTP_BENCH_SECONDS ?? 5);
@@ -25,6 +29,7 @@ const CONCURRENCY = Number(process.env.HTTP_BENCH_CONCURRENCY ?? 32);
 const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
 const PROFILE_DIR = process.env.HTTP_BENCH_PROFILE;
 const ONLY = process.env.HTTP_BENCH_ONLY;
+const PORTAL_IN_PROCESS = process.env.HTTP_BENCH_PORTAL === 'in-process';
 const TOKEN = 'bench-token-http';
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
@@ -125,16 +130,46 @@ async function minimalApp(): Promise<Measured> {
   }
 }
 
+/** The intake floor (bench/intake-floor-app.ts): single-event intake at its least on the same packages. */
+async function intakeFloor(dir: string): Promise<Measured> {
+  const port = await freePort();
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'intake-floor-app.ts')],
+    {
+      cwd: join(__dirname, '..'),
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: String(port),
+        FLOOR_TOKEN: TOKEN,
+        FLOOR_DB: join(dir, 'floor.sqlite'),
+      },
+      stdio: 'ignore',
+    },
+  );
+  const url = `http://127.0.0.1:${port}/v1/calls/events`;
+  try {
+    await untilAnswering(url, child, 'the intake floor', (status) => status < 500);
+    const run = Date.now();
+    return await measure((n) => postJson(url, started(`floor-${run}-${n}`, n), TOKEN), 202, child.pid);
+  } finally {
+    await stop(child);
+  }
+}
+
 async function bridge(dir: string): Promise<{ live?: Measured; intake?: Measured }> {
   const port = await freePort();
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+  // The portal the bridge delivers to: in this process (as a real portal is elsewhere), or, with
+  // HTTP_BENCH_PORTAL=in-process, the bridge's own sandbox mode, whose portal work counts in its CPU.
+  const sandbox = PORTAL_IN_PROCESS ? undefined : await SandboxPortal.start({});
+  const portal = sandbox ? { B24_WEBHOOK_URL: sandbox.webhookUrl } : { SANDBOX: '1', SANDBOX_PORT: '0' };
   const child = spawn(process.execPath, [...profile, join(DIST, 'main.js')], {
     cwd: dir,
     env: {
       PATH: process.env.PATH ?? '',
       NODE_ENV: 'development',
-      SANDBOX: '1',
-      SANDBOX_PORT: '0',
+      ...portal,
       PORT: String(port),
       PBX_TOKENS: TOKEN,
       PBX_RATE_LIMIT_RPS: '1000000',
@@ -159,6 +194,7 @@ async function bridge(dir: string): Promise<{ live?: Measured; intake?: Measured
     return { live, intake };
   } finally {
     await stop(child);
+    await sandbox?.close();
   }
 }
 
@@ -166,6 +202,7 @@ async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'bridge-http-bench-'));
   try {
     const minimal = await minimalApp();
+    const floor = ONLY === 'live' ? undefined : await intakeFloor(dir);
     const { live, intake } = await bridge(dir);
     console.log(
       JSON.stringify(
@@ -174,14 +211,19 @@ async function main(): Promise<void> {
             bridge: DIST,
             concurrency: CONCURRENCY,
             seconds: SECONDS,
+            portal: PORTAL_IN_PROCESS ? 'in the bridge (sandbox mode)' : 'in the load generator',
             minimalNestRps: minimal.rps,
+            intakeFloorRps: floor?.rps ?? null,
             healthLiveRps: live?.rps ?? null,
             intakeSingleEventRps: intake?.rps ?? null,
             healthLiveRatio: live ? Number((live.rps / minimal.rps).toFixed(2)) : null,
             intakeRatio: intake ? Number((intake.rps / minimal.rps).toFixed(2)) : null,
+            intakeFloorRatio: floor ? Number((floor.rps / minimal.rps).toFixed(2)) : null,
+            intakeToFloor: intake && floor ? Number((intake.rps / floor.rps).toFixed(2)) : null,
             cpuUsPerRequest: {
               minimalNest: minimal.cpuUsPerRequest,
               healthLive: live?.cpuUsPerRequest ?? null,
+              intakeFloor: floor?.cpuUsPerRequest ?? null,
               intakeSingleEvent: intake?.cpuUsPerRequest ?? null,
             },
           },
