@@ -88,7 +88,12 @@ export type PortalAnswer =
  * What one batch did: sent (or parked held calls), found nothing, or found work it may not send before
  * `until` because the portal's operating-time limit has no room for its methods.
  */
-export type BatchResult = { kind: 'worked' } | { kind: 'idle' } | { kind: 'paced'; until: number };
+/**
+ * `worked` with `settled` when the portal answered and every call of the request was written with no step
+ * due, now or later: the batch left nothing behind for the loop to look for.
+ */
+export type BatchResult =
+  { kind: 'worked'; settled?: boolean } | { kind: 'idle' } | { kind: 'paced'; until: number };
 
 /**
  * What the loop hears once a batch has claimed its calls: `drained` when it read fewer calls than it
@@ -182,8 +187,8 @@ export class DeliveryBatches {
       const inPlan = planned.due.filter((call) => calls.has(call.callId));
       const bindings = await this.findBindings(inPlan);
       await this.findTaskClients(inPlan, bindings);
-      await this.deliver(plan, inPlan, bindings, lease, unit, onAnswer);
-      return { kind: 'worked' };
+      const settled = await this.deliver(plan, inPlan, bindings, lease, unit, onAnswer);
+      return { kind: 'worked', settled: settled && !parked && !fetching };
     } finally {
       if (reservation) this.transport.operating?.release(reservation);
       for (const callId of plan?.callIds ?? []) {
@@ -347,10 +352,10 @@ export class DeliveryBatches {
     lease: DeliveryLease,
     unit: BudgetUnit,
     onAnswer: (answer: PortalAnswer) => void,
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { calls: marked, steps } = await this.markSending(plan, read, bindings, lease);
     const sendable = plan.only(steps);
-    if (sendable.commandCount === 0) return;
+    if (sendable.commandCount === 0) return false;
     const commands = sendable.commands(marked);
     // Recordings' content is read only now, for this request's commands.
     const lost = (await this.recordings?.fillContent(sendable, commands, marked)) ?? new Map();
@@ -386,12 +391,18 @@ export class DeliveryBatches {
       this.report(sendable, answers, updated);
       this.logOutcomes(marked, updated);
       await this.recordings?.forget(updated);
+      // Every call planned was sent and written, and none has a step due: nothing of this request is left.
+      return (
+        sendable.commandCount === plan.commandCount &&
+        updated.length === sendable.callIds.length &&
+        updated.every((call) => call.dueAt === undefined)
+      );
     } catch (error) {
       if (!(error instanceof PortalError)) throw error;
       const refused = refusedForContent(error);
       const pause = !refused && ['credentials', 'rights', 'method-not-found'].includes(error.kind);
       onAnswer({ ok: false, error, pause, elapsedMs: Date.now() - sentAt });
-      if (pause) return;
+      if (pause) return false;
       this.logger.warn(
         refused
           ? `batch of ${commands.length} commands refused, trying its calls in smaller batches: ${error.message}`
@@ -412,6 +423,7 @@ export class DeliveryBatches {
       this.logOutcomes(marked, updated);
       // An upload given up (it kept timing out) leaves the store too.
       await this.recordings?.forget(updated);
+      return false;
     }
   }
 

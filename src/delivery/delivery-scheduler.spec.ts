@@ -171,17 +171,61 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
     return counted;
   }
 
-  it("a quiet portal's call: one read of the queue per batch, and one to find nothing more is due", async () => {
+  it("a quiet portal's call: one read of the queue per batch, and none once an answer left nothing due", async () => {
     await setUp();
     await take([started('a'), ended('a')]);
     const counted = countReads();
     expect((await scheduler.runOnce()).kind).toBe('batch');
     expect(counted.reads).toBe(1);
+    // The register's answer left the finish due: the loop looks.
     expect((await scheduler.runOnce()).kind).toBe('batch');
     expect(counted.reads).toBe(2);
+    // The finish took everything due, and its answer left the call with nothing due: no look after it.
     expect(await scheduler.runOnce()).toEqual({ kind: 'sleep', ms: 1000 });
-    expect(counted.reads).toBe(3);
+    expect(counted.reads).toBe(2);
     expect(portal.requests.map(methods)).toEqual([['register'], ['finish']]);
+    // New work wakes it, and it looks again.
+    await take([started('b')]);
+    scheduler.notify();
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(counted.reads).toBe(3);
+  });
+
+  it('an answer that leaves a step due (a retry) is followed by a look', async () => {
+    await setUp();
+    await take([started('a')]);
+    portal.next(() => classifyPortalError('QUERY_LIMIT_EXCEEDED', 'Too many requests', 503));
+    const counted = countReads();
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect((await find('a')).dueAt).toBeDefined();
+    // Not the drained sleep: the loop looks, and sleeps until the retry is due.
+    const next = await scheduler.runOnce();
+    expect(counted.reads).toBe(2);
+    expect(next.kind).toBe('sleep');
+  });
+
+  it("a quiet portal's look that read every call due is planned from however long the unit took", async () => {
+    await setUp();
+    await take([started('a')]);
+    // The unit comes 150 ms after the look (a shared budget's statement on a busy database).
+    const acquire = portal.budget.acquire.bind(portal.budget);
+    portal.budget.acquire = async (...args) => {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      return acquire(...args);
+    };
+    const counted = countReads();
+    expect((await scheduler.runOnce()).kind).toBe('batch');
+    expect(counted.reads).toBe(1);
+    // New work during the wait: the batch reads again, and takes it too.
+    await take([started('b')]);
+    scheduler.notify();
+    const slow = scheduler.runOnce();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await take([started('c')]);
+    scheduler.notify();
+    expect((await slow).kind).toBe('batch');
+    expect(counted.reads).toBe(3);
+    expect(portal.requests.map(methods)).toEqual([['register'], ['register', 'register']]);
   });
 
   it('after a batch that took everything due, the loop waits for a wake-up instead of looking again', async () => {
@@ -197,12 +241,12 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
       // The register is at the portal; the loop would have looked again at once before.
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(counted.reads).toBe(1);
-      // New work wakes it: a look, and the new call goes while the first is still at the portal. With a
-      // batch in flight the look reads one call and the batch reads its own candidates; then it waits again.
+      // New work wakes it: a look, and the new call goes while the first is still at the portal, planned
+      // from that look (it read every call due but the one in flight); then it waits again.
       await take([started('b')]);
       scheduler.notify();
       await new Promise((resolve) => setTimeout(resolve, 100));
-      expect(counted.reads).toBe(3);
+      expect(counted.reads).toBe(2);
       expect(portal.requests.map(methods)).toEqual([]);
       portal.gate = undefined;
       release();

@@ -221,16 +221,11 @@ export class DeliveryScheduler {
       return { kind: 'sleep', ms: look };
     }
     const portalId = this.transport.portalId;
-    // With no batch in flight (a quiet portal) the look reads a whole batch's candidates, and the batch plans
-    // from them when its unit comes at once: one read of the queue per batch instead of two.
-    const quiet = this.running.size === 0;
+    // The look reads a whole batch's candidates (less the calls of batches in flight), and the batch plans
+    // from them when they are still what its own read would return: one read of the queue per batch.
+    const candidates = this.batches.candidates();
     const wakes = this.wakes;
-    const looked = await this.store.lookDue(
-      portalId,
-      now,
-      quiet ? this.batches.candidates() : 1,
-      this.inFlight,
-    );
+    const looked = await this.store.lookDue(portalId, now, candidates, this.inFlight);
     if (looked.due.length === 0) {
       const dueAt = looked.nextDueAt;
       return { kind: 'sleep', ms: dueAt === undefined || dueAt <= now ? look : Math.min(look, dueAt - now) };
@@ -247,9 +242,14 @@ export class DeliveryScheduler {
       unit.giveBack();
       return { kind: this.stopped ? 'stopped' : 'wait' };
     }
-    // Read before this unit came (a wait at the ceiling): the batch reads again, so it leaves as full as the
-    // backlog is now. Otherwise the look is what the batch's own read would have returned.
-    const read = quiet && Date.now() - now <= REUSE_LOOK_MS ? looked.due : undefined;
+    // The look is what the batch's own read would return: it was made just now, or it read every call due
+    // (fewer than it asked for) and nothing woke the loop since (new work wakes it; a wait for the unit on
+    // a busy replica or database does not change the queue). Otherwise (a look that filled up before a wait
+    // at the ceiling, or new work since) the batch reads again, so it leaves as full as the backlog is now.
+    const whole = looked.due.length < candidates && this.wakes === wakes;
+    const read = whole || Date.now() - now <= REUSE_LOOK_MS ? looked.due : undefined;
+    /** The wake-up count when this batch turned out to have taken everything due (see `drained`). */
+    let drainedAt: number | undefined;
     let planned!: (plan: PlannedBatch) => void;
     const claimedItsCalls = new Promise<PlannedBatch>((resolve) => (planned = resolve));
     const batch: Promise<void> = this.batches
@@ -264,6 +264,9 @@ export class DeliveryScheduler {
           else {
             // An answer reports the methods' use and frees what was set aside for it: plan again now.
             this.pacedUntil = 0;
+            // Unless the batch took every call due when it read, nothing woke the loop since, and it left
+            // none of its calls with a step due: a look now would find nothing (one statement a batch).
+            if (result.kind === 'worked' && result.settled && drainedAt === this.wakes) return;
             this.notify();
           }
         },
@@ -281,7 +284,10 @@ export class DeliveryScheduler {
     const plannedBatch = await Promise.race([claimedItsCalls, batch.then(() => undefined)]);
     // It took every call due when it read and nothing woke the loop since that read: nothing more is due
     // until its answer (which wakes the loop) or new work (which does too), so the next turn need not look.
-    if (plannedBatch?.drained && this.wakes === wakes) this.drained = true;
+    if (plannedBatch?.drained && this.wakes === wakes) {
+      this.drained = true;
+      drainedAt = wakes;
+    }
     return { kind: 'batch', batch };
   }
 

@@ -19,7 +19,9 @@ export function testDatabaseUrl(dir: string, file = 'bridge.sqlite'): string {
 }
 
 export function postgresUrlForSchema(schema: string): string {
-  return `${TEST_POSTGRES_URL}?options=${encodeURIComponent(`-c search_path=${schema}`)}`;
+  // A URL may carry parameters already (`?host=/var/run/postgresql`: the server's Unix socket).
+  const joiner = TEST_POSTGRES_URL.includes('?') ? '&' : '?';
+  return `${TEST_POSTGRES_URL}${joiner}options=${encodeURIComponent(`-c search_path=${schema}`)}`;
 }
 
 function schemaFor(dir: string, file: string): string {
