@@ -9,8 +9,9 @@
  *  - the bridge's single-event intake `POST /v1/calls/events` (one event per request, unique call ids,
  *    SQLite in a temporary folder; delivery runs to a sandbox portal in this process, as a real portal is
  *    elsewhere; HTTP_BENCH_PORTAL=in-process puts it in the bridge, its sandbox mode, as before),
- * and the ratios of the last three to the first, and of the bridge's intake to the floor; with each, the server's CPU per request (user + system time of
- * its process over the measured seconds, from /proc), which a busy machine disturbs less than the rates.
+ * and the ratios of the last three to the first, and of the bridge's intake to the floor; with each, the
+ * server's CPU per request (user + system time of its process over the measured seconds, from /proc), which
+ * a busy machine disturbs less than the rates.
  * BRIDGE_DIST benches another build (e.g. an older commit's dist/); HTTP_BENCH_SECONDS, HTTP_BENCH_CONCURRENCY
  * change the run; HTTP_BENCH_PROFILE=DIR writes the bridge's CPU profiles (node --cpu-prof) there, and
  * HTTP_BENCH_ONLY=live or =intake measures the bridge on that route alone (for a profile of one path).
@@ -106,25 +107,22 @@ async function measure(send: (n: number) => Promise<number>, ok: number, pid?: n
   };
 }
 
-async function minimalApp(): Promise<Measured> {
+/** A bench app (bench/<file>, run by ts-node) as a child process on a free port, with `env` besides. */
+async function benchApp(file: string, env: Record<string, string> = {}) {
   const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'minimal-nest-app.ts')],
-    {
-      cwd: join(__dirname, '..'),
-      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
-      stdio: 'ignore',
-    },
-  );
+  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, file)], {
+    cwd: join(__dirname, '..'),
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), ...env },
+    stdio: 'ignore',
+  });
+  return { child, url: `http://127.0.0.1:${port}` };
+}
+
+async function minimalApp(): Promise<Measured> {
+  const { child, url } = await benchApp('minimal-nest-app.ts');
   try {
-    await untilAnswering(
-      `http://127.0.0.1:${port}/ping`,
-      child,
-      'the minimal app',
-      (status) => status === 200,
-    );
-    return await measure(() => get(`http://127.0.0.1:${port}/ping`), 200, child.pid);
+    await untilAnswering(`${url}/ping`, child, 'the minimal app', (status) => status === 200);
+    return await measure(() => get(`${url}/ping`), 200, child.pid);
   } finally {
     await stop(child);
   }
@@ -132,22 +130,11 @@ async function minimalApp(): Promise<Measured> {
 
 /** The intake floor (bench/intake-floor-app.ts): single-event intake at its least on the same packages. */
 async function intakeFloor(dir: string): Promise<Measured> {
-  const port = await freePort();
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', join(__dirname, 'intake-floor-app.ts')],
-    {
-      cwd: join(__dirname, '..'),
-      env: {
-        PATH: process.env.PATH ?? '',
-        PORT: String(port),
-        FLOOR_TOKEN: TOKEN,
-        FLOOR_DB: join(dir, 'floor.sqlite'),
-      },
-      stdio: 'ignore',
-    },
-  );
-  const url = `http://127.0.0.1:${port}/v1/calls/events`;
+  const { child, url: base } = await benchApp('intake-floor-app.ts', {
+    FLOOR_TOKEN: TOKEN,
+    FLOOR_DB: join(dir, 'floor.sqlite'),
+  });
+  const url = `${base}/v1/calls/events`;
   try {
     await untilAnswering(url, child, 'the intake floor', (status) => status < 500);
     const run = Date.now();

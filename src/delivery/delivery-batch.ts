@@ -86,11 +86,9 @@ export type PortalAnswer =
 
 /**
  * What one batch did: sent (or parked held calls), found nothing, or found work it may not send before
- * `until` because the portal's operating-time limit has no room for its methods.
- */
-/**
- * `worked` with `settled` when the portal answered and every call of the request was written with no step
- * due, now or later: the batch left nothing behind for the loop to look for.
+ * `until` because the portal's operating-time limit has no room for its methods. `worked` with `settled`
+ * when the portal answered and every call of the request was written with no step due, now or later: the
+ * batch left nothing behind for the loop to look for.
  */
 export type BatchResult =
   { kind: 'worked'; settled?: boolean } | { kind: 'idle' } | { kind: 'paced'; until: number };
