@@ -1,5 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { Pool } from 'pg';
 import { join } from 'node:path';
 import { CallEvent } from '../../src/calls/call';
 import { applyEvent, newCall } from '../../src/calls/call-lifecycle';
@@ -280,6 +281,78 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       takeover,
     );
     expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('written by b');
+  });
+
+  it("many portals' looks and fenced writes at once: each portal its own calls, a lost lease refuses only its own", async () => {
+    const stamp = Date.now();
+    const portals = Array.from({ length: 12 }, (_, i) => `group-${i}-${stamp}`);
+    const leases = await Promise.all(
+      portals.map((portal) => first.leases.acquireLease(portal, 'replica-a', 60_000)),
+    );
+    for (const portal of portals) {
+      await first.calls.ingest(
+        portal,
+        [[startedEvent(`${portal}-a`)], [startedEvent(`${portal}-b`)]],
+        applyFor(portal),
+      );
+    }
+    // PostgreSQL sends what is asked in one tick as one statement (`pg`'s Pool counted, not replaced).
+    const sent = onPostgres ? jest.spyOn(Pool.prototype, 'query') : undefined;
+    const later = Date.now() + 1000;
+    const looks = await Promise.all(
+      portals.map((portal, i) =>
+        first.calls.lookDue(portal, later, 10, new Set(i % 2 ? [`${portal}-b`] : [])),
+      ),
+    );
+    if (sent) expect(sent.mock.calls.length).toBeLessThanOrEqual(2);
+    looks.forEach((look, i) => {
+      const portal = portals[i];
+      expect(look.due.map((call) => call.callId).sort()).toEqual(
+        i % 2 ? [`${portal}-a`] : [`${portal}-a`, `${portal}-b`],
+      );
+      expect(look.due.every((call) => call.portalId === portal)).toBe(true);
+    });
+
+    // The third portal's lease is taken over: its write alone is refused, the others land.
+    await first.leases.releaseLease(leases[2]!);
+    await second.leases.acquireLease(portals[2], 'replica-b', 60_000);
+    sent?.mockClear();
+    const writes = await Promise.allSettled(
+      looks.map((look, i) =>
+        first.calls.updateCallsFrom(portals[i], look.due, (call) => ({ ...call, attempts: 7 }), leases[i]!),
+      ),
+    );
+    if (sent) expect(sent.mock.calls.length).toBeLessThanOrEqual(2);
+    sent?.mockRestore();
+    writes.forEach((write, i) => {
+      if (i === 2) expect(write).toMatchObject({ status: 'rejected', reason: expect.any(LeaseLostError) });
+      else expect(write).toMatchObject({ status: 'fulfilled' });
+    });
+    for (const [i, portal] of portals.entries()) {
+      const stored = await first.calls.findCall(portal, `${portal}-a`);
+      expect(stored!.attempts).toBe(i === 2 ? 0 : 7);
+    }
+
+    // Two writes of one call asked at once both land, the second on what the first wrote.
+    const portal = portals[0];
+    const [call] = looks[0].due.filter((one) => one.callId === `${portal}-a`);
+    const fresh = await first.calls.updateCallsFrom(portal, [call], (one) => one, leases[0]!);
+    const both = await Promise.all([
+      first.calls.updateCallsFrom(
+        portal,
+        fresh,
+        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        leases[0]!,
+      ),
+      first.calls.updateCallsFrom(
+        portal,
+        fresh,
+        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        leases[0]!,
+      ),
+    ]);
+    expect(both.map(([one]) => one.attempts).sort()).toEqual([8, 9]);
+    expect((await first.calls.findCall(portal, `${portal}-a`))!.attempts).toBe(9);
   });
 
   it("one statement renews all of a replica's leases it still holds, and leaves out one taken over", async () => {

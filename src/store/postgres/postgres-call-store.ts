@@ -22,6 +22,7 @@ import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
 import { CommitNotices, POSTGRES_DIALECT, PostgresDatabase, TransactionOptions } from './postgres-database';
+import { StatementGroup } from './statement-group';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
 const NEW_WORK_CHANNEL = 'bridge_new_work';
@@ -31,6 +32,27 @@ const NEW_WORK_CHANNEL = 'bridge_new_work';
  * recording, the callbacks its answered calls end) promises what it stored survives a database crash.
  */
 const DURABLE: TransactionOptions = { synchronousCommit: true };
+
+/** One portal's `lookDue` or `dueCalls`. */
+interface LookRequest {
+  portalId: string;
+  now: number;
+  limit: number;
+  skip: ReadonlySet<string>;
+  exceptSteps: readonly string[];
+}
+
+/** One portal's `updateCallsFrom`: the calls with the version they were read at, and what to write. */
+interface FencedWrite {
+  portalId: string;
+  fence: DeliveryLease;
+  known: [callId: string, version: string][];
+  rows: CallRecord[];
+}
+
+function compareIds(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
 
 interface CallRow {
   call_id: string;
@@ -59,6 +81,13 @@ export class PostgresCallStore extends CallStore {
   private readonly workListeners = new Map<string, Set<() => void>>();
   private readonly anyWorkListeners = new Set<(portalId: string) => void>();
   private stopListening?: () => void;
+
+  /** Delivery loops' looks, many portals' in one statement under load. */
+  private readonly looks = new StatementGroup<LookRequest, DueLook>((asked) => this.lookDueOf(asked));
+  /** Delivery's fenced batch writes ("sent", the answer), many portals' in one statement under load. */
+  private readonly marks = new StatementGroup<FencedWrite, Map<string, string>>((asked) =>
+    this.writeFrom(asked),
+  );
 
   constructor(private readonly db: PostgresDatabase) {
     super();
@@ -209,6 +238,7 @@ export class PostgresCallStore extends CallStore {
     return rows[0] && parse(rows[0]);
   }
 
+  /** The look's statement (`lookDue`), many portals' in one under load; the earliest due time goes unread. */
   async dueCalls(
     portalId: string,
     now: number,
@@ -216,36 +246,71 @@ export class PostgresCallStore extends CallStore {
     skip: ReadonlySet<string>,
     exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
-    const rows = await this.db.query<CallRow>(
-      `SELECT call_id, data, xmin::text AS version FROM calls
-       WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
-         AND (next_step IS NULL OR NOT (next_step = ANY($5::text[])))
-       ORDER BY priority, due_at LIMIT $3`,
-      [portalId, now, limit, [...skip], [...exceptSteps]],
-    );
-    return rows.map((row) => this.versioned(row));
+    return (await this.looks.run({ portalId, now, limit, skip, exceptSteps })).due;
   }
 
-  /** One statement: the due calls as dueCalls reads them, and a last row with the earliest due time of all. */
-  override async lookDue(
+  /**
+   * The due calls as dueCalls reads them, and with none, the earliest due time of all: one statement for
+   * every portal's look made while the previous one was at the database (`StatementGroup`).
+   */
+  override lookDue(
     portalId: string,
     now: number,
     limit: number,
     skip: ReadonlySet<string>,
   ): Promise<DueLook> {
-    const rows = await this.db.query<CallRow & { next_due: number | null }>(
-      `SELECT call_id, data, version, next_due FROM (
-         (SELECT call_id, data, xmin::text AS version, NULL::bigint AS next_due, priority, due_at FROM calls
-          WHERE portal_id = $1 AND due_at IS NOT NULL AND due_at <= $2 AND NOT (call_id = ANY($4::text[]))
-          ORDER BY priority, due_at LIMIT $3)
-         UNION ALL
-         SELECT NULL, NULL, NULL, MIN(due_at), NULL, NULL FROM calls WHERE portal_id = $1 AND due_at IS NOT NULL
-       ) AS look ORDER BY call_id IS NULL, priority, due_at`,
-      [portalId, now, limit, [...skip]],
+    return this.looks.run({ portalId, now, limit, skip, exceptSteps: [] });
+  }
+
+  /**
+   * One statement for the looks of several portals: each portal's due calls (less its own `skip`, and those
+   * whose next step is one of its `exceptSteps`), oldest first within its limit, then a row with its
+   * earliest due time.
+   */
+  private async lookDueOf(asked: readonly LookRequest[]): Promise<DueLook[]> {
+    const skipped = asked.flatMap((look, index) =>
+      [...look.skip].map((callId) => [index + 1, callId] as const),
     );
-    const due = rows.filter((row) => row.call_id !== null).map((row) => this.versioned(row));
-    if (due.length > 0) return { due };
-    return { due, nextDueAt: rows.find((row) => row.call_id === null)?.next_due ?? undefined };
+    const steps = asked.flatMap((look, index) => look.exceptSteps.map((step) => [index + 1, step] as const));
+    const rows = await this.db.query<CallRow & { look: number; next_due: number | null }>(
+      `WITH q AS (
+         SELECT * FROM unnest($1::text[], $2::bigint[], $3::int[]) WITH ORDINALITY AS q(portal_id, now, lim, look)
+       ), s AS (
+         SELECT * FROM unnest($4::int[], $5::text[]) AS s(look, call_id)
+       ), x AS (
+         SELECT * FROM unnest($6::int[], $7::text[]) AS x(look, step)
+       )
+       SELECT look, call_id, data, version, next_due FROM (
+         SELECT q.look, c.call_id, c.data, c.version, NULL::bigint AS next_due, c.priority, c.due_at
+         FROM q CROSS JOIN LATERAL (
+           SELECT call_id, data, xmin::text AS version, priority, due_at FROM calls
+           WHERE portal_id = q.portal_id AND due_at IS NOT NULL AND due_at <= q.now
+             AND NOT EXISTS (SELECT 1 FROM s WHERE s.look = q.look AND s.call_id = calls.call_id)
+             AND NOT EXISTS (SELECT 1 FROM x WHERE x.look = q.look AND x.step = calls.next_step)
+           ORDER BY priority, due_at LIMIT q.lim
+         ) AS c
+         UNION ALL
+         SELECT q.look, NULL, NULL, NULL,
+           (SELECT MIN(due_at) FROM calls WHERE portal_id = q.portal_id AND due_at IS NOT NULL), NULL, NULL
+         FROM q
+       ) AS looked ORDER BY look, call_id IS NULL, priority, due_at`,
+      [
+        asked.map((look) => look.portalId),
+        asked.map((look) => look.now),
+        asked.map((look) => look.limit),
+        skipped.map(([index]) => index),
+        skipped.map(([, callId]) => callId),
+        steps.map(([index]) => index),
+        steps.map(([, step]) => step),
+      ],
+    );
+    const looks = asked.map((): DueLook => ({ due: [] }));
+    for (const row of rows) {
+      const look = looks[Number(row.look) - 1];
+      if (row.call_id !== null) look.due.push(this.versioned(row));
+      else if (look.due.length === 0) look.nextDueAt = row.next_due ?? undefined;
+    }
+    return looks;
   }
 
   async updateCalls(
@@ -272,9 +337,10 @@ export class PostgresCallStore extends CallStore {
   }
 
   /**
-   * One statement for the batch: the lease row share-locked (a takeover waits for this write, or this write
-   * sees it), the calls still at the version they were read at locked in id order, and those written. A
-   * call written by anyone else since is left for updateCalls' read-modify-write (fenced again).
+   * One statement for the batch (shared with other portals' batches written at the same moment:
+   * `StatementGroup`): the lease row share-locked (a takeover waits for this write, or this write sees it),
+   * the calls still at the version they were read at locked in id order, and those written. A call written
+   * by anyone else since is left for updateCalls' read-modify-write (fenced again).
    */
   override async updateCallsFrom(
     portalId: string,
@@ -287,53 +353,16 @@ export class PostgresCallStore extends CallStore {
     for (const call of known) next.set(call.callId, mutate(call));
     const written = new Map<string, CallRecord>();
     if (known.length > 0) {
-      const rows = [...next.values()].sort((a, b) =>
-        a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0,
-      );
-      const result = await this.db.query<{ held: number; call_id: string | null; version: string | null }>(
-        `WITH fence AS (
-           SELECT 1 FROM portal_leases WHERE portal_id = $1 AND owner = $2 AND epoch = $3 FOR SHARE
-         ), target AS (
-           SELECT c.call_id FROM calls c JOIN unnest($4::text[], $5::text[]) AS v(call_id, version)
-             ON c.call_id = v.call_id
-           WHERE c.portal_id = $1 AND c.xmin::text = v.version AND EXISTS (SELECT 1 FROM fence)
-           ORDER BY c.call_id FOR UPDATE OF c
-         ), saved AS (
-           UPDATE calls AS c SET state = n.state, next_step = n.next_step, due_at = n.due_at,
-             updated_at = n.updated_at, data = n.data, priority = n.priority,
-             callback_phone = n.callback_phone, callback_until = n.callback_until
-           FROM unnest($6::text[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[],
-             $12::smallint[], $13::text[], $14::bigint[])
-             AS n(call_id, state, next_step, due_at, updated_at, data, priority, callback_phone, callback_until)
-           JOIN target t ON t.call_id = n.call_id
-           WHERE c.portal_id = $1 AND c.call_id = n.call_id
-           RETURNING c.call_id, c.xmin::text AS version
-         )
-         SELECT (SELECT count(*) FROM fence)::int AS held, s.call_id, s.version
-         FROM (SELECT 1) AS one LEFT JOIN saved s ON true`,
-        [
-          portalId,
-          fence.owner,
-          fence.epoch,
-          known.map((call) => call.callId),
-          known.map((call) => this.versions.get(call)!),
-          rows.map((call) => call.callId),
-          rows.map((call) => call.state),
-          rows.map((call) => call.nextStep ?? null),
-          rows.map((call) => call.dueAt ?? null),
-          rows.map((call) => call.updatedAt),
-          rows.map((call) => JSON.stringify(call)),
-          rows.map((call) => deliveryPriority(call)),
-          rows.map((call) => awaitingCallback(call)?.phone ?? null),
-          rows.map((call) => awaitingCallback(call)?.until ?? null),
-        ],
-      );
-      if (Number(result[0]?.held ?? 0) === 0) throw new LeaseLostError(fence);
-      for (const row of result) {
-        if (row.call_id === null || row.version === null) continue;
-        const call = next.get(row.call_id)!;
-        this.versions.set(call, row.version);
-        written.set(row.call_id, call);
+      const versions = await this.marks.run({
+        portalId,
+        fence,
+        known: known.map((call) => [call.callId, this.versions.get(call)!]),
+        rows: [...next.values()],
+      });
+      for (const [callId, version] of versions) {
+        const call = next.get(callId)!;
+        this.versions.set(call, version);
+        written.set(callId, call);
       }
     }
     // Calls read without a version, or written by someone else since: read, changed and written again.
@@ -344,6 +373,97 @@ export class PostgresCallStore extends CallStore {
       const updated = written.get(call.callId) ?? byId.get(call.callId);
       return updated ? [updated] : [];
     });
+  }
+
+  /**
+   * Several portals' fenced batch writes in one statement, each as `updateCallsFrom` describes: a batch
+   * whose lease is not held writes nothing (LeaseLostError for it alone); a call named twice goes in a
+   * statement of its own, one after the other, so each write sees the one before.
+   */
+  private async writeFrom(asked: readonly FencedWrite[]): Promise<(Map<string, string> | Error)[]> {
+    const answers: (Map<string, string> | Error)[] = [];
+    let round: FencedWrite[] = [];
+    const named = new Set<string>();
+    for (const write of asked) {
+      const keys = write.rows.map((call) => `${write.portalId}\u001f${call.callId}`);
+      if (keys.some((key) => named.has(key))) {
+        answers.push(...(await this.writeRound(round)));
+        round = [];
+        named.clear();
+      }
+      for (const key of keys) named.add(key);
+      round.push(write);
+    }
+    answers.push(...(await this.writeRound(round)));
+    return answers;
+  }
+
+  private async writeRound(round: readonly FencedWrite[]): Promise<(Map<string, string> | Error)[]> {
+    if (round.length === 0) return [];
+    const known = round.flatMap((write, index) =>
+      write.known.map(([callId, version]) => ({ r: index + 1, portalId: write.portalId, callId, version })),
+    );
+    // Locked in the same order by every writer: portal, then call id.
+    const rows = round
+      .flatMap((write, index) => write.rows.map((call) => ({ r: index + 1, portalId: write.portalId, call })))
+      .sort((a, b) => compareIds(a.portalId, b.portalId) || compareIds(a.call.callId, b.call.callId));
+    const result = await this.db.query<{ r: number; call_id: string | null; version: string | null }>(
+      `WITH fence AS (
+         SELECT f.r FROM portal_leases l
+           JOIN unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS f(portal_id, owner, epoch, r)
+           ON l.portal_id = f.portal_id AND l.owner = f.owner AND l.epoch = f.epoch
+         ORDER BY l.portal_id FOR SHARE OF l
+       ), target AS (
+         SELECT c.portal_id, c.call_id FROM calls c
+           JOIN unnest($4::int[], $5::text[], $6::text[], $7::text[]) AS v(r, portal_id, call_id, version)
+           ON c.portal_id = v.portal_id AND c.call_id = v.call_id
+         WHERE c.xmin::text = v.version AND EXISTS (SELECT 1 FROM fence WHERE fence.r = v.r)
+         ORDER BY c.portal_id, c.call_id FOR UPDATE OF c
+       ), saved AS (
+         UPDATE calls AS c SET state = n.state, next_step = n.next_step, due_at = n.due_at,
+           updated_at = n.updated_at, data = n.data, priority = n.priority,
+           callback_phone = n.callback_phone, callback_until = n.callback_until
+         FROM unnest($8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::bigint[], $14::bigint[],
+           $15::text[], $16::smallint[], $17::text[], $18::bigint[])
+           AS n(r, portal_id, call_id, state, next_step, due_at, updated_at, data, priority, callback_phone,
+             callback_until)
+         JOIN target t ON t.portal_id = n.portal_id AND t.call_id = n.call_id
+         WHERE c.portal_id = n.portal_id AND c.call_id = n.call_id
+         RETURNING n.r, c.call_id, c.xmin::text AS version
+       )
+       SELECT r::int, NULL::text AS call_id, NULL::text AS version FROM fence
+       UNION ALL SELECT r, call_id, version FROM saved`,
+      [
+        round.map((write) => write.portalId),
+        round.map((write) => write.fence.owner),
+        round.map((write) => write.fence.epoch),
+        known.map((row) => row.r),
+        known.map((row) => row.portalId),
+        known.map((row) => row.callId),
+        known.map((row) => row.version),
+        rows.map((row) => row.r),
+        rows.map((row) => row.portalId),
+        rows.map((row) => row.call.callId),
+        rows.map((row) => row.call.state),
+        rows.map((row) => row.call.nextStep ?? null),
+        rows.map((row) => row.call.dueAt ?? null),
+        rows.map((row) => row.call.updatedAt),
+        rows.map((row) => JSON.stringify(row.call)),
+        rows.map((row) => deliveryPriority(row.call)),
+        rows.map((row) => awaitingCallback(row.call)?.phone ?? null),
+        rows.map((row) => awaitingCallback(row.call)?.until ?? null),
+      ],
+    );
+    const held = new Set<number>();
+    const written = round.map(() => new Map<string, string>());
+    for (const row of result) {
+      const r = Number(row.r);
+      if (row.call_id === null || row.version === null) held.add(r);
+      else written[r - 1].set(row.call_id, row.version);
+    }
+    return round.map((write, index) =>
+      held.has(index + 1) ? written[index] : new LeaseLostError(write.fence),
+    );
   }
 
   async stageRecording(portalId: string, source: AsyncIterable<Buffer>): Promise<StagedRecording> {

@@ -7,6 +7,12 @@ import {
 } from '../coordination-store';
 import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
 import { replicaLockHeld } from './postgres-replica-registry';
+import { StatementGroup } from './statement-group';
+
+/** One portal's `take`. */
+interface TakeRequest extends BucketRequest {
+  portalId: string;
+}
 
 /** Delivery leases in PostgreSQL, timed by the database's clock. */
 export class PostgresLeaseStore extends LeaseStore {
@@ -57,23 +63,78 @@ export class PostgresLeaseStore extends LeaseStore {
  * the database clock, at the shared rate factor, then changes it; the row lock makes replicas take turns.
  */
 export class PostgresBucketStore extends SharedBucketStore {
+  private readonly takes = new StatementGroup<TakeRequest, BucketState & { waitMs: number }>((asked) =>
+    this.takeUnits(asked),
+  );
+
   constructor(private readonly db: PostgresDatabase) {
     super();
   }
 
-  async take(portalId: string, request: BucketRequest): Promise<BucketState & { waitMs: number }> {
-    const drained = await this.change(
-      portalId,
-      request.ratePerSec,
-      `CASE WHEN d.level + 1 <= ${Number(request.limit)} THEN d.level + 1 ELSE d.level END`,
-      'd.factor',
-    );
-    if (drained.level + 1 <= request.limit)
-      return { level: drained.level + 1, factor: drained.factor, waitMs: 0 };
-    const waitMs = Math.ceil(
-      ((drained.level + 1 - request.limit) / (request.ratePerSec * drained.factor)) * 1000,
-    );
-    return { ...drained, waitMs: Math.max(1, waitMs) };
+  /** Many portals' units are taken in one statement under load (`StatementGroup`). */
+  take(portalId: string, request: BucketRequest): Promise<BucketState & { waitMs: number }> {
+    return this.takes.run({ portalId, ...request });
+  }
+
+  /**
+   * Takes a unit for each request (a portal named twice waits for the statement before), as `change`
+   * does for one: drained to now, one more when it stays within the request's limit; a portal without a
+   * row yet gets one.
+   */
+  private async takeUnits(asked: readonly TakeRequest[]): Promise<(BucketState & { waitMs: number })[]> {
+    const answers: (BucketState & { waitMs: number })[] = [];
+    for (let start = 0; start < asked.length;) {
+      const seen = new Set<string>();
+      let end = start;
+      while (end < asked.length && !seen.has(asked[end].portalId)) seen.add(asked[end++].portalId);
+      answers.push(...(await this.takeRound(asked.slice(start, end))));
+      start = end;
+    }
+    return answers;
+  }
+
+  private async takeRound(round: readonly TakeRequest[]): Promise<(BucketState & { waitMs: number })[]> {
+    const drained = new Map<string, BucketState>();
+    for (;;) {
+      const missing = round.filter((request) => !drained.has(request.portalId));
+      if (missing.length === 0) break;
+      const rows = await this.db.query<BucketState & { portal_id: string }>(
+        `WITH q AS (
+           SELECT * FROM unnest($1::text[], $2::float8[], $3::float8[]) AS q(portal_id, rate, lim)
+         ), d AS (
+           SELECT b.portal_id, q.lim,
+             GREATEST(0, b.level - GREATEST(0, ${DB_NOW_MS} - b.updated_at) / 1000 * q.rate * b.rate_factor) AS level,
+             b.rate_factor AS factor, GREATEST(b.updated_at, ${DB_NOW_MS}) AS ms
+           FROM portal_budget b JOIN q ON q.portal_id = b.portal_id
+           ORDER BY b.portal_id FOR UPDATE OF b
+         )
+         UPDATE portal_budget SET level = CASE WHEN d.level + 1 <= d.lim THEN d.level + 1 ELSE d.level END,
+           updated_at = d.ms
+         FROM d WHERE portal_budget.portal_id = d.portal_id
+         RETURNING d.portal_id, d.level, d.factor`,
+        [
+          missing.map((request) => request.portalId),
+          missing.map((request) => request.ratePerSec),
+          missing.map((request) => request.limit),
+        ],
+      );
+      for (const row of rows)
+        drained.set(row.portal_id, { level: Number(row.level), factor: Number(row.factor) });
+      const absent = missing.filter((request) => !drained.has(request.portalId));
+      if (absent.length === 0) break;
+      await this.db.query(
+        `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor)
+         SELECT portal_id, 0, ${DB_NOW_MS}, 1 FROM unnest($1::text[]) AS a(portal_id)
+         ON CONFLICT (portal_id) DO NOTHING`,
+        [absent.map((request) => request.portalId)],
+      );
+    }
+    return round.map((request) => {
+      const { level, factor } = drained.get(request.portalId)!;
+      if (level + 1 <= request.limit) return { level: level + 1, factor, waitMs: 0 };
+      const waitMs = Math.ceil(((level + 1 - request.limit) / (request.ratePerSec * factor)) * 1000);
+      return { level, factor, waitMs: Math.max(1, waitMs) };
+    });
   }
 
   async refund(portalId: string, ratePerSec: number): Promise<void> {

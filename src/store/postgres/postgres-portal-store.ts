@@ -11,10 +11,16 @@ import {
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from '../portal-store';
 import { PortalTokens } from '../token-store';
 import { PostgresDatabase } from './postgres-database';
+import { StatementGroup } from './statement-group';
 import { grantValues, SAVE_GRANT } from './postgres-token-store';
 
 /** Portal records and PBX tokens in PostgreSQL, shared by every replica. */
 export class PostgresPortalStore extends PortalStore {
+  private readonly tokenLooks = new StatementGroup<
+    string,
+    (PbxTokenRecord & { digest: string; status: PortalStatus }) | undefined
+  >((digests) => this.findPbxTokens(digests));
+
   constructor(private readonly db: PostgresDatabase) {
     super();
   }
@@ -117,14 +123,24 @@ export class PostgresPortalStore extends PortalStore {
     return rows.map(listedTokenOf);
   }
 
-  async findPbxToken(
+  /** Every PBX request's token look-up made while one is at the database goes in the next (`StatementGroup`). */
+  findPbxToken(
     digest: string,
   ): Promise<(PbxTokenRecord & { digest: string; status: PortalStatus }) | undefined> {
-    const [row] = await this.db.query<PbxTokenRow & { status: string }>(
-      'SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id WHERE t.digest = $1',
-      [digest],
+    return this.tokenLooks.run(digest);
+  }
+
+  private async findPbxTokens(
+    digests: readonly string[],
+  ): Promise<((PbxTokenRecord & { digest: string; status: PortalStatus }) | undefined)[]> {
+    const rows = await this.db.query<PbxTokenRow & { status: string }>(
+      'SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id WHERE t.digest = ANY($1::text[])',
+      [[...new Set(digests)]],
     );
-    return row && { ...tokenOf(row), status: row.status as PortalStatus };
+    const found = new Map(
+      rows.map((row) => [row.digest, { ...tokenOf(row), status: row.status as PortalStatus }]),
+    );
+    return digests.map((digest) => found.get(digest));
   }
 
   async purgeUninstalled(before: number): Promise<string[]> {
