@@ -355,6 +355,65 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     expect((await first.calls.findCall(portal, `${portal}-a`))!.attempts).toBe(9);
   });
 
+  it("many portals' intakes at once: one transaction on PostgreSQL, and one portal's failure is its own", async () => {
+    const stamp = Date.now();
+    const portals = Array.from({ length: 8 }, (_, i) => `intake-${i}-${stamp}`);
+    const transactions = onPostgres ? jest.spyOn(Pool.prototype, 'connect') : undefined;
+    const results = await Promise.all(
+      portals.map((portal) =>
+        first.calls.ingest(
+          portal,
+          [[startedEvent(`${portal}-call`)], [startedEvent(`${portal}-call`)]],
+          applyFor(portal),
+        ),
+      ),
+    );
+    if (transactions) expect(transactions.mock.calls.length).toBeLessThanOrEqual(2);
+    transactions?.mockRestore();
+    // Each portal's own answer: the repeat within its batch a duplicate, its call its own.
+    expect(results).toEqual(
+      portals.map(() => [
+        { accepted: 1, duplicates: 0 },
+        { accepted: 0, duplicates: 1 },
+      ]),
+    );
+    for (const [i, portal] of portals.entries()) {
+      expect(await second.calls.findCall(portal, `${portal}-call`)).toMatchObject({
+        portalId: portal,
+        heardStart: true,
+      });
+      expect(
+        await second.calls.findCall(portal, `${portals[(i + 1) % portals.length]}-call`),
+      ).toBeUndefined();
+    }
+
+    // The fourth portal's events cannot be applied: its intake fails, storing nothing; the others' land.
+    const attempts = await Promise.allSettled(
+      portals.map((portal, i) =>
+        first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], (call, event, clicks) => {
+          if (i === 3) throw new Error('cannot apply');
+          return applyFor(portal)(call, event, clicks);
+        }),
+      ),
+    );
+    attempts.forEach((attempt, i) =>
+      expect(attempt).toMatchObject(
+        i === 3 ? { status: 'rejected', reason: { message: 'cannot apply' } } : { status: 'fulfilled' },
+      ),
+    );
+    for (const [i, portal] of portals.entries()) {
+      const call = await second.calls.findCall(portal, `${portal}-call`);
+      expect(call!.ended).toEqual(i === 3 ? undefined : expect.objectContaining({ durationSec: 60 }));
+    }
+    // Sent again, it is new for the failed portal and a duplicate for the others.
+    const again = await Promise.all(
+      portals.map((portal) => first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], applyFor(portal))),
+    );
+    expect(again).toEqual(
+      portals.map((_, i) => [i === 3 ? { accepted: 1, duplicates: 0 } : { accepted: 0, duplicates: 1 }]),
+    );
+  });
+
   it("one statement renews all of a replica's leases it still holds, and leaves out one taken over", async () => {
     const portals = [0, 1, 2].map((i) => `renew-${i}-${Date.now()}`);
     const held = await Promise.all(

@@ -42,6 +42,13 @@ interface LookRequest {
   exceptSteps: readonly string[];
 }
 
+/** One portal's `ingest`. */
+interface Intake {
+  portalId: string;
+  submissions: CallEvent[][];
+  apply: EventApplier;
+}
+
 /** One portal's `updateCallsFrom`: the calls with the version they were read at, and what to write. */
 interface FencedWrite {
   portalId: string;
@@ -84,6 +91,8 @@ export class PostgresCallStore extends CallStore {
 
   /** Delivery loops' looks, many portals' in one statement under load. */
   private readonly looks = new StatementGroup<LookRequest, DueLook>((asked) => this.lookDueOf(asked));
+  /** Intake transactions, many portals' in one under load. */
+  private readonly intakes = new StatementGroup<Intake, IngestResult[]>((asked) => this.ingestAll(asked), 2);
   /** Delivery's fenced batch writes ("sent", the answer), many portals' in one statement under load. */
   private readonly marks = new StatementGroup<FencedWrite, Map<string, string>>((asked) =>
     this.writeFrom(asked),
@@ -93,114 +102,204 @@ export class PostgresCallStore extends CallStore {
     super();
   }
 
-  async ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
+  /**
+   * Stores each event not seen before and applies it to its call, in one synced transaction shared with
+   * the other portals' intakes asked while one was at the database (`StatementGroup`, two at a time so a
+   * commit's sync overlaps the next group's work). A group that fails is tried again portal by portal, so
+   * one portal's failure is its own.
+   */
+  ingest(portalId: string, submissions: CallEvent[][], apply: EventApplier): Promise<IngestResult[]> {
+    return this.intakes.run({ portalId, submissions, apply });
+  }
+
+  private async ingestAll(asked: readonly Intake[]): Promise<(IngestResult[] | Error)[]> {
+    const answers: (IngestResult[] | Error)[] = [];
+    // A portal asked twice goes in the next transaction: each sees what the one before it stored.
+    for (let start = 0; start < asked.length;) {
+      const seen = new Set<string>();
+      let end = start;
+      while (end < asked.length && !seen.has(asked[end].portalId)) seen.add(asked[end++].portalId);
+      const round = asked.slice(start, end);
+      try {
+        answers.push(...(await this.ingestRound(round)));
+      } catch (error) {
+        if (round.length === 1) answers.push(error as Error);
+        else
+          for (const one of round)
+            answers.push(
+              await this.ingestRound([one]).then(
+                ([result]) => result,
+                (failed: Error) => failed,
+              ),
+            );
+      }
+      start = end;
+    }
+    return answers;
+  }
+
+  /** One transaction for several portals' intakes (each portal once). */
+  private async ingestRound(round: readonly Intake[]): Promise<IngestResult[][]> {
     const now = Date.now();
-    const events = submissions.flat();
-    const callIds = [...new Set(events.map((event) => event.callId))].sort();
-    const clickKeys = clickKeysOf(events);
-    return this.db.transaction(async (client, atCommit) => {
+    // Locks in one order for every transaction: portal, calls before clicks, id.
+    const ordered = [...round].sort((a, b) => compareIds(a.portalId, b.portalId));
+    const keys = ordered.map((intake) => {
+      const events = intake.submissions.flat();
+      return {
+        intake,
+        callIds: [...new Set(events.map((event) => event.callId))].sort(),
+        clickKeys: clickKeysOf(events),
+      };
+    });
+    const answers = new Map<Intake, IngestResult[]>();
+    await this.db.transaction(async (client, atCommit) => {
       // The calls' advisory locks, then the clicks' their events carry (an advisory lock covers a click not
       // stored yet), each in sorted order, so every intake transaction takes them in one order. A statement
       // of its own, before the reads: in READ COMMITTED a statement reads a snapshot taken when it starts, so
       // a read in this statement would miss what a transaction we waited for committed.
+      const locks = keys.flatMap(({ intake, callIds, clickKeys }) => [
+        ...callIds.map((id) => [intake.portalId, id, false] as const),
+        ...clickKeys.portalCallIds.map((id) => [intake.portalId, id, true] as const),
+      ]);
       await client.query(
         `SELECT pg_advisory_xact_lock(hashtextextended(
-           CASE WHEN k.click THEN 'click' || chr(31) ELSE '' END || $1 || chr(31) || k.id, 0))
-         FROM unnest($2::text[], $3::boolean[]) AS k(id, click)`,
-        [
-          portalId,
-          [...callIds, ...clickKeys.portalCallIds],
-          [...callIds.map(() => false), ...clickKeys.portalCallIds.map(() => true)],
-        ],
+           CASE WHEN k.click THEN 'click' || chr(31) ELSE '' END || k.portal_id || chr(31) || k.id, 0))
+         FROM unnest($1::text[], $2::text[], $3::boolean[]) AS k(portal_id, id, click)`,
+        [locks.map(([portal]) => portal), locks.map(([, id]) => id), locks.map(([, , click]) => click)],
       );
-      const { known, calls, clicks } = await this.readLocked(client, portalId, callIds, clickKeys);
-      const changed = new Map<string, CallRecord>();
-      const fresh: { event: CallEvent; key: string }[] = [];
-      const results = submissions.map((list) => {
-        const result: IngestResult = { accepted: 0, duplicates: 0 };
-        for (const event of list) {
-          // The key may depend on the call as it stands (a later call.started naming new phones), so events
-          // are keyed one after the other; a key stored before or earlier in this batch is a duplicate.
-          const key = idempotencyKey(event, calls.get(event.callId));
-          if (known.has(eventKey(event.callId, key))) {
-            result.duplicates += 1;
-            continue;
+      const read = await this.readLocked(client, keys);
+      const saved: CallRecord[] = [];
+      const fresh: { portalId: string; event: CallEvent; key: string }[] = [];
+      const claimed: { portalId: string; portalCallId: string; matchedCallId?: string }[] = [];
+      for (const { intake } of keys) {
+        const { known, calls, clicks } = read.get(intake.portalId)!;
+        const changed = new Map<string, CallRecord>();
+        const results = intake.submissions.map((list) => {
+          const result: IngestResult = { accepted: 0, duplicates: 0 };
+          for (const event of list) {
+            // The key may depend on the call as it stands (a later call.started naming new phones), so
+            // events are keyed one after the other; a key stored before or earlier in this batch is a
+            // duplicate.
+            const key = idempotencyKey(event, calls.get(event.callId));
+            if (known.has(eventKey(event.callId, key))) {
+              result.duplicates += 1;
+              continue;
+            }
+            known.add(eventKey(event.callId, key));
+            fresh.push({ portalId: intake.portalId, event, key });
+            result.accepted += 1;
+            const call = intake.apply(calls.get(event.callId), event, clicks);
+            calls.set(event.callId, call);
+            changed.set(event.callId, call);
           }
-          known.add(eventKey(event.callId, key));
-          fresh.push({ event, key });
-          result.accepted += 1;
-          const call = apply(calls.get(event.callId), event, clicks);
-          calls.set(event.callId, call);
-          changed.set(event.callId, call);
-        }
-        return result;
-      });
-      const saved = [...changed.values()];
+          return result;
+        });
+        answers.set(intake, results);
+        saved.push(...changed.values());
+        for (const row of clicks.changed) claimed.push({ portalId: intake.portalId, ...row });
+        this.announceWork(atCommit, intake.portalId, [...changed.values()]);
+      }
       // The new event keys and the calls they changed, in one statement (an event changes its call).
       if (fresh.length > 0) {
         await this.saveCalls(client, saved, {
-          portalId,
+          portalIds: fresh.map(({ portalId }) => portalId),
           callIds: fresh.map(({ event }) => event.callId),
           keys: fresh.map(({ key }) => key),
           payloads: fresh.map(({ event }) => JSON.stringify(event)),
           receivedAt: now,
         });
       }
-      const claimed = clicks.changed;
       if (claimed.length > 0) {
         await client.query(
           `INSERT INTO clicks (portal_id, portal_call_id, matched_call_id, created_at)
-           SELECT $1, c.id, c.call_id, $4 FROM unnest($2::text[], $3::text[]) AS c(id, call_id)
+           SELECT c.portal_id, c.id, c.call_id, $4 FROM unnest($1::text[], $2::text[], $3::text[]) AS c(portal_id, id, call_id)
            ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET matched_call_id = excluded.matched_call_id`,
-          [portalId, claimed.map((row) => row.portalCallId), claimed.map((row) => row.matchedCallId), now],
+          [
+            claimed.map((row) => row.portalId),
+            claimed.map((row) => row.portalCallId),
+            claimed.map((row) => row.matchedCallId),
+            now,
+          ],
         );
       }
-      this.announceWork(atCommit, portalId, saved);
-      return results;
     }, DURABLE);
+    return round.map((intake) => answers.get(intake)!);
   }
 
   /**
-   * One statement, once the advisory locks are held: the event keys stored for these calls (nobody else
-   * stores events of them until this commits), the stored calls row-locked in id order, and the clicks this
-   * batch may take, row-locked until the commit: the CALL_IDs its events carry and the open clicks to its
-   * numbers. A replica waiting on a click row another took sees it taken once that one commits (the row no
-   * longer qualifies), so no click is taken twice.
+   * One statement, once the advisory locks are held, for each portal: the event keys stored for its calls
+   * (nobody else stores events of them until this commits), the stored calls row-locked in id order, and
+   * the clicks this batch may take, row-locked until the commit: the CALL_IDs its events carry and the open
+   * clicks to its numbers. A replica waiting on a click row another took sees it taken once that one
+   * commits (the row no longer qualifies), so no click is taken twice. Each portal's part is the statement
+   * one portal alone would send (its ids as one JSON array), so each uses the same indexes.
    */
   private async readLocked(
     client: PoolClient,
-    portalId: string,
-    callIds: string[],
-    clickKeys: { portalCallIds: string[]; phones: string[] },
-  ): Promise<{ known: Set<string>; calls: Map<string, CallRecord>; clicks: ClickLedger }> {
+    keys: readonly {
+      intake: Intake;
+      callIds: string[];
+      clickKeys: { portalCallIds: string[]; phones: string[] };
+    }[],
+  ): Promise<Map<string, { known: Set<string>; calls: Map<string, CallRecord>; clicks: ClickLedger }>> {
     // A CTE with FOR UPDATE is run once, whole (never folded into the query), locking its rows as it reads
-    // them: the calls' in id order, then the clicks' (none without keys: an index look that finds nothing).
-    const rows = await client.query<{ kind: 'event' | 'call' | 'click'; id: string; body: string }>(
-      `WITH stored AS (
-         SELECT call_id, event FROM call_events WHERE portal_id = $1 AND call_id = ANY($2::text[])
+    // them: the calls' in portal and id order, then the clicks' (none without keys: an index look that
+    // finds nothing).
+    const rows = await client.query<{
+      portal_id: string;
+      kind: 'event' | 'call' | 'click';
+      id: string;
+      body: string;
+    }>(
+      `WITH q AS (
+         SELECT portal_id, ARRAY(SELECT jsonb_array_elements_text(calls::jsonb)) AS calls,
+           ARRAY(SELECT jsonb_array_elements_text(clicks::jsonb)) AS clicks,
+           ARRAY(SELECT jsonb_array_elements_text(phones::jsonb)) AS phones
+         FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]) AS q(portal_id, calls, clicks, phones)
+       ), stored AS (
+         SELECT e.portal_id, e.call_id, e.event FROM q
+         JOIN call_events e ON e.portal_id = q.portal_id AND e.call_id = ANY(q.calls)
        ), locked_calls AS (
-         SELECT call_id, data FROM calls WHERE portal_id = $1 AND call_id = ANY($2::text[])
-         ORDER BY call_id FOR UPDATE
+         SELECT c.portal_id, c.call_id, c.data FROM q
+         JOIN calls c ON c.portal_id = q.portal_id AND c.call_id = ANY(q.calls)
+         ORDER BY c.portal_id, c.call_id FOR UPDATE OF c
        ), locked_clicks AS (
-         SELECT portal_call_id, user_id, phone_number, clicked_at, matched_call_id FROM clicks
-         WHERE portal_id = $1 AND (portal_call_id = ANY($3::text[])
-           OR (matched_call_id IS NULL AND phone_number = ANY($4::text[])))
-         ORDER BY portal_call_id FOR UPDATE
+         SELECT k.portal_id, k.portal_call_id, k.user_id, k.phone_number, k.clicked_at, k.matched_call_id
+         FROM q JOIN clicks k ON k.portal_id = q.portal_id AND (k.portal_call_id = ANY(q.clicks)
+           OR (k.matched_call_id IS NULL AND k.phone_number = ANY(q.phones)))
+         ORDER BY k.portal_id, k.portal_call_id FOR UPDATE OF k
        )
-       SELECT 'call' AS kind, call_id AS id, data AS body FROM locked_calls
-       UNION ALL SELECT 'click', portal_call_id, row_to_json(locked_clicks)::text FROM locked_clicks
-       UNION ALL SELECT 'event', call_id, event FROM stored`,
-      [portalId, callIds, clickKeys.portalCallIds, clickKeys.phones],
+       SELECT portal_id, 'call' AS kind, call_id AS id, data AS body FROM locked_calls
+       UNION ALL SELECT portal_id, 'click', portal_call_id,
+         json_build_object('portal_call_id', portal_call_id, 'user_id', user_id, 'phone_number', phone_number,
+           'clicked_at', clicked_at, 'matched_call_id', matched_call_id)::text
+       FROM locked_clicks
+       UNION ALL SELECT portal_id, 'event', call_id, event FROM stored`,
+      [
+        keys.map(({ intake }) => intake.portalId),
+        keys.map(({ callIds }) => JSON.stringify(callIds)),
+        keys.map(({ clickKeys }) => JSON.stringify(clickKeys.portalCallIds)),
+        keys.map(({ clickKeys }) => JSON.stringify(clickKeys.phones)),
+      ],
     );
-    const known = new Set<string>();
-    const calls = new Map<string, CallRecord>();
-    const clicks: ClickRow[] = [];
+    const byPortal = new Map(
+      keys.map(({ intake }) => [
+        intake.portalId,
+        { known: new Set<string>(), calls: new Map<string, CallRecord>(), clicks: [] as ClickRow[] },
+      ]),
+    );
     for (const row of rows.rows) {
-      if (row.kind === 'event') known.add(eventKey(row.id, row.body));
-      else if (row.kind === 'call') calls.set(row.id, parse({ call_id: row.id, data: row.body }));
-      else clicks.push(clickOf(JSON.parse(row.body) as ClickDbRow));
+      const read = byPortal.get(row.portal_id)!;
+      if (row.kind === 'event') read.known.add(eventKey(row.id, row.body));
+      else if (row.kind === 'call') read.calls.set(row.id, parse({ call_id: row.id, data: row.body }));
+      else read.clicks.push(clickOf(JSON.parse(row.body) as ClickDbRow));
     }
-    return { known, calls, clicks: new ClickLedger(clicks) };
+    return new Map(
+      [...byPortal].map(([portalId, read]) => [
+        portalId,
+        { known: read.known, calls: read.calls, clicks: new ClickLedger(read.clicks) },
+      ]),
+    );
   }
 
   async saveClick(portalId: string, click: ClickRow): Promise<void> {
@@ -817,8 +916,8 @@ export class PostgresCallStore extends CallStore {
         events
           ? `WITH stored_events AS (
                INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
-               SELECT $12, e.call_id, e.event, e.payload, $16
-               FROM unnest($13::text[], $14::text[], $15::text[]) AS e(call_id, event, payload)
+               SELECT e.portal_id, e.call_id, e.event, e.payload, $16
+               FROM unnest($12::text[], $13::text[], $14::text[], $15::text[]) AS e(portal_id, call_id, event, payload)
              ) `
           : ''
       }INSERT INTO calls (portal_id, call_id, state, next_step, due_at, created_at, updated_at, data, priority,
@@ -841,7 +940,9 @@ export class PostgresCallStore extends CallStore {
         calls.map((call) => deliveryPriority(call)),
         calls.map((call) => awaitingCallback(call)?.phone ?? null),
         calls.map((call) => awaitingCallback(call)?.until ?? null),
-        ...(events ? [events.portalId, events.callIds, events.keys, events.payloads, events.receivedAt] : []),
+        ...(events
+          ? [events.portalIds, events.callIds, events.keys, events.payloads, events.receivedAt]
+          : []),
       ],
     );
   }
@@ -849,7 +950,7 @@ export class PostgresCallStore extends CallStore {
 
 /** Intake's new event keys, stored with their calls (`saveCalls`). */
 interface NewEvents {
-  portalId: string;
+  portalIds: string[];
   callIds: string[];
   keys: string[];
   payloads: string[];
