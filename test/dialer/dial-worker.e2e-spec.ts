@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClickBus, PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
+import { createStores } from '../../src/store/store.module';
 import { createServer } from 'node:http';
 import { createServer as createTcpServer, Socket } from 'node:net';
 import { AmiServer } from '../support/ami-server';
@@ -293,9 +294,14 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
 
     it('within the deadline it dials once; past it the call is finished as failed; `sending` is taken as sent', async () => {
       const port = await freePort();
-      // First run: the PBX is not listening; the clicks are stored and retried.
+      // A first run made the database; what a bridge had stored when it died is written with no bridge
+      // running (a live dialer would claim the requests before the claim below could).
       harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);
-      const store = harness.app.get(DialStore);
+      const config = harness.config;
+      await harness.close();
+      harness = undefined;
+      const stores = await createStores(config);
+      const store = stores.dials;
       const now = Date.now();
       await store.add({
         ...click('externalCall.01d.1732269000'),
@@ -314,8 +320,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
           change: { state: 'sending', dueInMs: -1 },
         }),
       ).toBe(true);
-      await harness.close();
-      harness = undefined;
+      await stores.calls.close();
 
       ami = await AmiServer.start('crm', SECRET, port);
       harness = await bridge(port, { DIAL_TIMEOUT_SEC: '60' }, dir);

@@ -390,9 +390,9 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     // The fourth portal's events cannot be applied: its intake fails, storing nothing; the others' land.
     const attempts = await Promise.allSettled(
       portals.map((portal, i) =>
-        first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], (call, event, clicks) => {
+        first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], (call, event) => {
           if (i === 3) throw new Error('cannot apply');
-          return applyFor(portal)(call, event, clicks);
+          return applyFor(portal)(call, event);
         }),
       ),
     );
