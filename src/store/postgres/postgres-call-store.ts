@@ -161,12 +161,17 @@ export class PostgresCallStore extends CallStore {
         ...callIds.map((id) => [intake.portalId, id, false] as const),
         ...clickKeys.portalCallIds.map((id) => [intake.portalId, id, true] as const),
       ]);
-      await client.query(
-        `SELECT pg_advisory_xact_lock(hashtextextended(
+      await client.query({
+        name: 'intake-locks',
+        text: `SELECT pg_advisory_xact_lock(hashtextextended(
            CASE WHEN k.click THEN 'click' || chr(31) ELSE '' END || k.portal_id || chr(31) || k.id, 0))
          FROM unnest($1::text[], $2::text[], $3::boolean[]) AS k(portal_id, id, click)`,
-        [locks.map(([portal]) => portal), locks.map(([, id]) => id), locks.map(([, , click]) => click)],
-      );
+        values: [
+          locks.map(([portal]) => portal),
+          locks.map(([, id]) => id),
+          locks.map(([, , click]) => click),
+        ],
+      });
       const read = await this.readLocked(client, keys);
       const saved: CallRecord[] = [];
       const fresh: { portalId: string; event: CallEvent; key: string }[] = [];
@@ -250,8 +255,9 @@ export class PostgresCallStore extends CallStore {
       kind: 'event' | 'call' | 'click';
       id: string;
       body: string;
-    }>(
-      `WITH q AS (
+    }>({
+      name: 'intake-read',
+      text: `WITH q AS (
          SELECT portal_id, ARRAY(SELECT jsonb_array_elements_text(calls::jsonb)) AS calls,
            ARRAY(SELECT jsonb_array_elements_text(clicks::jsonb)) AS clicks,
            ARRAY(SELECT jsonb_array_elements_text(phones::jsonb)) AS phones
@@ -275,13 +281,13 @@ export class PostgresCallStore extends CallStore {
            'clicked_at', clicked_at, 'matched_call_id', matched_call_id)::text
        FROM locked_clicks
        UNION ALL SELECT portal_id, 'event', call_id, event FROM stored`,
-      [
+      values: [
         keys.map(({ intake }) => intake.portalId),
         keys.map(({ callIds }) => JSON.stringify(callIds)),
         keys.map(({ clickKeys }) => JSON.stringify(clickKeys.portalCallIds)),
         keys.map(({ clickKeys }) => JSON.stringify(clickKeys.phones)),
       ],
-    );
+    });
     const byPortal = new Map(
       keys.map(({ intake }) => [
         intake.portalId,
@@ -402,6 +408,7 @@ export class PostgresCallStore extends CallStore {
         steps.map(([index]) => index),
         steps.map(([, step]) => step),
       ],
+      'look-due',
     );
     const looks = asked.map((): DueLook => ({ due: [] }));
     for (const row of rows) {
@@ -552,6 +559,7 @@ export class PostgresCallStore extends CallStore {
         rows.map((row) => awaitingCallback(row.call)?.phone ?? null),
         rows.map((row) => awaitingCallback(row.call)?.until ?? null),
       ],
+      'write-from',
     );
     const held = new Set<number>();
     const written = round.map(() => new Map<string, string>());
@@ -911,8 +919,9 @@ export class PostgresCallStore extends CallStore {
    */
   private async saveCalls(client: PoolClient, calls: CallRecord[], events?: NewEvents): Promise<void> {
     if (!calls.length) return;
-    await client.query(
-      `${
+    await client.query({
+      name: events ? 'save-calls-events' : 'save-calls',
+      text: `${
         events
           ? `WITH stored_events AS (
                INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
@@ -928,7 +937,7 @@ export class PostgresCallStore extends CallStore {
          due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
          priority = excluded.priority, callback_phone = excluded.callback_phone,
          callback_until = excluded.callback_until`,
-      [
+      values: [
         calls.map((call) => call.portalId),
         calls.map((call) => call.callId),
         calls.map((call) => call.state),
@@ -944,7 +953,7 @@ export class PostgresCallStore extends CallStore {
           ? [events.portalIds, events.callIds, events.keys, events.payloads, events.receivedAt]
           : []),
       ],
-    );
+    });
   }
 }
 

@@ -117,6 +117,7 @@ export class PostgresBucketStore extends SharedBucketStore {
           missing.map((request) => request.ratePerSec),
           missing.map((request) => request.limit),
         ],
+        'take-units',
       );
       for (const row of rows)
         drained.set(row.portal_id, { level: Number(row.level), factor: Number(row.factor) });

@@ -136,6 +136,7 @@ export class PostgresPortalStore extends PortalStore {
     const rows = await this.db.query<PbxTokenRow & { status: string }>(
       'SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id WHERE t.digest = ANY($1::text[])',
       [[...new Set(digests)]],
+      'find-pbx-tokens',
     );
     const found = new Map(
       rows.map((row) => [row.digest, { ...tokenOf(row), status: row.status as PortalStatus }]),
