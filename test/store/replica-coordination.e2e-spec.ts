@@ -387,30 +387,40 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       ).toBeUndefined();
     }
 
-    // The fourth portal's events cannot be applied: its intake fails, storing nothing; the others' land.
+    // The fourth and sixth portals' events cannot be applied: their intakes fail, storing nothing (whatever
+    // was thrown); the others' land.
     const attempts = await Promise.allSettled(
       portals.map((portal, i) =>
         first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], (call, event) => {
           if (i === 3) throw new Error('cannot apply');
+          if (i === 5) throw 'not an Error';
           return applyFor(portal)(call, event);
         }),
       ),
     );
     attempts.forEach((attempt, i) =>
       expect(attempt).toMatchObject(
-        i === 3 ? { status: 'rejected', reason: { message: 'cannot apply' } } : { status: 'fulfilled' },
+        i === 3
+          ? { status: 'rejected', reason: { message: 'cannot apply' } }
+          : i === 5
+            ? { status: 'rejected' }
+            : { status: 'fulfilled' },
       ),
     );
     for (const [i, portal] of portals.entries()) {
       const call = await second.calls.findCall(portal, `${portal}-call`);
-      expect(call!.ended).toEqual(i === 3 ? undefined : expect.objectContaining({ durationSec: 60 }));
+      expect(call!.ended).toEqual(
+        i === 3 || i === 5 ? undefined : expect.objectContaining({ durationSec: 60 }),
+      );
     }
-    // Sent again, it is new for the failed portal and a duplicate for the others.
+    // Sent again, it is new for the failed portals and a duplicate for the others.
     const again = await Promise.all(
       portals.map((portal) => first.calls.ingest(portal, [[endedEvent(`${portal}-call`)]], applyFor(portal))),
     );
     expect(again).toEqual(
-      portals.map((_, i) => [i === 3 ? { accepted: 1, duplicates: 0 } : { accepted: 0, duplicates: 1 }]),
+      portals.map((_, i) => [
+        i === 3 || i === 5 ? { accepted: 1, duplicates: 0 } : { accepted: 0, duplicates: 1 },
+      ]),
     );
   });
 

@@ -57,6 +57,10 @@ interface FencedWrite {
   rows: CallRecord[];
 }
 
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error));
+}
+
 function compareIds(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -123,13 +127,14 @@ export class PostgresCallStore extends CallStore {
       try {
         answers.push(...(await this.ingestRound(round)));
       } catch (error) {
-        if (round.length === 1) answers.push(error as Error);
+        // An Error, whatever was thrown: DataLoader would hand any other value to the caller as its answer.
+        if (round.length === 1) answers.push(asError(error));
         else
           for (const one of round)
             answers.push(
               await this.ingestRound([one]).then(
                 ([result]) => result,
-                (failed: Error) => failed,
+                (failed: unknown) => asError(failed),
               ),
             );
       }
