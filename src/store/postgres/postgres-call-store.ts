@@ -22,7 +22,7 @@ import { ClickLedger, ClickRow, clickKeysOf } from '../../calls/click-ledger';
 import { assertLeaseHeld, DeliveryLease, LeaseLostError } from '../coordination-store';
 import { Fence } from '../fence';
 import { CommitNotices, POSTGRES_DIALECT, PostgresDatabase, TransactionOptions } from './postgres-database';
-import { StatementGroup } from './statement-group';
+import { runsWithoutRepeats, StatementGroup } from './statement-group';
 
 /** NOTIFY channel on which a replica that stored work tells the others (payload: schema, portal id). */
 const NEW_WORK_CHANNEL = 'bridge_new_work';
@@ -119,11 +119,7 @@ export class PostgresCallStore extends CallStore {
   private async ingestAll(asked: readonly Intake[]): Promise<(IngestResult[] | Error)[]> {
     const answers: (IngestResult[] | Error)[] = [];
     // A portal asked twice goes in the next transaction: each sees what the one before it stored.
-    for (let start = 0; start < asked.length;) {
-      const seen = new Set<string>();
-      let end = start;
-      while (end < asked.length && !seen.has(asked[end].portalId)) seen.add(asked[end++].portalId);
-      const round = asked.slice(start, end);
+    for (const round of runsWithoutRepeats(asked, (intake) => [intake.portalId])) {
       try {
         answers.push(...(await this.ingestRound(round)));
       } catch (error) {
@@ -138,7 +134,6 @@ export class PostgresCallStore extends CallStore {
               ),
             );
       }
-      start = end;
     }
     return answers;
   }
@@ -493,24 +488,12 @@ export class PostgresCallStore extends CallStore {
    */
   private async writeFrom(asked: readonly FencedWrite[]): Promise<(Map<string, string> | Error)[]> {
     const answers: (Map<string, string> | Error)[] = [];
-    let round: FencedWrite[] = [];
-    const named = new Set<string>();
-    for (const write of asked) {
-      const keys = write.rows.map((call) => `${write.portalId}\u001f${call.callId}`);
-      if (keys.some((key) => named.has(key))) {
-        answers.push(...(await this.writeRound(round)));
-        round = [];
-        named.clear();
-      }
-      for (const key of keys) named.add(key);
-      round.push(write);
-    }
-    answers.push(...(await this.writeRound(round)));
+    const callsOf = (write: FencedWrite) => write.rows.map((call) => `${write.portalId}\u001f${call.callId}`);
+    for (const round of runsWithoutRepeats(asked, callsOf)) answers.push(...(await this.writeRound(round)));
     return answers;
   }
 
   private async writeRound(round: readonly FencedWrite[]): Promise<(Map<string, string> | Error)[]> {
-    if (round.length === 0) return [];
     const known = round.flatMap((write, index) =>
       write.known.map(([callId, version]) => ({ r: index + 1, portalId: write.portalId, callId, version })),
     );

@@ -7,7 +7,7 @@ import {
 } from '../coordination-store';
 import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
 import { replicaLockHeld } from './postgres-replica-registry';
-import { StatementGroup } from './statement-group';
+import { runsWithoutRepeats, StatementGroup } from './statement-group';
 
 /** One portal's `take`. */
 interface TakeRequest extends BucketRequest {
@@ -83,13 +83,8 @@ export class PostgresBucketStore extends SharedBucketStore {
    */
   private async takeUnits(asked: readonly TakeRequest[]): Promise<(BucketState & { waitMs: number })[]> {
     const answers: (BucketState & { waitMs: number })[] = [];
-    for (let start = 0; start < asked.length;) {
-      const seen = new Set<string>();
-      let end = start;
-      while (end < asked.length && !seen.has(asked[end].portalId)) seen.add(asked[end++].portalId);
-      answers.push(...(await this.takeRound(asked.slice(start, end))));
-      start = end;
-    }
+    for (const round of runsWithoutRepeats(asked, (request) => [request.portalId]))
+      answers.push(...(await this.takeRound(round)));
     return answers;
   }
 

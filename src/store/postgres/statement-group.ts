@@ -51,3 +51,26 @@ export class StatementGroup<K, V> {
     return this.loader.load(key);
   }
 }
+
+/**
+ * `items` cut, in order, into runs in which no key repeats (a run ends before the item that would name a
+ * key again): what one statement may carry when two requests of a group must not meet in it (the same
+ * portal's bucket or intake, the same call's write), each later run seeing what the one before wrote.
+ */
+export function runsWithoutRepeats<T>(items: readonly T[], keysOf: (item: T) => readonly string[]): T[][] {
+  const runs: T[][] = [];
+  let run: T[] = [];
+  const named = new Set<string>();
+  for (const item of items) {
+    const keys = keysOf(item);
+    if (keys.some((key) => named.has(key))) {
+      runs.push(run);
+      run = [];
+      named.clear();
+    }
+    for (const key of keys) named.add(key);
+    run.push(item);
+  }
+  if (run.length > 0) runs.push(run);
+  return runs;
+}
