@@ -2,7 +2,8 @@ import axios from 'axios';
 import { AmiDouble, PlayingCall } from './ami-double';
 import { ADMIN_TOKEN, eventually } from './bridge-harness';
 import { BridgeProcess } from './bridge-process';
-import { isAlive } from './multi-fleet';
+import { assignPortals } from '../../src/delivery/shard-map';
+import { fleetDetails, isAlive } from './multi-fleet';
 
 /** What the takeover scenario needs of the portal it follows for: its calls as the sandbox has them. */
 export interface FollowedPortal {
@@ -44,6 +45,27 @@ export async function theFollower(replicas: BridgeProcess[], portalId?: string):
     const following = alive.filter((_, i) => views[i]?.followingHere && views[i]?.connected);
     return following.length === 1 ? following[0] : undefined;
   }, 60_000);
+}
+
+/**
+ * Waits until the fleet has settled on the portal's replica: the one the shard map gives it over every
+ * replica (each computes the same) delivers it. Replicas started one after another see each other within a
+ * liveness poll or two, and until every one does the portal may move once more (its delivery, and with it
+ * its PBX, go along: a second login that is the placement at work, not a takeover).
+ */
+export async function settledOn(replicas: BridgeProcess[], portalId: string): Promise<BridgeProcess> {
+  const ids = await Promise.all(replicas.map(async (replica) => (await fleetDetails(replica)).replicaId));
+  const owner = replicas[ids.indexOf(assignPortals([portalId], ids).get(portalId) as string)];
+  await eventually(async () => {
+    const view = await axios
+      .get(`${owner.url}/v1/admin/portals/${portalId}`, {
+        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+        timeout: 5000,
+      })
+      .catch(() => undefined);
+    return view?.data.deliveringHere === true ? true : undefined;
+  }, 60_000);
+  return owner;
 }
 
 export interface TakeoverOutcome {
