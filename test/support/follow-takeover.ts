@@ -1,9 +1,9 @@
 import axios from 'axios';
 import { AmiDouble, PlayingCall } from './ami-double';
-import { ADMIN_TOKEN, eventually } from './bridge-harness';
+import { eventually } from './bridge-harness';
 import { BridgeProcess } from './bridge-process';
 import { assignPortals } from '../../src/delivery/shard-map';
-import { fleetDetails, isAlive } from './multi-fleet';
+import { fleetDetails, isAlive, portalViewOn } from './multi-fleet';
 
 /** What the takeover scenario needs of the portal it follows for: its calls as the sandbox has them. */
 export interface FollowedPortal {
@@ -20,13 +20,7 @@ export async function followerOf(
   portalId?: string,
 ): Promise<{ followingHere: boolean; connected: boolean } | undefined> {
   try {
-    if (portalId) {
-      const { data } = await axios.get(`${replica.url}/v1/admin/portals/${portalId}`, {
-        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
-        timeout: 5000,
-      });
-      return data.follow?.[0];
-    }
+    if (portalId) return (await portalViewOn(replica, portalId)).follow?.[0];
     const { data } = await axios.get(`${replica.url}/health/ready`, {
       validateStatus: () => true,
       timeout: 5000,
@@ -57,13 +51,8 @@ export async function settledOn(replicas: BridgeProcess[], portalId: string): Pr
   const ids = await Promise.all(replicas.map(async (replica) => (await fleetDetails(replica)).replicaId));
   const owner = replicas[ids.indexOf(assignPortals([portalId], ids).get(portalId) as string)];
   await eventually(async () => {
-    const view = await axios
-      .get(`${owner.url}/v1/admin/portals/${portalId}`, {
-        headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
-        timeout: 5000,
-      })
-      .catch(() => undefined);
-    return view?.data.deliveringHere === true ? true : undefined;
+    const view = await portalViewOn(owner, portalId).catch(() => undefined);
+    return view?.deliveringHere === true ? true : undefined;
   }, 60_000);
   return owner;
 }

@@ -94,6 +94,18 @@ export async function fleetDetails(replica: BridgeProcess): Promise<{
   return data.details?.portals ?? data.info?.portals;
 }
 
+/** `replica`'s admin view of one portal (`GET /v1/admin/portals/:portalId`). */
+export async function portalViewOn(
+  replica: BridgeProcess,
+  portalId: string,
+): Promise<{ deliveringHere?: boolean; follow?: { followingHere: boolean; connected: boolean }[] }> {
+  const { data } = await axios.get(`${replica.url}/v1/admin/portals/${portalId}`, {
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
+    timeout: 5000,
+  });
+  return data;
+}
+
 /** Which portals `replica` delivers now (its admin view of each). */
 export async function portalsDeliveredBy(
   replica: BridgeProcess,
@@ -101,11 +113,7 @@ export async function portalsDeliveredBy(
 ): Promise<string[]> {
   const mine: string[] = [];
   for (const tenant of tenants) {
-    const { data } = await axios.get(`${replica.url}/v1/admin/portals/${tenant.memberId}`, {
-      headers: { Authorization: `Bearer ${ADMIN_TOKEN}` },
-      timeout: 5000,
-    });
-    if (data.deliveringHere) mine.push(tenant.memberId);
+    if ((await portalViewOn(replica, tenant.memberId)).deliveringHere) mine.push(tenant.memberId);
   }
   return mine;
 }
