@@ -1,5 +1,5 @@
 import { CallEvent, CallRecord, idempotencyKey } from './call';
-import { cardMoves, cardViewers, popsCard, ringGroupRest, withCardUsers } from './call-card';
+import { cardMoves, cardViewers, finishKey, popsCard, ringGroupRest, withCardUsers } from './call-card';
 import {
   applyEvent,
   deliveryPriority,
@@ -229,12 +229,28 @@ describe('call card', () => {
       expect(cardMoves(call)).toEqual({ show: [], hide: ['101'] });
     });
 
-    it('a late phone of a call already answered or ended is shown nothing', () => {
+    it('a phone ringing after the answer (a blind transfer) is shown the card until the next answer', () => {
       let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
       call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
-      const answered = applyEvent(call, answeredBy('101'), { ...settings, now: 2000 });
-      const lateAfterAnswer = applyEvent(answered, later(['102']), { ...settings, now: 2100 });
-      expect(cardMoves(lateAfterAnswer)).toEqual({ show: [], hide: [] });
+      call = applyEvent(call, answeredBy('101'), { ...settings, now: 2000 });
+      expect(idempotencyKey(later(['103']), call)).toBe('call.started/101/+103');
+      call = applyEvent(call, later(['103']), { ...settings, now: 2100 });
+      expect(call).toMatchObject({ ringingSinceAnswer: ['103'], nextStep: 'show' });
+      expect(cardMoves(call)).toEqual({ show: ['103'], hide: [] });
+      expect(deliveryPriority(call)).toBe(0);
+      // A repeat names nobody new: a duplicate of the first start.
+      expect(idempotencyKey(later(['103']), call)).toBe('call.started');
+      call = markCardShown({ ...call, cardSending: { show: { keys: ['103'], userIds: [3] } } }, 2200);
+      const taken = applyEvent(call, answeredBy('103'), { ...settings, now: 3000 });
+      expect(cardMoves(taken)).toEqual({ show: [], hide: ['101'] });
+      const over = applyEvent(call, ended, { ...settings, now: 3000 });
+      expect(cardMoves(over)).toEqual({ show: [], hide: ['103'] });
+      expect(finishKey(over)).toBe('101');
+    });
+
+    it('a late phone of a call already ended is shown nothing', () => {
+      let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
+      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
       const over = applyEvent(call, ended, { ...settings, now: 2000 });
       const lateAfterEnd = applyEvent(over, later(['102']), { ...settings, now: 2100 });
       expect(cardMoves(lateAfterEnd).show).toEqual([]);

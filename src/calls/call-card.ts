@@ -12,7 +12,8 @@ export { cardKey };
  *
  * - Ringing: everyone the call rings (`extensions`, or its one employee) and whoever the register popped
  *   the card for.
- * - Answered: only whoever picked up last; a later answer by someone else (a transfer) moves the card.
+ * - Answered: whoever picked up last, and the phones that began ringing since (a blind transfer's target);
+ *   a later answer by someone else (a transfer) moves the card to them alone.
  * - Ended: nobody. `finish` closes the card of the user it names; everyone else shown it gets a `hide`.
  * - A call the bridge first heard of after it ended is registered with SHOW=0 and shows nobody.
  */
@@ -75,6 +76,7 @@ export function withCardUsers(
 ): CallRecord {
   const keys = [
     ...(call.ringing ?? []),
+    ...(call.ringingSinceAnswer ?? []),
     ...(call.cardShown ?? []),
     ...(call.cardMaybe ?? []),
     call.answeredBy,
@@ -102,9 +104,11 @@ export function popsCard(call: CallRecord): boolean {
 /** Who should see the card now, one key per person. */
 export function cardViewers(call: CallRecord): string[] {
   if (!isLive(call)) return [];
-  if (call.answeredBy) return [call.answeredBy];
+  const keys = call.answeredBy
+    ? [call.answeredBy, ...(call.ringingSinceAnswer ?? [])]
+    : [...(call.ringing ?? []), call.cardRegisterKey];
   const viewers = new Map<string, string>();
-  for (const key of [...(call.ringing ?? []), call.cardRegisterKey]) {
+  for (const key of keys) {
     if (key && !viewers.has(personOf(call, key))) viewers.set(personOf(call, key), key);
   }
   return [...viewers.values()];

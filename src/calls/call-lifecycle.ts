@@ -2,11 +2,13 @@ import { DateTime } from 'luxon';
 import {
   CallEvent,
   CallRecord,
+  endAdditions,
   hasStartDetails,
   lateRingers,
   PortalStep,
   PortalUser,
   ringingOf,
+  ringsSinceAnswer,
 } from './call';
 import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys, withoutPeople } from './call-card';
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
@@ -54,12 +56,14 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
 }
 
 function applyStarted(call: CallRecord, event: CallEvent): void {
-  // A later start names phones that began ringing since (a queue's next member, a hunt group, follow-me):
-  // they join the ring group, so the card is shown to them while the call rings (`call-card.ts`) and
-  // hidden for them on the answer like for the first ones. After the answer or the end it shows nobody.
+  // A later start names phones that began ringing since. Before the answer (a queue's next member, a hunt
+  // group, follow-me) they join the ring group: shown the card while the call rings (`call-card.ts`), hidden
+  // on the answer like the first ones. After an answer (a blind transfer's target) they ring beside the
+  // answerer: shown the card until the next answer or the end. After the end they are shown nothing.
   const late = lateRingers(event, call);
   if (late.length > 0) {
-    call.ringing = withKeys(ringingOf(call), late);
+    if (ringsSinceAnswer(call)) call.ringingSinceAnswer = withKeys(call.ringingSinceAnswer, late);
+    else call.ringing = withKeys(ringingOf(call), late);
     return;
   }
   call.heardStart = true;
@@ -83,22 +87,30 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
   }
 }
 
-/** Who picked up: the card moves to them (a later answer by someone else is a transfer), finish names them. */
+/**
+ * Who picked up: the card moves to them (a later answer by someone else is a transfer), finish names them;
+ * phones that rang since the previous answer are viewers no more.
+ */
 function applyAnswered(call: CallRecord, event: CallEvent): void {
   call.answeredAt = event.at;
   call.answeredBy = cardKey(event.extension, event.userId) ?? call.answeredBy;
+  call.ringingSinceAnswer = undefined;
 }
 
 function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSettings): void {
-  call.ended = {
-    at: event.at,
-    durationSec: event.durationSec ?? 0,
-    status: event.status ?? 'answered',
-    failedReason: event.failedReason,
-    recordingUrl: event.recordingUrl,
-  };
+  if (call.ended) mergeEnd(call, event);
+  else {
+    call.ended = {
+      at: event.at,
+      durationSec: event.durationSec ?? 0,
+      status: event.status ?? 'answered',
+      failedReason: event.failedReason,
+      recordingUrl: event.recordingUrl,
+    };
+  }
   const fetch = settings.recordingFetch;
-  if (event.recordingUrl && call.recording?.source !== 'push' && fetch?.fetchable(event.recordingUrl)) {
+  const url = call.ended.recordingUrl;
+  if (url && !call.recording && fetch?.fetchable(url)) {
     call.recording = { source: 'fetch', fetchUntil: settings.now + fetch.waitMs };
   }
   call.extension ??= event.extension;
@@ -114,6 +126,23 @@ function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSetti
   } else {
     call.holdUntil = settings.now + settings.holdEndedWithoutStartMs;
   }
+}
+
+/**
+ * A later call.ended that adds to the stored end (`endAdditions`): its answer replaces a missed end whose
+ * finish has not gone out (with its talk time; the missed-call task it planned is dropped, nothing of it
+ * was sent), its recording fills a missing one (attached as usual once the call is finished).
+ */
+function mergeEnd(call: CallRecord, event: CallEvent): void {
+  const additions = endAdditions(event, call);
+  const ended = { ...call.ended! };
+  if (additions.includes('answered')) {
+    Object.assign(ended, { at: event.at, durationSec: event.durationSec ?? 0, status: 'answered' });
+    ended.failedReason = undefined;
+    call.missedTask = undefined;
+  }
+  if (additions.includes('recording')) ended.recordingUrl = event.recordingUrl;
+  call.ended = ended;
 }
 
 /** `at` minus some seconds, keeping the UTC offset the PBX wrote. */
@@ -251,12 +280,14 @@ function forgetCard(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardSho
 export function dropCardKeys(call: CallRecord, keys: string[], now: number): CallRecord {
   if (keys.length === 0) return call;
   const ringing = call.ringing && withoutKeys(call.ringing, keys);
+  const ringingSinceAnswer = call.ringingSinceAnswer && withoutKeys(call.ringingSinceAnswer, keys);
   const note = `card: no portal user known for internal number ${keys.join(', ')}`;
   return plan(
     {
       ...call,
       ...forgetCard(call, keys),
       ringing,
+      ringingSinceAnswer,
       answeredBy: call.answeredBy && keys.includes(call.answeredBy) ? undefined : call.answeredBy,
       lastError: note,
       updatedAt: now,

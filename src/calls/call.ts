@@ -151,6 +151,11 @@ export interface CallRecord {
   heardStart: boolean;
   /** Everyone the call rang at once (card keys, `call-card.ts`), when the PBX named a ring group. */
   ringing?: string[];
+  /**
+   * Phones that began ringing after the last answer (a blind transfer's target, card keys): shown the card
+   * beside the answerer until the next answer or the end.
+   */
+  ringingSinceAnswer?: string[];
   answeredAt?: string;
   /** Who picked up last (card key): the card moves to them and `finish` goes out with them. */
   answeredBy?: string;
@@ -253,17 +258,46 @@ export function ringingOf(call: CallRecord): string[] {
 }
 
 /**
- * The phones a later `call.started` of a call already started names that the call does not ring yet (a
- * queue's next member, a hunt group's next phone, follow-me), sorted; empty for the call's first start and
- * for a start naming nobody new.
+ * The phones a later `call.started` of a call already started names that do not ring yet, sorted; empty for
+ * the call's first start and for a start naming nobody new. Before the answer those are the ring group's
+ * new members (a queue's next member, a hunt group's next phone, follow-me); once someone answered, phones
+ * other than the answerer and those ringing since (a blind transfer's target dialled by the PBX).
  */
 export function lateRingers(event: CallEvent, call: CallRecord | undefined): string[] {
   if (event.event !== 'call.started' || !call?.heardStart) return [];
-  const known = new Set(ringingOf(call));
+  const known = new Set(ringsSinceAnswer(call) ? ringingAfterAnswer(call) : ringingOf(call));
   return ringersOf(event)
     .filter((key) => !known.has(key))
     .sort();
 }
+
+/** Whether a later start now rings beside an answer (someone answered, the call has not ended). */
+export function ringsSinceAnswer(call: CallRecord): boolean {
+  return call.answeredBy !== undefined && !call.ended;
+}
+
+/** Who has the call since its last answer: the answerer and the phones that began ringing since. */
+function ringingAfterAnswer(call: CallRecord): string[] {
+  return [call.answeredBy!, ...(call.ringingSinceAnswer ?? [])];
+}
+
+/**
+ * What a later `call.ended` adds to the end already stored (FreeSWITCH posts its CDR before the event
+ * socket's hang-up, and either may lack what the other has): a recording where none was, or an answer where
+ * the first said not answered while the finish has not gone to the portal (a sent finish cannot be undone).
+ * Empty for a first end and for one that brings nothing new.
+ */
+export function endAdditions(event: CallEvent, call: CallRecord | undefined): EndAddition[] {
+  const ended = call?.ended;
+  if (event.event !== 'call.ended' || !call || !ended) return [];
+  const additions: EndAddition[] = [];
+  const finishSent = call.finishedOnPortal || (call.stepsSent.finish ?? 0) > 0;
+  if (event.status === 'answered' && ended.status !== 'answered' && !finishSent) additions.push('answered');
+  if (event.recordingUrl && !ended.recordingUrl && !call.recording) additions.push('recording');
+  return additions;
+}
+
+export type EndAddition = 'answered' | 'recording';
 
 /** Past this length a late start's key names its new phones by their hash (the key is a primary key column). */
 const MAX_RINGERS_KEY = 200;
@@ -272,8 +306,10 @@ const MAX_RINGERS_KEY = 200;
  * The event's idempotency key within its call (docs/API.md): its name, and for `call.answered` also who
  * answered, so a later answer by someone else (a transfer) is a new event and a repeat of the same is not.
  * A `call.started` of a call already started that names phones not ringing yet is keyed by those phones
- * (`call.started/+102,103`): they are shown the card while the call rings; a start naming nobody new keys
- * as the first start did, so a repeat is a duplicate. `call` is the call as stored before this event.
+ * (`call.started/+102,103`; once answered, also by the answerer: `call.started/101/+103`): they are shown
+ * the card while they ring; a start naming nobody new keys as the first start did, so a repeat is a
+ * duplicate. A `call.ended` that adds to the stored end is keyed by what it adds (`call.ended/+recording`);
+ * one adding nothing is a duplicate of the first. `call` is the call as stored before this event.
  */
 export function idempotencyKey(event: CallEvent, call?: CallRecord): string {
   if (event.event === 'call.started') {
@@ -281,9 +317,13 @@ export function idempotencyKey(event: CallEvent, call?: CallRecord): string {
     if (!late) return event.event;
     const named =
       late.length <= MAX_RINGERS_KEY ? late : `sha256:${createHash('sha256').update(late).digest('hex')}`;
-    return `${event.event}/+${named}`;
+    const since = call && ringsSinceAnswer(call) ? `/${call.answeredBy}` : '';
+    return `${event.event}${since}/+${named}`;
   }
-  if (event.event !== 'call.answered') return event.event;
+  if (event.event === 'call.ended') {
+    const additions = endAdditions(event, call);
+    return additions.length === 0 ? event.event : `${event.event}/+${additions.join(',')}`;
+  }
   const who = cardKey(event.extension, event.userId);
   return who === undefined ? event.event : `${event.event}/${who}`;
 }
