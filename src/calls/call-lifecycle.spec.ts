@@ -1,4 +1,4 @@
-import { CallEvent } from './call';
+import { CallEvent, idempotencyKey } from './call';
 import {
   applyEvent,
   countSent,
@@ -119,5 +119,37 @@ describe('call lifecycle', () => {
   it('secondsBefore keeps offsets and Z', () => {
     expect(secondsBefore('2026-11-22T00:00:30-05:00', 60)).toBe('2026-11-21T23:59:30-05:00');
     expect(secondsBefore('2026-11-22T00:00:30Z', 30)).toBe('2026-11-22T00:00:00Z');
+  });
+
+  describe('a second call.ended (a CDR and the hang-up event of one call)', () => {
+    const missed: CallEvent = { ...ended, status: 'missed', durationSec: 0 };
+    const recorded: CallEvent = { ...ended, durationSec: 1, recordingUrl: 'https://pbx/rec/c1.wav' };
+    const taskSettings = { ...settings, missedCallTaskDeadlineMs: 3_600_000 };
+    const endedMissed = () =>
+      applyEvent(applyEvent(newCall('p', 'c1', 0), started, taskSettings), missed, taskSettings);
+
+    it('is keyed by what it adds, and merges it while the finish has not gone out', () => {
+      const call = endedMissed();
+      expect(call.missedTask).toBeDefined();
+      expect(idempotencyKey(recorded, call)).toBe('call.ended/+answered,recording');
+      const merged = applyEvent(call, recorded, taskSettings);
+      expect(merged.ended).toMatchObject({
+        status: 'answered',
+        durationSec: 1,
+        recordingUrl: recorded.recordingUrl,
+      });
+      expect(merged.missedTask).toBeUndefined();
+      expect(idempotencyKey(recorded, merged)).toBe('call.ended');
+      expect(idempotencyKey(missed, merged)).toBe('call.ended');
+    });
+
+    it('once the finish was sent, only a recording is new; it is attached as usual', () => {
+      const call = countSent(markRegistered(endedMissed(), { portalCallId: 'P1' }, 1100), ['finish']);
+      expect(idempotencyKey({ ...recorded, recordingUrl: undefined }, call)).toBe('call.ended');
+      expect(idempotencyKey(recorded, call)).toBe('call.ended/+recording');
+      const merged = applyEvent(markFinished(call, 1200), recorded, taskSettings);
+      expect(merged.ended).toMatchObject({ status: 'missed', recordingUrl: recorded.recordingUrl });
+      expect(merged.nextStep).toBe('attachRecord');
+    });
   });
 });
