@@ -17,6 +17,7 @@ import {
   taskMarker,
   withMissedTask,
 } from './missed-call-task';
+import { registerParams } from './portal-commands';
 import { planBatch } from './step-planner';
 
 const HOUR_MS = 3_600_000;
@@ -195,5 +196,20 @@ describe('missed-call tasks', () => {
       answeredAtOf({ event: 'call.ended', callId: 'a', at: '2026-11-22T10:01:00Z', status: 'missed' }),
     ).toBeUndefined();
     expect(answeredAtOf({ event: 'call.started', callId: 'a', at: '2026-11-22T10:01:00Z' })).toBeUndefined();
+  });
+
+  it('a withheld caller: registered with CRM_CREATE=0, a task that names no number and awaits no callback', () => {
+    const call = { ...ended('missed'), phoneNumber: 'anonymous' };
+    expect(registerParams(call, { USER_ID: 2 })).toMatchObject({ PHONE_NUMBER: 'anonymous', CRM_CREATE: 0 });
+    expect(registerParams(ended('missed'), { USER_ID: 2 })).toMatchObject({ CRM_CREATE: 1 });
+    const fields = (
+      addTaskParams({ ...call, missedTask: { ...call.missedTask!, responsibleId: 2 } }) as {
+        fields: Record<string, unknown>;
+      }
+    ).fields;
+    expect(fields.TITLE).toBe('Missed call from a withheld number');
+    expect(fields.DESCRIPTION).toMatch(/no number to call back/);
+    expect(awaitingCallback(call)).toBeUndefined();
+    expect(markCalledBack(call, 'other', Date.parse('2026-11-22T10:05:00+01:00'))).toBe(call);
   });
 });

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
 import { CallEvent, CallRecord, EndStatus, MissedTask, PortalStep } from './call';
+import { isWithheld } from '../common/phone-number';
 import { PortalParams } from './portal-commands';
 
 /**
@@ -76,17 +77,25 @@ export function taskMarker(portalId: string, callId: string): string {
 
 export function taskTitle(call: CallRecord): string {
   const client = call.missedTask?.clientName;
-  return `Missed call from ${call.phoneNumber}${client ? ` (${client})` : ''}`;
+  return `Missed call from ${caller(call)}${client ? ` (${client})` : ''}`;
+}
+
+/** Who called, as a task names them: the number, or that it was withheld (no number to claim). */
+function caller(call: CallRecord): string {
+  return isWithheld(call.phoneNumber) ? 'a withheld number' : String(call.phoneNumber);
 }
 
 function taskDescription(call: CallRecord): string {
   const client = call.missedTask?.clientName;
   const line = call.ringing?.length ? call.ringing.join(', ') : (call.extension ?? '—');
+  const ask = isWithheld(call.phoneNumber)
+    ? 'The caller withheld their number: there is no number to call back.'
+    : `Please call back before ${call.missedTask!.deadline}.`;
   return [
-    `Inbound call from ${call.phoneNumber}${client ? ` (${client})` : ''}, ${call.ended!.status}.`,
+    `Inbound call from ${caller(call)}${client ? ` (${client})` : ''}, ${call.ended!.status}.`,
     `Rang at ${call.startedAt}, ended at ${call.ended!.at}.`,
     `Line/extension: ${line}. PBX call id: ${call.callId}.`,
-    `Please call back before ${call.missedTask!.deadline}.`,
+    ask,
   ].join('\n');
 }
 
@@ -207,13 +216,13 @@ export function taskGivenUp(call: CallRecord, reason: string): CallRecord {
 
 /**
  * The phone number whose next answered call completes this call's task, and until when (ms epoch): the
- * store keeps both in indexed columns, so intake finds the calls a callback answers on any replica.
+ * store keeps both in indexed columns, so intake finds the calls a callback answers on any replica. A
+ * withheld number has none: another withheld call is nobody's callback.
  */
 export function awaitingCallback(call: CallRecord): { phone: string; until: number } | undefined {
   const task = call.missedTask;
-  if (!task || task.failed || task.completed || task.calledBackAt !== undefined || !call.phoneNumber) {
-    return undefined;
-  }
+  if (!task || task.failed || task.completed || task.calledBackAt !== undefined) return undefined;
+  if (!call.phoneNumber || isWithheld(call.phoneNumber)) return undefined;
   return { phone: call.phoneNumber, until: Date.parse(task.deadline) };
 }
 

@@ -1,4 +1,5 @@
 import { CallRecord, Direction, EndStatus, PortalStep, PortalUser } from './call';
+import { isWithheld } from '../common/phone-number';
 import { popsCard } from './call-card';
 
 /** A command's parameters, as the portal client encodes them (the same shape as its `PortalParams`). */
@@ -24,7 +25,8 @@ export function registerParams(call: CallRecord, user: PortalUser): PortalParams
     PHONE_NUMBER: call.phoneNumber,
     CALL_START_DATE: call.startedAt,
     TYPE: CALL_TYPE[call.direction ?? 'inbound'],
-    CRM_CREATE: 1,
+    // A withheld number is nobody's: no lead or contact is made for it.
+    CRM_CREATE: isWithheld(call.phoneNumber) ? 0 : 1,
     // A call that ended before its register went out pops no card.
     SHOW: popsCard(call) ? 1 : 0,
     EXTERNAL_CALL_ID: call.callId,

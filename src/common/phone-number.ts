@@ -12,3 +12,19 @@ export function toE164(input: string, defaultCountry?: string): string | undefin
   if (!parsed || !parsed.isPossible()) return undefined;
   return parsed.number;
 }
+
+/**
+ * A withheld caller (SPEC §9): posted as `"phoneNumber": "anonymous"`, and what followed PBXs' withheld or
+ * non-numeric caller IDs become. Kept as this word: registered with it, looked up nowhere, bound to nobody.
+ */
+export const WITHHELD_NUMBER = 'anonymous';
+
+/** Whether a call's outside number is withheld. */
+export function isWithheld(phone: string | undefined): boolean {
+  return phone === WITHHELD_NUMBER;
+}
+
+/** A PBX's way of saying withheld (`anonymous`, any case), else undefined. */
+export function withheldIn(input: string): string | undefined {
+  return input.trim().toLowerCase() === WITHHELD_NUMBER ? WITHHELD_NUMBER : undefined;
+}

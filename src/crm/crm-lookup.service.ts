@@ -1,5 +1,6 @@
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { LookupSettings } from '../config/settings';
+import { isWithheld } from '../common/phone-number';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
@@ -124,7 +125,8 @@ export class CrmLookupService implements OnModuleInit {
    * portal may answer later (network, 5xx, budget) and nothing is cached.
    */
   async bindingFor(phoneE164: string): Promise<CrmBinding | undefined> {
-    if (!this.bindingEnabled) return undefined;
+    // A withheld number is nobody's: the call is bound to no record.
+    if (!this.bindingEnabled || isWithheld(phoneE164)) return undefined;
     const cached = this.cache.get(phoneE164);
     if (cached?.fresh) return toBinding(cached.match);
     try {
@@ -143,6 +145,7 @@ export class CrmLookupService implements OnModuleInit {
    * PortalError when the portal may answer later and nothing is cached.
    */
   async clientFor(phoneE164: string): Promise<CrmMatch | null> {
+    if (isWithheld(phoneE164)) return null;
     const cached = this.cache.get(phoneE164);
     if (cached?.fresh) return cached.match;
     try {

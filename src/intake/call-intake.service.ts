@@ -5,6 +5,7 @@ import { ClickMatchSettings, linkPortalCall } from '../calls/click-match';
 import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
 import { PortalCrm } from '../crm/portal-crm';
 import { WorkSignal } from '../common/work-signal';
+import { isWithheld } from '../common/phone-number';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, RecordingSettings } from '../config/settings';
 import { AnsweredCall, CallStore, IngestResult } from '../store/call-store';
@@ -72,7 +73,8 @@ export class CallIntake {
         (phones.has(event.callId)
           ? phones.get(event.callId)
           : (await this.store.findCall(portalId, event.callId))?.phoneNumber);
-      if (phone) answered.push({ callId: event.callId, phone, answeredAt });
+      // A withheld number calls nobody back (its missed calls await no callback).
+      if (phone && !isWithheld(phone)) answered.push({ callId: event.callId, phone, answeredAt });
     }
     if (answered.length === 0) return;
     // The earliest answer from a number is the one that calls its missed calls back.

@@ -3,7 +3,7 @@ import { plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
 import { DateTime } from 'luxon';
 import { CallEvent } from '../calls/call';
-import { toE164 } from '../common/phone-number';
+import { toE164, withheldIn } from '../common/phone-number';
 import { CallEventDto } from './call-event.dto';
 import { dropConstructorFields } from './constructor-fields';
 
@@ -61,10 +61,11 @@ function normalise(
     return undefined;
   }
   if (dto.phoneNumber !== undefined) {
-    const e164 = toE164(dto.phoneNumber, defaultCountry);
+    const e164 = withheldIn(dto.phoneNumber) ?? toE164(dto.phoneNumber, defaultCountry);
     if (!e164) {
       const hint = defaultCountry ? '' : ' (a national number needs DEFAULT_COUNTRY on the bridge)';
-      problems.push({ index, field: 'phoneNumber', problems: [`phoneNumber is not a phone number${hint}`] });
+      const problem = `phoneNumber is not a phone number${hint}; a withheld number is "anonymous"`;
+      problems.push({ index, field: 'phoneNumber', problems: [problem] });
       return undefined;
     }
     event.phoneNumber = e164;
