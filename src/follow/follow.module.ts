@@ -30,6 +30,9 @@ import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
 import { FollowHealthView, PbxFollower } from './pbx-follower';
 import { storedAnswers } from './stored-answers';
 
+/** At most this long a stopping bridge keeps storing what its follower handed over (the store may be down). */
+const SINK_DRAIN_MS = 5000;
+
 /**
  * PBX_EVENTS=ami with one portal: follows AMI_URL (esl: ESL_URL) on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
@@ -41,6 +44,8 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
   private readonly follower?: AmiFollower | EslFollower;
   private readonly ledger?: CdrLedger;
   private readonly sink: IntakeSink;
+  private closing = false;
+  private followedHere = false;
 
   constructor(
     settings: FollowSettings,
@@ -66,7 +71,12 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       maxDigits: intakeSettings.internalMaxDigits,
     };
     const endpoints = new Endpoints(settings.trunks, numbers);
-    const followHere = delivery ? () => delivery.portalStatus().deliveringHere : undefined;
+    // Delivery may give up its lease first while the bridge stops: the follower then keeps its session until
+    // its own stop drains it (a survivor following meanwhile only adds duplicates).
+    const followHere = delivery
+      ? () =>
+          this.closing ? this.followedHere : (this.followedHere = delivery.portalStatus().deliveringHere)
+      : undefined;
     if (settings.mode === 'esl') {
       // PBX_EVENTS=esl: FreeSWITCH's event socket (docs/decisions/follow-esl.md); mod_json_cdr is its ledger.
       const tracker = new EslTracker(new Legs(settings.trunks, numbers), {
@@ -121,10 +131,14 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     this.ledger?.start();
   }
 
+  /**
+   * Before the store closes: the follower reads what the PBX sent until it acknowledges the goodbye and
+   * hands over the starts it held, the ledger stops, and the sink stores all of it (at most SINK_DRAIN_MS).
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    this.follower?.stop();
-    await this.ledger?.stop();
-    this.sink.stop();
+    this.closing = true;
+    await Promise.all([this.follower?.stop(), this.ledger?.stop()]);
+    await this.sink.close(SINK_DRAIN_MS);
   }
 
   status(): FollowHealthView {

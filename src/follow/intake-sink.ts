@@ -57,6 +57,22 @@ export class IntakeSink extends FollowSink {
     this.stopped = true;
   }
 
+  /**
+   * The follower stopped: stores what it handed over, then stops. At most `maxMs` (the store may be down, and
+   * a shutdown must end): what is left then is dropped, counted and logged.
+   */
+  async close(maxMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise((resolve) => (timer = setTimeout(resolve, maxMs)));
+    await Promise.race([this.idle(), late]);
+    clearTimeout(timer);
+    this.stop();
+    if (this.waiting.length === 0) return;
+    this.dropped += this.waiting.length;
+    this.logger.error(`${this.waiting.length} followed call events not stored: the store did not take them`);
+    this.waiting = [];
+  }
+
   private async drain(): Promise<void> {
     if (this.draining) return;
     this.draining = true;

@@ -38,10 +38,13 @@ export interface FollowContext {
   answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
 }
 
-/** A follower as its owner drives it: started, stopped, and shown (no secret). */
+/**
+ * A follower as its owner drives it: started, stopped, and shown (no secret). `stop` resolves once what it
+ * read before is handed to its sink.
+ */
 export interface RunningFollower extends PbxFollower {
   start(): void;
-  stop(): void;
+  stop(): Promise<void>;
 }
 
 /**
@@ -125,7 +128,7 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
     );
     followers.push({
       start: () => ledger.start(),
-      stop: () => void ledger.stop(),
+      stop: () => ledger.stop(),
       status: () => ({ source: 'ledger', ledger: ledger.status() }),
     });
   }

@@ -308,9 +308,10 @@ export class PortalRuntime {
     const processor = this.processor;
     const binder = this.binder;
     this.delivery = this.processor = this.binder = undefined;
-    for (const follower of this.followers) follower.stop();
+    // Each follower reads what its PBX sent until the goodbye and hands over its held starts; what they
+    // handed over is stored still (the sink retries), and the sink stops once drained.
+    const followersStopped = Promise.all(this.followers.map((follower) => follower.stop()));
     this.followers = [];
-    // What the followers handed over is stored still (the sink retries); it stops once drained.
     const sink = this.followSink;
     this.followSink = undefined;
     if (!delivery) return this.deliveryStopping ?? Promise.resolve();
@@ -318,7 +319,7 @@ export class PortalRuntime {
       delivery.stopDelivering(),
       processor?.beforeApplicationShutdown(),
       binder?.beforeApplicationShutdown(),
-      sink && drained(sink),
+      sink ? followersStopped.then(() => drained(sink)) : followersStopped,
     ]).then(() => undefined);
     return this.deliveryStopping;
   }

@@ -112,7 +112,7 @@ describe('AmiFollower over a real TCP connection', () => {
     ami.start();
     await until(() => ami.status().reconnects >= 1 && sessions >= 2);
     expect(ami.status().lastError).toMatch(/^Ping unanswered by tcp:\/\/127\.0\.0\.1:\d+ within 300 ms$/);
-    ami.stop();
+    await ami.stop();
     await new Promise((resolve) => silent.close(resolve));
   });
 

@@ -93,14 +93,21 @@ export class AmiFollower extends PbxFollower {
     }
   }
 
-  stop(): void {
+  /**
+   * Stops following. The session reads on until the PBX acknowledges the goodbye, so every event it sent
+   * before is handled, and the starts still held for parallel dials go to the sink: nothing is dropped.
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.gateTimer);
     clearTimeout(this.reconnectTimer);
     clearInterval(this.pingTimer);
-    clearTimeout(this.startTimer);
-    this.session?.close();
+    const session = this.session;
     this.session = undefined;
+    await session?.logoff();
+    clearTimeout(this.startTimer);
+    this.startTimer = undefined;
+    this.deliver(this.tracker.flush());
   }
 
   status(): FollowStatusView {

@@ -160,6 +160,16 @@ export class AmiSession {
     });
   }
 
+  /**
+   * Logs off and reads on until the PBX says `Goodbye` (or timeoutMs): every event it sent before it read
+   * the Logoff has been handed on by then. How a stopping bridge leaves without losing what is in flight.
+   */
+  async logoff(): Promise<void> {
+    if (this.closed) return;
+    await this.action('Logoff').catch(() => undefined);
+    this.end(new AmiError(`closed by the bridge (${this.label})`));
+  }
+
   /** Logs off and closes. */
   close(): void {
     if (this.closed) return;

@@ -99,7 +99,7 @@ describe('EslFollower over a real TCP connection', () => {
     ]);
     expect(esl.status()).toMatchObject({ source: 'esl', callsFollowed: 0, callEvents: 3, possiblyLost: 0 });
     expect(esl.status().eventsPerSec).toBeGreaterThan(0);
-    esl.stop();
+    await esl.stop();
     await pbx.close();
   });
 
@@ -113,7 +113,7 @@ describe('EslFollower over a real TCP connection', () => {
       /^login refused for the password at tcp:\/\/127\.0\.0\.1:\d+: -ERR invalid$/,
     );
     expect(JSON.stringify(esl.status())).not.toMatch(/wrong-pass|s3cr3t/);
-    esl.stop();
+    await esl.stop();
     await pbx.close();
   });
 

@@ -139,6 +139,16 @@ export class EslSession {
     return reply.body;
   }
 
+  /**
+   * Says `exit` and reads on until FreeSWITCH answers it (or timeoutMs): every event it sent before it read
+   * the `exit` has been handed on by then. How a stopping bridge leaves without losing what is in flight.
+   */
+  async exit(): Promise<void> {
+    if (this.closed) return;
+    await this.command('exit').catch(() => undefined);
+    this.end(new EslError(`closed by the bridge (${this.label})`));
+  }
+
   /** Says `exit` and closes. */
   close(): void {
     if (this.closed) return;
