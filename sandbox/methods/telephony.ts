@@ -59,7 +59,9 @@ export function register(params: Params, context: MethodContext): MethodResult {
   const start = startParam === undefined ? context.now : parseDateWithOffset(startParam);
   if (start === null) throw portalErrors.validation(TELEPHONY_ERRORS.badStartDate);
   const phone = stringParam(params, 'PHONE_NUMBER') ?? '';
-  if (phoneDigits(phone) === '') throw portalErrors.validation(TELEPHONY_ERRORS.badPhone);
+  // A withheld caller is registered as `anonymous` (the bridge's contract, SPEC §9); other text is refused.
+  if (phoneDigits(phone) === '' && phone.toLowerCase() !== 'anonymous')
+    throw portalErrors.validation(TELEPHONY_ERRORS.badPhone);
   const externalCallId = stringParam(params, 'EXTERNAL_CALL_ID') ?? '';
 
   const repeat = context.state.calls.findRepeat(user.ID, phone, type, externalCallId, context.now);

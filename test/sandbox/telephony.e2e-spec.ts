@@ -127,7 +127,7 @@ describe('sandbox portal: telephony.externalcall.*', () => {
     expect(await register({ CALL_START_DATE: '2026-11-22T10:00:00' })).toMatchObject(
       validationError('CALL_START_DATE should be in the ISO-8601 format'),
     );
-    expect(await register({ PHONE_NUMBER: 'anonymous' })).toMatchObject(
+    expect(await register({ PHONE_NUMBER: 'withheld' })).toMatchObject(
       validationError('Unsupported phone number format'),
     );
     expect(portal.calls()).toHaveLength(0);
