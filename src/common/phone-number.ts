@@ -28,3 +28,15 @@ export function isWithheld(phone: string | undefined): boolean {
 export function withheldIn(input: string): string | undefined {
   return input.trim().toLowerCase() === WITHHELD_NUMBER ? WITHHELD_NUMBER : undefined;
 }
+
+/**
+ * What PBXs write for a caller who withheld the number (CLIR) or whose network did not pass it on, and
+ * numbers masked by the dialplan (`+31260xxxxxx`): none of them names a client.
+ */
+const WITHHELD_WORDS = /^(anonymous|unknown|<unknown>|unavailable|private|restricted|withheld|blocked|0*)$/i;
+
+/** Whether a PBX's caller number is withheld, empty or masked (SPEC §9). */
+export function isWithheldCaller(input: string | undefined): boolean {
+  const value = input?.trim() ?? '';
+  return WITHHELD_WORDS.test(value) || /^\+?\d*[xX*]+$/.test(value);
+}

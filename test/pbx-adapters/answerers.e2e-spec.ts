@@ -68,9 +68,9 @@ describe('PBX adapters: ring groups, answerers, transfers', () => {
       expect(answered.body).toEqual({ accepted: 1, duplicates: 1, callId });
       await cardOf(callId, [3]);
 
-      // 102 transfers the call to 103 (30013): the card moves.
+      // 102 transfers the call to 103 (30013): its start names 103, new since the answer, and 103 answers.
       const transfer = await yeastar(fixtureJson('yeastar/ring-group/30013-transfer-to-103.json'));
-      expect(transfer.body).toEqual({ accepted: 1, duplicates: 1, callId });
+      expect(transfer.body).toEqual({ accepted: 2, duplicates: 0, callId });
       await cardOf(callId, [4]);
 
       const cdr = await yeastar(fixtureJson('yeastar/ring-group/30012-cdr.json'));

@@ -1,6 +1,7 @@
 import { BadRequestException } from '@nestjs/common';
 import { ClassConstructor, plainToInstance } from 'class-transformer';
 import { validateSync, ValidationError } from 'class-validator';
+import { isWithheldCaller, WITHHELD_NUMBER } from '../../common/phone-number';
 import { FieldSources } from '../call-event-submission';
 import { FieldProblem } from '../call-event-validation';
 import { dropConstructorFields } from '../constructor-fields';
@@ -32,26 +33,19 @@ export function ignoredPost(reason: string): AdapterOutcome {
   return { events: [], sources: {}, ignored: reason };
 }
 
-/** What PBXs write for a caller who withheld the number (CLIR), or whose network did not pass it on. */
-const WITHHELD = /^(anonymous|unknown|unavailable|private|restricted|withheld|blocked|0*)$/i;
-
 /**
- * An inbound call whose caller withheld the number: a real call, but the portal registers none without a
- * number. Acknowledged (a 400 would make the PBX retry and file the record as failed) and not stored.
+ * An inbound call whose caller withheld the number (or whose number is masked or missing): a real call,
+ * posted on as `anonymous` (SPEC §9), so it is registered without a number and bound to nobody.
  */
 export function withheldCaller(outcome: AdapterOutcome): AdapterOutcome {
-  const withheld = outcome.events.find(
-    (event) =>
-      event.direction === 'inbound' &&
-      (event.phoneNumber === undefined ||
-        (typeof event.phoneNumber === 'string' && WITHHELD.test(event.phoneNumber.trim()))),
+  const events = outcome.events.map((event) =>
+    event.direction === 'inbound' &&
+    (event.phoneNumber === undefined ||
+      (typeof event.phoneNumber === 'string' && isWithheldCaller(event.phoneNumber)))
+      ? { ...event, phoneNumber: WITHHELD_NUMBER }
+      : event,
   );
-  if (!withheld) return outcome;
-  const shown =
-    typeof withheld.phoneNumber === 'string' ? ` (${withheld.phoneNumber.trim() || 'empty'})` : '';
-  return ignoredPost(
-    `call ${String(withheld.callId)}: the caller withheld the number${shown}; the portal registers no call without one`,
-  );
+  return { ...outcome, events };
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {
