@@ -94,10 +94,11 @@ export interface EslCallDescription {
   talk?: number;
   ring?: number;
   /**
-   * record_session on the a-leg: FusionPBX-style (`true`: record_path/record_name set first) or `plain`
-   * (only the application: its file in RECORD_START/STOP and the CDR's app_log).
+   * Recording the a-leg: record_session FusionPBX-style (`true`: record_path/record_name set first) or
+   * `plain` (only the application: its file in RECORD_START/STOP and the CDR's app_log); `uuid_record`
+   * (started over the API: in RECORD_START/STOP only, not in the CDR).
    */
-  recording?: boolean | 'plain';
+  recording?: boolean | 'plain' | 'uuid_record';
   /** The caller withholds its number: SIP Privacy `id` (the caller profile's hide-number flag). */
   privacy?: boolean;
   /** The phone answers and the caller hangs up within the same second (billsec 0, billmsec > 0). */
@@ -930,7 +931,7 @@ class EslCallScript {
    * record_name first; a plain one leaves its file only in the events and the CDR's app_log.
    */
   private recordSession(leg: Leg): void {
-    const fusion = this.call.recording !== 'plain';
+    const fusion = this.call.recording === true;
     const path = fusion
       ? `/var/lib/freeswitch/recordings/${DOMAIN}/archive/2026/Nov/26`
       : '/var/lib/freeswitch/recordings';
@@ -940,11 +941,13 @@ class EslCallScript {
         ['record_path', path],
         ['record_name', name],
       ]);
-    setVars(leg, [
-      ['current_application', 'record_session'],
-      ['current_application_data', `${path}/${name}`],
-    ]);
-    this.ran(leg, 'record_session', `${path}/${name}`);
+    if (this.call.recording !== 'uuid_record') {
+      setVars(leg, [
+        ['current_application', 'record_session'],
+        ['current_application_data', `${path}/${name}`],
+      ]);
+      this.ran(leg, 'record_session', `${path}/${name}`);
+    }
     leg.recording = `${path}/${name}`;
     this.fire('RECORD_START', leg, { after: [['Record-File-Path', `${path}/${name}`]] });
   }
