@@ -9,7 +9,7 @@ const numbers = { isEmployee: () => false, maxDigits: 4 };
 /** Plays calls on the event socket double (no connection: its framed events are parsed and fed to a tracker). */
 async function follow(
   calls: EslCallDescription[],
-  options: { trunks?: string[]; template?: string } = {},
+  options: { trunks?: string[]; template?: string; unseen?: (event: EslEvent) => boolean } = {},
 ): Promise<{ events: CallEvent[]; callIds: string[]; tracker: EslTracker; fired: EslEvent[] }> {
   const pbx = await EslDouble.start();
   const tracker = new EslTracker(new Legs(options.trunks ?? [], numbers), {
@@ -22,7 +22,7 @@ async function follow(
     expect(message.headers['Content-Type']).toBe('text/event-json');
     const event = parseJsonEvent(message.body);
     if (event) fired.push(event);
-    if (event) events.push(...tracker.handle(event, clock++));
+    if (event && !options.unseen?.(event)) events.push(...tracker.handle(event, clock++));
   });
   pbx.observe((frame) => framer.push(Buffer.from(frame)));
   const playing = calls.map((call) => pbx.play({ stepMs: 1, ...call }));
@@ -176,6 +176,44 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     });
     expect(Date.parse(events[2].at)).toBeGreaterThan(Date.parse(events[1].at));
     expect(events[4].durationSec).toBeGreaterThanOrEqual(30);
+  });
+
+  it("an answer nobody saw (the socket was down): the outside leg's hang-up says who was bridged, and when", async () => {
+    const { events, fired } = await follow(
+      [
+        {
+          kind: 'inbound',
+          from: '+4915112345678',
+          to: '101',
+          answeredBy: '101',
+          talk: 42,
+          recording: 'plain',
+        },
+      ],
+      { unseen: (event) => ['CHANNEL_BRIDGE', 'RECORD_START'].includes(String(event['Event-Name'])) },
+    );
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    const bridge = fired.find((event) => event['Event-Name'] === 'CHANNEL_BRIDGE');
+    expect(events[1].at).toBe(new Date(Number(bridge?.['Event-Date-Timestamp']) / 1000).toISOString());
+    expect(events[2]).toMatchObject({ durationSec: 42 });
+    // A plain record_session seen only at its RECORD_STOP (which comes at the hang-up).
+    expect(events[2].recordingUrl).toMatch(/^https:\/\/pbx\.example\/rec\/[0-9a-f-]{36}\.wav$/);
+  });
+
+  it.each([
+    ['anonymous', {}],
+    ['<unknown>', {}],
+    ['unavailable', {}],
+    ['+31260xxxxxx', {}],
+    ['door-phone', {}],
+    ['+4915112345678', { privacy: true }],
+  ])('a withheld or non-number caller %s %j is anonymous', async (from, variant) => {
+    const { events } = await follow([{ kind: 'inbound', from, to: '101', answeredBy: '101', ...variant }]);
+    expect(events.map((event) => event.phoneNumber ?? null)).toEqual(['anonymous', null, 'anonymous']);
   });
 
   it('outbound through a gateway: started at the dial by the phone, callId the phone leg, answered by it', async () => {
