@@ -86,7 +86,11 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
         eslTargetOf(settings.eslUrl as string),
         tracker,
         this.sink,
-        { followHere },
+        {
+          followHere,
+          // A restarted bridge keeps the talk time of the calls it had seen answered before.
+          answeredAt: (callIds) => storedAnswers(calls, portalId, callIds),
+        },
         metrics,
       );
     }

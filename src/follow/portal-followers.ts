@@ -96,7 +96,7 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
         target,
         tracker,
         context.sink,
-        { followHere: context.followHere, gateMs: context.gateMs },
+        { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt },
         context.metrics,
       ),
     );

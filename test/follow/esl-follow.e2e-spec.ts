@@ -105,7 +105,7 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
   it('logs in with the password from ESL_URL and subscribes to the events it follows', () => {
     expect(pbx.commands).toContain('auth Cl0eCon-s3cr3t');
     expect(pbx.commands).toContain(
-      'event json CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_HANGUP_COMPLETE CHANNEL_UUID RECORD_START CUSTOM callcenter::info',
+      'event json CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_HANGUP_COMPLETE CHANNEL_UUID RECORD_START RECORD_STOP CUSTOM callcenter::info',
     );
     expect(pbx.commands).toEqual(
       expect.arrayContaining(['api status', 'api show channels as json', 'api show calls as json']),
@@ -194,6 +194,41 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
       expect(call.shownTo).toEqual([]);
     },
   );
+
+  it('blind transfer from 101 to 102: the card is shown to 102 while it rings, after the answer, then 102 answers', async () => {
+    const playing = pbx.play({
+      kind: 'inbound',
+      from: '+4915112345685',
+      to: '101',
+      answeredBy: '101',
+      talk: 20,
+      transfer: { kind: 'blind', to: '102' },
+      holdTransferRinging: true,
+    });
+    await playing.answered;
+    // Passes once src/calls shows the card to a phone that starts ringing after the answer (the core helper's part).
+    await eventually(async () => {
+      const call = h.sandbox.calls({ EXTERNAL_CALL_ID: playing.callId })[0] as unknown as
+        PortalExtras | undefined;
+      return call?.shownTo.includes(3) ? true : undefined;
+    });
+    playing.pickUpTransfer();
+    await playing.done;
+    const call = (await finishedOnPortal(h, playing.callId)) as SandboxCall & PortalExtras;
+    expect(call).toMatchObject({ USER_ID: 2, registerRequests: 1 });
+    expect(call.finished).toMatchObject({ USER_ID: 3, STATUS_CODE: '200' });
+    expect(call.shownTo).toEqual([]);
+  });
+
+  it.each([
+    ['anonymous', {}],
+    ['+31260xxxxxx', {}],
+    ['+4915112345686', { privacy: true }],
+  ])('a withheld caller (%s %j) is reported as anonymous, answered by 101', async (from, variant) => {
+    const call = await played({ kind: 'inbound', from, to: '101', answeredBy: '101', talk: 12, ...variant });
+    expect(call).toMatchObject({ PHONE_NUMBER: 'anonymous', registerRequests: 1 });
+    expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 12, STATUS_CODE: '200' });
+  });
 
   it('phone-to-phone calls reach neither the store nor the portal', async () => {
     const internal = pbx.play({ kind: 'internal', from: '101', to: '102', answeredBy: 'y' });

@@ -23,7 +23,14 @@ import { TcpDouble } from './tcp-double';
  * LOSE_RACE, one CHANNEL_BRIDGE per bridge, agent legs originated without a caller session (their own
  * Channel-Call-UUID, `cc_member_session_uuid`), voicemail answering the a-leg with no bridge.
  *
- * Event timestamps run on a virtual clock per call, so `talk: 90` makes a 90-second call without waiting.
+ * Event timestamps run on a virtual clock per call, so `talk: 90` makes a 90-second call without waiting;
+ * the PBX's clock may run `clockOffsetMs` off the bridge's (event dates, `show channels` rows, variables
+ * and `uuid_dump` alike). What real captures show (REAL-PBX.md §8) is reproduced too: `event plain` values
+ * URL-encoded with `ARRAY::` multi-values, the directory lookup's REQUEST_PARAMS headers copied into a
+ * phone leg's variables (`variable_Event-Name`), `bridge_uuid`/`signal_bond` naming the other leg, frames
+ * written in seeded random chunk sizes (split anywhere, mid-header), and mod_json_cdr's a-leg record
+ * (`callStats`, `callflow` newest profile first, `originated_legs` naming the b-leg twice, `app_log`) posted
+ * before CHANNEL_HANGUP_COMPLETE goes out, as the default json_cdr.conf does.
  */
 
 type Fields = [string, string | string[]][];
@@ -57,8 +64,16 @@ interface Leg {
   other?: Leg;
   application: string;
   presenceId: string;
+  /** Presentation prohibited (the caller profile's hide-number flag). */
+  hideNumber?: boolean;
   /** Channel variables in the order they were set; a name set again keeps its place (ARRAY:: values: arrays). */
   vars: Map<string, string | string[]>;
+  /** Caller profiles, oldest first (a dialplan transfer adds one), with the legs each dialled. */
+  profiles: { index: number; context: string; dest: string; createdUs: number; dialled: Leg[] }[];
+  /** The applications run, for mod_json_cdr's app_log. */
+  apps: { app_name: string; app_data: string; app_stamp: string }[];
+  /** record_session's file, until RECORD_STOP at the hang-up. */
+  recording?: string;
 }
 
 export interface EslCallDescription {
@@ -78,8 +93,18 @@ export interface EslCallDescription {
   voicemail?: boolean;
   talk?: number;
   ring?: number;
-  /** FusionPBX-style record_session on the a-leg: record_path/record_name, then RECORD_START. */
-  recording?: boolean;
+  /**
+   * Recording the a-leg: record_session FusionPBX-style (`true`: record_path/record_name set first) or
+   * `plain` (only the application: its file in RECORD_START/STOP and the CDR's app_log); `uuid_record`
+   * (started over the API: in RECORD_START/STOP only, not in the CDR).
+   */
+  recording?: boolean | 'plain' | 'uuid_record';
+  /** The caller withholds its number: SIP Privacy `id` (the caller profile's hide-number flag). */
+  privacy?: boolean;
+  /** The phone answers and the caller hangs up within the same second (billsec 0, billmsec > 0). */
+  quick?: boolean;
+  /** A blind transfer's target rings until `pickUpTransfer()`. */
+  holdTransferRinging?: boolean;
   /** After the answer, the employee transfers (SIP REFER) to this user. */
   transfer?: { kind: 'blind' | 'attended'; to: string };
   /** Click-to-call: the `{crm_call_id=…}` the dialer's originate set on the phone's leg. */
@@ -96,11 +121,24 @@ export interface PlayingEslCall {
   answered: Promise<void>;
   hangUp(): void;
   pickUp(): void;
+  pickUpTransfer(): void;
+}
+
+/** mod_json_cdr's a-leg record as it would post it (`encode=false`). */
+export type EslCdr = Record<string, unknown> & { variables: Record<string, string> };
+
+export interface EslDoubleOptions {
+  /** How far the PBX's clock is off the bridge's (ms; negative: behind). */
+  clockOffsetMs?: number;
+  /** Seeds the chunk sizes frames are written in. */
+  seed?: number;
 }
 
 interface Subscriber {
   names: Set<string>;
   subclasses: Set<string>;
+  /** `event plain`: URL-encoded `Header: value` lines instead of one JSON object. */
+  plain: boolean;
 }
 
 export class EslDouble extends TcpDouble {
@@ -113,14 +151,28 @@ export class EslDouble extends TcpDouble {
   private sessions = 0;
   private hexCounter = 0x10;
   private listenPort = 0;
+  private random: () => number;
   logins = 0;
+  /** How far the PBX's clock is off the bridge's (ms). */
+  clockOffsetMs: number;
+  /**
+   * mod_json_cdr: called with each a-leg's record at its hang-up, awaited before CHANNEL_HANGUP_COMPLETE is
+   * fired (json_cdr.conf's default); `cdrAfterHangup` posts it after the event instead.
+   */
+  onCdr?: (cdr: EslCdr) => Promise<unknown>;
+  cdrAfterHangup = false;
 
-  private constructor(private readonly password: string) {
+  private constructor(
+    private readonly password: string,
+    options: EslDoubleOptions,
+  ) {
     super();
+    this.clockOffsetMs = options.clockOffsetMs ?? 0;
+    this.random = seeded(options.seed ?? 35);
   }
 
-  static async start(password = 'Cl0eCon-s3cr3t'): Promise<EslDouble> {
-    const double = new EslDouble(password);
+  static async start(password = 'Cl0eCon-s3cr3t', options: EslDoubleOptions = {}): Promise<EslDouble> {
+    const double = new EslDouble(password, options);
     await double.listen(0);
     double.listenPort = double.port;
     return double;
@@ -139,6 +191,11 @@ export class EslDouble extends TcpDouble {
     return this.legs.size;
   }
 
+  /** The PBX's clock now (µs). */
+  nowUs(): number {
+    return (Date.now() + this.clockOffsetMs) * 1000;
+  }
+
   /** Drops every event socket connection and refuses new ones for `ms`; calls go on meanwhile. */
   async refuseFor(ms: number): Promise<void> {
     await this.close();
@@ -146,12 +203,14 @@ export class EslDouble extends TcpDouble {
   }
 
   protected serve(socket: Socket): void {
+    socket.setNoDelay(true);
     socket.write('Content-Type: auth/request\n\n');
     let authed = false;
     let buffer = '';
-    const reply = (text: string) => socket.write(`Content-Type: command/reply\nReply-Text: ${text}\n\n`);
+    const reply = (text: string) =>
+      this.write(socket, `Content-Type: command/reply\nReply-Text: ${text}\n\n`);
     const api = (body: string) =>
-      socket.write(`Content-Type: api/response\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`);
+      this.write(socket, `Content-Type: api/response\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`);
     socket.on('close', () => this.subscribers.delete(socket));
     socket.on('data', (chunk: string) => {
       buffer += chunk;
@@ -170,20 +229,25 @@ export class EslDouble extends TcpDouble {
           socket.end();
         } else if (!authed) {
           reply('-ERR command not found');
-        } else if (command.startsWith('event json ')) {
-          const words = command.slice('event json '.length).split(/\s+/);
+        } else if (/^event (json|plain) /.test(command)) {
+          const [, format, ...words] = command.split(/\s+/);
           const custom = words.indexOf('CUSTOM');
           const names = new Set(custom >= 0 ? words.slice(0, custom) : words);
           const subclasses = new Set(custom >= 0 ? words.slice(custom + 1) : []);
           if (custom >= 0) names.add('CUSTOM');
-          this.subscribers.set(socket, { names, subclasses });
-          reply('+OK event listener enabled json');
+          this.subscribers.set(socket, { names, subclasses, plain: format === 'plain' });
+          reply(`+OK event listener enabled ${format}`);
         } else if (command === 'api status') {
           api(this.status());
         } else if (command === 'api show channels as json') {
           api(this.showChannels());
         } else if (command === 'api show calls as json') {
           api(this.showCalls());
+        } else if (/^api uuid_dump \S+ json$/.test(command)) {
+          const leg = this.legs.get(command.split(' ')[2]);
+          api(
+            leg ? JSON.stringify(this.eventOf('CHANNEL_DATA', this.nowUs(), leg)) : '-ERR No such channel!\n',
+          );
         } else if (command.startsWith('api ')) {
           api(`-ERR ${command.slice(4).split(' ')[0]} Command not found!\n`);
         } else {
@@ -242,15 +306,22 @@ export class EslDouble extends TcpDouble {
     const answered = new Promise<void>((resolve) => (markAnswered = resolve));
     let pickUp: () => void = () => undefined;
     const ringing = new Promise<void>((resolve) => (pickUp = resolve));
-    const script = new EslCallScript(
-      this,
-      call,
-      call.holdOpen ? release : undefined,
-      markAnswered,
-      call.holdRinging ? ringing : undefined,
-    );
+    let pickUpTransfer: () => void = () => undefined;
+    const transferRinging = new Promise<void>((resolve) => (pickUpTransfer = resolve));
+    const script = new EslCallScript(this, call, markAnswered, {
+      release: call.holdOpen ? release : undefined,
+      ringing: call.holdRinging ? ringing : undefined,
+      transferRinging: call.holdTransferRinging ? transferRinging : undefined,
+    });
     const done = script.run().finally(markAnswered);
-    return { callId: script.callId, done, answered, hangUp: () => hangUp(), pickUp: () => pickUp() };
+    return {
+      callId: script.callId,
+      done,
+      answered,
+      hangUp: () => hangUp(),
+      pickUp: () => pickUp(),
+      pickUpTransfer: () => pickUpTransfer(),
+    };
   }
 
   // ---- what the script uses -----------------------------------------------------------------------------
@@ -272,6 +343,8 @@ export class EslDouble extends TcpDouble {
       | 'callState'
       | 'answerState'
       | 'application'
+      | 'profiles'
+      | 'apps'
     > & { callUuid?: string; presenceId?: string },
     vars: Fields,
   ): Leg {
@@ -293,6 +366,10 @@ export class EslDouble extends TcpDouble {
       application: '',
       presenceId: fields.presenceId ?? '',
       vars: new Map(),
+      profiles: [
+        { index: 1, context: fields.context, dest: fields.dest, createdUs: fields.createdUs, dialled: [] },
+      ],
+      apps: [],
     };
     this.legs.set(uuid, leg);
     setVars(leg, [
@@ -323,12 +400,35 @@ export class EslDouble extends TcpDouble {
   }
 
   /** Fires one event about `leg` (or none): framed as mod_event_socket frames `event json`. */
-  fire(
+  fire(name: string, clockUs: number, leg: Leg | undefined, options: EventOptions = {}): void {
+    const event = this.eventOf(name, clockUs, leg, options);
+    const body = JSON.stringify(event);
+    const frame = `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-json\n\n${body}`;
+    for (const observer of this.observers) observer(frame, event);
+    for (const [socket, subscriber] of this.subscribers) {
+      const wanted = options.subclass
+        ? subscriber.names.has('CUSTOM') && subscriber.subclasses.has(options.subclass)
+        : subscriber.names.has(name) || subscriber.names.has('ALL');
+      if (!wanted || !socket.writable) continue;
+      if (!subscriber.plain) {
+        this.write(socket, frame);
+        continue;
+      }
+      const plain = plainBody(event);
+      this.write(
+        socket,
+        `Content-Length: ${Buffer.byteLength(plain)}\nContent-Type: text/event-plain\n\n${plain}`,
+      );
+    }
+  }
+
+  /** One event about `leg` (or none), headers in mod_event_socket's order. */
+  eventOf(
     name: string,
     clockUs: number,
     leg: Leg | undefined,
-    options: { before?: Fields; after?: Fields; subclass?: string; variables?: boolean } = {},
-  ): void {
+    options: EventOptions = {},
+  ): Record<string, string | string[]> {
     const date = new Date(clockUs / 1000);
     const event: Record<string, string | string[]> = {};
     if (options.subclass) event['Event-Subclass'] = options.subclass;
@@ -358,32 +458,40 @@ export class EslDouble extends TcpDouble {
       if (options.variables !== false) for (const [key, value] of leg.vars) event[`variable_${key}`] = value;
     }
     for (const [key, value] of options.after ?? []) event[key] = value;
-    const body = JSON.stringify(event);
-    const frame = `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: text/event-json\n\n${body}`;
-    for (const observer of this.observers) observer(frame, event);
-    for (const [socket, subscriber] of this.subscribers) {
-      const wanted = options.subclass
-        ? subscriber.names.has('CUSTOM') && subscriber.subclasses.has(options.subclass)
-        : subscriber.names.has(name) || subscriber.names.has('ALL');
-      if (wanted && socket.writable) socket.write(frame);
+    return event;
+  }
+
+  /** Writes `text` in seeded random chunk sizes: TCP may split a frame anywhere, mid-header included. */
+  private write(socket: Socket, text: string): void {
+    const bytes = Buffer.from(text);
+    for (let at = 0; at < bytes.length;) {
+      const size = 1 + Math.floor(this.random() ** 2 * 1500);
+      socket.write(bytes.subarray(at, at + size));
+      at += size;
     }
   }
 }
 
+type EventOptions = { before?: Fields; after?: Fields; subclass?: string; variables?: boolean };
+
 /** One call's event sequence (real PBX output–4.7), on its own virtual clock (µs). */
 class EslCallScript {
   readonly callId: string;
-  private clockUs = Date.now() * 1000;
+  private clockUs: number;
   private readonly step: number;
   private readonly first: Leg;
+  private readonly release?: Promise<void>;
+  private readonly ringing?: Promise<void>;
+  private readonly transferRinging?: Promise<void>;
 
   constructor(
     private readonly pbx: EslDouble,
     private readonly call: EslCallDescription,
-    private readonly release: Promise<void> | undefined,
     private readonly answered: () => void,
-    private readonly ringing?: Promise<void>,
+    holds: { release?: Promise<void>; ringing?: Promise<void>; transferRinging?: Promise<void> },
   ) {
+    ({ release: this.release, ringing: this.ringing, transferRinging: this.transferRinging } = holds);
+    this.clockUs = pbx.nowUs();
     this.step = call.stepMs ?? 5;
     if (call.kind === 'inbound') {
       const from = call.from;
@@ -396,6 +504,7 @@ class EslCallScript {
           dest: '4930123456',
           context: 'public',
           createdUs: this.clockUs,
+          hideNumber: call.privacy,
         },
         [
           ['sip_from_user', from],
@@ -406,6 +515,7 @@ class EslCallScript {
           ['sip_req_user', '4930123456'],
           ['sip_to_user', '4930123456'],
           ['sip_call_id', `${pbx.hex()}@198.51.100.7`],
+          ...(call.privacy ? ([['sip_Privacy', 'id']] as Fields) : []),
         ],
       );
     } else {
@@ -438,7 +548,7 @@ class EslCallScript {
     const phones = users.map((user) => this.userLeg(a, user));
     await this.pause();
     if (c.busy) {
-      for (const phone of phones) this.hangup(phone, 'USER_BUSY');
+      for (const phone of phones) await this.hangup(phone, 'USER_BUSY');
       await this.afterNoAnswer(a);
       return;
     }
@@ -446,12 +556,14 @@ class EslCallScript {
     if (this.ringing) await this.ringing;
     const winner = phones.find((phone) => phone.vars.get('dialed_user') === c.answeredBy);
     if (!winner) {
-      for (const phone of phones) this.hangup(phone, 'NO_ANSWER');
+      for (const phone of phones) await this.hangup(phone, 'NO_ANSWER');
       await this.afterNoAnswer(a);
       return;
     }
+    // Answered early in a second, hung up within it: billsec 0 (whole seconds subtracted), billmsec not.
+    if (c.quick) await this.pause(1.1 - (this.clockUs / 1e6 - Math.floor(this.clockUs / 1e6)));
     this.answer(winner);
-    for (const phone of phones) if (phone !== winner) this.hangup(phone, 'LOSE_RACE');
+    for (const phone of phones) if (phone !== winner) await this.hangup(phone, 'LOSE_RACE');
     this.answer(a);
     this.bridge(a, winner);
     this.answered();
@@ -522,7 +634,7 @@ class EslCallScript {
       await this.pause(c.ring ?? 5);
       if (this.ringing) await this.ringing;
       if (agent !== c.answeredBy) {
-        this.hangup(leg, 'NO_ANSWER');
+        await this.hangup(leg, 'NO_ANSWER');
         this.custom('bridge-agent-fail', a, [
           ['CC-Action', 'bridge-agent-fail'],
           ['CC-Hangup-Cause', 'NO_ANSWER'],
@@ -563,8 +675,8 @@ class EslCallScript {
         ['CC-Cause', 'Terminated'],
         ...member,
       ]);
-      this.hangup(a, 'NORMAL_CLEARING');
-      this.hangup(leg, 'NORMAL_CLEARING');
+      await this.hangup(a, 'NORMAL_CLEARING');
+      await this.hangup(leg, 'NORMAL_CLEARING');
       return;
     }
     this.custom('member-queue-end', a, [
@@ -577,7 +689,7 @@ class EslCallScript {
       ['cc_cause', 'cancel'],
       ['cc_cancel_reason', 'NONE'],
     ]);
-    this.hangup(a, 'NORMAL_CLEARING');
+    await this.hangup(a, 'NORMAL_CLEARING');
   }
 
   /** outbound (a gateway leg) and internal (a user/ leg), from the phone's a-leg. */
@@ -604,18 +716,22 @@ class EslCallScript {
             [
               ['originator', a.uuid],
               ['originator_codec', 'PCMA@8000h@20i'],
+              ['signal_bond', a.uuid],
               ['sip_gateway_name', 'carrier'],
               ['sip_profile_name', 'external'],
               ['sip_to_user', target],
             ],
           );
-    if (c.kind !== 'internal') this.fire('CHANNEL_CREATE', b);
+    if (c.kind !== 'internal') {
+      a.profiles[a.profiles.length - 1].dialled.push(b);
+      this.fire('CHANNEL_CREATE', b);
+    }
     await this.pause();
     await this.pause(c.ring ?? 5);
     if (this.ringing) await this.ringing;
     if (c.busy || !c.answeredBy) {
-      this.hangup(b, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
-      this.hangup(a, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
+      await this.hangup(b, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
+      await this.hangup(a, c.busy ? 'USER_BUSY' : 'NO_ANSWER');
       return;
     }
     this.answer(b);
@@ -637,7 +753,7 @@ class EslCallScript {
       await this.pause(20);
       setVars(a, [['voicemail_message_len', '18']]);
     }
-    this.hangup(a, 'NORMAL_CLEARING');
+    await this.hangup(a, 'NORMAL_CLEARING');
   }
 
   /** Talk, transfer if asked, then the outside party hangs up. `employee` is the phone leg bridged with `outside`. */
@@ -646,8 +762,8 @@ class EslCallScript {
     if (!transfer) {
       await this.talk();
       this.unbridge(outside, employee);
-      this.hangup(outside, 'NORMAL_CLEARING');
-      this.hangup(employee, 'NORMAL_CLEARING');
+      await this.hangup(outside, 'NORMAL_CLEARING');
+      await this.hangup(employee, 'NORMAL_CLEARING');
       return;
     }
     await this.pause(10);
@@ -660,10 +776,11 @@ class EslCallScript {
         ['endpoint_disposition', 'BLIND_TRANSFER'],
       ]);
       this.unbridge(outside, employee);
-      this.hangup(employee, 'BLIND_TRANSFER');
+      await this.hangup(employee, 'BLIND_TRANSFER');
       this.transferTo(outside, transfer.to);
       target = this.userLeg(outside, transfer.to);
       await this.pause(3);
+      if (this.transferRinging) await this.transferRinging;
       this.answer(target);
       this.bridge(outside, target);
     } else {
@@ -693,18 +810,18 @@ class EslCallScript {
         `${stamp}:${randomUUID()}:att_xfer:${transfer.to}@${DOMAIN}/${outside.callerNum}@${DOMAIN}`,
       );
       this.bridge(outside, target);
-      this.hangup(employee, 'ATTENDED_TRANSFER');
-      this.hangup(consult, 'ATTENDED_TRANSFER');
+      await this.hangup(employee, 'ATTENDED_TRANSFER');
+      await this.hangup(consult, 'ATTENDED_TRANSFER');
     }
     await this.talk();
     this.unbridge(outside, target);
-    this.hangup(outside, 'NORMAL_CLEARING');
-    this.hangup(target, 'NORMAL_CLEARING');
+    await this.hangup(outside, 'NORMAL_CLEARING');
+    await this.hangup(target, 'NORMAL_CLEARING');
   }
 
   private async talk(): Promise<void> {
     if (this.release) await this.release;
-    await this.pause(this.call.talk ?? 30);
+    await this.pause(this.call.quick ? 0.4 : (this.call.talk ?? 30));
   }
 
   // ---- legs and events ------------------------------------------------------------------------------------
@@ -734,6 +851,12 @@ class EslCallScript {
         ['domain_name', DOMAIN],
         ['user_context', 'default'],
         ['effective_caller_id_number', user],
+        // sofia's directory lookup copies its REQUEST_PARAMS event headers into the channel's variables.
+        ['Event-Name', 'REQUEST_PARAMS'],
+        ['Core-UUID', CORE_UUID],
+        ['Event-Date-Timestamp', String(Math.round(this.clockUs))],
+        ['Event-Calling-Function', 'sofia_handle_sip_i_invite'],
+        ['sip_authorized', 'true'],
         ...(this.call.crmCallId && user === this.call.from
           ? ([['crm_call_id', this.call.crmCallId]] as Fields)
           : []),
@@ -765,12 +888,14 @@ class EslCallScript {
         ['originator', a.uuid],
         ['originator_codec', 'PCMA@8000h@20i'],
         ['originating_leg_uuid', a.uuid],
+        ['signal_bond', a.uuid],
         ['dialed_user', user],
         ['dialed_domain', DOMAIN],
         ['presence_id', `${user}@${DOMAIN}`],
         ['sip_profile_name', 'internal'],
       ],
     );
+    a.profiles[a.profiles.length - 1].dialled.push(leg);
     this.fire('CHANNEL_CREATE', leg);
     return leg;
   }
@@ -783,21 +908,47 @@ class EslCallScript {
       `${Math.floor(this.clockUs / 1e6)}:${randomUUID()}:bl_xfer:${exten}/default/XML`,
     );
     setVars(leg, [['transfer_source', String(leg.vars.get('transfer_history'))]]);
+    if (leg.context === 'public') this.ran(leg, 'transfer', `${exten} XML default`);
     leg.context = 'default';
     leg.dest = exten;
     leg.profileIndex++;
+    leg.profiles.push({
+      index: leg.profileIndex,
+      context: 'default',
+      dest: exten,
+      createdUs: this.clockUs,
+      dialled: [],
+    });
   }
 
-  /** FusionPBX-style: record_path and record_name set, then record_session (RECORD_START). */
+  /** An application the dialplan ran on `leg` (mod_json_cdr's app_log). */
+  private ran(leg: Leg, app: string, data: string): void {
+    leg.apps.push({ app_name: app, app_data: data, app_stamp: String(Math.round(this.clockUs)) });
+  }
+
+  /**
+   * record_session (RECORD_START; RECORD_STOP comes at the hang-up). FusionPBX-style sets record_path and
+   * record_name first; a plain one leaves its file only in the events and the CDR's app_log.
+   */
   private recordSession(leg: Leg): void {
-    const path = `/var/lib/freeswitch/recordings/${DOMAIN}/archive/2026/Nov/26`;
+    const fusion = this.call.recording === true;
+    const path = fusion
+      ? `/var/lib/freeswitch/recordings/${DOMAIN}/archive/2026/Nov/26`
+      : '/var/lib/freeswitch/recordings';
     const name = `${leg.uuid}.wav`;
-    setVars(leg, [
-      ['record_path', path],
-      ['record_name', name],
-      ['current_application', 'record_session'],
-      ['current_application_data', `${path}/${name}`],
-    ]);
+    if (fusion)
+      setVars(leg, [
+        ['record_path', path],
+        ['record_name', name],
+      ]);
+    if (this.call.recording !== 'uuid_record') {
+      setVars(leg, [
+        ['current_application', 'record_session'],
+        ['current_application_data', `${path}/${name}`],
+      ]);
+      this.ran(leg, 'record_session', `${path}/${name}`);
+    }
+    leg.recording = `${path}/${name}`;
     this.fire('RECORD_START', leg, { after: [['Record-File-Path', `${path}/${name}`]] });
   }
 
@@ -814,12 +965,19 @@ class EslCallScript {
     this.pbx.bridged(a, b);
     a.bridgedUs = this.clockUs;
     b.bridgedUs = this.clockUs;
+    // bridge_uuid and signal_bond name the other leg (no bridge id); originated_legs lists it twice.
     setVars(a, [
       ['bridge_channel', b.name],
       ['bridge_uuid', b.uuid],
+      ['signal_bond', b.uuid],
       ['last_bridge_to', b.uuid],
       ['bridge_epoch', String(Math.floor(this.clockUs / 1e6))],
     ]);
+    if (b.vars.get('originator') === a.uuid) {
+      pushVar(a, 'originated_legs', `${b.uuid};Outbound Call;${b.dest}`);
+      pushVar(a, 'originated_legs', `${b.uuid};Outbound Call;${b.dest}`);
+      this.ran(a, 'bridge', String(a.vars.get('current_application_data') ?? `user/${b.dest}@${DOMAIN}`));
+    }
     setVars(b, [
       ['bridge_uuid', a.uuid],
       ['last_bridge_to', a.uuid],
@@ -850,7 +1008,7 @@ class EslCallScript {
     });
   }
 
-  private hangup(leg: Leg, cause: string): void {
+  private async hangup(leg: Leg, cause: string): Promise<void> {
     if (leg.partner) {
       const partner = this.pbx.leg(leg.partner);
       if (partner) partner.partner = undefined;
@@ -861,19 +1019,34 @@ class EslCallScript {
     leg.answerState = 'hangup';
     leg.hangupCause = cause;
     leg.hangupUs = this.clockUs;
-    const seconds = (from: number) => String(from ? Math.max(0, Math.round((this.clockUs - from) / 1e6)) : 0);
+    // switch_channel_set_timestamps: *sec are differences of whole seconds, *msec of milliseconds.
+    const epoch = (us: number) => Math.floor(us / 1e6);
+    const seconds = (from: number) => String(from ? epoch(this.clockUs) - epoch(from) : 0);
+    const millis = (from: number) => String(from ? Math.round((this.clockUs - from) / 1000) : 0);
+    if (leg.recording) {
+      setVars(leg, [
+        ['record_seconds', seconds(leg.answeredUs || leg.createdUs)],
+        ['record_ms', millis(leg.answeredUs || leg.createdUs)],
+      ]);
+      this.fire('RECORD_STOP', leg, { after: [['Record-File-Path', leg.recording]] });
+      leg.recording = undefined;
+    }
     setVars(leg, [
       ['hangup_cause', cause],
       ['hangup_cause_q850', Q850[cause] ?? '16'],
-      ['start_epoch', String(Math.floor(leg.createdUs / 1e6))],
-      ['answer_epoch', String(Math.floor(leg.answeredUs / 1e6))],
-      ['end_epoch', String(Math.floor(this.clockUs / 1e6))],
+      ['start_epoch', String(epoch(leg.createdUs))],
+      ['answer_epoch', String(epoch(leg.answeredUs))],
+      ['end_epoch', String(epoch(this.clockUs))],
       ['duration', seconds(leg.createdUs)],
       ['billsec', seconds(leg.answeredUs)],
+      ['billmsec', millis(leg.answeredUs)],
       ['sip_hangup_disposition', leg === this.first ? 'recv_bye' : 'send_bye'],
     ]);
+    const cdr = leg === this.first && this.pbx.onCdr ? cdrOf(leg, this.clockUs) : undefined;
+    if (cdr && !this.pbx.cdrAfterHangup) await this.pbx.onCdr?.(cdr);
     this.fire('CHANNEL_HANGUP_COMPLETE', leg);
     this.pbx.removeLeg(leg);
+    if (cdr && this.pbx.cdrAfterHangup) await this.pbx.onCdr?.(cdr);
   }
 
   private custom(action: string, leg: Leg, fields: Fields): void {
@@ -901,6 +1074,8 @@ const CALLING: Record<string, [string, string, string]> = {
   CHANNEL_UNBRIDGE: ['switch_ivr_bridge.c', 'switch_ivr_multi_threaded_bridge', '1774'],
   CHANNEL_HANGUP_COMPLETE: ['switch_core_state_machine.c', 'switch_core_session_reporting_state', '1008'],
   RECORD_START: ['switch_ivr_async.c', 'record_callback', '1291'],
+  RECORD_STOP: ['switch_ivr_async.c', 'record_callback', '1415'],
+  CHANNEL_DATA: ['mod_commands.c', 'uuid_dump_function', '5843'],
   CUSTOM: ['mod_callcenter.c', 'cc_send_presence', '1110'],
 };
 
@@ -970,8 +1145,8 @@ function profile(leg: Leg): Record<string, string> {
     'Channel-Last-Hold': '0',
     'Channel-Hold-Accum': '0',
     'Screen-Bit': 'true',
-    'Privacy-Hide-Name': 'false',
-    'Privacy-Hide-Number': 'false',
+    'Privacy-Hide-Name': String(Boolean(leg.hideNumber)),
+    'Privacy-Hide-Number': String(Boolean(leg.hideNumber)),
   };
 }
 
@@ -1094,4 +1269,96 @@ function pushVar(leg: Leg, name: string, value: string): void {
   const current = leg.vars.get(name);
   if (current === undefined) leg.vars.set(name, value);
   else leg.vars.set(name, [...[current].flat(), value]);
+}
+
+/**
+ * mod_json_cdr's record of an a-leg (the cgrates captures' shape): `core-uuid`, `switchname`,
+ * `channel_data`, `callStats` (camelCase), `variables` (multi-values as `ARRAY::a|:b` strings), `app_log`,
+ * then `callflow` with the newest caller profile first, each naming the legs it dialled.
+ */
+function cdrOf(leg: Leg, endUs: number): EslCdr {
+  const variables = Object.fromEntries(
+    [...leg.vars].map(([name, value]) => [name, Array.isArray(value) ? `ARRAY::${value.join('|:')}` : value]),
+  );
+  const profileOf = (of: Leg, context: string, dest: string) => ({
+    username: of.direction === 'inbound' && context !== 'public' ? of.callerNum : '',
+    dialplan: 'XML',
+    caller_id_name: of.callerName,
+    ani: of.callerNum,
+    aniii: '',
+    caller_id_number: of.callerNum,
+    network_addr: of.name.includes('external') ? '198.51.100.7' : '192.0.2.21',
+    rdnis: '',
+    destination_number: dest,
+    uuid: of.uuid,
+    source: 'mod_sofia',
+    context,
+    chan_name: of.name,
+  });
+  const callflow = [...leg.profiles].reverse().map((profile, i) => ({
+    dialplan: 'XML',
+    profile_index: String(profile.index),
+    extension: { name: profile.dest, number: profile.dest },
+    caller_profile: {
+      ...profileOf(leg, profile.context, profile.dest),
+      ...(profile.dialled.length
+        ? {
+            originatee: {
+              originatee_caller_profiles: profile.dialled.map((b) => profileOf(b, b.context, b.dest)),
+            },
+          }
+        : {}),
+    },
+    times: {
+      created_time: String(Math.round(leg.createdUs)),
+      profile_created_time: String(Math.round(profile.createdUs)),
+      answered_time: String(Math.round(leg.answeredUs)),
+      bridged_time: String(Math.round(leg.bridgedUs)),
+      hangup_time: String(Math.round(endUs)),
+      transfer_time:
+        i === 0 ? '0' : String(Math.round(leg.profiles[leg.profiles.length - i]?.createdUs ?? 0)),
+    },
+  }));
+  return {
+    'core-uuid': CORE_UUID,
+    switchname: 'pbx-berlin-1',
+    channel_data: { state: 'CS_REPORTING', state_number: '11', direction: leg.direction },
+    callStats: {
+      audio: { inbound: { raw_bytes: 0, media_packet_count: 0, mos: 4.5 }, outbound: { raw_bytes: 0 } },
+    },
+    variables,
+    app_log: { applications: leg.apps },
+    callflow,
+  };
+}
+
+/** `event plain`: one `Header: value` line each, values URL-encoded, multi-values `ARRAY::a|:b` (encoded too). */
+function plainBody(event: Record<string, string | string[]>): string {
+  const lines = Object.entries(event).map(
+    ([name, value]) => `${name}: ${urlEncoded(Array.isArray(value) ? `ARRAY::${value.join('|:')}` : value)}`,
+  );
+  return `${lines.join('\n')}\n\n`;
+}
+
+/** switch_url_encode: only its unsafe characters and bytes outside printable ASCII (`/` and `,` stay). */
+function urlEncoded(value: string): string {
+  return [...Buffer.from(value)]
+    .map((byte) =>
+      byte < 0x20 || byte > 0x7e || '\r\n "#%&+:;<=>?@[\\]^`{|}'.includes(String.fromCharCode(byte))
+        ? `%${byte.toString(16).toUpperCase().padStart(2, '0')}`
+        : String.fromCharCode(byte),
+    )
+    .join('');
+}
+
+/** A small seeded generator (mulberry32): the same chunk sizes every run of a seed. */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
 }

@@ -2,17 +2,21 @@ import { Logger } from '@nestjs/common';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { FollowSink } from '../follow-sink';
 import { FollowStatusView, PbxFollower } from '../pbx-follower';
-import { EslEvent, header } from './esl-message';
+import { EslEvent, header, parseJsonEvent } from './esl-message';
 import { EslError, eslLabel, EslSession, EslTarget } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
 
 /**
  * The events the tracker needs (real PBX output): legs created (ringing), answered, bridged and unbridged
  * (who talks with the outside party), renamed, their hang-up with every variable (cause, recording
- * variables), record_session starting (the file), and mod_callcenter's events.
+ * variables), record_session starting and stopping (the file; the stop comes at the hang-up, so a follower
+ * that began mid-call learns it too), and mod_callcenter's events.
  */
 export const ESL_EVENTS =
-  'CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_HANGUP_COMPLETE CHANNEL_UUID RECORD_START CUSTOM callcenter::info';
+  'CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_HANGUP_COMPLETE CHANNEL_UUID RECORD_START RECORD_STOP CUSTOM callcenter::info';
+
+/** How many bridged calls' bridge times are read one by one (`uuid_dump`) at a resync. */
+const MAX_DUMPS = 1000;
 
 export interface EslFollowerOptions {
   /** Each wait on the PBX (connect, auth/request, a command's reply, the keep-alive's answer). */
@@ -28,6 +32,11 @@ export interface EslFollowerOptions {
   startHoldMs?: number;
   /** Events held while the resync runs; past it the session is dropped and rebuilt. */
   maxHeldEvents?: number;
+  /**
+   * When the store says these calls were answered (ms by callId): a follower taking over from another
+   * replica, or restarted, keeps the first answer of a call live across it (stored-answers.ts).
+   */
+  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
 }
 
 /**
@@ -58,7 +67,8 @@ export class EslFollower extends PbxFollower {
   private callEvents = 0;
   private possiblyLost = 0;
   private reconnects = 0;
-  private readonly options: Required<Omit<EslFollowerOptions, 'followHere'>> & EslFollowerOptions;
+  private readonly options: Required<Omit<EslFollowerOptions, 'followHere' | 'answeredAt'>> &
+    EslFollowerOptions;
 
   constructor(
     private readonly target: EslTarget,
@@ -200,13 +210,58 @@ export class EslFollower extends PbxFollower {
     const channels = rowsOf(await session.api('show channels as json'));
     const calls = rowsOf(await session.api('show calls as json'));
     const count = /(\d+)\s+session\(s\) since startup/.exec(status)?.[1];
+    const pairs = calls.filter((row) => row.uuid && row.b_uuid);
     return {
       channels,
-      bridged: calls
-        .filter((row) => row.uuid && row.b_uuid)
-        .map((row) => [row.uuid, row.b_uuid] as [string, string]),
+      bridged: pairs.map((row) => [row.uuid, row.b_uuid] as [string, string]),
       sessionsSinceStartup: count === undefined ? undefined : Number(count),
+      bridgedAt: await this.bridgeTimes(session, pairs),
+      storedAnswers: await this.storedAnswers(channels),
     };
+  }
+
+  /**
+   * When each bridged pair was bridged, on the PBX's clock: `uuid_dump`'s Caller-Channel-Bridged-Time (µs),
+   * else the `show calls` row's call_created_epoch (the bridge, whole seconds).
+   */
+  private async bridgeTimes(
+    session: EslSession,
+    pairs: Record<string, string>[],
+  ): Promise<ReadonlyMap<string, number>> {
+    const times = new Map<string, number>();
+    for (const [i, row] of pairs.entries()) {
+      let at = Number(row.call_created_epoch) * 1000;
+      if (i < MAX_DUMPS) {
+        const dump = parseJsonEvent(await session.api(`uuid_dump ${row.uuid} json`));
+        const bridgedUs = Number(dump && header(dump, 'Caller-Channel-Bridged-Time'));
+        if (bridgedUs > 0) at = Math.round(bridgedUs / 1000);
+      }
+      if (!(at > 0)) continue;
+      times.set(row.uuid, at);
+      times.set(row.b_uuid, at);
+    }
+    return times;
+  }
+
+  /** The stored answer times of the live channels' calls, within timeoutMs; none when it cannot tell. */
+  private async storedAnswers(channels: Record<string, string>[]): Promise<ReadonlyMap<string, number>> {
+    const lookup = this.options.answeredAt;
+    if (!lookup || channels.length === 0) return new Map();
+    const ids = [...new Set(channels.map((row) => row.call_uuid || row.uuid).filter(Boolean))];
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        lookup(ids),
+        new Promise<ReadonlyMap<string, number>>((resolve) => {
+          timer = setTimeout(() => resolve(new Map()), this.options.timeoutMs);
+        }),
+      ]);
+    } catch (error) {
+      this.logger.warn(`stored answer times unavailable: ${(error as Error).message}`);
+      return new Map();
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   private holdStarts(): void {

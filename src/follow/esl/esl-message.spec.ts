@@ -1,4 +1,15 @@
-import { EslFramer, EslMessage, header, MAX_BODY_BYTES, MAX_HEAD_BYTES, parseJsonEvent } from './esl-message';
+import { connect } from 'node:net';
+import { EslDouble } from '../../../test/support/esl-double';
+import {
+  EslEvent,
+  EslFramer,
+  EslMessage,
+  header,
+  MAX_BODY_BYTES,
+  MAX_HEAD_BYTES,
+  parseJsonEvent,
+  parsePlainEvent,
+} from './esl-message';
 
 const framed = (body: string, type = 'text/event-json') =>
   `Content-Length: ${Buffer.byteLength(body)}\nContent-Type: ${type}\n\n${body}`;
@@ -53,5 +64,62 @@ describe('EslFramer: event socket framing (Content-Length bodies)', () => {
     expect(header(event ?? {}, 'variable_transfer_history')).toBe('2:b:att_xfer:x');
     expect(parseJsonEvent('not json')).toBeUndefined();
     expect(parseJsonEvent('[1]')).toBeUndefined();
+  });
+});
+
+describe('parsePlainEvent: text/event-plain as FreeSWITCH writes it', () => {
+  const body = [
+    'Event-Name: CHANNEL_HANGUP_COMPLETE',
+    'Event-Date-Local: 2026-11-22%2010%3A00%3A00',
+    'Channel-Name: sofia/internal/1001%40192.0.2.21',
+    'variable_Event-Name: REQUEST_PARAMS',
+    'variable_originated_legs: ARRAY%3A%3Ab-leg%3BOutbound%20Call%3B1002%7C%3Ab-leg%3BOutbound%20Call%3B1002',
+    'Content-Length: 6',
+    '',
+    '+OK 1\n',
+  ].join('\n');
+
+  it('decodes values, keeps a variable copying a header apart from it, splits ARRAY:: values, keeps a body', () => {
+    const event = parsePlainEvent(body);
+    expect(event).toMatchObject({
+      'Event-Name': 'CHANNEL_HANGUP_COMPLETE',
+      'Event-Date-Local': '2026-11-22 10:00:00',
+      'Channel-Name': 'sofia/internal/1001@192.0.2.21',
+      'variable_Event-Name': 'REQUEST_PARAMS',
+      variable_originated_legs: ['b-leg;Outbound Call;1002', 'b-leg;Outbound Call;1002'],
+      _body: '+OK 1\n',
+    });
+  });
+});
+
+describe('the event socket double over TCP: event plain, frames in random chunks', () => {
+  it('every plain event read back equals the event the switch fired', async () => {
+    const pbx = await EslDouble.start('pw', { seed: 7 });
+    const names = ['CHANNEL_CREATE', 'CHANNEL_BRIDGE', 'CHANNEL_HANGUP_COMPLETE'];
+    const fired: Record<string, string | string[]>[] = [];
+    pbx.observe((_frame, event) => {
+      if (names.includes(String(event['Event-Name']))) fired.push(event);
+    });
+    const read: EslEvent[] = [];
+    let subscribed: () => void = () => undefined;
+    const listening = new Promise<void>((resolve) => (subscribed = resolve));
+    const framer = new EslFramer((message) => {
+      if (message.headers['Reply-Text'] === '+OK event listener enabled plain') subscribed();
+      if (message.headers['Content-Type'] === 'text/event-plain') read.push(parsePlainEvent(message.body));
+    });
+    const reads: number[] = [];
+    const socket = connect(pbx.port, '127.0.0.1');
+    socket.on('data', (chunk: Buffer) => {
+      reads.push(chunk.length);
+      framer.push(chunk);
+    });
+    socket.write(`auth pw\n\nevent plain ${names.join(' ')}\n\n`);
+    await listening;
+    await pbx.play({ kind: 'inbound', from: '+4915112345678', to: '101', answeredBy: '101', stepMs: 1 }).done;
+    while (read.length < fired.length) await new Promise((resolve) => setImmediate(resolve));
+    socket.destroy();
+    await pbx.close();
+    expect(read).toEqual(fired);
+    expect(reads.length).toBeGreaterThan(read.length);
   });
 });

@@ -125,3 +125,36 @@ export function header(event: EslEvent, name: string): string | undefined {
   if (Array.isArray(value)) return value[value.length - 1];
   return value === '' ? undefined : value;
 }
+
+/**
+ * A `text/event-plain` body as an event: `Header: value` lines with URL-encoded values (mod_event_socket
+ * encodes each), `ARRAY::a|:b` multi-values as arrays, and a body of its own (after its own Content-Length
+ * and an empty line) as `_body`, as `event json` names it. A header is its whole name: a channel variable
+ * that copies a header (`variable_Event-Name: REQUEST_PARAMS`) stays a variable.
+ */
+export function parsePlainEvent(body: string): EslEvent {
+  const event: EslEvent = {};
+  const end = body.search(/\r?\n\r?\n/);
+  const head = end >= 0 ? body.slice(0, end) : body;
+  for (const line of head.split(/\r?\n/)) {
+    const colon = line.indexOf(': ');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon);
+    const value = urlDecoded(line.slice(colon + 2));
+    event[name] = value.startsWith('ARRAY::') ? value.slice('ARRAY::'.length).split('|:') : value;
+  }
+  const length = Number(event['Content-Length']);
+  if (end >= 0 && length > 0) {
+    const rest = Buffer.from(body.slice(end).replace(/^\r?\n\r?\n/, ''));
+    event._body = rest.subarray(0, length).toString('utf8');
+  }
+  return event;
+}
+
+function urlDecoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
+}

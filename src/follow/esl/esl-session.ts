@@ -1,5 +1,5 @@
 import { connect, Socket } from 'node:net';
-import { EslEvent, EslFramer, EslMessage, parseJsonEvent } from './esl-message';
+import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
  * Where the event socket is: `tcp://:password@host:8021` (mod_event_socket's `auth <password>`), or
@@ -189,6 +189,10 @@ export class EslSession {
         if (event) this.options.onEvent(event);
         return;
       }
+      case 'text/event-plain':
+        // A peer (or a proxy in front of it) answering `event json` with plain events is still followed.
+        if (this.established) this.options.onEvent(parsePlainEvent(message.body));
+        return;
       case 'text/disconnect-notice':
         this.end(new EslError(`${this.label} sent a disconnect notice`));
         return;

@@ -1,6 +1,6 @@
 import { EslCallDescription, EslDouble } from '../../../test/support/esl-double';
 import { CallEvent } from '../../calls/call';
-import { EslFramer, parseJsonEvent } from './esl-message';
+import { EslEvent, EslFramer, parseJsonEvent } from './esl-message';
 import { EslTracker } from './esl-tracker';
 import { Legs } from './legs';
 
@@ -9,18 +9,20 @@ const numbers = { isEmployee: () => false, maxDigits: 4 };
 /** Plays calls on the event socket double (no connection: its framed events are parsed and fed to a tracker). */
 async function follow(
   calls: EslCallDescription[],
-  options: { trunks?: string[]; template?: string } = {},
-): Promise<{ events: CallEvent[]; callIds: string[]; tracker: EslTracker }> {
+  options: { trunks?: string[]; template?: string; unseen?: (event: EslEvent) => boolean } = {},
+): Promise<{ events: CallEvent[]; callIds: string[]; tracker: EslTracker; fired: EslEvent[] }> {
   const pbx = await EslDouble.start();
   const tracker = new EslTracker(new Legs(options.trunks ?? [], numbers), {
     recordingTemplate: options.template ?? 'https://pbx.example/rec/{file}',
   });
   const events: CallEvent[] = [];
+  const fired: EslEvent[] = [];
   let clock = Date.now();
   const framer = new EslFramer((message) => {
     expect(message.headers['Content-Type']).toBe('text/event-json');
     const event = parseJsonEvent(message.body);
-    if (event) events.push(...tracker.handle(event, clock++));
+    if (event) fired.push(event);
+    if (event && !options.unseen?.(event)) events.push(...tracker.handle(event, clock++));
   });
   pbx.observe((frame) => framer.push(Buffer.from(frame)));
   const playing = calls.map((call) => pbx.play({ stepMs: 1, ...call }));
@@ -29,7 +31,7 @@ async function follow(
   clearInterval(flusher);
   events.push(...tracker.flush());
   await pbx.close();
-  return { events, callIds: playing.map((call) => call.callId), tracker };
+  return { events, callIds: playing.map((call) => call.callId), tracker, fired };
 }
 
 const summary = (events: CallEvent[]) =>
@@ -122,10 +124,8 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     ]);
   });
 
-  it.each([
-    ['blind', '102'],
-    ['attended', '103'],
-  ] as const)('%s transfer to %s: a second call.answered, the end names the target', async (kind, to) => {
+  it('attended transfer to 103: a second call.answered, the end names the target', async () => {
+    const to = '103';
     const { events, callIds } = await follow([
       {
         kind: 'inbound',
@@ -133,7 +133,7 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
         to: '101',
         answeredBy: '101',
         talk: 20,
-        transfer: { kind, to },
+        transfer: { kind: 'attended', to },
       },
     ]);
     expect(summary(events)).toEqual([
@@ -145,6 +145,75 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     expect(events.every((e) => e.callId === callIds[0])).toBe(true);
     // Talk time from the first answer: 10 s before the transfer, the consultation, then 20 s.
     expect(events[3].durationSec).toBeGreaterThanOrEqual(30);
+  });
+
+  it('blind transfer to 102: the target ringing after the answer gets a call.started at its ring, then answers', async () => {
+    const { events, callIds, fired } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: '101',
+        answeredBy: '101',
+        talk: 20,
+        transfer: { kind: 'blind', to: '102' },
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.started', '102', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    const targetRings = fired.find(
+      (e) => e['Event-Name'] === 'CHANNEL_CREATE' && e.variable_dialed_user === '102',
+    );
+    expect(events[2]).toMatchObject({
+      callId: callIds[0],
+      direction: 'inbound',
+      phoneNumber: '+4915112345678',
+      at: new Date(Math.round(Number(targetRings?.['Event-Date-Timestamp']) / 1000)).toISOString(),
+    });
+    expect(Date.parse(events[2].at)).toBeGreaterThan(Date.parse(events[1].at));
+    expect(events[4].durationSec).toBeGreaterThanOrEqual(30);
+  });
+
+  it("an answer nobody saw (the socket was down): the outside leg's hang-up says who was bridged, and when", async () => {
+    const { events, fired } = await follow(
+      [
+        {
+          kind: 'inbound',
+          from: '+4915112345678',
+          to: '101',
+          answeredBy: '101',
+          talk: 42,
+          recording: 'plain',
+        },
+      ],
+      { unseen: (event) => ['CHANNEL_BRIDGE', 'RECORD_START'].includes(String(event['Event-Name'])) },
+    );
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+    const bridge = fired.find((event) => event['Event-Name'] === 'CHANNEL_BRIDGE');
+    expect(events[1].at).toBe(new Date(Number(bridge?.['Event-Date-Timestamp']) / 1000).toISOString());
+    expect(events[2]).toMatchObject({ durationSec: 42 });
+    // A plain record_session seen only at its RECORD_STOP (which comes at the hang-up).
+    expect(events[2].recordingUrl).toMatch(/^https:\/\/pbx\.example\/rec\/[0-9a-f-]{36}\.wav$/);
+  });
+
+  it.each([
+    ['anonymous', {}],
+    ['<unknown>', {}],
+    ['unavailable', {}],
+    ['+31260xxxxxx', {}],
+    ['door-phone', {}],
+    ['+4915112345678', { privacy: true }],
+  ])('a withheld or non-number caller %s %j is anonymous', async (from, variant) => {
+    const { events } = await follow([{ kind: 'inbound', from, to: '101', answeredBy: '101', ...variant }]);
+    expect(events.map((event) => event.phoneNumber ?? null)).toEqual(['anonymous', null, 'anonymous']);
   });
 
   it('outbound through a gateway: started at the dial by the phone, callId the phone leg, answered by it', async () => {
@@ -174,9 +243,11 @@ describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
     expect(summary(events)).toEqual([
       ['call.started', '103', null, null],
       ['call.answered', '103', null, null],
+      ['call.started', '102', null, null],
       ['call.answered', '102', null, null],
       ['call.ended', '102', null, 'answered'],
     ]);
+    expect(events[2]).toMatchObject({ direction: 'outbound', phoneNumber: '+4930123456' });
     expect(events.every((e) => e.callId === callIds[0])).toBe(true);
   });
 

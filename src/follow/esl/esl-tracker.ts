@@ -1,6 +1,6 @@
 import { CallEvent, Direction, EndStatus } from '../../calls/call';
 import { crmCallIdOf } from '../../calls/click-match';
-import { statusOf } from '../../pbx/adapters/freeswitch-cdr';
+import { callerNumberOf, statusOf } from '../../pbx/adapters/freeswitch-cdr';
 import { joinedPath, recordingUrlOf } from '../../pbx/adapters/recording-url';
 import { EslEvent, header } from './esl-message';
 import { LegClass, Legs } from './legs';
@@ -63,6 +63,13 @@ export interface EslLiveState {
   bridged: [string, string][];
   /** "N session(s) since startup": the highest session id FreeSWITCH has given. */
   sessionsSinceStartup?: number;
+  /**
+   * When each bridged leg was bridged, on the PBX's clock (ms): `uuid_dump`'s Caller-Channel-Bridged-Time,
+   * else `show calls`' call_created_epoch. Both legs of a pair are listed.
+   */
+  bridgedAt?: ReadonlyMap<string, number>;
+  /** What the store says about when each call (callId) was answered: the replica that followed it before. */
+  storedAnswers?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -90,7 +97,8 @@ export class EslTracker {
   private readonly calls = new Map<string, TrackedCall>();
   /** outside leg uuid → callId (outbound calls: the outside leg is not the a-leg). */
   private readonly byOutside = new Map<string, string>();
-  private readonly pendingStarts = new Set<string>();
+  /** Calls whose `call.started` waits for more simultaneous-ring legs → the ring's time (PBX clock, ms). */
+  private readonly pendingStarts = new Map<string, number>();
   private readonly maxCalls: number;
   private readonly maxLegs: number;
   private highestSession = 0;
@@ -147,6 +155,7 @@ export class EslTracker {
         this.renamed(event);
         break;
       case 'RECORD_START':
+      case 'RECORD_STOP':
         this.recording(event);
         break;
       case 'CHANNEL_HANGUP_COMPLETE':
@@ -192,16 +201,23 @@ export class EslTracker {
     }
     for (const [a, b] of live.bridged) this.pair(a, b);
     const events: CallEvent[] = [];
+    const createdAt = new Map(live.channels.map((row) => [row.uuid, Number(row.created_epoch) * 1000]));
     // Calls that began while nobody listened and are still up.
     for (const row of live.channels) {
       const leg = this.legs.get(row.uuid);
       if (!leg || leg.kind !== 'trunk' || this.callOfLeg(row.uuid)) continue;
-      const startedAt = Number(row.created_epoch) * 1000 || now;
+      const startedAt = createdAt.get(row.uuid) || now;
       const root = row.call_uuid && row.call_uuid !== row.uuid ? this.legs.get(row.call_uuid) : undefined;
       if (row.direction === 'inbound') {
-        this.openInbound(row.uuid, row.cid_num, startedAt);
+        this.openInbound(row.uuid, outsideNumberOf(row.cid_num, false), startedAt);
       } else if (root?.kind === 'phone') {
-        const call = this.openOutbound(root.uuid, row.uuid, root, row.dest, startedAt);
+        const call = this.openOutbound(
+          root.uuid,
+          row.uuid,
+          root,
+          outsideNumberOf(row.dest, false),
+          startedAt,
+        );
         events.push(this.startedEvent(call, startedAt));
       }
     }
@@ -211,11 +227,17 @@ export class EslTracker {
       for (const row of live.channels) {
         const leg = this.legs.get(row.uuid);
         if (leg?.kind === 'phone' && row.call_uuid === call.callId && row.uuid !== call.outside)
-          this.ring(call, leg);
+          this.ring(call, leg, createdAt.get(row.uuid) || call.startedAt);
       }
     }
     this.flushInto(events);
-    for (const call of this.calls.values()) this.checkAnswer(call, now, events);
+    // Answers seen while nobody listened, on the PBX's clock: what the store says (the first answer, from
+    // the replica that followed before), else when FreeSWITCH bridged the outside leg.
+    for (const call of this.calls.values()) {
+      const answeredAt =
+        live.storedAnswers?.get(call.callId) ?? live.bridgedAt?.get(call.outside) ?? call.startedAt;
+      this.checkAnswer(call, answeredAt, events);
+    }
     let unseenChannels = -1;
     const count = live.sessionsSinceStartup;
     if (count !== undefined && count >= before) {
@@ -241,19 +263,20 @@ export class EslTracker {
     if (leg.kind === 'phone') {
       if (aLeg && !member) return; // a phone calling: a call only once it dials a gateway
       const call = this.callOfLeg(member) ?? this.callOfLeg(originator) ?? this.callOfLeg(callUuid);
-      if (call) this.ring(call, leg);
+      if (call) this.ring(call, leg, at);
       return;
     }
     if (leg.kind !== 'trunk' || this.callOfLeg(uuid)) return;
     if (aLeg) {
       if (header(event, 'Call-Direction') === 'outbound') {
         // A caller-less originate straight to a gateway (a callback): the gateway leg is the a-leg.
-        const call = this.openOutbound(uuid, uuid, undefined, header(event, 'Caller-Destination-Number'), at);
+        const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
+        const call = this.openOutbound(uuid, uuid, undefined, dialled, at);
         this.flushInto(out);
         out.push(this.startedEvent(call, at));
         return;
       }
-      this.openInbound(uuid, header(event, 'Caller-Caller-ID-Number'), at);
+      this.openInbound(uuid, outsideNumberOf(header(event, 'Caller-Caller-ID-Number'), hidden(event)), at);
       return;
     }
     // A leg dialled to a gateway. Within a call already followed (a forward to a mobile): not a new call.
@@ -261,7 +284,8 @@ export class EslTracker {
     if (this.callOfLeg(rootId)) return;
     const root = rootId ? this.legs.get(rootId) : undefined;
     if (root?.kind !== 'phone') return;
-    const call = this.openOutbound(root.uuid, uuid, root, header(event, 'Caller-Destination-Number'), at);
+    const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
+    const call = this.openOutbound(root.uuid, uuid, root, dialled, at);
     this.flushInto(out);
     out.push(this.startedEvent(call, at));
   }
@@ -319,6 +343,7 @@ export class EslTracker {
     const call = leg && this.callOfAnyLeg(leg.uuid, event);
     if (!call) return;
     this.noteRecording(call, event);
+    // RECORD_STOP comes at the hang-up: a follower that started after RECORD_START still learns the file.
     call.recordFile ??= header(event, 'Record-File-Path');
   }
 
@@ -335,6 +360,7 @@ export class EslTracker {
     if (partner?.partner === leg.uuid) partner.partner = undefined;
     this.legs.delete(leg.uuid);
     if (call && call.outside === leg.uuid) {
+      if (call.answeredAt === undefined) this.answerFromHangup(call, event, out);
       out.push(this.endedEvent(call, at, header(event, 'Hangup-Cause') ?? ''));
       this.forget(call);
     }
@@ -342,11 +368,11 @@ export class EslTracker {
 
   // ---- calls --------------------------------------------------------------------------------------------
 
-  private openInbound(uuid: string, callerNum: string | undefined, at: number): TrackedCall {
+  private openInbound(uuid: string, phoneNumber: string, at: number): TrackedCall {
     return this.open({
       callId: uuid,
       direction: 'inbound',
-      phoneNumber: numberOf(callerNum) ?? 'anonymous',
+      phoneNumber,
       outside: uuid,
       startedAt: at,
       started: false,
@@ -360,13 +386,13 @@ export class EslTracker {
     callId: string,
     outside: string,
     root: Leg | undefined,
-    number: string | undefined,
+    phoneNumber: string,
     at: number,
   ): TrackedCall {
     return this.open({
       callId,
       direction: 'outbound',
-      phoneNumber: numberOf(number) ?? 'anonymous',
+      phoneNumber,
       outside,
       startedAt: at,
       started: true,
@@ -397,25 +423,29 @@ export class EslTracker {
     this.pendingStarts.delete(call.callId);
   }
 
-  private ring(call: TrackedCall, leg: Leg): void {
-    if (!leg.extension || call.direction !== 'inbound') return;
+  /**
+   * A phone leg of the call rings. A phone that starts ringing later (a leg past the simultaneous-ring hold,
+   * a queue's next agent, a blind transfer's target after the answer) gets another call.started naming the
+   * phones ringing now, at the ring's time; another device of a phone already ringing adds nothing.
+   */
+  private ring(call: TrackedCall, leg: Leg, at: number): void {
+    if (!leg.extension) return;
+    const ringingAlready = [...call.ringing.values()].includes(leg.extension);
     call.ringing.set(leg.uuid, leg.extension);
-    const newPhone = !call.rang.includes(leg.extension);
-    if (newPhone) call.rang.push(leg.extension);
+    if (ringingAlready) return;
+    if (!call.rang.includes(leg.extension)) call.rang.push(leg.extension);
     if (!call.started) {
       call.started = true;
-      this.pendingStarts.add(call.callId);
-    } else if (newPhone && call.answeredBy === undefined) {
-      // A phone that starts ringing later (a leg past the simultaneous-ring hold, a queue's next agent): another
-      // call.started naming who rings now, which the intake keys by the phones new to the call.
-      this.pendingStarts.add(call.callId);
+      this.pendingStarts.set(call.callId, call.startedAt);
+    } else if (!this.pendingStarts.has(call.callId)) {
+      this.pendingStarts.set(call.callId, at);
     }
   }
 
   private flushInto(out: CallEvent[]): void {
-    for (const callId of this.pendingStarts) {
+    for (const [callId, at] of this.pendingStarts) {
       const call = this.calls.get(callId);
-      if (call) out.push(this.startedEvent(call, call.startedAt));
+      if (call) out.push(this.startedEvent(call, at));
     }
     this.pendingStarts.clear();
   }
@@ -430,7 +460,32 @@ export class EslTracker {
       call.started = true;
       out.push(this.startedEvent(call, call.startedAt, extension));
     }
-    if (partner) call.ringing.delete(partner.uuid);
+    this.answered(call, extension, at, out);
+  }
+
+  /**
+   * The outside leg hangs up and no answer was seen (it came while nobody listened): FreeSWITCH's own record
+   * of its last bridge says whether a phone picked up, and when (Caller-Channel-Bridged-Time, µs).
+   */
+  private answerFromHangup(call: TrackedCall, event: EslEvent, out: CallEvent[]): void {
+    const bridgedUs =
+      Number(header(event, 'Caller-Channel-Bridged-Time')) ||
+      Number(header(event, 'variable_bridge_epoch')) * 1e6;
+    if (!(bridgedUs > 0)) return;
+    const known = this.legs.get(header(event, 'variable_last_bridge_to') ?? '');
+    const other =
+      known ??
+      this.classes.classify({
+        'Channel-Name': header(event, 'variable_bridge_channel'),
+        'Call-Direction': 'outbound',
+      });
+    const extension =
+      other.kind === 'phone' ? other.extension : call.direction === 'outbound' ? call.caller : undefined;
+    if (extension) this.answered(call, extension, Math.round(bridgedUs / 1000), out);
+  }
+
+  private answered(call: TrackedCall, extension: string, at: number, out: CallEvent[]): void {
+    for (const [uuid, ringing] of call.ringing) if (ringing === extension) call.ringing.delete(uuid);
     call.answeredBy = extension;
     call.answeredAt ??= at;
     out.push({ event: 'call.answered', callId: call.callId, extension, at: iso(at) });
@@ -479,16 +534,15 @@ export class EslTracker {
   private startedEvent(call: TrackedCall, at: number, answerer?: string): CallEvent {
     const extensions = [...new Set(call.ringing.values())];
     if (extensions.length === 0 && answerer) extensions.push(answerer);
-    const extension = call.direction === 'outbound' ? call.caller : extensions[0];
+    // An outbound call's card is the dialling phone's, until a transfer makes another phone ring.
+    const extension = extensions[0] ?? (call.direction === 'outbound' ? call.caller : undefined);
     return {
       event: 'call.started',
       callId: call.callId,
       direction: call.direction,
       phoneNumber: call.phoneNumber,
       ...(extension ? { extension } : {}),
-      ...(call.direction === 'inbound' && extensions.length > 1
-        ? { extensions: extensions.slice(0, 50) }
-        : {}),
+      ...(extensions.length > 1 ? { extensions: extensions.slice(0, 50) } : {}),
       ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
       at: iso(at),
     };
@@ -523,7 +577,7 @@ export class EslTracker {
       return { status: causes.length > 0 && causes.every((c) => c === 'USER_BUSY') ? 'busy' : 'missed' };
     }
     // Never bridged with the phone: NORMAL_CLEARING here is no answer (statusOf with no talk time).
-    return statusOf(outsideCause || 'NORMAL_CLEARING', 0, 'outbound');
+    return statusOf(outsideCause || 'NORMAL_CLEARING', false, 'outbound');
   }
 
   // ---- legs ---------------------------------------------------------------------------------------------
@@ -548,11 +602,19 @@ export class EslTracker {
   }
 }
 
-/** A caller id number, or undefined for FreeSWITCH's empty and placeholder values. */
-function numberOf(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  if (!trimmed || /^(0000000000|anonymous|unknown)$/i.test(trimmed)) return undefined;
-  return trimmed;
+/**
+ * The outside party's number, or `anonymous` when it is withheld (FreeSWITCH's placeholders, a masked number,
+ * presentation prohibited) or is no number at all (SPEC §9: a followed call is still reported).
+ */
+function outsideNumberOf(value: string | undefined, hidden: boolean): string {
+  const number = callerNumberOf(value, hidden);
+  return /^\+?\d+$/.test(number.replace(/[\s().-]/g, '')) ? number : 'anonymous';
+}
+
+/** Caller ID presentation prohibited: the caller profile's privacy flag, or a SIP Privacy header of `id`. */
+function hidden(event: EslEvent): boolean {
+  const privacy = header(event, 'variable_sip_Privacy') ?? header(event, 'variable_sip_h_Privacy') ?? '';
+  return header(event, 'Caller-Privacy-Hide-Number') === 'true' || /\bid\b/i.test(privacy);
 }
 
 function iso(ms: number): string {

@@ -34,21 +34,21 @@ const only = (body: unknown) =>
 
 describe('FreeSWITCH CDR mapping', () => {
   it.each([
-    ['NORMAL_CLEARING', 30, 'inbound', 'answered'],
-    ['NORMAL_CLEARING', 0, 'inbound', 'missed'],
-    ['USER_BUSY', 0, 'inbound', 'busy'],
-    ['NO_ANSWER', 0, 'outbound', 'missed'],
-    ['NO_USER_RESPONSE', 0, 'inbound', 'missed'],
-    ['ORIGINATOR_CANCEL', 0, 'inbound', 'missed'],
-    ['ORIGINATOR_CANCEL', 0, 'outbound', 'cancelled'],
-    ['CALL_REJECTED', 0, 'inbound', 'declined'],
-    ['NORMAL_TEMPORARY_FAILURE', 0, 'outbound', 'failed'],
-  ] as const)('%s with billsec %d on an %s call is %s', (cause, billsec, direction, status) => {
-    expect(statusOf(cause, billsec, direction).status).toBe(status);
+    ['NORMAL_CLEARING', true, 'inbound', 'answered'],
+    ['NORMAL_CLEARING', false, 'inbound', 'missed'],
+    ['USER_BUSY', false, 'inbound', 'busy'],
+    ['NO_ANSWER', false, 'outbound', 'missed'],
+    ['NO_USER_RESPONSE', false, 'inbound', 'missed'],
+    ['ORIGINATOR_CANCEL', false, 'inbound', 'missed'],
+    ['ORIGINATOR_CANCEL', false, 'outbound', 'cancelled'],
+    ['CALL_REJECTED', false, 'inbound', 'declined'],
+    ['NORMAL_TEMPORARY_FAILURE', false, 'outbound', 'failed'],
+  ] as const)('%s (answered: %s) on an %s call is %s', (cause, answered, direction, status) => {
+    expect(statusOf(cause, answered, direction).status).toBe(status);
   });
 
   it('gives a failed call its hang-up cause as the reason', () => {
-    expect(statusOf('UNALLOCATED_NUMBER', 0, 'outbound')).toEqual({
+    expect(statusOf('UNALLOCATED_NUMBER', false, 'outbound')).toEqual({
       status: 'failed',
       failedReason: 'UNALLOCATED_NUMBER',
     });
@@ -213,5 +213,61 @@ describe('FreeSWITCH CDR: who answered, and the recording', () => {
     );
     const withUrl = cdr({ record_path: '/rec/x.wav', record_url: 'https://pbx.example.com/x.wav' });
     expect(events(withUrl, 'https://pbx.local/')[1].recordingUrl).toBe('https://pbx.example.com/x.wav');
+  });
+});
+
+describe('FreeSWITCH CDR: what FreeSWITCH really writes', () => {
+  it('answered and hung up within the first second: billsec 0, answered by what answer/bridge epochs and billmsec say', () => {
+    const quick = cdr({
+      answer_epoch: '1795338009',
+      bridge_epoch: '1795338009',
+      end_epoch: '1795338009',
+      billsec: '0',
+      billmsec: '640',
+      last_bridge_to: 'b-101',
+    });
+    const [answered, ended] = freeSwitchCdrToEvents(quick, 'Europe/Berlin').events;
+    expect(answered).toMatchObject({ event: 'call.answered', extension: '101' });
+    expect(ended).toMatchObject({ status: 'answered', durationSec: 0 });
+    const outbound = cdr(
+      { call_direction: 'outbound', billsec: '0', billmsec: '300', end_epoch: '1795338009' },
+      { context: 'default', caller_id_number: '102' },
+    );
+    expect(only(outbound)).toMatchObject({ status: 'answered' });
+  });
+
+  it("a plain record_session (no record_path/record_name): the file from app_log's record_session", () => {
+    const recorded = {
+      ...cdr(),
+      app_log: {
+        applications: [
+          { app_name: 'set', app_data: 'call_timeout=30', app_stamp: '1795338001000000' },
+          { app_name: 'record_session', app_data: '/var/lib/freeswitch/recordings/a-leg-1.wav' },
+          { app_name: 'bridge', app_data: 'user/101@pbx.example.com' },
+        ],
+      },
+    };
+    const events = freeSwitchCdrToEvents(recorded, 'Europe/Berlin', {
+      recordingTemplate: 'https://pbx.local/rec/{file}',
+    }).events;
+    expect(events.at(-1)?.recordingUrl).toBe('https://pbx.local/rec/a-leg-1.wav');
+  });
+
+  it.each([
+    'anonymous',
+    'Anonymous',
+    '<unknown>',
+    'unknown',
+    'restricted',
+    'unavailable',
+    '+31260xxxxxx',
+    '',
+  ])('a withheld caller %j is reported as anonymous', (caller) => {
+    expect(only(cdr({}, { caller_id_number: caller })).phoneNumber).toBe('anonymous');
+  });
+
+  it('a caller whose presentation is prohibited (SIP Privacy: id) is anonymous, whatever number it sent', () => {
+    expect(only(cdr({ sip_Privacy: 'id' })).phoneNumber).toBe('anonymous');
+    expect(only(cdr()).phoneNumber).toBe('+4930555010101');
   });
 });

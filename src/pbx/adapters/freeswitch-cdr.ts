@@ -100,11 +100,17 @@ export class FreeSwitchVariablesDto {
   @Matches(DIGITS, EPOCH)
   end_epoch: string;
 
-  /** Talk time: seconds from answer to hang-up. */
+  /** Talk time: seconds from answer to hang-up, a difference of whole seconds (0 within the first one). */
   @Transform(optionalText)
   @IsOptional()
   @Matches(DIGITS, { message: 'billsec must be whole seconds' })
   billsec?: string;
+
+  /** Talk time in milliseconds: set (above 0) for a call answered and hung up within its first second. */
+  @Transform(optionalText)
+  @IsOptional()
+  @Matches(DIGITS, { message: 'billmsec must be whole milliseconds' })
+  billmsec?: string;
 
   @Transform(text)
   @IsString()
@@ -174,6 +180,19 @@ export class FreeSwitchVariablesDto {
   @IsOptional()
   @Matches(DIGITS, EPOCH)
   bridge_epoch?: string;
+
+  /** The SIP Privacy header of the caller (`id`: presentation prohibited), as sofia keeps it. */
+  @Transform(optionalText)
+  @IsOptional()
+  @IsString()
+  sip_Privacy?: string;
+}
+
+/** The applications the a-leg ran, in order (`app_log.applications[]`): record_session names its file. */
+export class FreeSwitchAppLogDto {
+  @IsOptional()
+  @IsArray({ message: 'app_log.applications must be an array' })
+  applications?: unknown[];
 }
 
 export class FreeSwitchCdrDto {
@@ -188,6 +207,12 @@ export class FreeSwitchCdrDto {
   @ValidateNested({ each: true })
   @Type(() => FreeSwitchCallflowDto)
   callflow: FreeSwitchCallflowDto[];
+
+  @IsOptional()
+  @IsObject({ message: 'app_log must be an object' })
+  @ValidateNested()
+  @Type(() => FreeSwitchAppLogDto)
+  app_log?: FreeSwitchAppLogDto;
 }
 
 /** What the FreeSWITCH adapter needs beyond the record: internal numbers, FREESWITCH_RECORDING_URL. */
@@ -221,20 +246,21 @@ export function freeSwitchCdrToEvents(
   const direction = directionOf(vars, first);
   if (direction === 'local') return ignoredPost(`internal call ${vars.uuid}: no outside party for the CRM`);
   const inbound = direction === 'inbound';
-  const { status, failedReason } = statusOf(vars.hangup_cause, Number(vars.billsec ?? 0), direction);
+  const { status, failedReason } = statusOf(vars.hangup_cause, answeredOnPbx(vars), direction);
   // The a-leg is "answered" as soon as anything picks up, voicemail and IVRs included: an inbound call
   // counts as answered only when it was bridged to someone (docs/API.md: voicemail alone is a missed call).
   const unanswered = inbound && status === 'answered' && !bridged(vars);
   const extension = inbound ? (dialled?.destination_number ?? vars.dialed_user) : first.caller_id_number;
   const endedAt = epoch(vars.end_epoch, zone, 'variables.end_epoch');
   const durationSec = unanswered ? 0 : talkSeconds(vars);
-  const recordFile = joinedPath(vars.record_path, vars.record_name ?? vars.record_file);
+  const recordFile =
+    joinedPath(vars.record_path, vars.record_name ?? vars.record_file) ?? recordedFileOf(cdr.app_log);
   const event = {
     event: 'call.ended',
     callId: vars.uuid,
     direction,
     phoneNumber: inbound
-      ? first.caller_id_number
+      ? callerNumberOf(first.caller_id_number, /\bid\b/i.test(vars.sip_Privacy ?? ''))
       : (dialled?.destination_number ?? latest.destination_number),
     extension,
     startedAt: epoch(vars.start_epoch, zone, 'variables.start_epoch'),
@@ -270,7 +296,11 @@ export function freeSwitchCdrToEvents(
       at: 'variables.end_epoch',
       durationSec: 'variables.billsec',
       status: 'variables.hangup_cause',
-      recordingUrl: vars.record_url ? 'variables.record_url' : 'variables.record_path',
+      recordingUrl: vars.record_url
+        ? 'variables.record_url'
+        : vars.record_path
+          ? 'variables.record_path'
+          : 'app_log.applications[record_session].app_data',
     },
   };
 }
@@ -429,15 +459,15 @@ function directionOf(vars: FreeSwitchVariablesDto, first: FreeSwitchCallerProfil
   return vars.dialed_user ? 'local' : 'outbound';
 }
 
-/** Hang-up cause and talk time as the portal's status (table in docs/PBX.md). */
+/** Hang-up cause, and whether the leg was answered, as the portal's status (table in docs/PBX.md). */
 export function statusOf(
   cause: string,
-  billsec: number,
+  answered: boolean,
   direction: Direction,
 ): { status: EndStatus; failedReason?: string } {
   switch (cause.toUpperCase()) {
     case 'NORMAL_CLEARING':
-      return { status: billsec > 0 ? 'answered' : 'missed' };
+      return { status: answered ? 'answered' : 'missed' };
     case 'USER_BUSY':
       return { status: 'busy' };
     case 'NO_ANSWER':
@@ -451,6 +481,39 @@ export function statusOf(
     default:
       return { status: 'failed', failedReason: cause };
   }
+}
+
+/**
+ * Whether FreeSWITCH answered the leg: `billsec` is a difference of whole seconds, 0 for a call answered and
+ * hung up within its first second, so answered is what `answer_epoch`, `bridge_epoch` and `billmsec` say.
+ */
+function answeredOnPbx(vars: FreeSwitchVariablesDto): boolean {
+  return [vars.billsec, vars.billmsec, vars.answer_epoch, vars.bridge_epoch].some(
+    (value) => Number(value ?? 0) > 0,
+  );
+}
+
+/** The file of the last `record_session` the leg ran (its data, without a `{var=value}` prefix). */
+function recordedFileOf(appLog: FreeSwitchAppLogDto | undefined): string | undefined {
+  const runs = (appLog?.applications ?? []).filter(
+    (app): app is Record<string, unknown> => isRecord(app) && app.app_name === 'record_session',
+  );
+  const data = runs.at(-1)?.app_data;
+  const file = typeof data === 'string' ? data.replace(/^\{[^}]*\}/, '').trim() : '';
+  return file || undefined;
+}
+
+/** FreeSWITCH's stand-ins for a caller number it does not have or may not show. */
+const WITHHELD = /^(anonymous|<?unknown>?|restricted|unavailable|private|withheld|0000000000)$/i;
+
+/**
+ * The caller's number, or `anonymous` when it is withheld: empty, one of FreeSWITCH's stand-ins, masked
+ * (`+31260xxxxxx`), or presentation prohibited (`hidden`). Any other text is left for the intake to judge.
+ */
+export function callerNumberOf(value: string | undefined, hidden: boolean): string {
+  const number = value?.trim() ?? '';
+  if (hidden || !number || WITHHELD.test(number) || /^\+?\d*[x*]+\d*$/i.test(number)) return 'anonymous';
+  return number;
 }
 
 /** Whether the leg was ever bridged to another (an employee, a transfer target): not only an application. */
