@@ -97,6 +97,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     if (settings.mode === 'ami') {
       const tracker = new CallTracker(endpoints, {
         recordingTemplate: intakeSettings.recordingUrls.asterisk,
+        timeZone: intakeSettings.timeZone,
       });
       this.follower = new AmiFollower(
         amiTargetOf(settings.amiUrl as string),

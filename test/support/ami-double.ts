@@ -18,8 +18,31 @@ import { TcpDouble } from './tcp-double';
  * Linkedid rewrite on bridge entry after an attended transfer, voicemail answering the trunk. Uniqueids are
  * `<epoch>.<counter>` with one counter, as Asterisk numbers them.
  *
- * Event `Timestamp`s run on a virtual clock per call, so `talk: 90` makes a 90-second call without waiting.
+ * Event `Timestamp`s run on a virtual clock per call, so `talk: 90` makes a 90-second call without waiting;
+ * each call's clock starts at the PBX's clock (`clockOffsetSec` from the bridge's), which `Ping` and
+ * `CoreShowChannel`'s `Duration` also tell.
+ *
+ * What real captures show (REAL-PBX.md §8) and the double reproduces: the Linkedid of an attended transfer's
+ * target changing at its BridgeEnter, `AttendedTransfer` after the bridge moves, `BlindTransfer` after the
+ * Local `;2` Hangup and a new Local pair (queue members with Local optimisation), Hangup in the hangup
+ * handler's Context/Exten, `<unknown>` caller ids filled in later, BridgeEnter before DialEnd, masked
+ * withheld numbers, `Timestamp` only with timestampevents, repeated events with their old SequenceNumber
+ * (several manager sessions, manager debug), no Agent* events behind an event filter, an Asterisk restart.
  */
+
+/** How the PBX is set up (manager.conf, asterisk.conf) and where its clock is. */
+export interface PbxSetup {
+  /** The PBX's clock minus the bridge's, in seconds (a PBX 10 minutes behind: -600). */
+  clockOffsetSec?: number;
+  /** manager.conf timestampevents (default yes): a `Timestamp` on every event. */
+  timestampEvents?: boolean;
+  /** `manager debug`: `SequenceNumber`, `File`, `Line`, `Func` on every event. */
+  managerDebug?: boolean;
+  /** With managerDebug: every third event is written again after the next one (several sessions). */
+  repeatedEvents?: boolean;
+  /** An eventfilter (or read=) that lets no Agent* event through. */
+  agentEvents?: boolean;
+}
 
 type Fields = [string, string][];
 
@@ -74,7 +97,23 @@ export interface CallDescription {
   /** Ring time in seconds (virtual clock). */
   ring?: number;
   recording?: boolean;
-  /** After the answer, the employee transfers to this extension. */
+  /**
+   * inbound: a withheld caller. `anonymous`: the trunk says so; `masked`: the dialplan masks it (`+31260xxxxxx`)
+   * with presentation prohibited in a NewCallerid; `prohibited`: the number stays, presentation prohibited.
+   */
+  withheld?: 'anonymous' | 'masked' | 'prohibited';
+  /** The answering phone's BridgeEnter before the caller's DialEnd ANSWER (the order is not fixed). */
+  bridgeFirst?: boolean;
+  /**
+   * queue: the member's Local pair optimises away (`LocalOptimization: Yes`): the phone is swapped into the
+   * caller's bridge and both halves hang up. A blind transfer of such a call comes after the `;2` Hangup and
+   * the customer's channel dials the target through a new Local pair.
+   */
+  localOptimization?: boolean;
+  /**
+   * After the answer, the employee transfers to this extension (inbound; a queue call: blind, with
+   * localOptimization). With holdEachRound a blind transfer's target rings until its own `pickUp()`.
+   */
   transfer?: { kind: 'blind' | 'attended'; to: string };
   /** FreePBX 16 (macro-dial-one, …) or 17 (dialOne-with-exten, …) contexts. */
   freepbx?: 16 | 17;
@@ -115,18 +154,21 @@ export class AmiDouble extends TcpDouble {
   private listening = true;
   private readonly observers: ((text: string) => void)[] = [];
   private listenPort = 0;
+  private sequence = 1000;
+  private heldRepeat?: string;
   /** Logins accepted so far (reconnects count). */
   logins = 0;
 
   private constructor(
     private readonly user: string,
     private readonly secret: string,
+    readonly setup: PbxSetup,
   ) {
     super();
   }
 
-  static async start(user = 'crm-ro', secret = 's3cr3t-ami-pass'): Promise<AmiDouble> {
-    const double = new AmiDouble(user, secret);
+  static async start(user = 'crm-ro', secret = 's3cr3t-ami-pass', setup: PbxSetup = {}): Promise<AmiDouble> {
+    const double = new AmiDouble(user, secret, setup);
     await double.listen(0);
     double.listenPort = double.port;
     return double;
@@ -153,6 +195,23 @@ export class AmiDouble extends TcpDouble {
     setTimeout(() => {
       void this.listen(this.listenPort).then(() => (this.listening = true));
     }, ms);
+  }
+
+  /**
+   * Asterisk restarts: every session and live channel is gone, the port refuses for `ms`, and Uniqueid
+   * counters start again from 0 (a new epoch). Calls must be over first.
+   */
+  async restart(ms: number): Promise<void> {
+    this.channels.clear();
+    this.counter = 0;
+    this.sequence = 1;
+    this.heldRepeat = undefined;
+    await this.refuseFor(ms);
+  }
+
+  /** The PBX's clock now (epoch seconds). */
+  pbxNow(): number {
+    return Date.now() / 1000 + (this.setup.clockOffsetSec ?? 0);
   }
 
   get accepting(): boolean {
@@ -201,7 +260,7 @@ export class AmiDouble extends TcpDouble {
           reply([
             ['Response', 'Success'],
             ['Ping', 'Pong'],
-            ['Timestamp', (Date.now() / 1000).toFixed(6)],
+            ['Timestamp', this.pbxNow().toFixed(6)],
           ]);
         } else if (!loggedIn) {
           reply([
@@ -224,7 +283,7 @@ export class AmiDouble extends TcpDouble {
                 ...snapshot(chan, ''),
                 ['Application', chan.application],
                 ['ApplicationData', ''],
-                ['Duration', hms(Date.now() - chan.createdAt)],
+                ['Duration', hms(Math.max(0, this.pbxNow() - chan.createdAt) * 1000)],
                 ['BridgeId', chan.bridge],
               ]),
             );
@@ -297,7 +356,7 @@ export class AmiDouble extends TcpDouble {
     linkedid: string | undefined,
     clock: number,
   ): Chan {
-    const uniqueid = `${Math.floor(Date.now() / 1000)}.${this.counter++}`;
+    const uniqueid = `${Math.floor(this.pbxNow())}.${this.counter++}`;
     const chan: Chan = {
       name: `${name}`,
       state,
@@ -310,7 +369,7 @@ export class AmiDouble extends TcpDouble {
       linkedid: linkedid ?? uniqueid,
       bridge: '',
       application: '',
-      createdAt: Date.now(),
+      createdAt: clock,
     };
     this.channels.set(uniqueid, chan);
     this.emit('Newchannel', 'call', clock, [...snapshot(chan, '')]);
@@ -331,12 +390,29 @@ export class AmiDouble extends TcpDouble {
 
   /** Writes one event to every listening session, framed as Asterisk frames it. */
   emit(name: string, privilege: string, clock: number, fields: Fields): void {
-    const text = frame([
+    const setup = this.setup;
+    if (setup.agentEvents === false && name.startsWith('Agent')) return;
+    const header: Fields = [
       ['Event', name],
       ['Privilege', `${privilege},all`],
-      ['Timestamp', clock.toFixed(6)],
-      ...fields,
-    ]);
+    ];
+    if (setup.timestampEvents !== false) header.push(['Timestamp', clock.toFixed(6)]);
+    const sequence = this.sequence++;
+    if (setup.managerDebug)
+      header.push(
+        ['SequenceNumber', String(sequence)],
+        ['File', 'manager_channels.c'],
+        ['Line', '734'],
+        ['Func', 'channel_snapshot_update'],
+      );
+    const text = frame([...header, ...fields]);
+    this.write(text);
+    // Another manager session's copy of an earlier event: its SequenceNumber goes backwards.
+    if (this.heldRepeat) this.write(this.heldRepeat);
+    this.heldRepeat = setup.managerDebug && setup.repeatedEvents && sequence % 3 === 0 ? text : undefined;
+  }
+
+  private write(text: string): void {
     for (const observer of this.observers) observer(text);
     for (const session of this.sessions) if (session.writable) session.write(text);
   }
@@ -345,7 +421,9 @@ export class AmiDouble extends TcpDouble {
 /** One call's event sequence (real PBX output), on its own virtual clock. */
 class CallScript {
   readonly linkedid: string;
-  private clock = Date.now() / 1000;
+  private clock: number;
+  /** Rounds of ringing phones so far (each waits on its own latch with holdEachRound). */
+  private round = 0;
   private readonly step: number;
   private readonly fpbx: 16 | 17;
   private readonly first: Chan;
@@ -357,6 +435,7 @@ class CallScript {
     private readonly answered: () => void,
     private readonly ringing?: (round: number) => Promise<void>,
   ) {
+    this.clock = pbx.pbxNow();
     this.step = call.stepMs ?? 5;
     this.fpbx = call.freepbx ?? 17;
     // The first channel is created at once, so the Linkedid is known to the test.
@@ -364,7 +443,7 @@ class CallScript {
       this.first = pbx.newChannel(
         `PJSIP/trunk1-${pbx.hex()}`,
         4,
-        call.from,
+        call.withheld === 'anonymous' ? 'anonymous' : call.from,
         'from-pstn',
         '5550100',
         undefined,
@@ -387,6 +466,7 @@ class CallScript {
 
   async run(): Promise<void> {
     await this.pause();
+    if (this.call.kind === 'inbound') this.withhold(this.first);
     if (this.call.kind === 'inbound') await (this.call.queue ? this.queue() : this.inbound());
     else if (this.call.kind === 'outbound') await this.outbound();
     else await this.internal();
@@ -411,7 +491,7 @@ class CallScript {
           : [targets];
     let winner: Chan | undefined;
     let phones: Chan[] = [];
-    for (const [index, round] of rounds.entries()) {
+    for (const round of rounds) {
       phones = round.map((ext) =>
         this.pbx.newChannel(
           `PJSIP/${ext}-${this.pbx.hex()}`,
@@ -445,7 +525,7 @@ class CallScript {
         this.dial('DialState', trunk, phone, [['DialStatus', 'RINGING']]);
       }
       await this.pause(c.ring ?? 5);
-      if (this.ringing) await this.ringing(index);
+      if (this.ringing) await this.ringing(this.round++);
       winner = phones.find((phone) => phone.callerNum === c.answeredBy);
       if (winner) break;
       for (const phone of phones) {
@@ -464,9 +544,20 @@ class CallScript {
       this.dial('DialEnd', trunk, phone, [['DialStatus', 'CANCEL']]);
       this.hangup(phone, 19, 'User alerting, no answer');
     }
-    this.dial('DialEnd', trunk, winner, [['DialStatus', 'ANSWER']]);
-    this.state(trunk, 6);
-    const bridge = this.bridge([trunk, winner]);
+    let bridge: string;
+    if (c.bridgeFirst) {
+      // The phone's BridgeEnter may come before the caller's DialEnd (real PBX output).
+      bridge = this.pbx.bridgeId();
+      this.pbx.emit('BridgeCreate', 'call', this.clock, bridgeSnapshot(bridge, 0));
+      this.enterBridge(winner, bridge, 1);
+      this.dial('DialEnd', trunk, winner, [['DialStatus', 'ANSWER']]);
+      this.state(trunk, 6);
+      this.enterBridge(trunk, bridge, 2);
+    } else {
+      this.dial('DialEnd', trunk, winner, [['DialStatus', 'ANSWER']]);
+      this.state(trunk, 6);
+      bridge = this.bridge([trunk, winner]);
+    }
     this.answered();
     await this.talkAndTransfer(trunk, winner, bridge);
   }
@@ -487,7 +578,7 @@ class CallScript {
       ['Position', '1'],
       ['Count', '1'],
     ]);
-    for (const [index, agent] of [c.to].flat().entries()) {
+    for (const agent of [c.to].flat()) {
       const hex = this.pbx.hex();
       const one = this.pbx.newChannel(
         `Local/${agent}@from-queue-${hex};1`,
@@ -544,7 +635,7 @@ class CallScript {
       this.dial('DialState', two, phone, [['DialStatus', 'RINGING']]);
       this.dial('DialState', trunk, one, [['DialStatus', 'RINGING']]);
       await this.pause(c.ring ?? 5);
-      if (this.ringing) await this.ringing(index);
+      if (this.ringing) await this.ringing(this.round++);
       if (agent !== c.answeredBy) {
         this.pbx.emit('AgentRingNoAnswer', 'agent', this.clock, [
           ...snapshot(trunk, ''),
@@ -578,8 +669,12 @@ class CallScript {
         ['HoldTime', '3'],
         ['RingTime', String(c.ring ?? 5)],
       ]);
-      this.bridge([trunk, one]);
+      const callerBridge = this.bridge([trunk, one]);
       this.answered();
+      if (c.localOptimization) {
+        await this.optimisedAway(trunk, one, two, phone, callerBridge);
+        return;
+      }
       await this.talk();
       this.pbx.emit('AgentComplete', 'agent', this.clock, [
         ...snapshot(trunk, ''),
@@ -603,21 +698,135 @@ class CallScript {
     this.hangup(trunk, 16, 'Normal Clearing');
   }
 
+  /**
+   * The member's Local pair optimises away (real PBX output): the phone leaves the Local bridge and is
+   * swapped into the caller's, the halves leave and hang up (`;2` first). A blind transfer comes after the
+   * `;2` Hangup; the customer's channel then dials the target through a new Local pair (same Linkedid).
+   */
+  private async optimisedAway(trunk: Chan, one: Chan, two: Chan, phone: Chan, bridge: string): Promise<void> {
+    const transfer = this.call.transfer;
+    if (!transfer) await this.talk();
+    else await this.pause(10);
+    this.leaveBridge(phone);
+    this.leaveBridge(one);
+    phone.bridge = bridge;
+    this.pbx.emit('BridgeEnter', 'call', this.clock, [
+      ...bridgeSnapshot(bridge, 2),
+      ...snapshot(phone, ''),
+      ['SwapUniqueid', one.uniqueid],
+    ]);
+    this.leaveBridge(two);
+    this.hangup(two, 16, 'Normal Clearing');
+    if (transfer) {
+      this.pbx.emit('BlindTransfer', 'call', this.clock, [
+        ['Result', 'Success'],
+        ...snapshot(phone, 'Transferer'),
+        ...snapshot(trunk, 'Transferee'),
+        ...bridgeSnapshot(bridge, 2),
+        ['IsExternal', 'Yes'],
+        ['Context', 'from-internal-xfer'],
+        ['Extension', transfer.to],
+      ]);
+      this.leaveBridge(phone);
+    }
+    this.hangup(one, 16, 'Normal Clearing');
+    if (!transfer) {
+      this.leaveBridge(phone);
+      this.leaveBridge(trunk);
+      this.hangup(trunk, 16, 'Normal Clearing');
+      this.hangup(phone, 16, 'Normal Clearing');
+      return;
+    }
+    this.hangup(phone, 16, 'Normal Clearing');
+    this.leaveBridge(trunk);
+    trunk.context = 'from-internal-xfer';
+    trunk.exten = transfer.to;
+    const hex = this.pbx.hex();
+    const local = (half: 1 | 2, state: number) =>
+      this.pbx.newChannel(
+        `Local/${transfer.to}@from-internal-xfer-${hex};${half}`,
+        state,
+        '',
+        'from-internal-xfer',
+        transfer.to,
+        trunk.linkedid,
+        this.clock,
+      );
+    const xOne = local(1, 0);
+    const xTwo = local(2, 4);
+    this.pbx.emit('LocalBridge', 'call', this.clock, [
+      ...snapshot(xOne, 'LocalOne'),
+      ...snapshot(xTwo, 'LocalTwo'),
+      ['Context', 'from-internal-xfer'],
+      ['Exten', transfer.to],
+      ['LocalOptimization', 'Yes'],
+    ]);
+    this.dial('DialBegin', trunk, xOne, [['DialString', `Local/${transfer.to}@from-internal-xfer`]]);
+    const target = this.pbx.newChannel(
+      `PJSIP/${transfer.to}-${this.pbx.hex()}`,
+      0,
+      '',
+      'from-internal',
+      's',
+      trunk.linkedid,
+      this.clock,
+    );
+    target.callerNum = transfer.to;
+    this.pbx.emit('NewCallerid', 'call', this.clock, [
+      ...snapshot(target, ''),
+      ['CID-CallingPres', '0 (Presentation Allowed, Not Screened)'],
+    ]);
+    this.dial('DialBegin', xTwo, target, [
+      ['DialString', `${transfer.to}/sip:${transfer.to}@192.0.2.12:5060`],
+    ]);
+    await this.pause();
+    this.state(target, 5);
+    await this.pause(1.3);
+    if (this.ringing) await this.ringing(this.round++);
+    this.state(target, 6);
+    this.dial('DialEnd', xTwo, target, [['DialStatus', 'ANSWER']]);
+    this.bridge([xTwo, target]);
+    this.dial('DialEnd', trunk, xOne, [['DialStatus', 'ANSWER']]);
+    const final = this.bridge([trunk, xOne]);
+    this.leaveBridge(target);
+    this.leaveBridge(xOne);
+    target.bridge = final;
+    this.pbx.emit('BridgeEnter', 'call', this.clock, [
+      ...bridgeSnapshot(final, 2),
+      ...snapshot(target, ''),
+      ['SwapUniqueid', xOne.uniqueid],
+    ]);
+    this.leaveBridge(xTwo);
+    this.hangup(xOne, 16, 'Normal Clearing');
+    this.hangup(xTwo, 16, 'Normal Clearing');
+    await this.talk();
+    this.leaveBridge(trunk);
+    this.leaveBridge(target);
+    this.hangup(trunk, 16, 'Normal Clearing');
+    this.hangup(target, 16, 'Normal Clearing');
+  }
+
   private async outbound(): Promise<void> {
     const phone = this.first;
     const c = this.call;
     const number = String(c.to);
     this.newExten(phone, 'outrt-1', number, 'Macro', 'user-callerid');
     if (c.recording) this.record(phone, 'out', number);
+    // The dialled leg's caller ids are `<unknown>` at first; the number comes in NewCallerid (real output).
     const trunk = this.pbx.newChannel(
       `PJSIP/trunk1-${this.pbx.hex()}`,
       0,
-      number,
+      '',
       'from-pstn',
       's',
       phone.linkedid,
       this.clock,
     );
+    trunk.callerNum = number;
+    this.pbx.emit('NewCallerid', 'call', this.clock, [
+      ...snapshot(trunk, ''),
+      ['CID-CallingPres', '0 (Presentation Allowed, Not Screened)'],
+    ]);
     trunk.connectedNum = phone.callerNum;
     const [ctx, ext] = this.fpbx === 17 ? ['trunk-dial-with-exten', number] : ['macro-dialout-trunk', 's'];
     phone.context = ctx;
@@ -788,7 +997,8 @@ class CallScript {
       ]);
       await this.pause();
       this.state(target, 5);
-      await this.pause(3);
+      await this.pause(1.3);
+      if (this.ringing) await this.ringing(this.round++);
       this.state(target, 6);
       this.dial('DialEnd', outside, target, [['DialStatus', 'ANSWER']]);
       this.bridge([outside, target]);
@@ -823,6 +1033,18 @@ class CallScript {
       this.state(consult, 6);
       const second = this.bridge([consult, target]);
       await this.pause(5);
+      // The target is swapped into the customer's bridge and takes the customer's (older) Linkedid there;
+      // AttendedTransfer describes the moves after they happened, then the transferer's legs hang up.
+      this.leaveBridge(consult);
+      this.leaveBridge(target);
+      target.linkedid = outside.linkedid;
+      target.bridge = bridge;
+      this.pbx.emit('BridgeEnter', 'call', this.clock, [
+        ...bridgeSnapshot(bridge, 2),
+        ...snapshot(target, ''),
+        ['SwapUniqueid', employee.uniqueid],
+      ]);
+      this.leaveBridge(employee);
       this.pbx.emit('AttendedTransfer', 'call', this.clock, [
         ['Result', 'Success'],
         ...snapshot(employee, 'OrigTransferer'),
@@ -835,16 +1057,6 @@ class CallScript {
         ['DestType', 'Bridge'],
         ['DestBridgeUniqueid', bridge],
       ]);
-      // The target is swapped into the customer's bridge and takes the customer's (older) Linkedid.
-      this.leaveBridge(consult);
-      target.linkedid = outside.linkedid;
-      target.bridge = bridge;
-      this.pbx.emit('BridgeEnter', 'call', this.clock, [
-        ...bridgeSnapshot(bridge, 2),
-        ...snapshot(target, ''),
-        ['SwapUniqueid', employee.uniqueid],
-      ]);
-      this.leaveBridge(employee);
       this.hangup(employee, 16, 'Normal Clearing');
       this.hangup(consult, 16, 'Normal Clearing');
     }
@@ -910,12 +1122,30 @@ class CallScript {
       .slice(0, 15)
       .replace('T', '-');
     const file = `${type}-${dest}-${chan.callerNum}-${stamp}-${chan.uniqueid}`;
-    const path = `/var/spool/asterisk/monitor/2026/11/26/${file}.wav`;
+    // FreePBX files it under monitor/YYYY/MM/DD/ of the PBX's (here UTC) date.
+    const path = `/var/spool/asterisk/monitor/${stamp.slice(0, 4)}/${stamp.slice(4, 6)}/${stamp.slice(6, 8)}/${file}.wav`;
     this.newExten(chan, 'sub-record-check', 'recordcheck', 'MixMonitor', `${path},ai(LOCAL_MIXMON_ID),`);
     this.varSet(chan, 'MIXMONITOR_FILENAME', path, 'sub-record-check', 'recordcheck');
     this.varSet(chan, '__CALLFILENAME', file, 'sub-record-check', 'recordcheck');
     this.pbx.emit('MixMonitorStart', 'call', this.clock, snapshot(chan, ''));
     this.newExten(chan, 'sub-record-check', 'recordcheck', 'Set', `CDR(recordingfile)=${file}.wav`);
+  }
+
+  /** A withheld caller: masked by the dialplan, or presentation prohibited, told in a NewCallerid. */
+  private withhold(trunk: Chan): void {
+    const how = this.call.withheld;
+    if (how !== 'masked' && how !== 'prohibited') return;
+    if (how === 'masked')
+      trunk.callerNum = `${trunk.callerNum.slice(0, 6)}${'x'.repeat(Math.max(0, trunk.callerNum.length - 6))}`;
+    this.pbx.emit('NewCallerid', 'call', this.clock, [
+      ...snapshot(trunk, ''),
+      ['CID-CallingPres', '33 (Presentation Prohibited, Passed Screen)'],
+    ]);
+  }
+
+  private enterBridge(chan: Chan, id: string, members: number): void {
+    chan.bridge = id;
+    this.pbx.emit('BridgeEnter', 'call', this.clock, [...bridgeSnapshot(id, members), ...snapshot(chan, '')]);
   }
 
   private bridge(chans: Chan[]): string {
@@ -939,6 +1169,11 @@ class CallScript {
   }
 
   private hangup(chan: Chan, cause: number, text: string): void {
+    // The hangup handler runs before the event is sent: trunks and Local ;2 halves report its place.
+    if (chan.name.startsWith('PJSIP/trunk') || chan.name.endsWith(';2')) {
+      chan.context = 'handlers';
+      chan.exten = 'onhangup';
+    }
     this.pbx.emit('Hangup', 'call', this.clock, [
       ...snapshot(chan, ''),
       ['Cause', String(cause)],

@@ -157,6 +157,7 @@ export class AmiFollower extends PbxFollower {
         onClose: (error) => this.onClose(session, error),
       });
       this.session = session;
+      await this.readClock(session);
       // Rebuild what is live; events arriving meanwhile wait in `held` and are replayed after.
       const live = await session.list('CoreShowChannels');
       const answers = await this.storedAnswers(live);
@@ -188,6 +189,18 @@ export class AmiFollower extends PbxFollower {
     } finally {
       this.connecting = false;
     }
+  }
+
+  /**
+   * The PBX's clock, from a Ping's `Timestamp` (Asterisk always sends it) halfway through the round trip: the
+   * resync dates what it finds on it, as the events' `Timestamp`s and the CDR do, whatever the offset.
+   */
+  private async readClock(session: AmiSession): Promise<void> {
+    const sent = Date.now();
+    const pong = await session.action('Ping');
+    const stamp = Number(pong.Timestamp);
+    if (pong.Timestamp && Number.isFinite(stamp))
+      this.tracker.noteClock(stamp * 1000, Math.round((sent + Date.now()) / 2));
   }
 
   /** The stored answer times of the live calls' Linkedids, within timeoutMs; none when it cannot tell. */

@@ -1,4 +1,4 @@
-import { AmiDouble, CallDescription } from '../../../test/support/ami-double';
+import { AmiDouble, CallDescription, PbxSetup } from '../../../test/support/ami-double';
 import { CallEvent } from '../../calls/call';
 import { AmiFramer, AmiMessage } from './ami-message';
 import { CallTracker } from './call-tracker';
@@ -9,9 +9,9 @@ const numbers = { isEmployee: () => false, maxDigits: 4 };
 /** Plays calls on the AMI double (no connection: its event texts are framed and fed to a tracker). */
 async function follow(
   calls: CallDescription[],
-  options: { trunks?: string[]; template?: string } = {},
+  options: { trunks?: string[]; template?: string; setup?: PbxSetup } = {},
 ): Promise<{ events: CallEvent[]; linkedids: string[]; tracker: CallTracker }> {
-  const pbx = await AmiDouble.start();
+  const pbx = await AmiDouble.start(undefined, undefined, options.setup);
   const tracker = new CallTracker(new Endpoints(options.trunks ?? [], numbers), {
     recordingTemplate: options.template ?? 'https://pbx.example/rec/{file}',
   });
@@ -221,8 +221,8 @@ describe('CallTracker: AMI events of real flows → call events', () => {
     ]);
   });
 
-  it('blind transfer: a second call.answered by the target, talk time from the first answer', async () => {
-    const { events } = await follow([
+  it('blind transfer: the target ringing gets a later call.started, then a second call.answered; talk time from the first answer', async () => {
+    const { events, linkedids } = await follow([
       {
         kind: 'inbound',
         from: '+4915112345678',
@@ -235,10 +235,116 @@ describe('CallTracker: AMI events of real flows → call events', () => {
     expect(summary(events)).toEqual([
       ['call.started', '101', null, null],
       ['call.answered', '101', null, null],
+      ['call.started', '102', null, null],
       ['call.answered', '102', null, null],
       ['call.ended', '102', null, 'answered'],
     ]);
-    expect(events[3].durationSec).toBeGreaterThanOrEqual(30);
+    // The customer's channel dials the target after the answer: the same call, dated when 102 rang.
+    expect(events[2]).toMatchObject({
+      callId: linkedids[0],
+      direction: 'inbound',
+      phoneNumber: '+4915112345678',
+    });
+    expect(Date.parse(events[2].at)).toBeGreaterThan(Date.parse(events[1].at));
+    expect(Date.parse(events[2].at)).toBeLessThan(Date.parse(events[3].at));
+    expect(events[4].durationSec).toBeGreaterThanOrEqual(30);
+  });
+
+  it('queue member whose Local pair optimises away, then blind-transfers (BlindTransfer after the ;2 Hangup, a new Local pair)', async () => {
+    const { events, tracker } = await follow([
+      {
+        kind: 'inbound',
+        from: '+4915112345678',
+        to: ['101'],
+        queue: '400',
+        answeredBy: '101',
+        talk: 20,
+        localOptimization: true,
+        transfer: { kind: 'blind', to: '102' },
+      },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.answered', '101', null, null],
+      ['call.started', '102', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(tracker.activeChannels).toBe(0);
+  });
+
+  it.each([
+    ['the event filter drops Agent* events', { agentEvents: false }],
+    [
+      'several manager sessions repeat events (backward SequenceNumbers)',
+      { managerDebug: true, repeatedEvents: true },
+    ],
+    ['timestampevents off', { timestampEvents: false }],
+  ] as const)('%s: the same call events', async (_, setup) => {
+    const calls: CallDescription[] = [
+      { kind: 'inbound', from: '+4915112345678', to: ['101', '102'], queue: '400', answeredBy: '102' },
+      {
+        kind: 'inbound',
+        from: '+4915112345679',
+        to: '103',
+        answeredBy: '103',
+        transfer: { kind: 'attended', to: '101' },
+      },
+    ];
+    const { events, linkedids } = await follow(calls, { setup });
+    const of = (i: number) => summary(events.filter((e) => e.callId === linkedids[i]));
+    expect(of(0)).toEqual([
+      ['call.started', '101', null, null],
+      ['call.started', '102', null, null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+    expect(of(1)).toEqual([
+      ['call.started', '103', null, null],
+      ['call.answered', '103', null, null],
+      ['call.answered', '101', null, null],
+      ['call.ended', '101', null, 'answered'],
+    ]);
+  });
+
+  it("the phone's BridgeEnter before the caller's DialEnd: answered once", async () => {
+    const { events } = await follow([
+      { kind: 'inbound', from: '+4915112345678', to: ['101', '102'], answeredBy: '102', bridgeFirst: true },
+    ]);
+    expect(summary(events)).toEqual([
+      ['call.started', '101', ['101', '102'], null],
+      ['call.answered', '102', null, null],
+      ['call.ended', '102', null, 'answered'],
+    ]);
+  });
+
+  it.each(['anonymous', 'masked', 'prohibited'] as const)(
+    'a withheld caller (%s): phoneNumber anonymous',
+    async (withheld) => {
+      const { events } = await follow([
+        { kind: 'inbound', from: '+31260010001', to: '101', answeredBy: '101', withheld },
+      ]);
+      expect(events.map((e) => [e.event, e.phoneNumber ?? null])).toEqual([
+        ['call.started', 'anonymous'],
+        ['call.answered', null],
+        ['call.ended', 'anonymous'],
+      ]);
+    },
+  );
+
+  it('outbound recorded: FreePBX records on the phone before the trunk is dialled; the call gets it', async () => {
+    const { events } = await follow(
+      [{ kind: 'outbound', from: '101', to: '+4930123456', answeredBy: 'y', recording: true }],
+      { template: 'https://pbx.example/monitor/{yyyy}/{mm}/{dd}/{file}' },
+    );
+    expect(events.at(-1)).toMatchObject({
+      event: 'call.ended',
+      status: 'answered',
+      phoneNumber: '+4930123456',
+    });
+    expect(events.at(-1)?.recordingUrl).toMatch(
+      /^https:\/\/pbx\.example\/monitor\/\d{4}\/\d{2}\/\d{2}\/out-%2B4930123456-101-\d{8}-\d{6}-[\d.]+\.wav$/,
+    );
   });
 
   it('attended transfer: the consultation (phone to phone) is not a call; the target answers after the Linkedid rewrite', async () => {
@@ -446,7 +552,104 @@ describe('CallTracker.resync (after a reconnect)', () => {
   });
 });
 
+describe('CallTracker on the PBX clock', () => {
+  const endpoints = new Endpoints([], numbers);
+  const now = Date.parse('2026-11-26T10:00:00Z');
+  const behind = now - 600_000;
+  const trunk = {
+    Channel: 'PJSIP/trunk1-00000020',
+    Uniqueid: '1700000000.20',
+    Linkedid: '1700000000.20',
+    CallerIDNum: '+4915112345678',
+  };
+  const phone = { Channel: 'PJSIP/103-00000021', Uniqueid: '1700000000.21', Linkedid: '1700000000.20' };
+  const listed = [
+    { Event: 'CoreShowChannel', ...trunk, BridgeId: 'B3', Duration: '00:00:40' },
+    { Event: 'CoreShowChannel', ...phone, BridgeId: 'B3', Duration: '00:00:38' },
+  ];
+  const hangup = { Event: 'Hangup', ...trunk, Timestamp: String((behind + 90_000) / 1000) };
+
+  it('a PBX 10 minutes behind: a resync dates on its clock (Ping), so the hang-up on its Timestamp gives the talk time', () => {
+    const tracker = new CallTracker(endpoints);
+    tracker.noteClock(behind, now);
+    const { events } = tracker.resync(listed, now);
+    expect(events).toMatchObject([
+      { event: 'call.started', at: new Date(behind - 40_000).toISOString() },
+      { event: 'call.answered', at: new Date(behind).toISOString() },
+    ]);
+    expect(tracker.handle(hangup, now + 90_000)).toMatchObject([
+      { event: 'call.ended', durationSec: 90, startedAt: new Date(behind - 40_000).toISOString() },
+    ]);
+  });
+
+  it('an answer time from the store (a takeover) is on the PBX clock and kept', () => {
+    const tracker = new CallTracker(endpoints);
+    tracker.noteClock(behind, now);
+    const { events } = tracker.resync(listed, now, new Map([['1700000000.20', behind - 30_000]]));
+    expect(events[1]).toMatchObject({ event: 'call.answered', at: new Date(behind - 30_000).toISOString() });
+    expect(tracker.handle(hangup, now + 90_000)).toMatchObject([{ durationSec: 120 }]);
+  });
+
+  it('events without a Timestamp are dated on the PBX clock as last read; with none read, on arrival', () => {
+    const tracker = new CallTracker(endpoints);
+    expect(tracker.handle({ Event: 'Newchannel', ...trunk }, now)).toEqual([]);
+    const ring = {
+      Event: 'DialBegin',
+      ...trunk,
+      ...Object.fromEntries(Object.entries(phone).map(([k, v]) => [`Dest${k}`, v])),
+    };
+    tracker.handle(ring, now);
+    expect(tracker.flush()).toMatchObject([{ at: new Date(now).toISOString() }]);
+    const late = new CallTracker(endpoints);
+    late.noteClock(behind, now);
+    late.handle({ Event: 'Newchannel', ...trunk }, now + 1000);
+    late.handle(ring, now + 1000);
+    expect(late.flush()).toMatchObject([{ at: new Date(behind + 1000).toISOString() }]);
+  });
+});
+
 describe('CallTracker memory', () => {
+  it('200 000 channels that never hang up past a cap of 1 000: every map stays bounded; a live call keeps its trunk', () => {
+    const tracker = new CallTracker(new Endpoints([], numbers), { maxChannels: 1000 });
+    const trunk = {
+      Channel: 'PJSIP/trunk1-00000001',
+      Uniqueid: '1700000000.1',
+      Linkedid: '1700000000.1',
+      CallerIDNum: '+4915112345678',
+    };
+    tracker.handle({ Event: 'Newchannel', ...trunk }, Date.now());
+    for (let n = 2; n < 200_000; n++) {
+      const id = `1700000000.${n}`;
+      tracker.handle(
+        {
+          Event: 'Newchannel',
+          Channel: `PJSIP/${100 + (n % 50)}-${n.toString(16)}`,
+          Uniqueid: id,
+          Linkedid: id,
+        },
+        Date.now(),
+      );
+      tracker.handle(
+        {
+          Event: 'BridgeEnter',
+          Channel: `PJSIP/${100 + (n % 50)}-${n.toString(16)}`,
+          Uniqueid: id,
+          Linkedid: id,
+          BridgeUniqueid: `B${n}`,
+        },
+        Date.now(),
+      );
+    }
+    expect(tracker.activeChannels).toBe(1000);
+    const maps = tracker as unknown as { byName: Map<string, string>; bridges: Map<string, Set<string>> };
+    expect(maps.byName.size).toBe(1000);
+    expect(maps.bridges.size).toBeLessThanOrEqual(1000);
+    // The call's outside party was never evicted: its hang-up still ends the call.
+    expect(tracker.handle({ Event: 'Hangup', ...trunk }, Date.now())).toMatchObject([
+      { event: 'call.ended', callId: '1700000000.1' },
+    ]);
+  });
+
   it('holds at most maxCalls calls: the oldest is forgotten and counted', () => {
     const tracker = new CallTracker(new Endpoints([], numbers), { maxCalls: 2 });
     for (const n of [1, 2, 3]) {

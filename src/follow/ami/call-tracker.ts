@@ -38,9 +38,12 @@ interface TrackedCall {
   answeredAt?: number;
   /** Dial outcomes (DialEnd DialStatus) of legs that did not answer. */
   outcomes: string[];
-  /** FreePBX `CDR(recordingfile)` (a bare file name). */
+  recording: Recording;
+}
+
+/** Where a call's recording is: FreePBX's `CDR(recordingfile)` (a bare file name), MIXMONITOR_FILENAME (a path). */
+interface Recording {
   recordingFile?: string;
-  /** MIXMONITOR_FILENAME (an absolute path). */
   mixMonitorFile?: string;
 }
 
@@ -49,7 +52,12 @@ export interface TrackerOptions {
   recordingTemplate?: string;
   /** Calls held at once; past it the oldest is forgotten (and counted lost): memory stays bounded. */
   maxCalls?: number;
-  /** Channels held at once; past it the oldest is forgotten. */
+  /** PBX_TIME_ZONE: the zone of the PBX's date folders (a recording whose path or name has no date). */
+  timeZone?: string;
+  /**
+   * Channels held at once; past it one is forgotten: the oldest belonging to no call, else the oldest that
+   * is not a call's outside party (whose hang-up ends the call).
+   */
   maxChannels?: number;
 }
 
@@ -88,7 +96,17 @@ export class CallTracker {
   private readonly byName = new Map<string, string>();
   private readonly bridges = new Map<string, Set<string>>();
   private readonly calls = new Map<string, TrackedCall>();
+  /** Outside party's Uniqueid → its call's callId. */
+  private readonly outsides = new Map<string, string>();
+  /** Recording names a Linkedid's channels gave before its call opened (FreePBX records outbound pre-dial). */
+  private readonly recordedEarly = new Map<string, Recording>();
   private readonly pendingStarts = new Set<string>();
+  /** Channels hung up lately: an event about one after its Hangup (NewAccountCode) does not bring it back. */
+  private readonly gone = new Set<string>();
+  /** SequenceNumbers seen lately (manager debug): several manager sessions repeat events. */
+  private readonly sequence = new Set<string>();
+  /** The PBX's clock minus the bridge's (ms), from the last clock reading (`noteClock`). */
+  private pbxOffset = 0;
   private readonly maxCalls: number;
   private readonly maxChannels: number;
   /** Highest Uniqueid counter seen, per prefix (before the last dot): tells channels never seen. */
@@ -129,9 +147,22 @@ export class CallTracker {
     return this.channels.size;
   }
 
-  /** The call events `event` gives; `now` is when it arrived (ms), unless it carries a `Timestamp`. */
+  /**
+   * The PBX's clock read at `pbxMs` when the bridge's read `now` (a Ping's `Timestamp`, asked at each login):
+   * resyncs and events without a `Timestamp` are put on the PBX's clock, so one call never mixes the two.
+   */
+  noteClock(pbxMs: number, now: number): void {
+    if (Number.isFinite(pbxMs)) this.pbxOffset = pbxMs - now;
+  }
+
+  /**
+   * The call events `event` gives; `now` is when it arrived (ms). Its time is its `Timestamp`
+   * (timestampevents=yes), else `now` on the PBX's clock as last read. An event whose SequenceNumber was
+   * just seen (several manager sessions, manager debug) is a repeat and gives nothing.
+   */
   handle(event: AmiMessage, now: number): CallEvent[] {
-    const at = event.Timestamp ? Math.round(Number(event.Timestamp) * 1000) || now : now;
+    if (this.repeated(event.SequenceNumber)) return [];
+    const at = (event.Timestamp && Math.round(Number(event.Timestamp) * 1000)) || now + this.pbxOffset;
     const out: CallEvent[] = [];
     switch (event.Event) {
       case 'Newchannel':
@@ -163,6 +194,9 @@ export class CallTracker {
       case 'Newexten':
         this.newExten(event);
         break;
+      case 'NewCallerid':
+        this.newCallerid(event);
+        break;
       case 'Hangup':
         this.flushInto(out);
         this.hangup(event, at, out);
@@ -191,25 +225,30 @@ export class CallTracker {
    * without a ledger); calls that began while disconnected and are still up are followed from here.
    * `answeredAt`: when a call this tracker never saw answered was answered, as stored (a takeover after
    * another replica followed it): its talk time counts from then, not from the resync. Taken as given: it
-   * is on the clock of the events (their `Timestamp`), as the hang-up it is subtracted from will be.
+   * is on the clock of the events (their `Timestamp`), as the hang-up it is subtracted from will be. `now` is
+   * the bridge's clock; what the resync dates is put on the PBX's (`noteClock`).
    */
   resync(
     live: AmiMessage[],
     now: number,
     answeredAt: ReadonlyMap<string, number> = new Map(),
   ): ResyncOutcome {
+    now += this.pbxOffset;
     const before = this.highestCounter;
     const liveIds = new Set(live.map((channel) => channel.Uniqueid).filter(Boolean));
     const lost: string[] = [];
     for (const call of [...this.calls.values()]) {
       if (liveIds.has(call.outside)) continue;
       lost.push(call.callId);
-      this.calls.delete(call.callId);
-      this.pendingStarts.delete(call.callId);
+      this.forget(call);
     }
     this.channels.clear();
     this.byName.clear();
     this.bridges.clear();
+    this.recordedEarly.clear();
+    // A new session: its SequenceNumbers are not repeats of the last one's (they restart with Asterisk).
+    this.sequence.clear();
+    this.gone.clear();
     for (const entry of live) {
       const channel = this.see(entry, '');
       if (channel && entry.BridgeId) this.join(channel, entry.BridgeId);
@@ -273,7 +312,8 @@ export class CallTracker {
     // A phone (or a click-to-call's Local half, or an Originate with no caller) dialling a trunk: outbound.
     const root = caller ?? this.channels.get(dest.linkedid);
     if (caller && caller.kind !== 'phone' && caller.kind !== 'local') return;
-    const number = numberOf(event.DestCallerIDNum) ?? event.DialString?.split('@')[0] ?? '';
+    // The dialled leg's caller id is often `<unknown>` at first (real PBX output): the dial string has it.
+    const number = [event.DestCallerIDNum, event.DialString?.split('@')[0]].find(isNumber);
     const outbound = this.openOutbound(dest, root, number, at);
     this.flushInto(out);
     out.push(this.startedEvent(outbound, at));
@@ -293,8 +333,8 @@ export class CallTracker {
     if (!dest) return;
     const status = event.DialStatus ?? '';
     const call = this.callOf(dest) ?? (caller && this.callOf(caller));
-    if (status === ANSWER) return; // who talks is decided by the bridge the outside party joins
     this.stopRinging(dest.uniqueid);
+    if (status === ANSWER) return; // who talks is decided by the bridge the outside party joins
     if (call && (dest.kind === 'phone' || dest.kind === 'trunk' || dest.kind === 'local'))
       call.outcomes.push(status);
   }
@@ -314,23 +354,54 @@ export class CallTracker {
   }
 
   private varSet(event: AmiMessage): void {
-    const channel = this.see(event, '');
-    const call = channel && this.callOf(channel);
-    if (!call) return;
-    if (event.Variable === 'MIXMONITOR_FILENAME' && event.Value) call.mixMonitorFile = event.Value;
+    if (event.Variable !== 'MIXMONITOR_FILENAME' || !event.Value) {
+      this.see(event, '');
+      return;
+    }
+    const recording = this.recordingOf(event);
+    if (recording) recording.mixMonitorFile = event.Value;
   }
 
   private newExten(event: AmiMessage): void {
-    const channel = this.see(event, '');
-    const call = channel && this.callOf(channel);
-    if (!call) return;
+    const app = event.Application;
     // FreePBX writes CDR(recordingfile) with Set(): a function write, seen only as the Newexten's AppData.
     const file = /CDR\(recordingfile\)=([^,)\s]+)/.exec(event.AppData ?? '')?.[1];
-    if (event.Application === 'Set' && file) call.recordingFile = file;
-    if (event.Application === 'MixMonitor' && !call.mixMonitorFile) {
-      const path = (event.AppData ?? '').split(',')[0];
-      if (path.startsWith('/')) call.mixMonitorFile = path;
+    const path = (event.AppData ?? '').split(',')[0];
+    if (!(app === 'Set' && file) && !(app === 'MixMonitor' && path.startsWith('/'))) {
+      this.see(event, '');
+      return;
     }
+    const recording = this.recordingOf(event);
+    if (!recording) return;
+    if (file) recording.recordingFile = file;
+    else recording.mixMonitorFile ??= path;
+  }
+
+  /**
+   * Where the recording named by `event` is kept: its call's, or, before the call opens (FreePBX records an
+   * outbound call at the route's first priority, before the trunk is dialled), its Linkedid's until it does.
+   */
+  private recordingOf(event: AmiMessage): Recording | undefined {
+    const channel = this.see(event, '');
+    if (!channel) return undefined;
+    const call = this.callOf(channel);
+    if (call) return call.recording;
+    let early = this.recordedEarly.get(channel.linkedid);
+    if (!early) {
+      if (this.recordedEarly.size >= this.maxChannels) this.recordedEarly.delete(first(this.recordedEarly));
+      this.recordedEarly.set(channel.linkedid, (early = {}));
+    }
+    return early;
+  }
+
+  /** A caller id set later (`<unknown>` first, or masked and presentation prohibited): the outside number. */
+  private newCallerid(event: AmiMessage): void {
+    const channel = this.see(event, '');
+    const callId = channel && this.outsides.get(channel.uniqueid);
+    const call = callId === undefined ? undefined : this.calls.get(callId);
+    if (!call) return;
+    if (withheld(event['CID-CallingPres'])) call.phoneNumber = ANONYMOUS;
+    else if (isNumber(event.CallerIDNum)) call.phoneNumber = outsideNumber(event.CallerIDNum);
   }
 
   private hangup(event: AmiMessage, at: number, out: CallEvent[]): void {
@@ -338,13 +409,12 @@ export class CallTracker {
     if (!channel) return;
     const call = this.callOf(channel);
     this.stopRinging(channel.uniqueid);
-    this.leave(channel.uniqueid);
-    this.channels.delete(channel.uniqueid);
-    if (this.byName.get(channel.name) === channel.uniqueid) this.byName.delete(channel.name);
+    this.drop(channel);
+    remember(this.gone, channel.uniqueid);
+    if (channel.uniqueid === channel.linkedid) this.recordedEarly.delete(channel.linkedid);
     if (call && call.outside === channel.uniqueid) {
       out.push(this.endedEvent(call, at));
-      this.calls.delete(call.callId);
-      this.pendingStarts.delete(call.callId);
+      this.forget(call);
     }
   }
 
@@ -354,7 +424,7 @@ export class CallTracker {
     return this.open({
       callId: channel.linkedid,
       direction: 'inbound',
-      phoneNumber: numberOf(callerNum) ?? 'anonymous',
+      phoneNumber: outsideNumber(callerNum),
       outside: channel.uniqueid,
       startedAt: at,
       started: false,
@@ -362,6 +432,7 @@ export class CallTracker {
       rang: [],
       announced: new Set(),
       outcomes: [],
+      recording: {},
     });
   }
 
@@ -374,7 +445,7 @@ export class CallTracker {
     return this.open({
       callId: trunk.linkedid,
       direction: 'outbound',
-      phoneNumber: numberOf(number) ?? 'anonymous',
+      phoneNumber: outsideNumber(number),
       outside: trunk.uniqueid,
       startedAt: at,
       started: true,
@@ -383,20 +454,30 @@ export class CallTracker {
       announced: new Set(),
       caller: root?.extension,
       outcomes: [],
+      recording: {},
     });
   }
 
   private open(call: TrackedCall): TrackedCall {
     if (this.calls.size >= this.maxCalls) {
-      const oldest = this.calls.keys().next().value;
-      if (oldest !== undefined) {
-        this.calls.delete(oldest);
-        this.pendingStarts.delete(oldest);
+      const oldest = this.calls.values().next().value;
+      if (oldest) {
+        this.forget(oldest);
         this.forgotten++;
       }
     }
+    const early = this.recordedEarly.get(call.callId);
+    if (early) call.recording = early;
+    this.recordedEarly.delete(call.callId);
     this.calls.set(call.callId, call);
+    this.outsides.set(call.outside, call.callId);
     return call;
+  }
+
+  private forget(call: TrackedCall): void {
+    this.calls.delete(call.callId);
+    this.pendingStarts.delete(call.callId);
+    if (this.outsides.get(call.outside) === call.callId) this.outsides.delete(call.outside);
   }
 
   private ring(call: TrackedCall, leg: string, extension: string | undefined, at: number): void {
@@ -406,12 +487,9 @@ export class CallTracker {
     if (!call.started) {
       call.started = true;
       this.pendingStarts.add(call.callId);
-    } else if (
-      call.direction === 'inbound' &&
-      call.answeredAt === undefined &&
-      !call.announced.has(extension)
-    ) {
-      // Started before this phone rang: a later start names it (held like the first for parallel dials).
+    } else if (call.direction === 'inbound' && !call.announced.has(extension)) {
+      // Started before this phone rang (a queue's next member, a hunt group, a blind transfer's target): a
+      // later start names it, held like the first for parallel dials, also after the answer.
       if (!this.pendingStarts.has(call.callId)) call.lateAt = at;
       this.pendingStarts.add(call.callId);
     }
@@ -425,10 +503,11 @@ export class CallTracker {
   private flushInto(out: CallEvent[]): void {
     for (const callId of this.pendingStarts) {
       const call = this.calls.get(callId);
-      // A later start goes only while nobody answered (the card is never shown after the answer).
-      if (call && call.answeredAt === undefined)
+      if (!call) continue;
+      // Once answered, a start goes only for a phone ringing now (the one it rang may be answered meanwhile).
+      if (call.answeredAt === undefined || call.ringing.size > 0)
         out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
-      if (call) call.lateAt = undefined;
+      call.lateAt = undefined;
     }
     this.pendingStarts.clear();
   }
@@ -452,6 +531,8 @@ export class CallTracker {
     }
     call.answeredBy = extension;
     call.answeredAt ??= at;
+    // The card now is the answerer's alone: any phone ringing for the call from here on is shown it anew.
+    call.announced = new Set([extension]);
     out.push({ event: 'call.answered', callId: call.callId, extension, at: iso(at) });
   }
 
@@ -511,8 +592,8 @@ export class CallTracker {
   private callOf(channel: Channel): TrackedCall | undefined {
     const direct = this.calls.get(channel.linkedid);
     if (direct) return direct;
-    for (const call of this.calls.values()) if (call.outside === channel.uniqueid) return call;
-    return undefined;
+    const byOutside = this.outsides.get(channel.uniqueid);
+    return byOutside === undefined ? undefined : this.calls.get(byOutside);
   }
 
   private startedEvent(call: TrackedCall, at: number, answerer?: string): CallEvent {
@@ -535,9 +616,15 @@ export class CallTracker {
 
   private endedEvent(call: TrackedCall, at: number): CallEvent {
     const { status, failedReason } = this.statusOf(call);
-    const file = call.recordingFile ?? call.mixMonitorFile;
+    // The full path when known (FreePBX's date folders are in it), else FreePBX's bare name.
+    const file = call.recording.mixMonitorFile ?? call.recording.recordingFile;
     const recordingUrl =
-      status === 'answered' ? recordingUrlOf(file, this.options.recordingTemplate) : undefined;
+      status === 'answered'
+        ? recordingUrlOf(file, this.options.recordingTemplate, {
+            at: call.startedAt,
+            timeZone: this.options.timeZone,
+          })
+        : undefined;
     const extension = call.answeredBy ?? (call.direction === 'outbound' ? call.caller : call.rang[0]);
     return {
       event: 'call.ended',
@@ -580,16 +667,13 @@ export class CallTracker {
   private see(event: AmiMessage, prefix: string): Channel | undefined {
     const uniqueid = event[`${prefix}Uniqueid`];
     const name = event[`${prefix}Channel`];
-    if (!uniqueid || !name) return undefined;
+    if (!uniqueid || !name || this.gone.has(uniqueid)) return undefined;
     const linkedid = event[`${prefix}Linkedid`] || uniqueid;
     let channel = this.channels.get(uniqueid);
     if (!channel) {
       const kind = this.endpoints.classify(name);
       channel = { uniqueid, name, linkedid, kind: kind.kind, extension: kind.extension };
-      if (this.channels.size >= this.maxChannels) {
-        const oldest = this.channels.keys().next().value;
-        if (oldest !== undefined) this.channels.delete(oldest);
-      }
+      if (this.channels.size >= this.maxChannels) this.evictChannel();
       this.channels.set(uniqueid, channel);
       this.byName.set(name, uniqueid);
       this.noteCounter(uniqueid);
@@ -598,6 +682,26 @@ export class CallTracker {
       channel.linkedid = linkedid;
     }
     return channel;
+  }
+
+  /**
+   * Makes room for a channel: forgets the oldest belonging to no call (a phone-to-phone leg whose Hangup was
+   * missed), else the oldest that is not a call's outside party, from every map at once.
+   */
+  private evictChannel(): void {
+    let fallback: Channel | undefined;
+    for (const channel of this.channels.values()) {
+      if (this.outsides.has(channel.uniqueid)) continue;
+      if (!this.callOf(channel)) return this.drop(channel);
+      fallback ??= channel;
+    }
+    if (fallback) this.drop(fallback);
+  }
+
+  private drop(channel: Channel): void {
+    this.leave(channel.uniqueid);
+    this.channels.delete(channel.uniqueid);
+    if (this.byName.get(channel.name) === channel.uniqueid) this.byName.delete(channel.name);
   }
 
   private join(channel: Channel, bridge: string): void {
@@ -615,6 +719,14 @@ export class CallTracker {
     members?.delete(uniqueid);
     if (members?.size === 0) this.bridges.delete(channel.bridge);
     channel.bridge = undefined;
+  }
+
+  /** Whether a SequenceNumber was seen lately. */
+  private repeated(sequence: string | undefined): boolean {
+    if (!sequence) return false;
+    if (this.sequence.has(sequence)) return true;
+    remember(this.sequence, sequence);
+    return false;
   }
 
   private noteCounter(uniqueid: string): void {
@@ -657,11 +769,37 @@ function counterOf(uniqueid: string): { prefix: string; counter: number } | unde
   return { prefix: match[1], counter: Number(match[3]) };
 }
 
-/** A caller id number, or undefined for Asterisk's `<unknown>` and empty values. */
-function numberOf(value: string | undefined): string | undefined {
-  const trimmed = value?.trim();
-  if (!trimmed || trimmed === '<unknown>') return undefined;
-  return trimmed;
+const ANONYMOUS = 'anonymous';
+
+/**
+ * An outside party's number as reported: `anonymous` for one withheld or that is not a number (`<unknown>`,
+ * `anonymous`, `restricted`, `unavailable`, empty, masked like `+31260xxxxxx`).
+ */
+function outsideNumber(value: string | undefined): string {
+  return isNumber(value) ? (value as string).trim() : ANONYMOUS;
+}
+
+function isNumber(value: string | undefined): boolean {
+  return /^\+?\d[\d\s().-]*$/.test(value?.trim() ?? '');
+}
+
+/**
+ * A caller id presentation (`CID-CallingPres: 33 (Presentation Prohibited, Passed Screen)`) that withholds
+ * the number: Asterisk's AST_PRES_RESTRICTED (0x20) or AST_PRES_UNAVAILABLE (0x40) bits.
+ */
+function withheld(presentation: string | undefined): boolean {
+  const value = Number.parseInt(presentation ?? '', 10);
+  return Number.isFinite(value) && (value & 0x60) !== 0;
+}
+
+/** Adds to a set of recent values that keeps the last 4 096. */
+function remember(recent: Set<string>, value: string): void {
+  if (recent.size >= 4096) recent.delete(first(recent));
+  recent.add(value);
+}
+
+function first<K>(keyed: { keys(): IterableIterator<K> }): K {
+  return keyed.keys().next().value as K;
 }
 
 /** `HH:MM:SS` (CoreShowChannel Duration) in ms. */

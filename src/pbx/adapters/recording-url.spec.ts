@@ -31,6 +31,28 @@ describe('recording URLs from file names', () => {
     expect(recordingUrlOf('..', 'https://pbx.local/rec/')).toBeUndefined();
   });
 
+  it("fills {yyyy}/{mm}/{dd} with FreePBX's date folder: from the path, a FreePBX name, or the call's date", () => {
+    const template = 'https://pbx.local/monitor/{yyyy}/{mm}/{dd}/{file}';
+    expect(recordingUrlOf('/var/spool/asterisk/monitor/2026/11/26/in-101-x.wav', template)).toBe(
+      'https://pbx.local/monitor/2026/11/26/in-101-x.wav',
+    );
+    expect(recordingUrlOf('in-101-+4915112345678-20261126-235959-1764201599.16.wav', template)).toBe(
+      'https://pbx.local/monitor/2026/11/26/in-101-%2B4915112345678-20261126-235959-1764201599.16.wav',
+    );
+    const at = Date.parse('2026-11-26T23:30:00Z');
+    expect(recordingUrlOf('plain.wav', template, { at })).toBe(
+      'https://pbx.local/monitor/2026/11/26/plain.wav',
+    );
+    expect(recordingUrlOf('plain.wav', template, { at, timeZone: 'Europe/Berlin' })).toBe(
+      'https://pbx.local/monitor/2026/11/27/plain.wav',
+    );
+    expect(recordingUrlOf('plain.wav', template)).toBeUndefined();
+    // {path} and {file} alone are as before.
+    expect(recordingUrlOf('/var/spool/asterisk/monitor/2026/11/26/a.wav', 'https://p/{path}')).toBe(
+      'https://p/var/spool/asterisk/monitor/2026/11/26/a.wav',
+    );
+  });
+
   it('joins a folder and a name', () => {
     expect(joinedPath('/rec/2026/', 'a.wav')).toBe('/rec/2026/a.wav');
     expect(joinedPath('/rec', '/abs/a.wav')).toBe('/abs/a.wav');
