@@ -76,6 +76,8 @@ export interface CallDescription {
   recording?: boolean;
   /** After the answer, the employee transfers to this extension. */
   transfer?: { kind: 'blind' | 'attended'; to: string };
+  /** With `transfer`: seconds of talk before it (virtual clock; default 10). */
+  talkBeforeTransfer?: number;
   /** FreePBX 16 (macro-dial-one, …) or 17 (dialOne-with-exten, …) contexts. */
   freepbx?: 16 | 17;
   /** Real milliseconds between steps (default 5). */
@@ -153,6 +155,17 @@ export class AmiDouble extends TcpDouble {
     setTimeout(() => {
       void this.listen(this.listenPort).then(() => (this.listening = true));
     }, ms);
+  }
+
+  /** Drops every manager session and refuses connections until `accept()`; calls go on meanwhile. */
+  async refuse(): Promise<void> {
+    this.listening = false;
+    await this.close();
+  }
+
+  async accept(): Promise<void> {
+    await this.listen(this.listenPort);
+    this.listening = true;
   }
 
   get accepting(): boolean {
@@ -757,7 +770,7 @@ class CallScript {
       this.hangup(employee, 16, 'Normal Clearing');
       return;
     }
-    await this.pause(10);
+    await this.pause(this.call.talkBeforeTransfer ?? 10);
     let target: Chan;
     if (transfer.kind === 'blind') {
       this.pbx.emit('BlindTransfer', 'call', this.clock, [
