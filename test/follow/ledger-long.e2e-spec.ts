@@ -165,7 +165,7 @@ describe('the ledger across a lost AMI connection: calls whose rows come apart',
 describe.each([
   ['10 minutes behind', 'ledger_behind', -600],
   ['10 minutes ahead of', 'ledger_ahead', 600],
-])('the ledger with a PBX clock %s the bridge's (calldate in PBX local time)', (_, name, offsetSec) => {
+])("the ledger with a PBX clock %s the bridge's (calldate in PBX local time)", (_, name, offsetSec) => {
   let pbx: AmiDouble;
   let cdr: CdrDatabase;
   let writer: CdrWriter;
