@@ -36,7 +36,11 @@ async function startFollowing(
 
 const health = async (h: Harness) => {
   const { body } = await h.http.get('/health/ready');
-  return (body.details ?? body.info).pbxFollow as { connected: boolean; callsFollowed: number; ledger: Ledger };
+  return (body.details ?? body.info).pbxFollow as {
+    connected: boolean;
+    callsFollowed: number;
+    ledger: Ledger;
+  };
 };
 
 /** Followed until answered, then the Manager connection is lost for the rest of the call. */

@@ -240,7 +240,8 @@ export class CdrWriter {
     }
     if (event === 'Newchannel') {
       const linkedid = fields.get('Linkedid') ?? uniqueid;
-      if (!this.shifts.has(linkedid)) this.shifts.set(linkedid, Math.max(0, Math.ceil(this.pbxClock - clock)));
+      if (!this.shifts.has(linkedid))
+        this.shifts.set(linkedid, Math.max(0, Math.ceil(this.pbxClock - clock)));
       this.channels.set(uniqueid, {
         name: fields.get('Channel') ?? '',
         uniqueid,

@@ -60,13 +60,16 @@ const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000)
 const EPOCH = '1970-01-01 00:00:00';
 
 /**
- * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, a row lands
- * when its leg ends, a long call's row lands after later calls' rows). Every poll reads the rows whose leg
- * ENDED at or after (position − overlap), page by page; each row is taken once (`rowKey`), rows are grouped
- * by `linkedid`, and a call whose originating row is in and that stayed quiet for the grace period is turned
- * into `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted
- * events already ended it. The position (the newest row end read, never past a call still waiting) is kept
- * in our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
+ * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, each
+ * Party A's rows land when that channel hangs up, so one call's rows land minutes apart and a long call's
+ * after later calls'). Every poll reads the rows whose leg ENDED at or after (position − overlap), page by
+ * page; each row is taken once (`rowKey`), rows are grouped by `linkedid`. A call is taken only once it is
+ * complete (`readiness`: its outside party's rows are in) and quiet for the grace period, from all its rows
+ * in the table (read again by linkedid, so a segment written long before is never missed), turned into
+ * `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted events
+ * already ended it. Positions are the PBX's own clock (row times; a first start from the newest row), never
+ * the bridge's. The position (the newest row end read, never past a complete call still waiting) is kept in
+ * our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
  * there; the overlap and the intake's `(callId, event)` keys make re-reading harmless.
  */
 export class CdrLedger {
@@ -258,7 +261,9 @@ export class CdrLedger {
     if (rows.some((row) => kindOf(row.channel) === 'trunk')) return 'complete';
     const origin = rows.filter((row) => row.uniqueid === linkedid);
     if (origin.length === 0) return 'partial';
-    const outbound = origin.some((row) => kindOf(row.dstchannel) === 'trunk' && row.disposition === 'ANSWERED');
+    const outbound = origin.some(
+      (row) => kindOf(row.dstchannel) === 'trunk' && row.disposition === 'ANSWERED',
+    );
     if (!outbound || !this.options.liveOnPbx) return 'complete';
     return this.options.liveOnPbx(linkedid) === false ? 'complete' : 'live';
   }
