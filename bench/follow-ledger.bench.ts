@@ -1,20 +1,23 @@
 /**
- * Calls lost across a 5-s AMI disconnect (part of `npm run bench`, after scripts/ensure-mariadb.sh): the built
+ * Calls lost across an AMI outage (part of `npm run bench`, after scripts/ensure-mariadb.sh): the built
  * bridge follows the AMI double (PBX_EVENTS=ami) as a child process on a fresh SQLite file; the double drops
- * every manager session and refuses connections for 5 s while BENCH_LEDGER_LIVE (5) calls that were live end
- * and BENCH_LEDGER_GAP (10) calls start and end; a real MariaDB `cdr` table is written as legs end. Run twice:
- * without ASTERISK_CDR_URL and with it. A call is lost when the sandbox portal has not finished it 20 s after
- * the connection is back. Prints both counts.
+ * every manager session and refuses connections for BENCH_LEDGER_OUTAGE_SEC (100) seconds. Live at the drop
+ * and ending just before the connection is back: BENCH_LEDGER_LIVE (6) calls, a third each answered directly,
+ * queue calls whose first member gives up after 20 s (over a minute long), outbound calls transferred after
+ * 5 minutes of talk (virtual clock); spread over the outage, BENCH_LEDGER_GAP (10) short calls start and end.
+ * A real MariaDB `cdr` table is written as each Party A hangs up. Run twice: without ASTERISK_CDR_URL and
+ * with it. A call is lost when the sandbox portal has not finished it 20 s after the connection is back.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../sandbox';
-import { AmiDouble, PlayingCall } from '../test/support/ami-double';
+import { AmiDouble, CallDescription, PlayingCall } from '../test/support/ami-double';
 import { CdrDatabase, CdrWriter } from '../test/support/cdr-database';
 import { startBuiltBridge } from './bench-support';
 
-const LIVE = Number(process.env.BENCH_LEDGER_LIVE ?? 5);
+const OUTAGE_SEC = Number(process.env.BENCH_LEDGER_OUTAGE_SEC ?? 100);
+const LIVE = Number(process.env.BENCH_LEDGER_LIVE ?? 6);
 const GAP = Number(process.env.BENCH_LEDGER_GAP ?? 10);
 const SETTLE_MS = 20_000;
 
@@ -67,16 +70,39 @@ async function run(withLedger: boolean): Promise<{ lost: number; total: number }
       talk: 5,
       ...extra,
     });
+    const long = (i: number): CallDescription =>
+      i % 3 === 0
+        ? inbound(i, { holdOpen: true })
+        : i % 3 === 1
+          ? inbound(i, { to: ['101', '102'], queue: '400', answeredBy: '102', ring: 20, holdOpen: true })
+          : {
+              kind: 'outbound',
+              from: '103',
+              to: `+4930660${String(i).padStart(5, '0')}`,
+              answeredBy: 'yes',
+              talkBeforeTransfer: 300,
+              transfer: { kind: 'blind', to: '102' },
+              holdOpen: true,
+            };
     const live: PlayingCall[] = [];
-    for (let i = 0; i < LIVE; i++) live.push(pbx.play(inbound(i, { holdOpen: true })));
+    for (let i = 0; i < LIVE; i++) live.push(pbx.play(long(i)));
     await Promise.all(live.map((call) => call.answered));
     await sleep(500);
-    await pbx.refuseFor(5000);
-    for (const call of live) call.hangUp();
+    await pbx.refuse();
     const gap: PlayingCall[] = [];
-    for (let i = 0; i < GAP; i++) gap.push(pbx.play(inbound(LIVE + i, { talk: 3 })));
+    const outageMs = OUTAGE_SEC * 1000;
+    const spacing = outageMs / (GAP + 1);
+    for (let i = 0; i < GAP; i++) {
+      await sleep(spacing);
+      gap.push(pbx.play(inbound(LIVE + i, { talk: 3 })));
+    }
+    // The long calls end just before the connection is back: nobody heard them end.
+    await sleep(Math.max(0, outageMs - spacing * GAP - 2000));
+    for (const call of live) call.hangUp();
     await Promise.all([...live, ...gap].map((call) => call.done));
     await writer.flushed();
+    await sleep(2000);
+    await pbx.accept();
     await waitFor(async () => Boolean((await follow())?.connected), 30_000);
     const all = [...live, ...gap];
     const finished = () =>
@@ -96,7 +122,7 @@ async function main(): Promise<void> {
   const without = await run(false);
   const withLedger = await run(true);
   console.log(
-    `follow-ledger: ${without.total} calls ending during a 5-s AMI disconnect (${LIVE} live at the drop, ${GAP} wholly inside it):` +
+    `follow-ledger: ${without.total} calls ending during a ${OUTAGE_SEC}-s AMI outage (${LIVE} live at the drop, ${GAP} wholly inside it):` +
       ` lost without the ledger ${without.lost}, with the ledger ${withLedger.lost}`,
   );
 }

@@ -112,6 +112,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       );
     }
     if (settings.cdrUrl) {
+      const ami = this.follower instanceof AmiFollower ? this.follower : undefined;
       const { options, label } = cdrTargetOf(settings.cdrUrl);
       this.ledger = new CdrLedger(
         new CdrSource(options),
@@ -125,7 +126,8 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
         positions,
         calls,
         portalId,
-        { followHere },
+        // Beside AMI: an outbound call transferred on is taken once AMI no longer sees it (cdr-ledger.ts).
+        { followHere, liveOnPbx: ami && ((callId) => ami.liveOnPbx(callId)) },
         metrics,
       );
     }

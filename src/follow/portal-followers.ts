@@ -115,6 +115,7 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
       maxDigits: context.internalMaxDigits,
     });
     const { portalId, zone, positions, calls } = context.ledger;
+    const ami = followers.find((follower): follower is AmiFollower => follower instanceof AmiFollower);
     const ledger = new CdrLedger(
       new CdrSource(cdr.options),
       cdr.label,
@@ -123,7 +124,8 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
       positions,
       calls,
       portalId,
-      { followHere: context.followHere },
+      // Beside AMI: an outbound call transferred on is taken once AMI no longer sees it (cdr-ledger.ts).
+      { followHere: context.followHere, liveOnPbx: ami && ((callId) => ami.liveOnPbx(callId)) },
       context.metrics,
     );
     followers.push({

@@ -115,6 +115,8 @@ export interface CallDescription {
    * localOptimization). With holdEachRound a blind transfer's target rings until its own `pickUp()`.
    */
   transfer?: { kind: 'blind' | 'attended'; to: string };
+  /** With `transfer`: seconds of talk before it (virtual clock; default 10). */
+  talkBeforeTransfer?: number;
   /** FreePBX 16 (macro-dial-one, …) or 17 (dialOne-with-exten, …) contexts. */
   freepbx?: 16 | 17;
   /** Real milliseconds between steps (default 5). */
@@ -212,6 +214,17 @@ export class AmiDouble extends TcpDouble {
   /** The PBX's clock now (epoch seconds). */
   pbxNow(): number {
     return Date.now() / 1000 + (this.setup.clockOffsetSec ?? 0);
+  }
+
+  /** Drops every manager session and refuses connections until `accept()`; calls go on meanwhile. */
+  async refuse(): Promise<void> {
+    this.listening = false;
+    await this.close();
+  }
+
+  async accept(): Promise<void> {
+    await this.listen(this.listenPort);
+    this.listening = true;
   }
 
   get accepting(): boolean {
@@ -966,7 +979,7 @@ class CallScript {
       this.hangup(employee, 16, 'Normal Clearing');
       return;
     }
-    await this.pause(10);
+    await this.pause(this.call.talkBeforeTransfer ?? 10);
     let target: Chan;
     if (transfer.kind === 'blind') {
       this.pbx.emit('BlindTransfer', 'call', this.clock, [

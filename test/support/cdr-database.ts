@@ -54,6 +54,7 @@ export interface CdrInsert {
   channel: string;
   dstchannel: string;
   lastapp: string;
+  lastdata?: string;
   duration: number;
   billsec: number;
   disposition: string;
@@ -122,6 +123,20 @@ export class CdrDatabase {
   }
 }
 
+/** One CDR record of a Party A: one Party B (a dialled channel, or one a bridge change brought). */
+interface Segment {
+  dest: string;
+  /** Virtual times of the Party A's call (its events' `Timestamp`s). */
+  start: number;
+  status?: string;
+  answeredAt?: number;
+  endedAt?: number;
+  sequence: number;
+  /** The application Party A ran: `Dial`, or `Queue` (whose caller was answered before the queue). */
+  app: 'Dial' | 'Queue';
+  lastdata: string;
+}
+
 interface ChanState {
   name: string;
   uniqueid: string;
@@ -129,8 +144,14 @@ interface ChanState {
   callerNum: string;
   exten: string;
   created: number;
+  /** This channel's own CDR's sequence (taken at creation; unwritten while it is only a Party B: gaps). */
+  sequence: number;
+  /** Its call's virtual clock → the PBX's one clock. */
+  shift: number;
   first: boolean;
-  dials: { dest: string; status?: string; answeredAt?: number; at: number }[];
+  queue?: string;
+  bridge?: string;
+  segments: Segment[];
   recordingfile?: string;
 }
 
@@ -143,26 +164,42 @@ const DISPOSITION: Record<string, string> = {
   CHANUNAVAIL: 'FAILED',
 };
 
+export interface CdrWriterOptions {
+  /** The PBX's clock minus the bridge's, seconds (a PBX 10 minutes behind: -600). */
+  offsetSec?: number;
+}
+
 /**
- * Asterisk's CDR engine writing to `cdr` as the AMI double plays calls (real PBX output): when a channel
- * that dialled (Party A) hangs up, one row per destination it dialled (a ring group's parallel dial: one
- * row each, each with its own disposition), or one row with no destination for the call's first channel
- * when it dialled nobody (voicemail, IVR); `uniqueid` = Party A's, `linkedid` = its latest, `sequence` a
- * global counter; times on the double's clock (its `Timestamp`s) in the PBX's local time. Rows land when the
- * leg ends, so a long call's row lands after later calls' rows.
+ * Asterisk's CDR engine writing to `cdr` as the AMI double plays calls (real PBX output, REAL-PBX.md §3.2
+ * and §8): each Party A's records are written when THAT channel hangs up (a queue member's Local `;2` row
+ * when the member stops ringing, the trunk's when the caller hangs up, an outbound phone's at its transfer),
+ * one record per Party B: each destination of a parallel dial (sharing the record's start), each later dial
+ * or bridge change a new record from that moment (a queue's next member, a blind transfer's new dial, the
+ * target an attended transfer swaps in; that pair's Party A is the older channel). A Queue record's answer
+ * is its start (the caller was answered before the queue), so its NO ANSWER rows have billsec > 0; a queue
+ * call no agent took ends with a `Hangup` row, ANSWERED, 0 s. `uniqueid` = Party A's, `linkedid` its latest,
+ * `sequence` a global counter taken by every channel's own record too (gaps). Times are one PBX clock: each
+ * call's virtual clock (the double's `Timestamp`s) shifted so a call never starts before the rows already
+ * written end, plus `offsetSec`, in the PBX's local time.
  */
 export class CdrWriter {
   private readonly channels = new Map<string, ChanState>();
-  private sequence = 1;
+  private readonly bridges = new Map<string, Set<string>>();
+  private readonly shifts = new Map<string, number>();
+  private pbxClock = Date.now() / 1000;
+  private sequence = 0;
   private writing: Promise<void> = Promise.resolve();
   /** While set, rows are held (the CDR backend is down, or batch mode); `release()` writes them. */
   private held?: CdrInsert[];
+  private readonly offsetSec: number;
   rowsWritten = 0;
 
   constructor(
     private readonly db: CdrDatabase,
     pbx: AmiDouble,
+    options: CdrWriterOptions = {},
   ) {
+    this.offsetSec = options.offsetSec ?? 0;
     pbx.observe((text) => this.observe(text));
   }
 
@@ -181,6 +218,11 @@ export class CdrWriter {
     this.write(rows);
   }
 
+  /** A moment of a channel's call on the PBX's clock, as its local time text. */
+  private pbxTime(chan: ChanState, virtual: number): string {
+    return this.db.localTime(virtual + chan.shift + this.offsetSec);
+  }
+
   private observe(text: string): void {
     const fields = new Map<string, string>();
     for (const line of text.split('\r\n')) {
@@ -192,69 +234,146 @@ export class CdrWriter {
     const clock = Number(fields.get('Timestamp'));
     const uniqueid = fields.get('Uniqueid') ?? '';
     const known = this.channels.get(uniqueid);
-    if (known && fields.get('Linkedid')) known.linkedid = fields.get('Linkedid') as string;
+    if (known) {
+      if (fields.get('Linkedid')) known.linkedid = fields.get('Linkedid') as string;
+      this.pbxClock = Math.max(this.pbxClock, clock + known.shift);
+    }
     if (event === 'Newchannel') {
+      const linkedid = fields.get('Linkedid') ?? uniqueid;
+      if (!this.shifts.has(linkedid))
+        this.shifts.set(linkedid, Math.max(0, Math.ceil(this.pbxClock - clock)));
       this.channels.set(uniqueid, {
         name: fields.get('Channel') ?? '',
         uniqueid,
-        linkedid: fields.get('Linkedid') ?? uniqueid,
+        linkedid,
         callerNum: fields.get('CallerIDNum') ?? '',
         exten: fields.get('Exten') ?? '',
         created: clock,
-        first: fields.get('Linkedid') === uniqueid,
-        dials: [],
+        sequence: this.sequence++,
+        shift: this.shifts.get(linkedid) ?? 0,
+        first: linkedid === uniqueid,
+        segments: [],
       });
+    } else if (event === 'QueueCallerJoin' && known) {
+      known.queue = fields.get('Queue');
+    } else if (event === 'QueueCallerLeave' && known) {
+      known.queue = undefined;
     } else if (event === 'DialBegin' && known) {
-      known.dials.push({ dest: fields.get('DestChannel') ?? '', at: clock });
+      this.open(known, fields.get('DestChannel') ?? '', clock);
     } else if (event === 'DialEnd' && known) {
-      const dial = [...known.dials].reverse().find((d) => d.dest === fields.get('DestChannel') && !d.status);
-      if (dial) {
-        dial.status = fields.get('DialStatus');
-        if (dial.status === 'ANSWER') dial.answeredAt = clock;
+      const dest = fields.get('DestChannel');
+      const segment = [...known.segments].reverse().find((s) => s.dest === dest && !s.status);
+      if (segment) {
+        segment.status = fields.get('DialStatus');
+        if (segment.status === 'ANSWER') segment.answeredAt = clock;
+        else if (segment.app === 'Queue') segment.endedAt = clock;
       }
+    } else if (event === 'BridgeEnter' && known) {
+      this.enter(known, fields.get('BridgeUniqueid') ?? '', fields.get('SwapUniqueid'), clock);
+    } else if (event === 'BridgeLeave' && known) {
+      this.bridges.get(known.bridge ?? '')?.delete(uniqueid);
+      known.bridge = undefined;
     } else if (event === 'Newexten' && known) {
       const file = fields.get('AppData')?.match(/CDR\(recordingfile\)=(.+)$/)?.[1];
       if (file) known.recordingfile = file;
     } else if (event === 'Hangup' && known) {
       this.channels.delete(uniqueid);
+      this.bridges.get(known.bridge ?? '')?.delete(uniqueid);
+      // The records this channel was Party B of end now.
+      for (const chan of this.channels.values())
+        for (const segment of chan.segments)
+          if (segment.dest === known.name && segment.endedAt === undefined) segment.endedAt = clock;
       this.write(this.rowsOf(known, clock));
     }
   }
 
+  /** A new Party B: the channel's first record starts at its creation; a later dial or bridge, from now. */
+  private open(chan: ChanState, dest: string, at: number, answered = false): void {
+    const ringing = chan.segments.find((s) => !s.status);
+    const first = chan.segments.length === 0;
+    chan.segments.push({
+      dest,
+      start: first ? chan.created : ringing ? ringing.start : at,
+      sequence: first ? chan.sequence : this.sequence++,
+      app: chan.queue ? 'Queue' : 'Dial',
+      // FreePBX's Queue() arguments: queue, options, (url, announce), timeout.
+      lastdata: chan.queue ? `${chan.queue},t,,,300` : dest.replace(/-[0-9a-f]+(;\d)?$/, ''),
+      ...(answered ? { status: 'ANSWER', answeredAt: at } : {}),
+    });
+  }
+
+  /** A channel joins a bridge: with each other member not yet its pair, the older of the two gets a record. */
+  private enter(chan: ChanState, bridge: string, swapped: string | undefined, at: number): void {
+    const members = this.bridges.get(bridge) ?? new Set<string>();
+    this.bridges.set(bridge, members);
+    for (const id of members) {
+      const other = this.channels.get(id);
+      if (!other || id === swapped) continue;
+      const paired = (a: ChanState, b: ChanState) => a.segments.some((s) => s.dest === b.name);
+      if (paired(chan, other) || paired(other, chan)) continue;
+      const [partyA, partyB] = other.created <= chan.created ? [other, chan] : [chan, other];
+      this.open(partyA, partyB.name, at, true);
+    }
+    members.add(chan.uniqueid);
+    chan.bridge = bridge;
+  }
+
   private rowsOf(chan: ChanState, end: number): CdrInsert[] {
+    const trunk = chan.name.startsWith('PJSIP/trunk');
     const base = {
-      calldate: this.db.localTime(chan.created),
       src: chan.callerNum === '<unknown>' ? '' : chan.callerNum,
       dst: chan.exten,
       channel: chan.name,
-      duration: Math.floor(end) - Math.floor(chan.created),
       uniqueid: chan.uniqueid,
       linkedid: chan.linkedid,
-      did: chan.name.startsWith('PJSIP/trunk') ? chan.exten : '',
-      cnum: chan.name.startsWith('PJSIP/trunk') ? '' : chan.callerNum,
+      did: trunk ? chan.exten : '',
+      cnum: trunk ? '' : chan.callerNum,
       recordingfile: chan.recordingfile ?? '',
     };
-    if (chan.dials.length === 0) {
+    if (chan.segments.length === 0) {
       if (!chan.first) return [];
       return [
         {
           ...base,
+          calldate: this.pbxTime(chan, chan.created),
           dstchannel: '',
           lastapp: 'VoiceMail',
+          duration: Math.floor(end) - Math.floor(chan.created),
           billsec: 0,
           disposition: 'ANSWERED',
-          sequence: this.sequence++,
+          sequence: chan.sequence,
         },
       ];
     }
-    return chan.dials.map((dial) => ({
-      ...base,
-      dstchannel: dial.dest,
-      lastapp: 'Dial',
-      disposition: DISPOSITION[dial.status ?? 'CANCEL'] ?? 'FAILED',
-      billsec: dial.answeredAt === undefined ? 0 : Math.floor(end) - Math.floor(dial.answeredAt),
-      sequence: this.sequence++,
-    }));
+    const rows: CdrInsert[] = chan.segments.map((segment) => {
+      const ended = segment.endedAt ?? end;
+      // A Queue record's answer is its start: the queue answered the caller, not the agent.
+      const answer = segment.app === 'Queue' ? segment.start : segment.answeredAt;
+      return {
+        ...base,
+        calldate: this.pbxTime(chan, segment.start),
+        dstchannel: segment.dest,
+        lastapp: segment.app,
+        lastdata: segment.lastdata,
+        duration: Math.floor(ended) - Math.floor(segment.start),
+        billsec: answer === undefined ? 0 : Math.max(0, Math.floor(ended) - Math.floor(answer)),
+        disposition: DISPOSITION[segment.status ?? 'CANCEL'] ?? 'FAILED',
+        sequence: segment.sequence,
+      };
+    });
+    const queued = chan.segments.some((s) => s.app === 'Queue');
+    if (queued && !chan.segments.some((s) => s.status === 'ANSWER'))
+      rows.push({
+        ...base,
+        calldate: this.pbxTime(chan, end),
+        dstchannel: '',
+        lastapp: 'Hangup',
+        duration: 0,
+        billsec: 0,
+        disposition: 'ANSWERED',
+        sequence: this.sequence++,
+      });
+    return rows;
   }
 
   private write(rows: CdrInsert[]): void {

@@ -128,6 +128,11 @@ export class AmiFollower extends PbxFollower {
     };
   }
 
+  /** Whether the call is live on the PBX, as followed since the last resync; undefined while not connected. */
+  liveOnPbx(callId: string): boolean | undefined {
+    return this.connected ? this.tracker.follows(callId) : undefined;
+  }
+
   private following(): boolean {
     return this.options.followHere ? this.options.followHere() : true;
   }

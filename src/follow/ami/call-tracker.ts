@@ -142,6 +142,11 @@ export class CallTracker {
     return this.unseen;
   }
 
+  /** Whether the call of this callId (Linkedid) is followed now: its outside party is live. */
+  follows(callId: string): boolean {
+    return this.calls.has(callId);
+  }
+
   /** Channels held right now. */
   get activeChannels(): number {
     return this.channels.size;

@@ -149,4 +149,128 @@ describe('a finished call from its CDR rows', () => {
     });
     expect(rowKey(internal)).toBe('1764151200.10#1');
   });
+
+  it("queue rows (REAL-PBX.md §8): the Queue rows' answer is the queue's; talk time from the agent's answer", () => {
+    const queue = { lastapp: 'Queue', disposition: 'NO ANSWER' };
+    const outcome = ledgerCallOf(
+      ID,
+      [
+        // Member 101 rang 20 s: the trunk's Queue row has billsec 20 (answered by the queue), its ;2 row 0.
+        row({
+          ...queue,
+          ended: '2026-11-26 10:00:20',
+          dstchannel: 'Local/101@from-queue-00000001;1',
+          duration: 20,
+          billsec: 20,
+          sequence: 1,
+        }),
+        row({
+          channel: 'Local/101@from-queue-00000001;2',
+          uniqueid: '1764151200.12',
+          ended: '2026-11-26 10:00:20',
+          dstchannel: 'PJSIP/101-00000013',
+          duration: 20,
+          sequence: 3,
+        }),
+        row({
+          ...queue,
+          calldate: '2026-11-26 10:00:20',
+          ended: '2026-11-26 10:01:30',
+          dstchannel: 'Local/102@from-queue-00000004;1',
+          disposition: 'ANSWERED',
+          duration: 70,
+          billsec: 70,
+          sequence: 6,
+        }),
+        row({
+          channel: 'Local/102@from-queue-00000004;2',
+          uniqueid: '1764151220.15',
+          calldate: '2026-11-26 10:00:20',
+          ended: '2026-11-26 10:01:30',
+          dstchannel: 'PJSIP/102-00000016',
+          disposition: 'ANSWERED',
+          duration: 70,
+          billsec: 64,
+          sequence: 8,
+        }),
+      ],
+      mapping,
+    );
+    expect(outcome).toEqual({
+      events: [
+        expect.objectContaining({ event: 'call.answered', extension: '102' }),
+        expect.objectContaining({
+          event: 'call.ended',
+          status: 'answered',
+          durationSec: 64,
+          extension: '102',
+        }),
+      ],
+    });
+  });
+
+  it('a queue no agent took: NO ANSWER Queue rows with billsec > 0 and the trailing Hangup row are missed', () => {
+    const outcome = ledgerCallOf(
+      ID,
+      [
+        row({ lastapp: 'Queue', dstchannel: 'PJSIP/101-00000011', duration: 11, billsec: 11, sequence: 10 }),
+        row({
+          lastapp: 'Queue',
+          calldate: '2026-11-26 10:00:16',
+          dstchannel: 'PJSIP/102-00000012',
+          duration: 3,
+          billsec: 3,
+          sequence: 13,
+        }),
+        row({
+          lastapp: 'Hangup',
+          calldate: '2026-11-26 10:00:19',
+          disposition: 'ANSWERED',
+          duration: 0,
+          sequence: 14,
+        }),
+      ],
+      mapping,
+    );
+    expect(outcome).toEqual({
+      events: [expect.objectContaining({ event: 'call.ended', status: 'missed', durationSec: 0 })],
+    });
+  });
+
+  it('outbound, blind-transferred: the trunk row written at its hang-up names the phone that took it', () => {
+    const outbound = { src: '103', cnum: '103', dst: '+4930123456', did: '' };
+    const outcome = ledgerCallOf(
+      ID,
+      [
+        row({
+          ...outbound,
+          channel: 'PJSIP/103-00000017',
+          dstchannel: 'PJSIP/trunk1-00000018',
+          ended: '2026-11-26 10:05:00',
+          disposition: 'ANSWERED',
+          duration: 300,
+          billsec: 295,
+        }),
+        row({
+          ...outbound,
+          channel: 'PJSIP/trunk1-00000018',
+          uniqueid: '1764151201.11',
+          calldate: '2026-11-26 10:00:01',
+          ended: '2026-11-26 10:07:01',
+          dstchannel: 'PJSIP/102-00000019',
+          disposition: 'ANSWERED',
+          duration: 420,
+          billsec: 116,
+          sequence: 2,
+        }),
+      ],
+      mapping,
+    );
+    expect(outcome).toEqual({
+      events: [
+        expect.objectContaining({ event: 'call.answered', extension: '102' }),
+        expect.objectContaining({ direction: 'outbound', extension: '102', durationSec: 416 }),
+      ],
+    });
+  });
 });

@@ -59,11 +59,13 @@ const answeredAt = (row: CdrRow) => naive(row.calldate) + (row.duration - row.bi
  * direction, number, extension, talk time, status, recording). The rows are folded into that CDR:
  * - a call with no trunk in any row is phone to phone: ignored;
  * - the originating row (`uniqueid = linkedid`) says the direction: its channel a trunk, inbound;
- * - inbound: the legs are the rows dialling a phone (directly or through a Local half, a queue member);
- *   answered when one of them is ANSWERED (a trunk answered by voicemail or an IVR alone is missed), busy
- *   when every leg was busy; the answerer is the last phone to pick up (a transfer's target);
- * - outbound: the leg to the trunk gives the number dialled and the outcome;
- * - talk time runs from the first answer to the last row's end.
+ * - inbound: the legs are the rows dialling a phone (a queue's member Local halves only when no row to the
+ *   phone itself is there: a Queue row's answer is the queue's, not the agent's); answered when one of them
+ *   is ANSWERED (a trunk answered by voicemail, an IVR or the queue alone is missed), busy when every leg was
+ *   busy; the answerer is the last phone to pick up (a transfer's target);
+ * - outbound: the leg to the trunk gives the number dialled and the outcome; transferred on, the trunk's
+ *   own rows name the phone that took it last;
+ * - talk time runs from the first answer of a phone (the agent's, in a queue) to the last row's end.
  */
 export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMapping): LedgerCall {
   const { endpoints } = mapping;
@@ -74,6 +76,12 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
   const phoneOf = (channel: string) => {
     const what = kindOf(channel);
     return what.kind === 'phone' || what.kind === 'local' ? what.extension : undefined;
+  };
+  // Rows to a phone itself; a queue's rows to a member's Local half only when no such row is there: their
+  // answer is the queue's answer of the caller (also on NO ANSWER rows), not the agent's.
+  const toPhones = (candidates: CdrRow[]) => {
+    const direct = candidates.filter((row) => kindOf(row.dstchannel).kind === 'phone');
+    return direct.length > 0 ? direct : candidates.filter((row) => phoneOf(row.dstchannel) !== undefined);
   };
   if (!sorted.some((row) => kindOf(row.channel).kind === 'trunk' || kindOf(row.dstchannel).kind === 'trunk'))
     return { ignored: 'no trunk in any row: a call between phones' };
@@ -88,7 +96,7 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
   let dst: string;
   let extension: string | undefined;
   if (inbound) {
-    legs = sorted.filter((row) => phoneOf(row.dstchannel) !== undefined);
+    legs = toPhones(sorted);
     const answered = legs.filter((row) => row.disposition === 'ANSWERED');
     disposition =
       answered.length > 0
@@ -111,6 +119,12 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
   const byAnswer = [...legs].sort((a, b) => answeredAt(a) - answeredAt(b));
   const taker = byAnswer[byAnswer.length - 1];
   if (inbound) extension = taker ? phoneOf(taker.dstchannel) : undefined;
+  // Outbound and transferred on: the trunk's own rows (written when it hung up) to the phone that took it.
+  const handedTo = toPhones(
+    sorted.filter((row) => kindOf(row.channel).kind === 'trunk' && row.disposition === 'ANSWERED'),
+  ).sort((a, b) => answeredAt(a) - answeredAt(b));
+  if (!inbound && disposition === 'ANSWERED' && handedTo.length > 0)
+    extension = phoneOf(handedTo[handedTo.length - 1].dstchannel);
   const isAnswered = disposition === 'ANSWERED';
   const firstAnswer = isAnswered ? answeredAt(byAnswer[0]) : undefined;
   const recordingfile = sorted.find((row) => row.recordingfile)?.recordingfile;

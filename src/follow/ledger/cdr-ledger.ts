@@ -19,10 +19,21 @@ export interface CdrLedgerOptions {
   overlapSec?: number;
   /** The longest call expected: rows are looked up from (position − overlap − this) by calldate (indexed). */
   maxCallSec?: number;
-  /** A call is taken once its originating row is read and no new row of it arrived for this long. */
+  /** A complete call (its outside party's rows are in) is taken once no new row of it came for this long. */
   graceMs?: number;
-  /** A call whose originating row never comes (rare: it was rewritten) is taken after this long quiet. */
+  /**
+   * Rows of a call not complete yet (a queue member who gave up, a transfer's consultation) are forgotten
+   * after this long quiet: never taken from them, they are read again from the table when the call completes.
+   */
   orphanMs?: number;
+  /**
+   * Beside AMI: whether the followed connection sees the call live on the PBX (undefined: it cannot tell
+   * now). An outbound call's originating row comes when the employee's phone hangs up, which a transfer
+   * does while the outside party talks on: such a call is taken only once AMI no longer sees it, or once
+   * AMI could not tell for `liveUnknownMs`.
+   */
+  liveOnPbx?: (callId: string) => boolean | undefined;
+  liveUnknownMs?: number;
   /** Whether this replica reads now (holds the portal's delivery lease); checked every gateMs. */
   followHere?: () => boolean;
   gateMs?: number;
@@ -36,26 +47,34 @@ interface PendingCall {
   lastNewRowAt: number;
 }
 
+/** What a waiting call's rows say: complete (take it after the grace), waiting for its outside party, or for AMI. */
+type Readiness = 'complete' | 'partial' | 'live';
+
 /** The position's name in the store (one ledger per portal today). */
 const SOURCE = 'asterisk-cdr';
 
 const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
 const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000);
+/** Before any row: what an empty table is read from until its first row gives a position. */
+const EPOCH = '1970-01-01 00:00:00';
 
 /**
- * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, a row lands
- * when its leg ends, a long call's row lands after later calls' rows). Every poll reads the rows whose leg
- * ENDED at or after (position − overlap), page by page; each row is taken once (`rowKey`), rows are grouped
- * by `linkedid`, and a call whose originating row is in and that stayed quiet for the grace period is turned
- * into `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted
- * events already ended it. The position (the newest row end read, never past a call still waiting) is kept
- * in our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
+ * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, each
+ * Party A's rows land when that channel hangs up, so one call's rows land minutes apart and a long call's
+ * after later calls'). Every poll reads the rows whose leg ENDED at or after (position − overlap), page by
+ * page; each row is taken once (`rowKey`), rows are grouped by `linkedid`. A call is taken only once it is
+ * complete (`readiness`: its outside party's rows are in) and quiet for the grace period, from all its rows
+ * in the table (read again by linkedid, so a segment written long before is never missed), turned into
+ * `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted events
+ * already ended it. Positions are the PBX's own clock (row times; a first start from the newest row), never
+ * the bridge's. The position (the newest row end read, never past a complete call still waiting) is kept in
+ * our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
  * there; the overlap and the intake's `(callId, event)` keys make re-reading harmless.
  */
 export class CdrLedger {
   private readonly logger = new Logger('PbxLedger');
-  private readonly options: Required<Omit<CdrLedgerOptions, 'followHere'>> & CdrLedgerOptions;
+  private readonly options: Required<Omit<CdrLedgerOptions, 'followHere' | 'liveOnPbx'>> & CdrLedgerOptions;
   private readonly seen = new Map<string, string>();
   private readonly pending = new Map<string, PendingCall>();
   /** Calls taken (or skipped), by linkedid, with their newest row end: late rows of them are ignored. */
@@ -89,6 +108,7 @@ export class CdrLedger {
       maxCallSec: 6 * 3600,
       graceMs: 2000,
       orphanMs: 60_000,
+      liveUnknownMs: 600_000,
       gateMs: 500,
       reconnectMinMs: 500,
       reconnectMaxMs: 30_000,
@@ -130,12 +150,12 @@ export class CdrLedger {
   /** One read: rows, ready calls to the sink, the position stored. Exposed for the specs. */
   async poll(): Promise<void> {
     if (this.position === undefined) {
-      // First start: from now minus the overlap (older history is not replayed); afterwards, the stored one.
+      // First start: from the newest row's start on the PBX's own clock, minus the overlap (older history
+      // is not replayed; the bridge's clock says nothing about the PBX's); afterwards, the stored one.
       this.position =
-        (await this.positions.get(this.portalId, SOURCE)) ??
-        minus(DateTime.now().setZone(this.mapping.zone).toFormat('yyyy-MM-dd HH:mm:ss'), 0);
+        (await this.positions.get(this.portalId, SOURCE)) ?? (await this.source.newestCalldate());
     }
-    const endedFrom = minus(this.position, this.options.overlapSec);
+    const endedFrom = this.position === undefined ? EPOCH : minus(this.position, this.options.overlapSec);
     await this.read(endedFrom);
     await this.takeReady();
     await this.advance(endedFrom);
@@ -197,7 +217,7 @@ export class CdrLedger {
   }
 
   private async read(endedFrom: string): Promise<void> {
-    const calldateFrom = minus(endedFrom, this.options.maxCallSec);
+    const calldateFrom = endedFrom === EPOCH ? EPOCH : minus(endedFrom, this.options.maxCallSec);
     let cursor: PageCursor | undefined;
     for (;;) {
       const rows = await this.source.page(calldateFrom, endedFrom, cursor);
@@ -220,7 +240,7 @@ export class CdrLedger {
     if (!this.newest || row.ended > this.newest) this.newest = row.ended;
     const took = this.taken.get(row.linkedid);
     if (took !== undefined) {
-      // A late leg of a call already taken: nothing more to say about it.
+      // A leg of a call delivered (or ended elsewhere) from its complete rows: the same hang-up's last rows.
       if (row.ended > took) this.taken.set(row.linkedid, row.ended);
       return;
     }
@@ -230,35 +250,62 @@ export class CdrLedger {
     this.pending.set(row.linkedid, call);
   }
 
+  /**
+   * A call is complete once its outside party's rows are in: a trunk's channel as Party A (an inbound
+   * call's originating row, an outbound call's trunk after a transfer; each written when that channel
+   * hangs up, which ends the call), or an outbound call's originating row (the phone dialling the trunk)
+   * when nothing says the trunk talks on. Anything else (a queue member's row, a consultation) is partial.
+   */
+  private readiness(linkedid: string, rows: CdrRow[]): Readiness {
+    const kindOf = (channel: string) => this.mapping.endpoints.classify(channel || undefined).kind;
+    if (rows.some((row) => kindOf(row.channel) === 'trunk')) return 'complete';
+    const origin = rows.filter((row) => row.uniqueid === linkedid);
+    if (origin.length === 0) return 'partial';
+    const outbound = origin.some(
+      (row) => kindOf(row.dstchannel) === 'trunk' && row.disposition === 'ANSWERED',
+    );
+    if (!outbound || !this.options.liveOnPbx) return 'complete';
+    return this.options.liveOnPbx(linkedid) === false ? 'complete' : 'live';
+  }
+
   private async takeReady(): Promise<void> {
     const now = Date.now();
     const events: CallEvent[] = [];
     for (const [linkedid, call] of this.pending) {
       const quiet = now - call.lastNewRowAt;
-      const originated = call.rows.some((row) => row.uniqueid === linkedid);
-      if (!(originated && quiet >= this.options.graceMs) && quiet < this.options.orphanMs) continue;
+      const readiness = this.readiness(linkedid, call.rows);
+      if (readiness === 'partial') {
+        // Never taken from a partial view: the call's rows are read again by linkedid when it completes.
+        if (quiet >= this.options.orphanMs) this.pending.delete(linkedid);
+        continue;
+      }
+      if (quiet < this.options.graceMs) continue;
+      // AMI still sees the outside party: its end comes from AMI or from the trunk's own rows; AMI down: wait.
+      if (readiness === 'live' && (this.options.liveOnPbx?.(linkedid) || quiet < this.options.liveUnknownMs))
+        continue;
+      const rows = await this.callRows(linkedid, call.rows);
       const known = await this.calls.findCall(this.portalId, linkedid);
       this.pending.delete(linkedid);
-      this.taken.set(
-        linkedid,
-        call.rows.map((row) => row.ended).reduce((a, b) => (a > b ? a : b)),
-      );
       if (known?.ended) {
+        this.markTaken(linkedid, rows);
         this.metrics?.ledgerCalls.inc({ outcome: 'already_ended' });
         continue;
       }
       let outcome;
       try {
-        outcome = ledgerCallOf(linkedid, call.rows, this.mapping);
+        outcome = ledgerCallOf(linkedid, rows, this.mapping);
       } catch (error) {
+        this.markTaken(linkedid, rows);
         this.metrics?.ledgerCalls.inc({ outcome: 'rejected' });
         this.logger.warn(`ledger call ${linkedid} not taken: ${(error as Error).message}`);
         continue;
       }
       if ('ignored' in outcome) {
+        // Phone to phone so far: not marked taken, so a later row naming a trunk still makes it a call.
         this.metrics?.ledgerCalls.inc({ outcome: 'internal' });
         continue;
       }
+      this.markTaken(linkedid, rows);
       events.push(...outcome.events);
       this.callsTaken++;
       this.metrics?.ledgerCalls.inc({ outcome: 'taken' });
@@ -269,12 +316,33 @@ export class CdrLedger {
     await this.sink.idle();
   }
 
-  /** The newest row end read, held back to the oldest call still waiting for its last legs. */
+  /** The call's rows in the table (the segments written long before, whatever was read) and those read. */
+  private async callRows(linkedid: string, read: CdrRow[]): Promise<CdrRow[]> {
+    const earliest = read.map((row) => row.calldate).reduce((a, b) => (a < b ? a : b));
+    const stored = await this.source.callRows(linkedid, minus(earliest, this.options.maxCallSec));
+    const rows = new Map(read.map((row) => [rowKey(row), row]));
+    for (const row of stored) if (!rows.has(rowKey(row))) rows.set(rowKey(row), row);
+    return [...rows.values()];
+  }
+
+  private markTaken(linkedid: string, rows: CdrRow[]): void {
+    this.taken.set(
+      linkedid,
+      rows.map((row) => row.ended).reduce((a, b) => (a > b ? a : b)),
+    );
+  }
+
+  /**
+   * The newest row end read, held back to the oldest row of a complete call still waiting (its grace, or
+   * AMI): a restart reads it again. Partial calls hold nothing back: they are read by linkedid later.
+   */
   private async advance(endedFrom: string): Promise<void> {
     let next = this.newest ?? this.position;
-    for (const call of this.pending.values())
+    for (const [linkedid, call] of this.pending) {
+      if (this.readiness(linkedid, call.rows) === 'partial') continue;
       for (const row of call.rows) if (next && row.ended < next) next = row.ended;
-    if (!next || !this.position || next <= this.position || next < endedFrom) {
+    }
+    if (!next || (this.position && (next <= this.position || next < endedFrom))) {
       if (this.newest) this.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
       return;
     }

@@ -70,34 +70,34 @@ export class CdrSource {
     if (after) params.push(after.calldate, after.calldate, after.uniqueid, after.uniqueid, after.sequence);
     params.push(limit);
     const [rows] = await this.pool.query<RowDataPacket[]>(
-      `SELECT DATE_FORMAT(calldate, '%Y-%m-%d %H:%i:%s') AS calldate,
-              DATE_FORMAT(calldate + INTERVAL duration SECOND, '%Y-%m-%d %H:%i:%s') AS ended,
-              src, dst, channel, dstchannel, lastapp, duration, billsec, disposition, uniqueid, did,
-              recordingfile, cnum, linkedid, sequence
+      `SELECT ${COLUMNS}
          FROM cdr
         WHERE calldate >= ? AND calldate + INTERVAL duration SECOND >= ? ${cursor}
         ORDER BY calldate, uniqueid, COALESCE(sequence, -1)
         LIMIT ?`,
       params,
     );
-    return rows.map((row) => ({
-      calldate: String(row.calldate),
-      ended: String(row.ended),
-      src: text(row.src),
-      dst: text(row.dst),
-      channel: text(row.channel),
-      dstchannel: text(row.dstchannel),
-      lastapp: text(row.lastapp),
-      duration: Number(row.duration) || 0,
-      billsec: Number(row.billsec) || 0,
-      disposition: text(row.disposition).toUpperCase(),
-      uniqueid: text(row.uniqueid),
-      did: text(row.did),
-      recordingfile: text(row.recordingfile),
-      cnum: text(row.cnum),
-      linkedid: text(row.linkedid) || text(row.uniqueid),
-      sequence: row.sequence === null || row.sequence === undefined ? null : Number(row.sequence),
-    }));
+    return rows.map(rowOf);
+  }
+
+  /**
+   * Every row of one call (the `linkedid` index FreePBX's cdr module adds), started at or after
+   * `calldateFrom`: the segments its Party As wrote long before its last one, whatever the window read.
+   */
+  async callRows(linkedid: string, calldateFrom: string): Promise<CdrRow[]> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT ${COLUMNS} FROM cdr WHERE linkedid = ? AND calldate >= ? ORDER BY calldate LIMIT ?`,
+      [linkedid, calldateFrom, PAGE_ROWS],
+    );
+    return rows.map(rowOf);
+  }
+
+  /** The newest row start, on the PBX's clock (the `calldate` index): where a first start reads from. */
+  async newestCalldate(): Promise<string | undefined> {
+    const [rows] = await this.pool.query<RowDataPacket[]>(
+      `SELECT DATE_FORMAT(MAX(calldate), '%Y-%m-%d %H:%i:%s') AS newest FROM cdr`,
+    );
+    return rows[0]?.newest ? String(rows[0].newest) : undefined;
   }
 
   /** Logs in and reads the `cdr` table once (no row needed): what the application page's "test connection" asks. */
@@ -109,5 +109,29 @@ export class CdrSource {
     await this.pool.end().catch(() => undefined);
   }
 }
+
+const COLUMNS = `DATE_FORMAT(calldate, '%Y-%m-%d %H:%i:%s') AS calldate,
+       DATE_FORMAT(calldate + INTERVAL duration SECOND, '%Y-%m-%d %H:%i:%s') AS ended,
+       src, dst, channel, dstchannel, lastapp, duration, billsec, disposition, uniqueid, did,
+       recordingfile, cnum, linkedid, sequence`;
+
+const rowOf = (row: RowDataPacket): CdrRow => ({
+  calldate: String(row.calldate),
+  ended: String(row.ended),
+  src: text(row.src),
+  dst: text(row.dst),
+  channel: text(row.channel),
+  dstchannel: text(row.dstchannel),
+  lastapp: text(row.lastapp),
+  duration: Number(row.duration) || 0,
+  billsec: Number(row.billsec) || 0,
+  disposition: text(row.disposition).toUpperCase(),
+  uniqueid: text(row.uniqueid),
+  did: text(row.did),
+  recordingfile: text(row.recordingfile),
+  cnum: text(row.cnum),
+  linkedid: text(row.linkedid) || text(row.uniqueid),
+  sequence: row.sequence === null || row.sequence === undefined ? null : Number(row.sequence),
+});
 
 const text = (value: unknown) => (value === null || value === undefined ? '' : String(value).trim());
