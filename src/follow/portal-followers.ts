@@ -27,6 +27,8 @@ export interface FollowContext {
   recordingTemplate?: string;
   /** FREESWITCH_RECORDING_URL: the same for FreeSWITCH's recording files. */
   freeswitchRecordingTemplate?: string;
+  /** PBX_TIME_ZONE: the PBX's local times (a recording's date folder when its name carries none). */
+  timeZone?: string;
   /** ASTERISK_CDR_URL: what the ledger reads and keeps besides its table (its position, the calls already ended). */
   ledger?: { portalId: string; zone: string; positions: FollowPositionStore; calls: CallStore };
   /** Whether this replica follows now (holds the portal's delivery lease). */
@@ -67,7 +69,10 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
       isEmployee: context.isEmployee,
       maxDigits: context.internalMaxDigits,
     });
-    const tracker = new CallTracker(endpoints, { recordingTemplate: context.recordingTemplate });
+    const tracker = new CallTracker(endpoints, {
+      recordingTemplate: context.recordingTemplate,
+      timeZone: context.timeZone,
+    });
     followers.push(
       new AmiFollower(
         target,

@@ -277,6 +277,7 @@ export class PortalRuntime {
         internalMaxDigits: followReading.internalMaxDigits,
         recordingTemplate: followReading.recordingTemplate,
         freeswitchRecordingTemplate: followReading.freeswitchRecordingTemplate,
+        timeZone: followReading.timeZone,
         ledger: {
           portalId: this.portalId,
           zone: followReading.timeZone,
