@@ -198,8 +198,17 @@ export class EslDouble extends TcpDouble {
 
   /** Drops every event socket connection and refuses new ones for `ms`; calls go on meanwhile. */
   async refuseFor(ms: number): Promise<void> {
+    await this.refuse();
+    setTimeout(() => void this.accept(), ms);
+  }
+
+  /** Drops every event socket connection and refuses new ones until `accept()`; calls go on meanwhile. */
+  async refuse(): Promise<void> {
     await this.close();
-    setTimeout(() => void this.listen(this.listenPort), ms);
+  }
+
+  async accept(): Promise<void> {
+    await this.listen(this.listenPort);
   }
 
   protected serve(socket: Socket): void {
