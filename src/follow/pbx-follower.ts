@@ -54,6 +54,36 @@ export type FollowHealthView =
   | (FollowStatusView & { ledger?: LedgerStatusView; possiblyLostResolvedBy?: 'ledger' })
   | { source: 'ledger'; ledger: LedgerStatusView };
 
+/** When calls were answered, as the portal's store has them (ms by callId): see `stored-answers.ts`. */
+export type AnsweredAtLookup = (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
+
+/**
+ * The stored answer times of `callIds`, or none when the store does not answer within `timeoutMs` (a resync
+ * must not wait on a slow database: it then times the answers from the PBX instead).
+ */
+export async function storedAnswersWithin(
+  lookup: AnsweredAtLookup | undefined,
+  callIds: string[],
+  timeoutMs: number,
+  warn: (message: string) => void,
+): Promise<ReadonlyMap<string, number>> {
+  if (!lookup || callIds.length === 0) return new Map();
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([
+      lookup(callIds),
+      new Promise<ReadonlyMap<string, number>>((resolve) => {
+        timer = setTimeout(() => resolve(new Map()), timeoutMs);
+      }),
+    ]);
+  } catch (error) {
+    warn(`stored answer times unavailable: ${(error as Error).message}`);
+    return new Map();
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export abstract class PbxFollower {
   abstract status(): FollowHealthView;
 }

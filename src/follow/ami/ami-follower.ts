@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { FollowSink } from '../follow-sink';
-import { FollowStatusView, PbxFollower } from '../pbx-follower';
+import { AnsweredAtLookup, FollowStatusView, PbxFollower, storedAnswersWithin } from '../pbx-follower';
 import { AmiMessage } from './ami-message';
 import { AmiError, amiLabel, AmiSession, AmiTarget } from './ami-session';
 import { CallTracker } from './call-tracker';
@@ -29,7 +29,7 @@ export interface AmiFollowerOptions {
    * When the calls of these Linkedids were answered, as stored (ms): asked at each resync, so a call taken
    * over from another replica keeps its talk time from its real answer. A failure or no answer: from now.
    */
-  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
+  answeredAt?: AnsweredAtLookup;
 }
 
 /**
@@ -165,7 +165,12 @@ export class AmiFollower extends PbxFollower {
       await this.readClock(session);
       // Rebuild what is live; events arriving meanwhile wait in `held` and are replayed after.
       const live = await session.list('CoreShowChannels');
-      const answers = await this.storedAnswers(live);
+      const answers = await storedAnswersWithin(
+        this.options.answeredAt,
+        [...new Set(live.map((entry) => entry.Linkedid).filter(Boolean))],
+        this.options.timeoutMs,
+        (message) => this.logger.warn(message),
+      );
       const outcome = this.tracker.resync(live, Date.now(), answers);
       if (outcome.lost.length > 0) {
         this.possiblyLost += outcome.lost.length;
@@ -206,27 +211,6 @@ export class AmiFollower extends PbxFollower {
     const stamp = Number(pong.Timestamp);
     if (pong.Timestamp && Number.isFinite(stamp))
       this.tracker.noteClock(stamp * 1000, Math.round((sent + Date.now()) / 2));
-  }
-
-  /** The stored answer times of the live calls' Linkedids, within timeoutMs; none when it cannot tell. */
-  private async storedAnswers(live: AmiMessage[]): Promise<ReadonlyMap<string, number>> {
-    const lookup = this.options.answeredAt;
-    if (!lookup || live.length === 0) return new Map();
-    const ids = [...new Set(live.map((entry) => entry.Linkedid).filter(Boolean))];
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        lookup(ids),
-        new Promise<ReadonlyMap<string, number>>((resolve) => {
-          timer = setTimeout(() => resolve(new Map()), this.options.timeoutMs);
-        }),
-      ]);
-    } catch (error) {
-      this.logger.warn(`stored answer times unavailable: ${(error as Error).message}`);
-      return new Map();
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   /** After each read: held starts go out startHoldMs after the first of them. */

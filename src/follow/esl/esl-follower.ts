@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { FollowSink } from '../follow-sink';
-import { FollowStatusView, PbxFollower } from '../pbx-follower';
+import { AnsweredAtLookup, FollowStatusView, PbxFollower, storedAnswersWithin } from '../pbx-follower';
 import { EslEvent, header, parseJsonEvent } from './esl-message';
 import { EslError, eslLabel, EslSession, EslTarget } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
@@ -36,7 +36,7 @@ export interface EslFollowerOptions {
    * When the store says these calls were answered (ms by callId): a follower taking over from another
    * replica, or restarted, keeps the first answer of a call live across it (stored-answers.ts).
    */
-  answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
+  answeredAt?: AnsweredAtLookup;
 }
 
 /**
@@ -216,7 +216,12 @@ export class EslFollower extends PbxFollower {
       bridged: pairs.map((row) => [row.uuid, row.b_uuid] as [string, string]),
       sessionsSinceStartup: count === undefined ? undefined : Number(count),
       bridgedAt: await this.bridgeTimes(session, pairs),
-      storedAnswers: await this.storedAnswers(channels),
+      storedAnswers: await storedAnswersWithin(
+        this.options.answeredAt,
+        [...new Set(channels.map((row) => row.call_uuid || row.uuid).filter(Boolean))],
+        this.options.timeoutMs,
+        (message) => this.logger.warn(message),
+      ),
     };
   }
 
@@ -241,27 +246,6 @@ export class EslFollower extends PbxFollower {
       times.set(row.b_uuid, at);
     }
     return times;
-  }
-
-  /** The stored answer times of the live channels' calls, within timeoutMs; none when it cannot tell. */
-  private async storedAnswers(channels: Record<string, string>[]): Promise<ReadonlyMap<string, number>> {
-    const lookup = this.options.answeredAt;
-    if (!lookup || channels.length === 0) return new Map();
-    const ids = [...new Set(channels.map((row) => row.call_uuid || row.uuid).filter(Boolean))];
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      return await Promise.race([
-        lookup(ids),
-        new Promise<ReadonlyMap<string, number>>((resolve) => {
-          timer = setTimeout(() => resolve(new Map()), this.options.timeoutMs);
-        }),
-      ]);
-    } catch (error) {
-      this.logger.warn(`stored answer times unavailable: ${(error as Error).message}`);
-      return new Map();
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   private holdStarts(): void {
