@@ -112,6 +112,21 @@ export class CdrDatabase {
     return Number((rows as { n: number }[])[0].n);
   }
 
+  /**
+   * Talk time as the table tells it, in the CDR's whole seconds: from the first answered row's answer
+   * (`calldate + duration - billsec`) to the last row's end (`calldate + duration`) of the Linkedid.
+   */
+  async talkSec(linkedid: string): Promise<number> {
+    const [rows] = await this.root.query(
+      `SELECT MIN(CASE WHEN disposition = 'ANSWERED' THEN TIMESTAMPDIFF(SECOND, '1970-01-01', calldate) + duration - billsec END) AS answer,
+              MAX(TIMESTAMPDIFF(SECOND, '1970-01-01', calldate) + duration) AS end
+         FROM \`${this.name}\`.cdr WHERE linkedid = ?`,
+      [linkedid],
+    );
+    const [{ answer, end }] = rows as { answer: number | null; end: number | null }[];
+    return Number(end) - Number(answer);
+  }
+
   /** The PBX's local time text of a moment (seconds since 1970), as cdr_adaptive_odbc writes calldate. */
   localTime(seconds: number): string {
     return DateTime.fromSeconds(Math.floor(seconds), { zone: this.zone }).toFormat('yyyy-MM-dd HH:mm:ss');
