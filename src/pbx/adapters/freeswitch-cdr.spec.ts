@@ -43,6 +43,9 @@ describe('FreeSWITCH CDR mapping', () => {
     ['ORIGINATOR_CANCEL', false, 'outbound', 'cancelled'],
     ['CALL_REJECTED', false, 'inbound', 'declined'],
     ['NORMAL_TEMPORARY_FAILURE', false, 'outbound', 'failed'],
+    ['SYSTEM_SHUTDOWN', true, 'inbound', 'answered'],
+    ['MEDIA_TIMEOUT', true, 'outbound', 'answered'],
+    ['SYSTEM_SHUTDOWN', false, 'inbound', 'failed'],
   ] as const)('%s (answered: %s) on an %s call is %s', (cause, answered, direction, status) => {
     expect(statusOf(cause, answered, direction).status).toBe(status);
   });

@@ -479,7 +479,9 @@ export function statusOf(
     case 'CALL_REJECTED':
       return { status: 'declined' };
     default:
-      return { status: 'failed', failedReason: cause };
+      // Talked is answered however it ended: a restart's hupall (SYSTEM_SHUTDOWN), uuid_kill
+      // (MANAGER_REQUEST), lost media (MEDIA_TIMEOUT) end answered calls, not failed ones.
+      return answered ? { status: 'answered' } : { status: 'failed', failedReason: cause };
   }
 }
 
