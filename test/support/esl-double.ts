@@ -127,6 +127,15 @@ export interface PlayingEslCall {
 /** mod_json_cdr's a-leg record as it would post it (`encode=false`). */
 export type EslCdr = Record<string, unknown> & { variables: Record<string, string> };
 
+/** How `restart()` takes FreeSWITCH down (see there). */
+export interface EslRestartOptions {
+  /**
+   * mod_event_socket's shutdown killed the listener before the hung-up legs' CHANNEL_HANGUP_COMPLETE was
+   * written to it (the session threads were still posting their CDRs): the socket never sees the hang-ups.
+   */
+  hangupsUnseen?: boolean;
+}
+
 export interface EslDoubleOptions {
   /** How far the PBX's clock is off the bridge's (ms; negative: behind). */
   clockOffsetMs?: number;
@@ -149,6 +158,12 @@ export class EslDouble extends TcpDouble {
   private readonly observers: ((frame: string, event: Record<string, string | string[]>) => void)[] = [];
   private sequence = 1000;
   private sessions = 0;
+  /** This run's Core-UUID (switch_core_init makes a new one each start). */
+  coreUuid = CORE_UUID;
+  /** Resolved by `restart()`: switch_core_session_hupall ends every live session. */
+  private hupall = deferred();
+  /** The calls being played, until their script ends. */
+  private readonly playing = new Set<Promise<void>>();
   private hexCounter = 0x10;
   private listenPort = 0;
   private random: () => number;
@@ -209,6 +224,50 @@ export class EslDouble extends TcpDouble {
 
   async accept(): Promise<void> {
     await this.listen(this.listenPort);
+  }
+
+  /**
+   * `fsctl shutdown restart` (switch_core_session_ctl SCSC_SHUTDOWN → switch_core_destroy): every live
+   * session is hung up with SYSTEM_SHUTDOWN (runtime.shutdown_cause; switch_core_session_hupall), each leg's
+   * CHANNEL_HANGUP_COMPLETE goes to the listeners still connected and mod_json_cdr posts each a-leg's CDR
+   * (json_cdr.conf's default: synchronously, before the event) — a call held open has talked its `talk`
+   * seconds by then, on its own clock; then the modules shut down: mod_event_socket closes its listeners
+   * and its port. Resolves once FreeSWITCH is down; the port refuses until `accept()` (it is starting).
+   * The new process has a new Core-UUID, its session counter and Event-Sequence begin again, and `show
+   * channels` is empty; its clock is the same machine's (clockOffsetMs stays). Only calls talking or held
+   * ringing (`holdOpen`, `holdRinging`) may be live.
+   */
+  async restart(options: EslRestartOptions = {}): Promise<void> {
+    if (options.hangupsUnseen) this.subscribers.clear();
+    this.hupall.resolve();
+    await Promise.all([...this.playing]);
+    await this.closeListeners();
+    this.hupall = deferred();
+    this.coreUuid = randomUUID();
+    this.sessions = 0;
+    this.sequence = 1;
+    this.legs.clear();
+  }
+
+  /** Between `restart()`'s hupall and the new process. */
+  get hangingUpAll(): boolean {
+    return this.hupall.done;
+  }
+
+  /** Resolves when switch_core_session_hupall hangs up every session (a restart). */
+  get shuttingDown(): Promise<void> {
+    return this.hupall.promise;
+  }
+
+  /** mod_event_socket's shutdown: what was written to a listener is delivered, then the socket is shut. */
+  private async closeListeners(): Promise<void> {
+    await Promise.all(
+      [...this.subscribers.keys()].map(
+        (socket) => new Promise<void>((resolve) => socket.end(() => resolve())),
+      ),
+    );
+    this.subscribers.clear();
+    await this.close();
   }
 
   protected serve(socket: Socket): void {
@@ -323,6 +382,8 @@ export class EslDouble extends TcpDouble {
       transferRinging: call.holdTransferRinging ? transferRinging : undefined,
     });
     const done = script.run().finally(markAnswered);
+    this.playing.add(done);
+    void done.finally(() => this.playing.delete(done));
     return {
       callId: script.callId,
       done,
@@ -443,7 +504,7 @@ export class EslDouble extends TcpDouble {
     if (options.subclass) event['Event-Subclass'] = options.subclass;
     Object.assign(event, {
       'Event-Name': name,
-      'Core-UUID': CORE_UUID,
+      'Core-UUID': this.coreUuid,
       'FreeSWITCH-Hostname': 'pbx-berlin-1',
       'FreeSWITCH-Switchname': 'pbx-berlin-1',
       'FreeSWITCH-IPv4': DOMAIN,
@@ -562,7 +623,12 @@ class EslCallScript {
       return;
     }
     await this.pause(c.ring ?? 5);
-    if (this.ringing) await this.ringing;
+    if (this.ringing) await Promise.race([this.ringing, this.pbx.shuttingDown]);
+    if (this.shutDown) {
+      for (const phone of phones) await this.hangup(phone, 'SYSTEM_SHUTDOWN');
+      await this.hangup(a, 'SYSTEM_SHUTDOWN');
+      return;
+    }
     const winner = phones.find((phone) => phone.vars.get('dialed_user') === c.answeredBy);
     if (!winner) {
       for (const phone of phones) await this.hangup(phone, 'NO_ANSWER');
@@ -770,9 +836,11 @@ class EslCallScript {
     const transfer = this.call.transfer;
     if (!transfer) {
       await this.talk();
+      // switch_core_session_hupall at a restart ends both legs with the shutdown cause.
+      const cause = this.shutDown ? 'SYSTEM_SHUTDOWN' : 'NORMAL_CLEARING';
       this.unbridge(outside, employee);
-      await this.hangup(outside, 'NORMAL_CLEARING');
-      await this.hangup(employee, 'NORMAL_CLEARING');
+      await this.hangup(outside, cause);
+      await this.hangup(employee, cause);
       return;
     }
     await this.pause(10);
@@ -829,7 +897,7 @@ class EslCallScript {
   }
 
   private async talk(): Promise<void> {
-    if (this.release) await this.release;
+    if (this.release) await Promise.race([this.release, this.pbx.shuttingDown]);
     await this.pause(this.call.quick ? 0.4 : (this.call.talk ?? 30));
   }
 
@@ -862,7 +930,7 @@ class EslCallScript {
         ['effective_caller_id_number', user],
         // sofia's directory lookup copies its REQUEST_PARAMS event headers into the channel's variables.
         ['Event-Name', 'REQUEST_PARAMS'],
-        ['Core-UUID', CORE_UUID],
+        ['Core-UUID', this.pbx.coreUuid],
         ['Event-Date-Timestamp', String(Math.round(this.clockUs))],
         ['Event-Calling-Function', 'sofia_handle_sip_i_invite'],
         ['sip_authorized', 'true'],
@@ -1049,13 +1117,19 @@ class EslCallScript {
       ['duration', seconds(leg.createdUs)],
       ['billsec', seconds(leg.answeredUs)],
       ['billmsec', millis(leg.answeredUs)],
-      ['sip_hangup_disposition', leg === this.first ? 'recv_bye' : 'send_bye'],
+      ['sip_hangup_disposition', leg === this.first && !this.shutDown ? 'recv_bye' : 'send_bye'],
     ]);
-    const cdr = leg === this.first && this.pbx.onCdr ? cdrOf(leg, this.clockUs) : undefined;
+    const cdr =
+      leg === this.first && this.pbx.onCdr ? cdrOf(leg, this.clockUs, this.pbx.coreUuid) : undefined;
     if (cdr && !this.pbx.cdrAfterHangup) await this.pbx.onCdr?.(cdr);
     this.fire('CHANNEL_HANGUP_COMPLETE', leg);
     this.pbx.removeLeg(leg);
     if (cdr && this.pbx.cdrAfterHangup) await this.pbx.onCdr?.(cdr);
+  }
+
+  /** Whether FreeSWITCH is hanging everything up (a restart); set once `shuttingDown` resolved. */
+  private get shutDown(): boolean {
+    return this.pbx.hangingUpAll;
   }
 
   private custom(action: string, leg: Leg, fields: Fields): void {
@@ -1094,6 +1168,7 @@ const Q850: Record<string, string> = {
   NO_ANSWER: '19',
   LOSE_RACE: '26',
   ORIGINATOR_CANCEL: '487',
+  SYSTEM_SHUTDOWN: '16', // switch_channel_cause_q850: a cause past INTERWORKING is NORMAL_CLEARING
   BLIND_TRANSFER: '16',
   ATTENDED_TRANSFER: '16',
 };
@@ -1285,7 +1360,7 @@ function pushVar(leg: Leg, name: string, value: string): void {
  * `channel_data`, `callStats` (camelCase), `variables` (multi-values as `ARRAY::a|:b` strings), `app_log`,
  * then `callflow` with the newest caller profile first, each naming the legs it dialled.
  */
-function cdrOf(leg: Leg, endUs: number): EslCdr {
+function cdrOf(leg: Leg, endUs: number, coreUuid: string): EslCdr {
   const variables = Object.fromEntries(
     [...leg.vars].map(([name, value]) => [name, Array.isArray(value) ? `ARRAY::${value.join('|:')}` : value]),
   );
@@ -1329,7 +1404,7 @@ function cdrOf(leg: Leg, endUs: number): EslCdr {
     },
   }));
   return {
-    'core-uuid': CORE_UUID,
+    'core-uuid': coreUuid,
     switchname: 'pbx-berlin-1',
     channel_data: { state: 'CS_REPORTING', state_number: '11', direction: leg.direction },
     callStats: {
@@ -1358,6 +1433,17 @@ function urlEncoded(value: string): string {
         : String.fromCharCode(byte),
     )
     .join('');
+}
+
+function deferred(): { promise: Promise<void>; resolve: () => void; done: boolean } {
+  const handle = { promise: Promise.resolve(), resolve: () => undefined as void, done: false };
+  handle.promise = new Promise<void>((resolve) => {
+    handle.resolve = () => {
+      handle.done = true;
+      resolve();
+    };
+  });
+  return handle;
 }
 
 /** A small seeded generator (mulberry32): the same chunk sizes every run of a seed. */
