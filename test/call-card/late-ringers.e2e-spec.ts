@@ -1,5 +1,6 @@
-import { eventually, Harness, started, ended, startHarness } from '../support/bridge-harness';
+import { Harness, started, ended, startHarness } from '../support/bridge-harness';
 import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
+import { cardChecks } from './card-support';
 
 /**
  * Phones that start ringing after the call's `call.started` went out (a queue's next member, a hunt group,
@@ -18,28 +19,7 @@ describe('call card: phones that start ringing later', () => {
     await h.close();
   });
 
-  const post = (events: unknown[]) =>
-    h.http.post('/v1/calls/events').set('Authorization', 'Bearer pbx-test-token-7f3a').send(events);
-  const portalCall = (callId: string) => h.sandbox.calls({ EXTERNAL_CALL_ID: callId })[0];
-  /** The card shown to `users` on the portal, and nothing more due for the call. */
-  const cardSettles = (callId: string, users: number[]) =>
-    eventually(async () => {
-      const status = await callStatus(h, callId);
-      if (status.nextStep !== null) return undefined;
-      const shown = [...(portalCall(callId)?.shownTo ?? [])].sort();
-      return JSON.stringify(shown) === JSON.stringify(users) ? portalCall(callId) : undefined;
-    }, 15000);
-  const finished = (callId: string) =>
-    eventually(async () => {
-      const status = await callStatus(h, callId);
-      return status.state === 'finished' && status.nextStep === null ? portalCall(callId) : undefined;
-    });
-  const answered = (callId: string, extension: string, at: string) => ({
-    event: 'call.answered',
-    callId,
-    extension,
-    at,
-  });
+  const { post, cardSettles, finished, answered } = cardChecks(() => h);
   const ringsToo = (callId: string, extensions: string[], at: string) =>
     started(callId, { extension: undefined, extensions, at });
 

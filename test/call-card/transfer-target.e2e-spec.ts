@@ -1,5 +1,6 @@
-import { eventually, Harness, started, ended, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
+import { Harness, started, ended, startHarness } from '../support/bridge-harness';
+import { postEvents } from '../delivery-hardening/hardening-support';
+import { cardChecks } from './card-support';
 
 /**
  * A phone that starts ringing after the answer (a blind transfer: the outside party's channel dials 103
@@ -18,28 +19,7 @@ describe('call card: the target of a blind transfer', () => {
     await h.close();
   });
 
-  const post = (events: unknown[]) =>
-    h.http.post('/v1/calls/events').set('Authorization', 'Bearer pbx-test-token-7f3a').send(events);
-  const portalCall = (callId: string) => h.sandbox.calls({ EXTERNAL_CALL_ID: callId })[0];
-  /** The card shown to `users` on the portal, and nothing more due for the call. */
-  const cardSettles = (callId: string, users: number[]) =>
-    eventually(async () => {
-      const status = await callStatus(h, callId);
-      if (status.nextStep !== null) return undefined;
-      const shown = [...(portalCall(callId)?.shownTo ?? [])].sort();
-      return JSON.stringify(shown) === JSON.stringify(users) ? portalCall(callId) : undefined;
-    }, 15000);
-  const finished = (callId: string) =>
-    eventually(async () => {
-      const status = await callStatus(h, callId);
-      return status.state === 'finished' && status.nextStep === null ? portalCall(callId) : undefined;
-    });
-  const answered = (callId: string, extension: string, at: string) => ({
-    event: 'call.answered',
-    callId,
-    extension,
-    at,
-  });
+  const { post, cardSettles, finished, answered } = cardChecks(() => h);
   const rings = (callId: string, extension: string, at: string) => started(callId, { extension, at });
   const cardLog = (call: { cardLog: { by: string; shown: number[]; hidden: number[] }[] }) =>
     call.cardLog.map((change) => [change.by, change.shown, change.hidden]);
