@@ -1,61 +1,66 @@
+import { EgressRefused, isCredentialsRefused } from '../common/egress';
+
 /** How long a "test connection" of the application's page waits for the PBX (or its CDR database), at most. */
 export const TEST_TIMEOUT_MS = 5000;
 
-/** What a "test connection" shows: ok, or the cause (refused, bad credentials, timeout, TLS…) and its detail. */
+/** What a "test connection" shows: ok, or one of three answers, none of which quotes the server. */
 export type ConnectionOutcome = { ok: true } | { ok: false; reason: string };
 
+export interface ConnectionTestOptions {
+  /** The protocol, as the answer names it: `Asterisk Manager Interface`, `MySQL server`, … */
+  what: string;
+  /** The address without credentials (`host:port`). */
+  label: string;
+  timeoutMs?: number;
+}
+
 /**
- * One "test connection" of the application's page (the dial settings, the PBX-events settings): `attempt`
- * connects, logs in and leaves, and is given at most `timeoutMs` (a late success still closes what it opened,
- * nobody waits for it). A failure is named by its kind (`describe`: the client's own error class, whose
- * messages name the address and never the credentials) and, belt and braces, every secret is cut out of the
- * reason before anything shows or logs it.
+ * One "test connection" of the application's page (SPEC §8: no port scanning through it, no server's own
+ * words). `attempt` connects, logs in and leaves. The answer is one of:
+ * - ok;
+ * - `login refused`: the server spoke the protocol and refused the credentials (the connector marks that
+ *   error, `isCredentialsRefused`); its words are not shown;
+ * - `not allowed`: this deployment does not let a portal's settings reach that address (the egress gate);
+ * - `unreachable`: anything else (nothing listens, something refuses or speaks another protocol, TLS fails,
+ *   no answer in time), always the same words and always at the deadline, so neither the text nor the time
+ *   tells an open port from a closed one.
+ * A late success still closes what it opened; nobody waits for it.
  */
 export async function testConnection(
   attempt: () => Promise<void>,
-  options: { secrets: (string | undefined)[]; describe: (error: unknown) => string; timeoutMs?: number },
+  options: ConnectionTestOptions,
 ): Promise<ConnectionOutcome> {
   const timeoutMs = options.timeoutMs ?? TEST_TIMEOUT_MS;
+  const started = Date.now();
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<ConnectionOutcome>((resolve) => {
-    timer = setTimeout(
-      () => resolve({ ok: false, reason: `timeout: no answer within ${timeoutMs} ms` }),
-      timeoutMs,
-    );
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), timeoutMs);
   });
   const run = attempt().then(
-    (): ConnectionOutcome => ({ ok: true }),
-    (error: unknown): ConnectionOutcome => ({ ok: false, reason: options.describe(error) }),
+    () => 'ok' as const,
+    (error: unknown) => error,
   );
   try {
     const outcome = await Promise.race([run, late]);
-    return outcome.ok ? outcome : { ok: false, reason: redact(outcome.reason, options.secrets) };
+    if (outcome === 'ok') return { ok: true };
+    if (isCredentialsRefused(outcome))
+      return {
+        ok: false,
+        reason: `login refused: the ${options.what} at ${options.label} refused the user name or password`,
+      };
+    if (outcome instanceof EgressRefused || (outcome as { code?: string })?.code === 'EGRESS_REFUSED')
+      return {
+        ok: false,
+        reason: `not allowed: ${options.label} is in a range this deployment does not let a portal's settings reach`,
+      };
+    // The same answer at the same moment, whatever the failure was.
+    if (outcome !== 'late')
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + timeoutMs - Date.now())));
+    return {
+      ok: false,
+      reason: `unreachable: no ${options.what} answered at ${options.label} within ${timeoutMs} ms (nothing listens there, something else does, or TLS failed)`,
+    };
   } finally {
     clearTimeout(timer);
   }
-}
-
-/** `refused: ECONNREFUSED tcp://pbx:5038`: the kind of a network failure first, from its code or words. */
-export function failureKind(code: string | undefined, message: string): string {
-  const text = `${code ?? ''} ${message}`;
-  if (/ECONNREFUSED|EHOSTUNREACH|ENETUNREACH|ECONNRESET|closed the connection/i.test(text)) return 'refused';
-  if (/ENOTFOUND|EAI_AGAIN/i.test(text)) return 'unknown host';
-  if (/login refused|access denied|authentication|ER_ACCESS_DENIED|-ERR invalid/i.test(text))
-    return 'bad credentials';
-  if (/ETIMEDOUT|within \d+ ms|timed? ?out/i.test(text)) return 'timeout';
-  if (/CERT|SSL|ERR_TLS|EPROTO|self[- ]signed|certificate|handshake/i.test(text)) return 'TLS';
-  return 'failed';
-}
-
-/**
- * The text with every secret (and its URL-encoded form) replaced by `***`; secrets of fewer than 4 characters
- * are left (they would cut letters out of every word, and the clients' messages never carry them anyway).
- */
-export function redact(text: string, secrets: (string | undefined)[]): string {
-  let safe = text;
-  for (const secret of secrets) {
-    if (!secret || secret.length < 4) continue;
-    for (const form of new Set([secret, encodeURIComponent(secret)])) safe = safe.split(form).join('***');
-  }
-  return safe;
 }

@@ -1,8 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { createDialer } from '../dialer/dialer-factory';
-import { DialError } from '../dialer/dialer';
 import { portalDialSettings } from '../tenancy/portal-dial';
-import { ConnectionOutcome, failureKind, TEST_TIMEOUT_MS, testConnection } from './connection-test';
+import { dialView } from '../tenancy/portal-dial';
+import { ConnectionOutcome, TEST_TIMEOUT_MS, testConnection } from './connection-test';
 
 /**
  * "Test connection" of the page's dial settings: checked as the admin API checks them, then the dialer they
@@ -16,30 +16,13 @@ export class DialTest {
     if ('problems' in checked) return { problems: checked.problems };
     const dialer = createDialer(checked.settings, TEST_TIMEOUT_MS);
     if (!dialer) return { ok: false, reason: 'DIAL_MODE: off' };
-    return testConnection(() => dialer.checkLogin(), {
-      secrets: secretsOf(dial),
-      // DialErrors are written to name the cause without the URL's credentials; anything else is unexpected.
-      describe: (error) =>
-        error instanceof DialError
-          ? `${failureKind(undefined, error.message)}: ${error.message}`
-          : 'failed: the PBX could not be reached',
-    });
+    const what =
+      checked.settings.mode === 'ami'
+        ? 'Asterisk Manager Interface'
+        : checked.settings.mode === 'esl'
+          ? 'FreeSWITCH event socket'
+          : 'dial URL';
+    const label = dialView(dial)?.target.replace(/^\w+:\/\//, '') ?? '';
+    return testConnection(() => dialer.checkLogin(), { what, label });
   }
-}
-
-/** The passwords a dial setting holds: in its addresses, and DIAL_AUTH. */
-function secretsOf(dial: Record<string, string>): string[] {
-  const secrets: string[] = [];
-  for (const name of ['AMI_URL', 'ESL_URL', 'DIAL_URL'])
-    try {
-      const url = new URL(dial[name] ?? '');
-      if (url.password) secrets.push(decodeURIComponent(url.password));
-    } catch {
-      // not an address: nothing to hide in it
-    }
-  if (dial.DIAL_AUTH) {
-    const [scheme, ...rest] = dial.DIAL_AUTH.split(':');
-    secrets.push((scheme === 'basic' ? rest.slice(1) : rest).join(':'));
-  }
-  return secrets;
 }

@@ -1,8 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { AmiError, AmiSession, amiTargetOf } from '../follow/ami/ami-session';
-import { EslError, EslSession, eslTargetOf } from '../follow/esl/esl-session';
+import { AmiSession, amiTargetOf } from '../follow/ami/ami-session';
+import { EslSession, eslTargetOf } from '../follow/esl/esl-session';
 import { CdrSource, cdrTargetOf } from '../follow/ledger/cdr-source';
-import { ConnectionOutcome, failureKind, TEST_TIMEOUT_MS, testConnection } from './connection-test';
+import { amiLabel } from '../follow/ami/ami-session';
+import { eslLabel } from '../follow/esl/esl-session';
+import { ConnectionOutcome, TEST_TIMEOUT_MS, testConnection } from './connection-test';
 
 /** The follow settings' addresses a "test connection" tries, each beside its own field. */
 export type FollowAddress = 'AMI_URL' | 'ESL_URL' | 'ASTERISK_CDR_URL';
@@ -41,7 +43,7 @@ export class FollowTest {
         });
         session.close();
       },
-      { secrets: [target.secret], describe: (error) => described(error, AmiError) },
+      { what: 'Asterisk Manager Interface', label: amiLabel(target).replace(/^\w+:\/\//, '') },
     );
   }
 
@@ -56,7 +58,7 @@ export class FollowTest {
         });
         session.close();
       },
-      { secrets: [target.password], describe: (error) => described(error, EslError) },
+      { what: 'FreeSWITCH event socket', label: eslLabel(target).replace(/^\w+:\/\//, '') },
     );
   }
 
@@ -71,21 +73,7 @@ export class FollowTest {
           await source.close();
         }
       },
-      {
-        secrets: [options.password],
-        describe: (error) => {
-          // mysql2's errors carry a code and the server's words (user and host, never the password).
-          const { code, message } = error as { code?: string; message?: string };
-          const words = (message ?? '').replace(/[\r\n]+/g, ' ').slice(0, 300);
-          return `${failureKind(code, words)}: ${[code, words].filter(Boolean).join(' ')} (${label})`;
-        },
-      },
+      { what: 'MySQL server', label: label.replace(/^\w+:\/\//, '') },
     );
   }
-}
-
-/** The client's own error (it names the address and the cause, never the password), else a plain word. */
-function described(error: unknown, known: new (...args: never[]) => Error): string {
-  if (error instanceof known) return `${failureKind(undefined, error.message)}: ${error.message}`;
-  return 'failed: the PBX could not be reached';
 }

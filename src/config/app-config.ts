@@ -14,6 +14,8 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { IANAZone } from 'luxon';
+import { parseCredentialUrl } from '../common/credential-url';
+import { allowedNetworksOf } from '../common/egress';
 import { PORTAL_ID_PATTERN } from './portal-id';
 
 const toInt = ({ value }: { value: unknown }) =>
@@ -363,6 +365,26 @@ export class AppConfig {
   @IsString({ each: true })
   B24_ALLOWED_DOMAINS: string[] = [];
 
+  /**
+   * B24_APP_MODE=multi: networks (CIDRs) a portal's own settings may reach although they are loopback,
+   * link-local, private or shared (SPEC §8): e.g. the VPN the hosted bridge reaches customers' PBXs over.
+   * Plaintext credentials are taken only to these; everything else a tenant names needs TLS.
+   */
+  @Transform(toList)
+  @IsString({ each: true })
+  @ValidateBy({
+    name: 'isCidrList',
+    validator: {
+      validate: (value: unknown) =>
+        !Array.isArray(value) || !('problem' in allowedNetworksOf(value as string[])),
+      defaultMessage: (args) => {
+        const checked = allowedNetworksOf((args?.value as string[]) ?? []);
+        return 'problem' in checked ? checked.problem : 'TENANT_ALLOWED_NETWORKS is not usable';
+      },
+    },
+  })
+  TENANT_ALLOWED_NETWORKS: string[] = [];
+
   // --- Many portals (docs/API.md) ---
 
   /**
@@ -511,9 +533,7 @@ export class AppConfig {
   /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038` or (PBX_EVENTS) `tls://…:5039`. */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^(tcp|tls):\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
-    message: 'AMI_URL must be tcp://user:secret@host:5038 or tls://user:secret@host:5039',
-  })
+  @ValidateBy(credentialUrlRule('AMI_URL'))
   AMI_URL?: string;
 
   /** Follow the PBX itself (docs/API.md): `ami` logs in to AMI_URL, `esl` to ESL_URL, and turns its events into call events. */
@@ -528,9 +548,7 @@ export class AppConfig {
    */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^mysql:\/\/[^:@/\s]+:[^@\s]+@[^:/\s]+(:\d{1,5})?\/[\w$-]+(\?\S*)?$/, {
-    message: 'ASTERISK_CDR_URL must be mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
-  })
+  @ValidateBy(credentialUrlRule('ASTERISK_CDR_URL'))
   ASTERISK_CDR_URL?: string;
 
   /** Channel-name patterns of trunks (`PJSIP/trunk*`); unset: an endpoint named by an internal number is a phone. */
@@ -555,9 +573,7 @@ export class AppConfig {
   /** Secret: the FreeSWITCH event socket, `tcp://:password@host:8021`. */
   @Transform(emptyAsUnset)
   @IsOptional()
-  @Matches(/^tcp:\/\/[^:@/\s]*:[^@\s]+@[^:/\s]+(:\d{1,5})?\/?$/, {
-    message: 'ESL_URL must be tcp://:password@host:8021',
-  })
+  @ValidateBy(credentialUrlRule('ESL_URL'))
   ESL_URL?: string;
 
   /** The arguments of `bgapi originate`: `{crmCallId}`, `{extension}`, `{number}`, `{userId}` are filled in. */
@@ -624,6 +640,39 @@ export class AppConfig {
 }
 
 export class ConfigError extends Error {}
+
+/** The schemes and shape of each setting that is a URL with credentials in it (a secret: never echoed). */
+export const CREDENTIAL_URLS = {
+  AMI_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://user:secret@host:5038 or tls://user:secret@host:5039' },
+  ESL_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://:password@host:8021 or tls://:password@host:8021' },
+  ASTERISK_CDR_URL: {
+    schemes: ['mysql'],
+    shape: 'mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+  },
+} as const;
+
+/** Read by parseCredentialUrl (any character in the password); the message names the variable, never the value. */
+function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
+  const { schemes, shape } = CREDENTIAL_URLS[variable];
+  const problem = (value: unknown): string | undefined => {
+    if (typeof value !== 'string') return undefined;
+    const parsed = parseCredentialUrl(value, variable, schemes, shape);
+    if ('problem' in parsed) return parsed.problem;
+    if (variable === 'ASTERISK_CDR_URL' && !/^\/[\w$-]+$/.test(parsed.path))
+      return `ASTERISK_CDR_URL: names no database (…@host:3306/asteriskcdrdb); expected ${shape}`;
+    if (variable !== 'ASTERISK_CDR_URL' && parsed.path !== '' && parsed.path !== '/')
+      return `${variable}: has a path after the host; expected ${shape}`;
+    if (variable === 'AMI_URL' && !parsed.user) return `AMI_URL: names no user; expected ${shape}`;
+    return undefined;
+  };
+  return {
+    name: `is${variable}`,
+    validator: {
+      validate: (value: unknown) => problem(value) === undefined,
+      defaultMessage: (args?: { value?: unknown }) => problem(args?.value) ?? `${variable} is not usable`,
+    },
+  };
+}
 
 /**
  * What the HTTP dialer needs of DIAL_URL beyond its shape: with each `{placeholder}` filled in it is a URL

@@ -1,8 +1,9 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { ConfigModule } from '@nestjs/config';
+import { EgressPolicy } from '../common/egress';
 import { AppConfig } from './app-config';
 import { PORTAL_ID, portalIdOf } from './portal-id';
-import { SETTINGS, settingsOf } from './settings';
+import { SETTINGS, settingsOf, tenantEgressOf } from './settings';
 
 /**
  * One validated configuration for the whole application, global: `AppConfig` itself, each typed view
@@ -35,9 +36,11 @@ export class ConfigurationModule {
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: PORTAL_ID, useValue: portalIdOf(config) },
+        // The egress rule of every destination a portal's own settings name (SPEC §8).
+        { provide: EgressPolicy, useValue: tenantEgressOf(config) },
         ...views,
       ],
-      exports: [AppConfig, PORTAL_ID, ...views.map((view) => view.provide)],
+      exports: [AppConfig, PORTAL_ID, EgressPolicy, ...views.map((view) => view.provide)],
     };
   }
 }

@@ -1,3 +1,4 @@
+import { allowedNetworksOf, EgressPolicy } from '../common/egress';
 import { AppConfig, LogLevel } from './app-config';
 
 /*
@@ -335,6 +336,25 @@ export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
     level: config.LOG_LEVEL,
     format: config.LOG_FORMAT ?? (process.stdout.isTTY ? 'pretty' : 'json'),
   });
+
+/**
+ * The rule for what a portal's own settings may reach (SPEC §8): in multi mode, tenants' destinations under
+ * TENANT_ALLOWED_NETWORKS, never this deployment's own name (PUBLIC_URL's host); in single mode the one
+ * portal's settings are the operator's, unrestricted.
+ */
+export function tenantEgressOf(config: AppConfig): EgressPolicy {
+  if (config.B24_APP_MODE !== 'multi') return EgressPolicy.unrestricted();
+  const allowed = allowedNetworksOf(config.TENANT_ALLOWED_NETWORKS);
+  if ('problem' in allowed) throw new Error(allowed.problem);
+  const ownHosts = [config.PUBLIC_URL, config.B24_PORTAL_URL].flatMap((url) => {
+    try {
+      return url ? [new URL(url).hostname] : [];
+    } catch {
+      return [];
+    }
+  });
+  return EgressPolicy.forTenants(allowed, ownHosts);
+}
 
 /**
  * Every view under its namespace: what ConfigService holds (`config.get('delivery', { infer: true })`,
