@@ -1,3 +1,4 @@
+import { EgressPolicy } from '../common/egress';
 import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
@@ -52,6 +53,8 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private readonly labelled: boolean;
   /** NODE_ENV=production: a hosted bridge, whose portals' PBXs are reached over TLS or a private network. */
   readonly production: boolean;
+  /** What a portal's own settings may reach (SPEC §8): every connection made for a portal goes through it. */
+  readonly egress: EgressPolicy;
   private timer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<unknown>;
@@ -77,7 +80,9 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     dials: DialStore,
     private readonly modules: ModuleRef,
     positions: FollowPositionStore,
+    egress: EgressPolicy,
   ) {
+    this.egress = egress;
     this.labelled = config.METRICS_PORTAL_LABEL;
     this.production = config.NODE_ENV === 'production';
     this.deps = {
@@ -102,6 +107,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       events,
       portalLabel: this.labelled,
       production: this.production,
+      egress,
       intake,
     };
     this.runtimes = new PortalRuntimes(deployment, this.deps, config.PORTAL_IDLE_SEC * 1000);

@@ -7,6 +7,7 @@ import {
   lookupSettingsOf,
   portalSettingsOf,
   recordingSettingsOf,
+  tenantEgressOf,
 } from '../config/settings';
 import { PortalOwnSettings, PortalRecord } from '../store/portal-store';
 import { DeploymentSettings, resolvePortalSettings } from './portal-scoped-settings';
@@ -24,6 +25,7 @@ function deploymentOf(env: Record<string, string>): DeploymentSettings {
     events: eventSettingsOf(config),
     portalLabel: false,
     production: config.NODE_ENV === 'production',
+    egress: tenantEgressOf(config),
     intake: intakeSettingsOf(config),
   };
 }

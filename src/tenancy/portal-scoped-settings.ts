@@ -1,3 +1,4 @@
+import { EgressPolicy } from '../common/egress';
 import { OAuthSettings } from '../auth/oauth-settings';
 import {
   AuthSettings,
@@ -34,6 +35,8 @@ export interface DeploymentSettings {
   portalLabel: boolean;
   /** NODE_ENV=production: a portal's PBX is followed over TLS or at a private address only. */
   production: boolean;
+  /** What a portal's own settings may reach (SPEC §8: TENANT_ALLOWED_NETWORKS, TLS for credentials). */
+  egress: EgressPolicy;
   /** PBX_INTERNAL_MAX_DIGITS and ASTERISK_RECORDING_URL: how a followed PBX's numbers and files are read. */
   intake: Pick<IntakeSettings, 'internalMaxDigits' | 'recordingUrls' | 'timeZone'>;
 }
