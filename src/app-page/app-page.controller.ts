@@ -1,10 +1,22 @@
-import { All, Controller, Get, HttpCode, HttpStatus, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  All,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Logger,
+  Param,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CallRecord } from '../calls/call';
 import { LRUCache } from 'lru-cache';
-import { RetryLater, SourceRateLimit, TokenBucket } from '../auth/portal-post-limits';
+import { TokenBucket } from '../auth/portal-post-limits';
 import { requeue } from '../calls/call-lifecycle';
 import { matchesAny, digestsOf } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
@@ -41,16 +53,21 @@ const FOLLOW_MODES = ['ami', 'ami+cdr', 'esl', 'cdr'];
 /** Portals remembered for their limits; the least recent are forgotten first (and start full again). */
 const PORTALS_KEPT = 10_000;
 /**
- * Entries (`POST /app`: the portal's form, each confirmed with two portal requests): 10, then one every
- * 6 s, per source address, and 20, then one every 3 s, per portal.
+ * Entries (`POST /app`) the portal did not confirm (each cost the portal a request): 5, then one a minute,
+ * per source address, and 10, then one every 30 s, per portal. A confirmed entry gives its credit back, so
+ * users who open the page (many behind one office address) are never limited; a forger is, after a handful.
  */
-const ENTRY_SOURCE_BURST = 10;
-const ENTRY_SOURCE_REFILL_MS = 6_000;
-const ENTRY_PORTAL_BURST = 20;
-const ENTRY_PORTAL_REFILL_MS = 3_000;
-/** "Test connection" (dial and PBX events): 5, then one every 12 s (5 a minute), per portal. */
-const TESTS_BURST = 5;
-const TESTS_REFILL_MS = 12_000;
+const ENTRY_SOURCE_BURST = 5;
+const ENTRY_SOURCE_REFILL_MS = 60_000;
+const ENTRY_PORTAL_BURST = 10;
+const ENTRY_PORTAL_REFILL_MS = 30_000;
+const SOURCES_KEPT = 10_000;
+/**
+ * "Test connection" (dial and PBX events), each a login at the portal's PBX: 10, then one every 6 s (10 a
+ * minute), per portal; a test refused by the settings' own check before any login is not counted.
+ */
+const TESTS_BURST = 10;
+const TESTS_REFILL_MS = 6_000;
 
 /**
  * `GET|POST /app` (the application's page in the portal's frame): the portal's form post, confirmed with the
@@ -64,11 +81,7 @@ export class AppPageController {
   private readonly logger = new Logger('AppPage');
   private readonly sessions: PageSessions;
   private readonly adminDigests: Buffer[];
-  private readonly entrySources = new SourceRateLimit(
-    'page entry',
-    ENTRY_SOURCE_BURST,
-    ENTRY_SOURCE_REFILL_MS,
-  );
+  private readonly entrySources = new LRUCache<string, TokenBucket>({ max: SOURCES_KEPT });
   private readonly entryPortals = new LRUCache<string, TokenBucket>({ max: PORTALS_KEPT });
   private readonly testPortals = new LRUCache<string, TokenBucket>({ max: PORTALS_KEPT });
   /** Sessions whose administrator the portal could not be asked about now: viewers for this one page. */
@@ -202,7 +215,6 @@ export class AppPageController {
     const entered = enteredOf(form, FOLLOW_ENTERED, 'follow.');
     const settings = await this.source.settings(session.portalId);
     if (!settings.editable) return this.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
-    if (!(await this.testAdmitted(response, session))) return;
     const follow = await this.followOf(session.portalId, form);
     const checked =
       'problems' in follow
@@ -214,6 +226,7 @@ export class AppPageController {
       response.status(HttpStatus.BAD_REQUEST);
       return this.render(response, session, { errors: errorsByField(checked.errors), entered });
     }
+    if (!(await this.testAdmitted(response, session, entered))) return;
     const results = await this.followTest.test(checked.patch.follow as Record<string, string>);
     const summary = Object.entries(results)
       .map(([name, outcome]) => `${name} ${outcome.ok ? 'ok' : 'failed'}`)
@@ -232,13 +245,13 @@ export class AppPageController {
   async testDial(@Req() request: Request, @Res() response: Response) {
     const session = await this.adminOr403(request, response);
     if (!session) return;
-    if (!(await this.testAdmitted(response, session))) return;
     const form = formOf(request);
     const patch = await this.patchOf(session.portalId, form);
     const dial = patch.dial as Record<string, string> | null;
     const entered = enteredOf(form, SETTINGS_ENTERED);
     if (!dial)
       return this.render(response, session, { testResult: { ok: false, reason: 'DIAL_MODE: off' }, entered });
+    if (!(await this.testAdmitted(response, session, entered))) return;
     const outcome = await this.dialTest.test(dial);
     if ('problems' in outcome) {
       response.status(HttpStatus.BAD_REQUEST);
@@ -336,7 +349,6 @@ export class AppPageController {
       return;
     }
     if (this.config.authMode === 'webhook') return this.enterWithAdminToken(request, response, form, lang);
-    if (request.method === 'POST' && !this.entryAdmitted(request, response, undefined, lang)) return;
     const portalId = this.config.B24_APP_MODE === 'multi' ? String(form.member_id ?? '') : this.portalId;
     const authId = typeof form.AUTH_ID === 'string' ? form.AUTH_ID : '';
     const portal = PORTAL_ID_PATTERN.test(portalId) ? await this.source.portal(portalId) : undefined;
@@ -349,10 +361,9 @@ export class AppPageController {
       response.status(HttpStatus.NOT_FOUND).send(messagePage(text, lang, text.unknownPortal));
       return;
     }
-    if (!authId || !this.entryAdmitted(request, response, portal, lang)) {
-      if (!authId) this.refuseEntry(response, portal, lang);
-      return;
-    }
+    if (!authId) return this.refuseEntry(response, portal, lang);
+    const credit = this.entryCredit(request, response, portal, lang);
+    if (!credit) return;
     this.headers(response, portal.clientEndpoint, portal.domain);
     // The posted DOMAIN is the browser's word: the token is checked where the verified install said the
     // portal is, within that portal's request budget.
@@ -363,6 +374,7 @@ export class AppPageController {
       await this.source.budget(portal.portalId),
     );
     if (!user) return this.refuseEntry(response, portal, lang);
+    credit.confirmed();
     const opened = this.sessions.verify(
       this.sessions.open({
         portalId: portal.portalId,
@@ -383,45 +395,49 @@ export class AppPageController {
   }
 
   /**
-   * Whether an entry post may be checked now: the source address's bucket (before anything is read), then
-   * the portal's. Otherwise answered 429 with Retry-After, naming which.
+   * Whether an entry post may be checked with the portal now: its source address and its portal each have
+   * credit for one more unconfirmed entry (taken now, given back by `confirmed()`). Otherwise answered 429
+   * with Retry-After, naming which, and the portal is not asked.
    */
-  private entryAdmitted(
+  private entryCredit(
     request: Request,
     response: Response,
     portal: PagePortal | undefined,
     lang: string,
-  ): boolean {
+  ): { confirmed(): void } | undefined {
     const text = textFor(lang);
-    try {
-      if (!portal) this.entrySources.admit(request.ip ?? request.socket.remoteAddress ?? 'unknown');
-      else {
-        const waitSec = bucketOf(
-          this.entryPortals,
-          portal.portalId,
-          ENTRY_PORTAL_BURST,
-          ENTRY_PORTAL_REFILL_MS,
-        ).take();
-        if (waitSec > 0) throw new RetryLater(waitSec, 'for this portal');
-      }
-      return true;
-    } catch (error) {
-      if (!(error instanceof RetryLater)) throw error;
-      const which = portal ? 'for this portal' : 'from this address';
-      this.headers(response, portal?.clientEndpoint, portal?.domain);
-      response.setHeader('Retry-After', String(error.retryAfterSec));
-      response
-        .status(HttpStatus.TOO_MANY_REQUESTS)
-        .send(
-          messagePage(
-            text,
-            lang,
-            `${text.tooManyEntries} ${which}: ${text.retryIn.replace('{s}', String(error.retryAfterSec))}`,
-          ),
-        );
-      this.logger.warn(`app page: too many entry posts ${which}; refused for ${error.retryAfterSec} s`);
-      return false;
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    const source = bucketOf(this.entrySources, address, ENTRY_SOURCE_BURST, ENTRY_SOURCE_REFILL_MS);
+    const own = portal
+      ? bucketOf(this.entryPortals, portal.portalId, ENTRY_PORTAL_BURST, ENTRY_PORTAL_REFILL_MS)
+      : undefined;
+    const sourceWait = source.level() >= 1 ? 0 : Math.ceil(source.msUntilNext() / 1000);
+    const portalWait = !own || own.level() >= 1 ? 0 : Math.ceil(own.msUntilNext() / 1000);
+    if (sourceWait === 0 && portalWait === 0) {
+      source.take();
+      own?.take();
+      return {
+        confirmed: () => {
+          source.giveBack();
+          own?.giveBack();
+        },
+      };
     }
+    const which = sourceWait > 0 ? 'from this address' : 'for this portal';
+    const waitSec = Math.max(sourceWait, portalWait);
+    this.headers(response, portal?.clientEndpoint, portal?.domain);
+    response.setHeader('Retry-After', String(waitSec));
+    response
+      .status(HttpStatus.TOO_MANY_REQUESTS)
+      .send(
+        messagePage(
+          text,
+          lang,
+          `${text.tooManyEntries} ${which}: ${text.retryIn.replace('{s}', String(waitSec))}`,
+        ),
+      );
+    this.logger.warn(`app page: too many unconfirmed entries ${which}; refused for ${waitSec} s`);
+    return undefined;
   }
 
   private async enterWithAdminToken(
@@ -438,12 +454,14 @@ export class AppPageController {
       response.status(HttpStatus.OK).send(messagePage(text, lang, text.signInPrompt, signIn));
       return;
     }
-    if (!this.entryAdmitted(request, response, undefined, lang)) return;
+    const credit = this.entryCredit(request, response, undefined, lang);
+    if (!credit) return;
     if (!this.adminDigests.length || !matchesAny(token, this.adminDigests)) {
       this.logger.warn('app page: a wrong admin token was posted; refused');
       response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused, signIn));
       return;
     }
+    credit.confirmed();
     const portal = await this.source.portal(this.portalId);
     const opened = this.sessions.verify(
       this.sessions.open({
@@ -680,7 +698,11 @@ export class AppPageController {
    * "Test connection" (dial or PBX events) is limited per portal: each one logs in to the portal's PBX.
    * Past the limit the page says so (429, Retry-After) and nothing is tested.
    */
-  private async testAdmitted(response: Response, session: PageSession): Promise<boolean> {
+  private async testAdmitted(
+    response: Response,
+    session: PageSession,
+    entered: Record<string, string>,
+  ): Promise<boolean> {
     const waitSec = bucketOf(this.testPortals, session.portalId, TESTS_BURST, TESTS_REFILL_MS).take();
     if (waitSec === 0) return true;
     const text = textFor(session.lang);
@@ -689,6 +711,7 @@ export class AppPageController {
     response.status(HttpStatus.TOO_MANY_REQUESTS);
     await this.render(response, session, {
       notice: `${text.tooManyTests}: ${text.retryIn.replace('{s}', String(waitSec))}`,
+      entered,
     });
     return false;
   }

@@ -7,7 +7,7 @@ const en = {
     'This session has ended: the application was uninstalled or installed again, or the portal no longer confirms you. Open the application again from the portal.',
   recheckFailed:
     'The portal could not be asked whether you are still an administrator; try again in a moment.',
-  tooManyEntries: 'Too many openings of this page',
+  tooManyEntries: 'Too many openings of this page the portal did not confirm',
   tooManyTests: 'Too many connection tests for this portal',
   retryIn: 'try again in {s} s.',
   oldAddress:
@@ -108,7 +108,7 @@ const de: PageText = {
     'Diese Sitzung ist beendet: Die Anwendung wurde deinstalliert oder neu installiert, oder das Portal bestätigt Sie nicht mehr. Öffnen Sie die Anwendung erneut aus dem Portal.',
   recheckFailed:
     'Das Portal konnte nicht gefragt werden, ob Sie noch Administrator sind; versuchen Sie es gleich noch einmal.',
-  tooManyEntries: 'Diese Seite wurde zu oft geöffnet',
+  tooManyEntries: 'Zu viele vom Portal nicht bestätigte Aufrufe dieser Seite',
   tooManyTests: 'Zu viele Verbindungstests für dieses Portal',
   retryIn: 'versuchen Sie es in {s} s erneut.',
   oldAddress:
@@ -209,7 +209,7 @@ const ru: PageText = {
   ended:
     'Сеанс завершён: приложение удалено или установлено заново, либо портал больше вас не подтверждает. Откройте приложение в портале снова.',
   recheckFailed: 'Не удалось спросить портал, остаётесь ли вы администратором; попробуйте чуть позже.',
-  tooManyEntries: 'Страница открывалась слишком часто',
+  tooManyEntries: 'Слишком много открытий страницы, не подтверждённых порталом',
   tooManyTests: 'Слишком много проверок подключения для этого портала',
   retryIn: 'повторите через {s} с.',
   oldAddress:
