@@ -50,6 +50,11 @@ export async function recheckAdmin(
   return answer.result === true;
 }
 
+/**
+ * One call with the user's token, on a unit of the portal's budget. A 503 QUERY_LIMIT_EXCEEDED (the portal's
+ * bucket is fuller than the budget's mirror knew) tells the budget, as the portal client does, and the call
+ * waits for its next unit, within the same deadline.
+ */
 async function restCall(
   endpoint: string,
   method: string,
@@ -58,29 +63,36 @@ async function restCall(
   budget: PortalBudget | undefined,
 ): Promise<Answer> {
   const signal = AbortSignal.timeout(timeoutMs);
-  let unit;
-  try {
-    unit = budget ? await budget.acquire('background', signal) : undefined;
-  } catch {
-    return { unreachable: true };
-  }
-  try {
-    // The request leaves on this unit now.
-    unit?.spend();
-    const response = await fetch(new URL(`${method}.json`, endpoint), {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ auth: authId }),
-      redirect: 'error',
-      signal,
-    });
-    if (response.status === 429 || response.status >= 500) return { unreachable: true };
-    if (!response.ok) return { refused: true };
-    const envelope = (await response.json()) as { result?: unknown };
-    return envelope.result === undefined ? { refused: true } : { result: envelope.result };
-  } catch {
-    return { unreachable: true };
-  } finally {
-    unit?.giveBack();
+  for (;;) {
+    let unit;
+    try {
+      unit = budget ? await budget.acquire('background', signal) : undefined;
+    } catch {
+      return { unreachable: true };
+    }
+    try {
+      // The request leaves on this unit now.
+      unit?.spend();
+      const response = await fetch(new URL(`${method}.json`, endpoint), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ auth: authId }),
+        redirect: 'error',
+        signal,
+      });
+      const envelope = (await response.json().catch(() => ({}))) as { result?: unknown; error?: unknown };
+      if (response.status === 503 && envelope.error === 'QUERY_LIMIT_EXCEEDED' && budget) {
+        budget.onRejected();
+        continue;
+      }
+      if (response.status === 429 || response.status >= 500) return { unreachable: true };
+      budget?.onAccepted();
+      if (!response.ok || envelope.result === undefined) return { refused: true };
+      return { result: envelope.result };
+    } catch {
+      return { unreachable: true };
+    } finally {
+      unit?.giveBack();
+    }
   }
 }
