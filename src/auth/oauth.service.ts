@@ -29,7 +29,7 @@ const SCOPE = 'crm,telephony,user';
 /**
  * Install checks with the one portal (app.info, user.admin; its request budget pays for them): one at once
  * (one claim), queued for up to 30 s; failed ones cost their source 3, then one a minute, and all sources
- * without a confirmed install together 4, then one every two minutes (docs/API.md, "OAuth application mode").
+ * without a confirmed install together 4, then one every two minutes (docs/OPERATIONS.md).
  */
 const INSTALL_QUEUE: InstallQueueLimits = {
   concurrency: 1,
