@@ -1,3 +1,4 @@
+import { redactUrl } from '../logging/logging.module';
 import { frameAncestors } from './app-page.controller';
 import { installDigest, PageSessions, SESSION_IDLE_MS, SESSION_RECHECK_MS } from './page-session';
 
@@ -72,6 +73,15 @@ describe('the application page session', () => {
     // A domain that would add CSP sources or directives is left out.
     expect(frameAncestors('https://p.example.com/rest/', "evil.test; script-src 'unsafe-inline'")).toBe(
       'https://p.example.com',
+    );
+  });
+
+  it('never reaches a request log: a stale session path and a posted AUTH_ID are redacted', () => {
+    // The page no longer puts the session in an address; a stale link of the old form is still redacted.
+    const token = sessions.open(claims);
+    expect(redactUrl(`/app/s/${token}/settings`)).toBe('/app/s/[Redacted]/settings');
+    expect(redactUrl(`/app?AUTH_ID=abc&LANG=de&REFRESH_ID=def`)).toBe(
+      '/app?AUTH_ID=[Redacted]&LANG=de&REFRESH_ID=[Redacted]',
     );
   });
 });

@@ -126,7 +126,7 @@ export interface InstallQueueLimits {
   maxWaiting: number;
   /** How long a post may wait for its check before it is answered 503 (nothing is stored). */
   waitMs: number;
-  /** How long a claim that failed its check from a source is answered from memory (403) for that source. */
+  /** How long a post (its claim and tokens) that failed its check is answered from memory (403). */
   forgedMs: number;
 }
 
@@ -156,7 +156,7 @@ interface Waiting {
  * cost: each failed check takes a credit from its source (and, for a source with no confirmed install yet,
  * from the strangers' shared credit); a confirmed one gives it back. A source out of credit with nothing
  * in flight that could give one back gets 503 at once (nothing checked) until its credit refills, and a
- * claim it forged is answered 403 from memory. Only past `maxWaiting` (memory) is a post refused for load,
+ * post that failed is answered 403 from memory when it comes again. Only past `maxWaiting` (memory) is a post refused for load,
  * with 503.
  */
 export class InstallQueue {
@@ -338,6 +338,7 @@ export class InstallQueue {
   }
 }
 
+/** The same post (its claim and tokens), whichever address repeats it. */
 function forgedKey(request: InstallClaim): string {
-  return `${request.source}\u0000${request.claim}`;
+  return `${request.claim}\u0000${request.identity}`;
 }
