@@ -1,8 +1,22 @@
-import { Controller, Get, HttpStatus, Inject, Logger, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  All,
+  Controller,
+  Get,
+  HttpCode,
+  HttpStatus,
+  Inject,
+  Logger,
+  Param,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CallRecord } from '../calls/call';
+import { LRUCache } from 'lru-cache';
+import { TokenBucket } from '../auth/portal-post-limits';
 import { requeue } from '../calls/call-lifecycle';
 import { matchesAny, digestsOf } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
@@ -13,12 +27,12 @@ import { CallStore } from '../store/call-store';
 import { SettingProblem } from '../tenancy/portal-settings-check';
 import { DialTest } from './dial-test';
 import { FollowTest } from './follow-test';
-import { PageSession, PageSessions } from './page-session';
-import { PageSource } from './page-source';
+import { installDigest, PageSession, PageSessions } from './page-session';
 import { esc, messagePage, PageCall, PageModel, renderPage } from './page-render';
 import { languageOf, PageText, textFor } from './page-text';
 import { DIAL_PLAIN, DIAL_SECRETS, FOLLOW_SECRETS, followModeOf } from './page-views';
-import { confirmUser } from './portal-user-check';
+import { PagePortal, PageSource } from './page-source';
+import { confirmUser, recheckAdmin } from './portal-user-check';
 
 const STYLESHEET = readFileSync(join(__dirname, 'page.css'));
 /** How many calls of each state the page reads to find today's. */
@@ -36,17 +50,42 @@ const SETTINGS_ENTERED = [
 const FOLLOW_ENTERED = ['PBX_EVENTS', 'PBX_TRUNKS'];
 /** The PBX-events modes the form offers: AMI, AMI with the CDR ledger, the event socket, the ledger alone. */
 const FOLLOW_MODES = ['ami', 'ami+cdr', 'esl', 'cdr'];
+/** Portals remembered for their limits; the least recent are forgotten first (and start full again). */
+const PORTALS_KEPT = 10_000;
+/**
+ * Entries (`POST /app`) the portal did not confirm (each cost the portal a request): 5, then one a minute,
+ * per source address, and 10, then one every 30 s, per portal. A confirmed entry gives its credit back, so
+ * users who open the page (many behind one office address) are never limited; a forger is, after a handful.
+ */
+const ENTRY_SOURCE_BURST = 5;
+const ENTRY_SOURCE_REFILL_MS = 60_000;
+const ENTRY_PORTAL_BURST = 10;
+const ENTRY_PORTAL_REFILL_MS = 30_000;
+const SOURCES_KEPT = 10_000;
+/**
+ * "Test connection" (dial and PBX events), each a login at the portal's PBX: 10, then one every 6 s (10 a
+ * minute), per portal; a test refused by the settings' own check before any login is not counted.
+ */
+const TESTS_BURST = 10;
+const TESTS_REFILL_MS = 6_000;
 
 /**
  * `GET|POST /app` (the application's page in the portal's frame): the portal's form post, confirmed with the
- * portal itself, opens a signed session carried in every form's address (no cookies); every change is an
- * administrator's, checked on the server, and one audit line. See docs/decisions/app-page.md.
+ * portal itself (within its request budget and per-address and per-portal limits), opens a sealed session
+ * carried in a hidden field of every form (no cookies, never in an address), bound to the portal's install
+ * and re-confirmed with the portal every few minutes; every change is an administrator's, checked on the
+ * server, and one audit line. See docs/decisions/app-page.md.
  */
 @Controller('app')
 export class AppPageController {
   private readonly logger = new Logger('AppPage');
   private readonly sessions: PageSessions;
   private readonly adminDigests: Buffer[];
+  private readonly entrySources = new LRUCache<string, TokenBucket>({ max: SOURCES_KEPT });
+  private readonly entryPortals = new LRUCache<string, TokenBucket>({ max: PORTALS_KEPT });
+  private readonly testPortals = new LRUCache<string, TokenBucket>({ max: PORTALS_KEPT });
+  /** Sessions whose administrator the portal could not be asked about now: viewers for this one page. */
+  private readonly unconfirmed = new WeakSet<PageSession>();
 
   constructor(
     private readonly source: PageSource,
@@ -61,7 +100,7 @@ export class AppPageController {
     // OAuth modes sign with a key derived from the client secret, webhook mode from ADMIN_TOKEN: every
     // replica has the same, nobody outside the deployment does.
     const secret = config.authMode === 'oauth' ? config.B24_CLIENT_SECRET : config.ADMIN_TOKEN;
-    this.sessions = new PageSessions(secret);
+    this.sessions = new PageSessions(secret, Date.now, config.APP_PAGE_RECHECK_SEC * 1000);
     this.adminDigests = digestsOf(config.ADMIN_TOKEN);
   }
 
@@ -78,24 +117,35 @@ export class AppPageController {
   }
 
   @Post()
+  @HttpCode(HttpStatus.OK)
   async enterByPost(@Req() request: Request, @Res() response: Response): Promise<void> {
     await this.enter(request, response);
   }
 
-  @Get('s/:session')
-  async show(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.sessionOr401(token, request, response);
-    if (!session) return;
-    const done = typeof request.query.done === 'string' ? request.query.done : undefined;
-    const text = textFor(session.lang);
-    const notice =
-      done && ['saved', 'requeued', 'revoked'].includes(done) ? text[done as 'saved'] : undefined;
-    await this.render(response, session, { notice });
+  /**
+   * The page's old addresses carried the session (`/app/s/<session>…`), and ingress and proxy logs keep
+   * addresses: none is accepted any more, whatever it holds.
+   */
+  @All(['s', 's/*path'])
+  oldAddress(@Req() request: Request, @Res() response: Response): void {
+    const lang = languageOf(request.query.LANG);
+    this.headers(response, undefined);
+    response.status(HttpStatus.GONE).send(messagePage(textFor(lang), lang, textFor(lang).oldAddress));
   }
 
-  @Post('s/:session/settings')
-  async saveSettings(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  /** "Read again": the page once more, its session from the form. */
+  @Post('view')
+  @HttpCode(HttpStatus.OK)
+  async show(@Req() request: Request, @Res() response: Response) {
+    const session = await this.sessionOr401(request, response);
+    if (!session) return;
+    await this.render(response, session, {});
+  }
+
+  @Post('settings')
+  @HttpCode(HttpStatus.OK)
+  async saveSettings(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const settings = await this.source.settings(session.portalId);
@@ -117,13 +167,14 @@ export class AppPageController {
         { changed: outcome.changed },
         `changed settings: ${outcome.changed.join(', ')}`,
       );
-    this.redirect(response, session, 'saved');
+    await this.done(response, session, 'saved');
   }
 
   /** The PBX-events form: its own `follow` patch, checked and stored as `PATCH /v1/admin/portals` does. */
-  @Post('s/:session/follow')
-  async saveFollow(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('follow')
+  @HttpCode(HttpStatus.OK)
+  async saveFollow(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const settings = await this.source.settings(session.portalId);
@@ -148,16 +199,17 @@ export class AppPageController {
         { changed: outcome.changed },
         `changed settings: ${outcome.changed.join(', ')}`,
       );
-    this.redirect(response, session, 'saved');
+    await this.done(response, session, 'saved');
   }
 
   /**
    * "Test connection" of the PBX-events form: the settings typed (an empty address: the stored one), checked
    * as the admin API checks them, then each address connected to and logged in, within 5 s; nothing stored.
    */
-  @Post('s/:session/test-follow')
-  async testFollow(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('test-follow')
+  @HttpCode(HttpStatus.OK)
+  async testFollow(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const entered = enteredOf(form, FOLLOW_ENTERED, 'follow.');
@@ -174,6 +226,7 @@ export class AppPageController {
       response.status(HttpStatus.BAD_REQUEST);
       return this.render(response, session, { errors: errorsByField(checked.errors), entered });
     }
+    if (!(await this.testAdmitted(response, session, entered))) return;
     const results = await this.followTest.test(checked.patch.follow as Record<string, string>);
     const summary = Object.entries(results)
       .map(([name, outcome]) => `${name} ${outcome.ok ? 'ok' : 'failed'}`)
@@ -187,9 +240,10 @@ export class AppPageController {
     await this.render(response, session, { followTests: results, entered });
   }
 
-  @Post('s/:session/test-dial')
-  async testDial(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('test-dial')
+  @HttpCode(HttpStatus.OK)
+  async testDial(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const patch = await this.patchOf(session.portalId, form);
@@ -197,6 +251,7 @@ export class AppPageController {
     const entered = enteredOf(form, SETTINGS_ENTERED);
     if (!dial)
       return this.render(response, session, { testResult: { ok: false, reason: 'DIAL_MODE: off' }, entered });
+    if (!(await this.testAdmitted(response, session, entered))) return;
     const outcome = await this.dialTest.test(dial);
     if ('problems' in outcome) {
       response.status(HttpStatus.BAD_REQUEST);
@@ -211,9 +266,10 @@ export class AppPageController {
     await this.render(response, session, { testResult: outcome, entered });
   }
 
-  @Post('s/:session/tokens')
-  async createToken(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('tokens')
+  @HttpCode(HttpStatus.OK)
+  async createToken(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const label =
       String(formOf(request).label ?? '')
@@ -232,14 +288,10 @@ export class AppPageController {
     await this.render(response, session, { newToken: created.token });
   }
 
-  @Post('s/:session/tokens/:id/revoke')
-  async revokeToken(
-    @Param('session') token: string,
-    @Param('id') id: string,
-    @Req() request: Request,
-    @Res() response: Response,
-  ) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('tokens/:id/revoke')
+  @HttpCode(HttpStatus.OK)
+  async revokeToken(@Param('id') id: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     // A token already gone (revoked in another tab) changes nothing: no audit line for it.
     if (await this.source.revokeToken(session.portalId, id.slice(0, 100)))
@@ -249,17 +301,13 @@ export class AppPageController {
         { tokenId: id.slice(0, 100) },
         `revoked PBX token ${id.slice(0, 100)}`,
       );
-    this.redirect(response, session, 'revoked');
+    await this.done(response, session, 'revoked');
   }
 
-  @Post('s/:session/calls/:callId/requeue')
-  async requeueCall(
-    @Param('session') token: string,
-    @Param('callId') callId: string,
-    @Req() request: Request,
-    @Res() response: Response,
-  ) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('calls/:callId/requeue')
+  @HttpCode(HttpStatus.OK)
+  async requeueCall(@Param('callId') callId: string, @Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     if (await this.requeue(session.portalId, [callId]))
       this.audit(
@@ -268,12 +316,13 @@ export class AppPageController {
         { callId: callId.slice(0, 128) },
         `re-queued call ${callId.slice(0, 128)}`,
       );
-    this.redirect(response, session, 'requeued');
+    await this.done(response, session, 'requeued');
   }
 
-  @Post('s/:session/calls/requeue-failed')
-  async requeueFailed(@Param('session') token: string, @Req() request: Request, @Res() response: Response) {
-    const session = await this.adminOr403(token, request, response);
+  @Post('calls/requeue-failed')
+  @HttpCode(HttpStatus.OK)
+  async requeueFailed(@Req() request: Request, @Res() response: Response) {
+    const session = await this.adminOr403(request, response);
     if (!session) return;
     const failed = await this.calls.listCalls(session.portalId, 'failed', 10_000);
     const done = await this.requeue(
@@ -281,10 +330,14 @@ export class AppPageController {
       failed.map((call) => call.callId),
     );
     if (done) this.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
-    this.redirect(response, session, 'requeued');
+    await this.done(response, session, 'requeued');
   }
 
-  /** The portal's form post (multi, OAuth) or the admin token's sign-in (webhook mode). */
+  /**
+   * The portal's form post (multi, OAuth) or the admin token's sign-in (webhook mode). Anyone can post it,
+   * and each post costs the portal two requests: limited per source address and per portal (429 naming
+   * which, with Retry-After), and those requests wait for the portal's request budget.
+   */
   private async enter(request: Request, response: Response): Promise<void> {
     const form = { ...(request.query as Record<string, unknown>), ...formOf(request) };
     const lang = languageOf(form.LANG);
@@ -308,24 +361,83 @@ export class AppPageController {
       response.status(HttpStatus.NOT_FOUND).send(messagePage(text, lang, text.unknownPortal));
       return;
     }
+    if (!authId) return this.refuseEntry(response, portal, lang);
+    const credit = this.entryCredit(request, response, portal, lang);
+    if (!credit) return;
     this.headers(response, portal.clientEndpoint, portal.domain);
     // The posted DOMAIN is the browser's word: the token is checked where the verified install said the
-    // portal is.
-    const user = authId
-      ? await confirmUser(portal.clientEndpoint, authId, this.config.B24_TIMEOUT_MS)
+    // portal is, within that portal's request budget.
+    const user = await confirmUser(
+      portal.clientEndpoint,
+      authId,
+      this.config.B24_TIMEOUT_MS,
+      await this.source.budget(portal.portalId),
+    );
+    if (!user) return this.refuseEntry(response, portal, lang);
+    credit.confirmed();
+    const opened = this.sessions.verify(
+      this.sessions.open({
+        portalId: portal.portalId,
+        userId: user.userId,
+        admin: user.admin,
+        lang,
+        install: installDigest(portal.installation),
+        auth: authId,
+      }),
+    );
+    await this.render(response, opened!, {});
+  }
+
+  private refuseEntry(response: Response, portal: PagePortal, lang: string): void {
+    this.logger.warn(`app page: portal ${portal.portalId} did not confirm the posted AUTH_ID; refused`);
+    this.headers(response, portal.clientEndpoint, portal.domain);
+    response.status(HttpStatus.UNAUTHORIZED).send(messagePage(textFor(lang), lang, textFor(lang).refused));
+  }
+
+  /**
+   * Whether an entry post may be checked with the portal now: its source address and its portal each have
+   * credit for one more unconfirmed entry (taken now, given back by `confirmed()`). Otherwise answered 429
+   * with Retry-After, naming which, and the portal is not asked.
+   */
+  private entryCredit(
+    request: Request,
+    response: Response,
+    portal: PagePortal | undefined,
+    lang: string,
+  ): { confirmed(): void } | undefined {
+    const text = textFor(lang);
+    const address = request.ip ?? request.socket.remoteAddress ?? 'unknown';
+    const source = bucketOf(this.entrySources, address, ENTRY_SOURCE_BURST, ENTRY_SOURCE_REFILL_MS);
+    const own = portal
+      ? bucketOf(this.entryPortals, portal.portalId, ENTRY_PORTAL_BURST, ENTRY_PORTAL_REFILL_MS)
       : undefined;
-    if (!user) {
-      this.logger.warn(`app page: portal ${portal.portalId} did not confirm the posted AUTH_ID; refused`);
-      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused));
-      return;
+    const sourceWait = source.level() >= 1 ? 0 : Math.ceil(source.msUntilNext() / 1000);
+    const portalWait = !own || own.level() >= 1 ? 0 : Math.ceil(own.msUntilNext() / 1000);
+    if (sourceWait === 0 && portalWait === 0) {
+      source.take();
+      own?.take();
+      return {
+        confirmed: () => {
+          source.giveBack();
+          own?.giveBack();
+        },
+      };
     }
-    const session = this.sessions.open({
-      portalId: portal.portalId,
-      userId: user.userId,
-      admin: user.admin,
-      lang,
-    });
-    response.redirect(HttpStatus.SEE_OTHER, `/app/s/${encodeURIComponent(session)}`);
+    const which = sourceWait > 0 ? 'from this address' : 'for this portal';
+    const waitSec = Math.max(sourceWait, portalWait);
+    this.headers(response, portal?.clientEndpoint, portal?.domain);
+    response.setHeader('Retry-After', String(waitSec));
+    response
+      .status(HttpStatus.TOO_MANY_REQUESTS)
+      .send(
+        messagePage(
+          text,
+          lang,
+          `${text.tooManyEntries} ${which}: ${text.retryIn.replace('{s}', String(waitSec))}`,
+        ),
+      );
+    this.logger.warn(`app page: too many unconfirmed entries ${which}; refused for ${waitSec} s`);
+    return undefined;
   }
 
   private async enterWithAdminToken(
@@ -342,13 +454,25 @@ export class AppPageController {
       response.status(HttpStatus.OK).send(messagePage(text, lang, text.signInPrompt, signIn));
       return;
     }
+    const credit = this.entryCredit(request, response, undefined, lang);
+    if (!credit) return;
     if (!this.adminDigests.length || !matchesAny(token, this.adminDigests)) {
       this.logger.warn('app page: a wrong admin token was posted; refused');
       response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused, signIn));
       return;
     }
-    const session = this.sessions.open({ portalId: this.portalId, userId: 0, admin: true, lang });
-    response.redirect(HttpStatus.SEE_OTHER, `/app/s/${encodeURIComponent(session)}`);
+    credit.confirmed();
+    const portal = await this.source.portal(this.portalId);
+    const opened = this.sessions.verify(
+      this.sessions.open({
+        portalId: this.portalId,
+        userId: 0,
+        admin: true,
+        lang,
+        install: installDigest(portal?.installation ?? 'webhook'),
+      }),
+    );
+    await this.render(response, opened!, {});
   }
 
   private async render(
@@ -499,33 +623,97 @@ export class AppPageController {
     return { follow };
   }
 
-  private async sessionOr401(
-    token: string,
-    request: Request,
-    response: Response,
-  ): Promise<PageSession | undefined> {
-    const session = this.sessions.verify(token);
-    if (session) return session;
-    const lang = languageOf(request.query.LANG);
-    this.headers(response, undefined);
-    response.status(HttpStatus.UNAUTHORIZED).send(messagePage(textFor(lang), lang, textFor(lang).expired));
-    return undefined;
+  /**
+   * The session of the posted form (`session`, a hidden field), when it is still good: sealed here, not
+   * expired, its portal active under the same install (an uninstall or a reinstall ends every session), and
+   * its user confirmed by the portal within SESSION_RECHECK_MS (else the portal is asked `user.admin` again,
+   * within its request budget: a user it no longer takes ends the session, one no longer an administrator
+   * goes on as a viewer). Otherwise 401, and nothing is done.
+   */
+  private async sessionOr401(request: Request, response: Response): Promise<PageSession | undefined> {
+    const verified = this.sessions.verify(formOf(request).session);
+    const lang = verified?.lang ?? languageOf(request.query.LANG);
+    const text = textFor(lang);
+    const portal = verified ? await this.source.portal(verified.portalId) : undefined;
+    const current =
+      verified && portal?.active === true && verified.install === installDigest(portal.installation);
+    if (!verified || !portal || !current) {
+      if (verified)
+        this.logger.warn(
+          `app page: a session of portal ${verified.portalId} (user ${verified.userId}) after its portal's uninstall or reinstall; refused`,
+        );
+      this.headers(response, portal?.clientEndpoint, portal?.domain);
+      response
+        .status(HttpStatus.UNAUTHORIZED)
+        .send(messagePage(text, lang, verified ? text.ended : text.expired));
+      return undefined;
+    }
+    if (!this.sessions.recheckDue(verified) || !verified.auth) return verified;
+    const admin = await recheckAdmin(
+      portal.clientEndpoint,
+      verified.auth,
+      this.config.B24_TIMEOUT_MS,
+      await this.source.budget(portal.portalId),
+    );
+    if (admin === 'refused') {
+      this.logger.warn(
+        `app page: portal ${portal.portalId} no longer confirms user ${verified.userId}; session ended`,
+      );
+      this.headers(response, portal.clientEndpoint, portal.domain);
+      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.ended));
+      return undefined;
+    }
+    // Not asked now (an outage, no budget): a viewer for this page, asked again on the next.
+    if (admin === 'unreachable') {
+      const viewer = { ...verified, admin: false };
+      this.unconfirmed.add(viewer);
+      return viewer;
+    }
+    if (verified.admin && !admin)
+      this.logger.warn(
+        `app page: user ${verified.userId} of portal ${portal.portalId} is no longer an administrator`,
+      );
+    return this.sessions.rechecked(verified, admin);
   }
 
   /** The session, when it is an administrator's: the server refuses a change, not only the page. */
-  private async adminOr403(
-    token: string,
-    request: Request,
-    response: Response,
-  ): Promise<PageSession | undefined> {
-    const session = await this.sessionOr401(token, request, response);
+  private async adminOr403(request: Request, response: Response): Promise<PageSession | undefined> {
+    const session = await this.sessionOr401(request, response);
     if (!session) return undefined;
     if (session.admin) return session;
+    const unconfirmed = this.unconfirmed.has(session);
     this.logger.warn(
-      `app page: user ${session.userId} of portal ${session.portalId} is no administrator; change refused`,
+      `app page: user ${session.userId} of portal ${session.portalId} is no administrator${unconfirmed ? ' (the portal could not be asked)' : ''}; change refused`,
     );
-    await this.refuse(response, session, HttpStatus.FORBIDDEN, 'forbidden');
+    await this.refuse(
+      response,
+      session,
+      unconfirmed ? HttpStatus.SERVICE_UNAVAILABLE : HttpStatus.FORBIDDEN,
+      unconfirmed ? 'recheckFailed' : 'forbidden',
+    );
     return undefined;
+  }
+
+  /**
+   * "Test connection" (dial or PBX events) is limited per portal: each one logs in to the portal's PBX.
+   * Past the limit the page says so (429, Retry-After) and nothing is tested.
+   */
+  private async testAdmitted(
+    response: Response,
+    session: PageSession,
+    entered: Record<string, string>,
+  ): Promise<boolean> {
+    const waitSec = bucketOf(this.testPortals, session.portalId, TESTS_BURST, TESTS_REFILL_MS).take();
+    if (waitSec === 0) return true;
+    const text = textFor(session.lang);
+    this.logger.warn(`app page: too many connection tests for portal ${session.portalId}; refused`);
+    response.setHeader('Retry-After', String(waitSec));
+    response.status(HttpStatus.TOO_MANY_REQUESTS);
+    await this.render(response, session, {
+      notice: `${text.tooManyTests}: ${text.retryIn.replace('{s}', String(waitSec))}`,
+      entered,
+    });
+    return false;
   }
 
   private async refuse(
@@ -540,11 +728,12 @@ export class AppPageController {
     response.status(status).send(messagePage(text, session.lang, text[key]));
   }
 
-  private redirect(response: Response, session: PageSession, done: string): void {
-    response.redirect(
-      HttpStatus.SEE_OTHER,
-      `/app/s/${encodeURIComponent(this.sessions.renew(session))}?done=${done}`,
-    );
+  /**
+   * The page after a change, with its notice: answered to the post itself (the session never goes into a
+   * redirect's address).
+   */
+  private async done(response: Response, session: PageSession, done: 'saved' | 'requeued' | 'revoked') {
+    await this.render(response, session, { notice: textFor(session.lang)[done] });
   }
 
   /**
@@ -585,6 +774,21 @@ export function frameAncestors(endpoint: string | undefined, domain?: string): s
   // The domain as a host source (the bridge's scheme): only a plain host name with an optional port.
   if (domain && /^[a-z0-9.-]{1,253}(:\d{1,5})?$/i.test(domain)) sources.add(domain.toLowerCase());
   return sources.size ? [...sources].join(' ') : "'none'";
+}
+
+/** The bucket of `key`, made full when first needed. */
+function bucketOf(
+  buckets: LRUCache<string, TokenBucket>,
+  key: string,
+  burst: number,
+  refillMs: number,
+): TokenBucket {
+  let bucket = buckets.get(key);
+  if (!bucket) {
+    bucket = new TokenBucket(burst, refillMs);
+    buckets.set(key, bucket);
+  }
+  return bucket;
 }
 
 function formOf(request: Request): Record<string, unknown> {

@@ -17,7 +17,7 @@ export interface PageCall {
 export interface PageModel {
   text: PageText;
   lang: string;
-  /** The signed session, carried in every form's action. */
+  /** The sealed session, carried in a hidden field of every form (never in an address). */
   session: string;
   portal: { portalId: string; domain: string };
   user: { userId: number; name: string; admin: boolean };
@@ -78,13 +78,14 @@ export function messagePage(text: PageText, lang: string, message: string, extra
 
 export function renderPage(model: PageModel): string {
   const { text } = model;
-  const base = `/app/s/${encodeURIComponent(model.session)}`;
+  // The session rides in every form's body, never in an address: ingress and proxy logs keep addresses.
+  const base = '/app';
   const parts = [
     `<header><h1>${esc(text.title)}</h1>`,
     `<p>${esc(text.portal)}: <strong>${esc(model.portal.domain)}</strong> · ${esc(text.user)} ${esc(model.user.userId)}` +
       `${model.user.name ? ` (${esc(model.user.name)})` : ''}${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
     model.user.admin ? '' : `<p class="note" id="read-only">${esc(text.readOnly)}</p>`,
-    `<p><a id="refresh" href="${base}">${esc(text.refresh)}</a></p>`,
+    `<form method="post" action="${base}/view" class="inline"><button type="submit" id="refresh">${esc(text.refresh)}</button></form>`,
     `</header><main>`,
     model.notice ? `<p class="notice" role="status">${esc(model.notice)}</p>` : '',
     connectionSection(model),
@@ -95,7 +96,11 @@ export function renderPage(model: PageModel): string {
     followSection(model, base),
     `</main>`,
   ];
-  return documentOf(model.lang, text.title, parts.join('\n'));
+  const held = `<input type="hidden" name="session" value="${esc(model.session)}">`;
+  const body = parts
+    .join('\n')
+    .replace(/<form method="post" action="\/app[^"]*"[^>]*>/g, (form) => form + held);
+  return documentOf(model.lang, text.title, body);
 }
 
 function connectionSection({ text, connection }: PageModel): string {

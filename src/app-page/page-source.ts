@@ -1,3 +1,4 @@
+import { PortalBudget } from '../portal/budget-waiters';
 import { SettingProblem } from '../tenancy/portal-settings-check';
 
 /** One line of the connection state: what it is, whether it works (null: not set up), and why not. */
@@ -55,6 +56,11 @@ export interface PagePortal {
   clientEndpoint: string;
   active: boolean;
   /**
+   * What changes when the portal installs the application again (multi: its install time; one portal with
+   * OAuth: its application token's digest): a page session opened under another install is over.
+   */
+  installation: string;
+  /**
    * The installed portal's `member_id`, where the page's portal is not found by it (one portal with OAuth):
    * a post naming another is refused.
    */
@@ -69,6 +75,12 @@ export abstract class PageSource {
   abstract readonly multi: boolean;
 
   abstract portal(portalId: string): Promise<PagePortal | undefined>;
+
+  /**
+   * The portal's request budget, which the page's own requests to it (who holds an AUTH_ID, is the user
+   * still an administrator) wait on like every other request; undefined where there is none (webhook mode).
+   */
+  abstract budget(portalId: string): Promise<PortalBudget | undefined>;
 
   abstract connection(portalId: string): Promise<ConnectionLine[]>;
 

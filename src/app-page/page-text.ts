@@ -3,6 +3,15 @@
  * per language: a translator edits one block.
  */
 const en = {
+  ended:
+    'This session has ended: the application was uninstalled or installed again, or the portal no longer confirms you. Open the application again from the portal.',
+  recheckFailed:
+    'The portal could not be asked whether you are still an administrator; try again in a moment.',
+  tooManyEntries: 'Too many openings of this page the portal did not confirm',
+  tooManyTests: 'Too many connection tests for this portal',
+  retryIn: 'try again in {s} s.',
+  oldAddress:
+    'This address is no longer used: the page keeps its session out of addresses. Open the application again from the portal.',
   title: 'Telephony bridge',
   portal: 'Portal',
   user: 'Signed in as user',
@@ -95,6 +104,15 @@ const en = {
 export type PageText = typeof en;
 
 const de: PageText = {
+  ended:
+    'Diese Sitzung ist beendet: Die Anwendung wurde deinstalliert oder neu installiert, oder das Portal bestätigt Sie nicht mehr. Öffnen Sie die Anwendung erneut aus dem Portal.',
+  recheckFailed:
+    'Das Portal konnte nicht gefragt werden, ob Sie noch Administrator sind; versuchen Sie es gleich noch einmal.',
+  tooManyEntries: 'Zu viele vom Portal nicht bestätigte Aufrufe dieser Seite',
+  tooManyTests: 'Zu viele Verbindungstests für dieses Portal',
+  retryIn: 'versuchen Sie es in {s} s erneut.',
+  oldAddress:
+    'Diese Adresse wird nicht mehr verwendet: Die Seite hält ihre Sitzung aus Adressen heraus. Öffnen Sie die Anwendung erneut aus dem Portal.',
   title: 'Telefonie-Brücke',
   portal: 'Portal',
   user: 'Angemeldet als Benutzer',
@@ -188,6 +206,14 @@ const de: PageText = {
 };
 
 const ru: PageText = {
+  ended:
+    'Сеанс завершён: приложение удалено или установлено заново, либо портал больше вас не подтверждает. Откройте приложение в портале снова.',
+  recheckFailed: 'Не удалось спросить портал, остаётесь ли вы администратором; попробуйте чуть позже.',
+  tooManyEntries: 'Слишком много открытий страницы, не подтверждённых порталом',
+  tooManyTests: 'Слишком много проверок подключения для этого портала',
+  retryIn: 'повторите через {s} с.',
+  oldAddress:
+    'Этот адрес больше не используется: страница не держит сеанс в адресах. Откройте приложение в портале снова.',
   title: 'Телефонный мост',
   portal: 'Портал',
   user: 'Вы вошли как пользователь',

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { PortalBudget } from '../portal/budget-waiters';
 import { PortalRegistry } from '../tenancy/portal-registry';
 import { checkPortalSettings, createPbxToken } from '../tenancy/portal-settings-check';
 import { PortalStore } from '../store/portal-store';
@@ -26,8 +27,13 @@ export class RegistryPageSource extends PageSource {
         domain: record.domain,
         clientEndpoint: record.clientEndpoint,
         active: record.status === 'active',
+        installation: `installed ${record.installedAt}`,
       }
     );
+  }
+
+  async budget(portalId: string): Promise<PortalBudget | undefined> {
+    return (await this.registry.use(portalId))?.client.budget;
   }
 
   async connection(portalId: string): Promise<ConnectionLine[]> {

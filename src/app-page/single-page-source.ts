@@ -5,6 +5,8 @@ import { DeliveryService } from '../delivery/delivery.service';
 import { DialWorker } from '../dialer/dial-worker';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { PbxFollower } from '../follow/pbx-follower';
+import { createHash } from 'node:crypto';
+import { PortalBudget } from '../portal/budget-waiters';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { TokenStore } from '../store/token-store';
@@ -47,10 +49,28 @@ export class SinglePageSource extends PageSource {
       // the sandbox without an address: the id names it
     }
     const origin = address ? new URL(address).origin : '';
-    // OAuth: the install named the portal's member_id; the page takes no post naming another.
-    const memberId =
-      this.config.authMode === 'oauth' ? (await this.tokenStore.findTokens(portalId))?.memberId : undefined;
-    return { portalId, domain, clientEndpoint: origin ? `${origin}/rest/` : '', active: true, memberId };
+    // OAuth: the install named the portal's member_id; the page takes no post naming another. An
+    // uninstall (ONAPPUNINSTALL) closes the page; a reinstall (a new application token) ends its sessions.
+    const stored = this.config.authMode === 'oauth' ? await this.tokenStore.findTokens(portalId) : undefined;
+    const uninstalled = stored?.reauthorisationReason?.includes('ONAPPUNINSTALL') === true;
+    const installation =
+      this.config.authMode === 'oauth'
+        ? `application ${createHash('sha256')
+            .update(stored?.applicationToken ?? '')
+            .digest('base64url')}`
+        : 'webhook';
+    return {
+      portalId,
+      domain,
+      clientEndpoint: origin ? `${origin}/rest/` : '',
+      active: !uninstalled,
+      installation,
+      memberId: stored?.memberId,
+    };
+  }
+
+  async budget(): Promise<PortalBudget | undefined> {
+    return this.config.authMode === 'oauth' ? this.client.budget : undefined;
   }
 
   async connection(): Promise<ConnectionLine[]> {

@@ -10,24 +10,16 @@ const STATE_COOKIE = 'bridge_oauth_state';
 /**
  * OAuth application mode (docs/API.md): `/oauth/start` (behind ADMIN_TOKEN) and `/oauth/callback` for the
  * code flow, `/oauth/install` for the portal's ONAPPINSTALL post, `/oauth/events` for later portal events.
- * Anyone can post to the last two, so each source address gets a small budget of posts.
+ * Anyone can post to the last two: an install is never refused for its rate (the vendor posts every
+ * portal's install from a few addresses and does not retry), its check is queued and deduplicated by the
+ * install queue (auth/portal-post-limits.ts); each source address gets a budget of event posts.
  */
 @Controller('oauth')
 export class OAuthController {
-  /**
-   * A portal installs rarely: a few posts at once, then one every 12 s per address. With many portals the
-   * vendor's few servers post every portal's installs: 50 at once, then 10 a second per address (each is
-   * checked with the OAuth server, within InstallChecks' own limits).
-   */
-  private readonly installPosts: SourceRateLimit;
   /** Events cost no portal request; the limit only keeps a flood from one address cheap. */
   private readonly eventPosts = new SourceRateLimit('event', 60, 100);
 
-  constructor(private readonly oauth: OAuthService) {
-    this.installPosts = oauth.multi
-      ? new SourceRateLimit('install', 50, 100)
-      : new SourceRateLimit('install', 5, 12_000);
-  }
+  constructor(private readonly oauth: OAuthService) {}
 
   @Get('start')
   @UseGuards(OAuthStartGuard)
@@ -64,10 +56,7 @@ export class OAuthController {
     @Req() request: Request,
     @Res({ passthrough: true }) response: Response,
   ): Promise<Authorised & { message: string }> {
-    const installed = await withRetryAfter(response, async () => {
-      if (this.oauth.enabled) this.installPosts.admit(sourceOf(request));
-      return this.oauth.install(body, sourceOf(request));
-    });
+    const installed = await withRetryAfter(response, () => this.oauth.install(body, sourceOf(request)));
     const message = installed.unchanged
       ? 'The application is installed with these tokens already.'
       : 'The application is installed; delivery resumes.';

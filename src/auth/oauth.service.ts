@@ -9,7 +9,7 @@ import {
   ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { sameSecret } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
 import { PortalClient } from '../portal/portal-client';
@@ -20,17 +20,30 @@ import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
 import { PortalInstalls } from './portal-installs';
 import { DEFAULT_TOKEN_LIFETIME_SEC, OAuthRefusal, TokenGrant } from './oauth-token-endpoint';
-import { InstallChecks } from './portal-post-limits';
+import { InstallQueue, InstallQueueLimits } from './portal-post-limits';
 import { formOf, formText, InstallPost, PortalForm, readInstallPost } from './portal-post';
 
 /** What the application asks the portal for. */
 const SCOPE = 'crm,telephony,user';
 
-/** At most this many install checks at once, across all sources; the portal's budget pays for them. */
-const MAX_PENDING_CHECKS = 3;
-/** Install checks across all sources: a burst of this many, then one more every CHECK_REFILL_MS. */
-const CHECK_BURST = 4;
-const CHECK_REFILL_MS = 15_000;
+/**
+ * Install checks with the one portal (app.info, user.admin; its request budget pays for them): one at once
+ * (one claim), queued for up to 30 s; failed ones cost their source 3, then one a minute, and all sources
+ * without a confirmed install together 4, then one every two minutes (docs/OPERATIONS.md).
+ */
+const INSTALL_QUEUE: InstallQueueLimits = {
+  concurrency: 1,
+  burst: 4,
+  refillMs: 15_000,
+  sourceCredit: 3,
+  sourceRefillMs: 60_000,
+  strangerCredit: 4,
+  strangerRefillMs: 120_000,
+  provenMs: 24 * 3_600_000,
+  maxWaiting: 1_000,
+  waitMs: 30_000,
+  forgedMs: 10 * 60_000,
+};
 
 export interface Authorised {
   portalId: string;
@@ -54,7 +67,7 @@ export class OAuthService {
   private readonly logger = new Logger('OAuth');
   /** Unset in webhook mode, where every OAuth endpoint answers 404. */
   private readonly mode?: { credentials: OAuthCredentials; check: ApplicationCheck };
-  private readonly installChecks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
+  private readonly installQueue = new InstallQueue(INSTALL_QUEUE);
 
   constructor(
     private readonly tokens: TokenStore,
@@ -159,7 +172,8 @@ export class OAuthService {
 
   /**
    * The portal's ONAPPINSTALL post. Cheap checks first (fields, portal, member_id of the stored install),
-   * then, within InstallChecks' limits, the configured portal must confirm with the posted access token
+   * then, through the install queue (the same post checked once, forgeries charged to their source), the
+   * configured portal must confirm with the posted access token
    * that it is this application's on this portal, and, before a working pair is replaced, that its user
    * is an administrator. A post repeating the stored pair changes nothing and costs nothing.
    */
@@ -191,12 +205,22 @@ export class OAuthService {
     ) {
       return { portalId: settings.portalId, domain: post.domain, unchanged: true };
     }
-    await this.installChecks.run(async () => {
-      const outcome = await check.confirm(post.accessToken, post.memberId);
-      if (!outcome.confirmed) this.refuse('an install post', outcome, 'nothing stored');
-      if (!working) return;
-      const admin = await check.confirmAdministrator(post.accessToken);
-      if (!admin.confirmed) this.refuse('an install post', admin, 'the working tokens were kept');
+    const identity = createHash('sha256')
+      .update(`${post.accessToken}\u0000${post.refreshToken}`)
+      .digest('hex');
+    await this.installQueue.run({ claim: settings.portalId, identity, source }, async () => {
+      try {
+        const outcome = await check.confirm(post.accessToken, post.memberId);
+        if (!outcome.confirmed) this.refuse('an install post', outcome, 'nothing stored');
+        if (working) {
+          const admin = await check.confirmAdministrator(post.accessToken);
+          if (!admin.confirmed) this.refuse('an install post', admin, 'the working tokens were kept');
+        }
+        return { confirmed: true, value: undefined };
+      } catch (error) {
+        // The portal refused (403): a forgery, charged to its source; it could not be asked (503): not.
+        return { confirmed: false, forged: error instanceof ForbiddenException, error };
+      }
     });
     await this.keepInstall(post);
     return { portalId: settings.portalId, domain: post.domain };

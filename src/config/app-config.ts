@@ -449,6 +449,15 @@ export class AppConfig {
   @Min(1)
   PORTAL_IDLE_SEC = 600;
 
+  /**
+   * The application's page asks the portal again whether its user is still an administrator (`user.admin`)
+   * when the last answer is older than this many seconds; 0: on every page.
+   */
+  @Transform(toInt)
+  @IsInt()
+  @Min(0)
+  APP_PAGE_RECHECK_SEC = 300;
+
   /** Attempts per step (register, finish, attachRecord) before a call the portal keeps refusing is parked as failed. */
   @Transform(toInt)
   @IsInt()

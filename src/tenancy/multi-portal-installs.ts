@@ -1,7 +1,6 @@
 import {
   BadRequestException,
   ForbiddenException,
-  HttpException,
   Injectable,
   Logger,
   ServiceUnavailableException,
@@ -10,8 +9,8 @@ import {
 import { OAuthRefusal, OAuthTokenEndpoint, TokenGrant } from '../auth/oauth-token-endpoint';
 import { createHash } from 'node:crypto';
 import { LRUCache } from 'lru-cache';
-import { InstallChecks, SourceCheckShares } from '../auth/portal-post-limits';
-import { formOf, formText, readInstallPost } from '../auth/portal-post';
+import { InstallQueue, InstallQueueLimits, InstallVerdict } from '../auth/portal-post-limits';
+import { formOf, formText, InstallPost, readInstallPost } from '../auth/portal-post';
 import { PortalInstalls } from '../auth/portal-installs';
 import { sameSecret } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
@@ -23,18 +22,25 @@ import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalRegistry } from './portal-registry';
 
-/** Checks with the OAuth server at once, across all sources, and their bucket: 100, then 20 a second. */
-const MAX_PENDING_CHECKS = 8;
-const CHECK_BURST = 100;
-const CHECK_REFILL_MS = 50;
 /**
- * One source address's share of those checks: 2 at once, 20, then 2 a second. A stranger posting junk from
- * one address uses a fifth of the burst and a tenth of the refill at most; the vendor's servers posting
- * real installs keep the rest.
+ * Install checks at the vendor's OAuth server (docs/decisions/many-portals.md, "Installs nobody can forge"):
+ * 8 at once, 20 and then 10 a second started, queued (never refused for rate) up to 5,000 posts for 30 s
+ * (the vendor waits about 10 s for the answer). Failed checks cost their source: 5, then one a minute per
+ * address; 4, then one every two minutes for all addresses without a confirmed install yet together.
  */
-const SOURCE_MAX_PENDING = 2;
-const SOURCE_BURST = 20;
-const SOURCE_REFILL_MS = 500;
+const INSTALL_QUEUE: InstallQueueLimits = {
+  concurrency: 8,
+  burst: 20,
+  refillMs: 100,
+  sourceCredit: 5,
+  sourceRefillMs: 60_000,
+  strangerCredit: 4,
+  strangerRefillMs: 120_000,
+  provenMs: 24 * 3_600_000,
+  maxWaiting: 5_000,
+  waitMs: 30_000,
+  forgedMs: 10 * 60_000,
+};
 /** Refresh tokens the OAuth server refused (invalid_grant), remembered by hash: a replay is not sent again. */
 const REFUSED_KEPT = 10_000;
 
@@ -51,8 +57,7 @@ const REFUSED_KEPT = 10_000;
 export class MultiPortalInstalls extends PortalInstalls {
   private readonly logger = new Logger('Installs');
   private readonly endpoint: OAuthTokenEndpoint;
-  private readonly checks = new InstallChecks(MAX_PENDING_CHECKS, CHECK_BURST, CHECK_REFILL_MS);
-  private readonly sourceShares = new SourceCheckShares(SOURCE_MAX_PENDING, SOURCE_BURST, SOURCE_REFILL_MS);
+  private readonly queue = new InstallQueue(INSTALL_QUEUE);
   private readonly refused = new LRUCache<string, OAuthRefusal>({ max: REFUSED_KEPT });
   private readonly allowedDomains: readonly string[];
 
@@ -80,8 +85,9 @@ export class MultiPortalInstalls extends PortalInstalls {
 
   /**
    * Cheap checks first, none of which spends the client secret: the post's shape, a member_id that can be a
-   * portal id, the domain allowed, a refresh token the OAuth server already refused, then the source's share
-   * of the checks and the global budget; only then the OAuth server.
+   * portal id, the domain allowed, a refresh token the OAuth server already refused; then the install
+   * queue (one check per claimed portal at once, the same post once, forgeries charged to their source),
+   * and only then the OAuth server.
    */
   async install(
     body: unknown,
@@ -99,37 +105,68 @@ export class MultiPortalInstalls extends PortalInstalls {
     const refreshKey = createHash('sha256').update(post.refreshToken).digest('hex');
     const refusedBefore = this.refused.get(refreshKey);
     if (refusedBefore) return this.repeated(post.memberId, post.applicationToken, refusedBefore);
+    return this.queue.run({ claim: post.memberId, identity: refreshKey, source }, () =>
+      this.check(post, refreshKey),
+    );
+  }
+
+  /** The check itself: the refresh token spent at the OAuth server, whose answer alone is believed. */
+  private async check(
+    post: InstallPost,
+    refreshKey: string,
+  ): Promise<InstallVerdict<{ portalId: string; domain: string; unchanged?: boolean }>> {
     let grant: TokenGrant;
     try {
-      grant = await this.sourceShares.run(source, () =>
-        this.checks.run(() => this.endpoint.refresh(post.refreshToken)),
-      );
+      grant = await this.endpoint.refresh(post.refreshToken);
     } catch (error) {
       if (error instanceof OAuthRefusal) {
         // A refused refresh token stays refused: its replays are answered without the OAuth server.
         if (error.code === 'invalid_grant') this.refused.set(refreshKey, error);
-        return this.repeated(post.memberId, post.applicationToken, error);
+        try {
+          return { confirmed: true, value: await this.repeated(post.memberId, post.applicationToken, error) };
+        } catch (refusal) {
+          return { confirmed: false, forged: true, error: refusal };
+        }
       }
-      if (error instanceof HttpException) throw error;
       this.logger.warn(`an install could not be checked with the OAuth server: ${(error as Error).message}`);
-      throw new ServiceUnavailableException('the OAuth server could not confirm the install; post it again');
+      return {
+        confirmed: false,
+        forged: false,
+        error: new ServiceUnavailableException(
+          'the OAuth server could not confirm the install; post it again',
+        ),
+      };
     }
     if (grant.memberId !== post.memberId) {
       this.logger.warn(
         'an install post whose tokens belong to another portal (member_id) was refused; nothing stored',
       );
-      throw new ForbiddenException('the OAuth server says the tokens belong to another portal (member_id)');
+      return {
+        confirmed: false,
+        forged: true,
+        error: new ForbiddenException(
+          'the OAuth server says the tokens belong to another portal (member_id)',
+        ),
+      };
     }
     const clientEndpoint =
       grant.clientEndpoint ?? (grant.domain ? `https://${grant.domain}/rest/` : undefined);
     const domain = grant.domain ?? (clientEndpoint ? new URL(clientEndpoint).host : post.domain);
     if (!clientEndpoint || !/^https?:\/\//.test(clientEndpoint)) {
-      throw new ServiceUnavailableException(
-        'the OAuth server named no endpoint for the portal; post it again',
-      );
+      return {
+        confirmed: false,
+        forged: false,
+        error: new ServiceUnavailableException(
+          'the OAuth server named no endpoint for the portal; post it again',
+        ),
+      };
     }
     if (!this.allowed(domain)) {
-      throw new ForbiddenException('this portal may not install the application (B24_ALLOWED_DOMAINS)');
+      return {
+        confirmed: false,
+        forged: true,
+        error: new ForbiddenException('this portal may not install the application (B24_ALLOWED_DOMAINS)'),
+      };
     }
     const portalId = post.memberId;
     const now = Date.now();
@@ -154,7 +191,7 @@ export class MultiPortalInstalls extends PortalInstalls {
     this.logger.log(`portal ${portalId} (${domain}) installed the application`);
     await this.registry.sync();
     this.signal.credentialsRenewed(portalId);
-    return { portalId, domain };
+    return { confirmed: true, value: { portalId, domain } };
   }
 
   async portalEvent(body: unknown): Promise<{ event: string; handled: boolean }> {

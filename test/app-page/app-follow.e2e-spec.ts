@@ -6,7 +6,7 @@ import { CdrDatabase } from '../support/cdr-database';
 import { EslDouble } from '../support/esl-double';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost, readAgain, shot, submitIn } from './portal-frame';
+import { launchChromium, PortalFrameHost, readAgain, shot, submitIn, sessionOf } from './portal-frame';
 
 const SECRET = 'follow-page-s3cret';
 const WRONG = 'not-the-s3cret-at-all';
@@ -262,13 +262,13 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     expect(await frame.getAttribute('#follow-PBX_EVENTS', 'disabled')).not.toBeNull();
     expect(await html(frame)).not.toContain(SECRET);
     const before = (await portal()).settings;
-    const session = new URL(frame.url()).pathname;
+    const session = await sessionOf(frame);
     const logins = pbx.logins;
     for (const action of ['follow', 'test-follow']) {
       const forged = await bridge.http
-        .post(`${session}/${action}`)
+        .post(`/app/${action}`)
         .type('form')
-        .send({ PBX_EVENTS: 'ami', AMI_URL: pbx.url(WRONG) });
+        .send({ session, PBX_EVENTS: 'ami', AMI_URL: pbx.url(WRONG) });
       expect(forged.status).toBe(403);
     }
     expect((await portal()).settings).toEqual(before);

@@ -120,9 +120,16 @@ export class PortalFrameHost {
   }
 }
 
-/** Follows the page's own "read again" link (the address carries the session). */
+/** Presses the page's own "read again" button (a form posting the session, which no address carries). */
 export async function readAgain(frame: Frame): Promise<void> {
-  await frame.goto(new URL((await frame.getAttribute('#refresh', 'href')) ?? '', frame.url()).href);
+  await submitIn(frame, '#refresh');
+}
+
+/** The session the page's forms carry (a hidden field), for a post made by hand. */
+export async function sessionOf(frame: Frame): Promise<string> {
+  const session = await frame.getAttribute('input[name="session"]', 'value');
+  if (!session) throw new Error('the page carries no session');
+  return session;
 }
 
 /**
