@@ -1,5 +1,6 @@
 import { createServer, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { EgressPolicy } from '../common/egress';
 import { RecordingHosts } from '../common/recording-hosts';
 import { RecordingFetcher } from './recording-fetcher';
 
@@ -28,6 +29,7 @@ describe('RecordingFetcher', () => {
       authorization: 'Bearer rec-t0ken',
       maxBytes,
       timeoutMs: 2000,
+      egress: EgressPolicy.unrestricted(),
     });
   const wav = (size: number) => Buffer.concat([Buffer.from('RIFF\0\0\0\0WAVE'), Buffer.alloc(size - 12, 7)]);
 
