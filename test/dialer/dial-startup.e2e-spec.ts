@@ -94,10 +94,13 @@ describe('click-to-call start-up and tls:// (child process)', () => {
     }
   });
 
-  it('DIAL_MODE=esl with such a password, percent-encoded, starts and dials', async () => {
+  it('DIAL_MODE=esl with such a password, written plainly, starts and dials', async () => {
     const esl = await EslServer.start(ESL_PASSWORD);
     try {
-      const { bridge, callId } = await clickThrough({ DIAL_MODE: 'esl', ESL_URL: esl.url() });
+      const { bridge, callId } = await clickThrough({
+        DIAL_MODE: 'esl',
+        ESL_URL: `tcp://:${ESL_PASSWORD}@127.0.0.1:${esl.port}`,
+      });
       const [originate] = await eventually(async () =>
         esl.originates().length ? esl.originates() : undefined,
       );
