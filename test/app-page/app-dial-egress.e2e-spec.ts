@@ -99,16 +99,13 @@ describe('the application page: dial settings under the tenant rule (multi mode,
         `tcp://crm:${SECRET}@127.0.0.1:${tcp.port}`,
         `tls://crm:${SECRET}@localhost:${tcp.port}`,
       ]) {
-        const tested = await bridge.http
-          .post(`${session}/test-dial`)
-          .type('form')
-          .send({
-            defaultUserId: '',
-            defaultCountry: '',
-            missedCallTask: '',
-            DIAL_MODE: 'ami',
-            AMI_URL: url,
-          });
+        const tested = await bridge.http.post(`${session}/test-dial`).type('form').send({
+          defaultUserId: '',
+          defaultCountry: '',
+          missedCallTask: '',
+          DIAL_MODE: 'ami',
+          AMI_URL: url,
+        });
         expect(testResult(tested.text)).toContain('not allowed');
         expect(tested.text).not.toContain(SECRET);
       }
@@ -152,16 +149,13 @@ describe('the application page: dial settings under the tenant rule (multi mode,
     const test = async (url: string) =>
       testResult(
         (
-          await bridge.http
-            .post(`${session}/test-dial`)
-            .type('form')
-            .send({
-              defaultUserId: '',
-              defaultCountry: '',
-              missedCallTask: '',
-              DIAL_MODE: 'ami',
-              AMI_URL: url,
-            })
+          await bridge.http.post(`${session}/test-dial`).type('form').send({
+            defaultUserId: '',
+            defaultCountry: '',
+            missedCallTask: '',
+            DIAL_MODE: 'ami',
+            AMI_URL: url,
+          })
         ).text,
       );
 
