@@ -1,7 +1,11 @@
 import { Injectable } from '@nestjs/common';
 import { PortalBudget } from '../portal/budget-waiters';
 import { PortalRegistry } from '../tenancy/portal-registry';
-import { checkPortalSettings, createPbxToken } from '../tenancy/portal-settings-check';
+import {
+  checkPortalSettings,
+  checkPortalSettingsShape,
+  createPbxToken,
+} from '../tenancy/portal-settings-check';
 import { PortalStore } from '../store/portal-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
@@ -105,12 +109,21 @@ export class RegistryPageSource extends PageSource {
   }
 
   checkSettings(body: Record<string, unknown>) {
-    const checked = checkPortalSettings(body, { production: this.registry.production });
+    // A test, storing nothing: the shape checks only; the test's connections go through the egress gate.
+    const checked = checkPortalSettingsShape(
+      body,
+      { production: this.registry.production },
+      this.registry.egress,
+    );
     return 'errors' in checked ? checked : { patch: { ...checked.patch } };
   }
 
   async updateSettings(portalId: string, body: Record<string, unknown>) {
-    const checked = checkPortalSettings(body, { production: this.registry.production });
+    const checked = await checkPortalSettings(
+      body,
+      { production: this.registry.production },
+      this.registry.egress,
+    );
     if ('errors' in checked) return checked;
     const before = (await this.portals.findPortal(portalId))?.settings ?? {};
     const updated = await this.portals.updateSettings(portalId, { ...checked.patch }, Date.now());

@@ -111,6 +111,16 @@ describe('EgressPolicy for tenants', () => {
     ).toEqual({ problem: 'DIAL_URL: bridge.example.com:443 is this deployment itself' });
   });
 
+  it("takes this deployment's own literal address only where the operator allowed it", () => {
+    const own = EgressPolicy.forTenants(allowed('127.0.0.0/8'), ['127.0.0.1']);
+    expect(
+      own.destination({ variable: 'AMI_URL', host: '127.0.0.1', port: 5038, tls: false, credentials: true }),
+    ).toBeInstanceOf(Destination);
+    expect(own.hostRefusal('127.0.0.1')).toBeUndefined();
+    const public1 = EgressPolicy.forTenants(allowed(), ['203.0.113.7']);
+    expect(public1.hostRefusal('203.0.113.7')).toBe('203.0.113.7 is this deployment itself');
+  });
+
   it('takes an address the operator allowed, in clear too (a VPN)', () => {
     const vpn = EgressPolicy.forTenants(allowed('10.8.0.0/16'));
     expect(

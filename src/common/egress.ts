@@ -161,8 +161,10 @@ export class EgressPolicy {
     const host = spec.host.replace(/^\[|\]$/g, '').toLowerCase();
     const where = `${spec.variable}: ${hostPort(host, spec.port)}`;
     if (!this.restricted) return new Destination(spec.variable, host, spec.port, this);
-    if (this.ownHosts.includes(host)) return { problem: `${where} is this deployment itself` };
     const literal = isIP(host) !== 0;
+    // A literal own address the operator allowed (TENANT_ALLOWED_NETWORKS) is taken like any allowed one.
+    if (this.ownHosts.includes(host) && !(literal && this.allowedExplicitly(host)))
+      return { problem: `${where} is this deployment itself` };
     const refusal = literal ? this.refusal(host) : undefined;
     if (refusal)
       return {
@@ -219,8 +221,10 @@ export class EgressPolicy {
   hostRefusal(host: string): string | undefined {
     const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
     if (!this.restricted) return undefined;
-    if (this.ownHosts.includes(bare)) return `${bare} is this deployment itself`;
-    const refusal = isIP(bare) !== 0 ? this.refusal(bare) : undefined;
+    const literal = isIP(bare) !== 0;
+    if (this.ownHosts.includes(bare) && !(literal && this.allowedExplicitly(bare)))
+      return `${bare} is this deployment itself`;
+    const refusal = literal ? this.refusal(bare) : undefined;
     return refusal && `${bare} ${refusal}`;
   }
 

@@ -539,7 +539,7 @@ export class AppConfig {
   @IsIn(['ami', 'esl', 'http'], { message: 'DIAL_MODE must be ami, esl or http' })
   DIAL_MODE?: 'ami' | 'esl' | 'http';
 
-  /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038` or (PBX_EVENTS) `tls://…:5039`. */
+  /** Secret: the Asterisk Manager Interface, `tcp://user:secret@host:5038` or `tls://user:secret@host:5039`. */
   @Transform(emptyAsUnset)
   @IsOptional()
   @ValidateBy(credentialUrlRule('AMI_URL'))
@@ -662,9 +662,10 @@ export const CREDENTIAL_URLS = {
 
 /** Read by parseCredentialUrl (any character in the password); the message names the variable, never the value. */
 function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
-  const { schemes, shape } = CREDENTIAL_URLS[variable];
   const problem = (value: unknown): string | undefined => {
     if (typeof value !== 'string') return undefined;
+    // Read when a value is checked: the decorators run before CREDENTIAL_URLS below is defined.
+    const { schemes, shape } = CREDENTIAL_URLS[variable];
     const parsed = parseCredentialUrl(value, variable, schemes, shape);
     if ('problem' in parsed) return parsed.problem;
     if (variable === 'ASTERISK_CDR_URL' && !/^\/[\w$-]+$/.test(parsed.path))
@@ -780,8 +781,6 @@ function crossFieldProblems(config: AppConfig): string[] {
     );
   }
   if (config.DIAL_MODE === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when DIAL_MODE=ami');
-  if (config.DIAL_MODE === 'ami' && config.AMI_URL?.startsWith('tls:'))
-    problems.push('AMI_URL: click-to-call (DIAL_MODE=ami) speaks tcp:// only; tls:// serves PBX_EVENTS');
   if (config.PBX_EVENTS === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when PBX_EVENTS=ami');
   if (config.DIAL_MODE === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when DIAL_MODE=esl');
   if (config.PBX_EVENTS === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when PBX_EVENTS=esl');

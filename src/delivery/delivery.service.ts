@@ -7,6 +7,7 @@ import {
 } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { EgressPolicy } from '../common/egress';
 import { WorkSignal } from '../common/work-signal';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, PortalSettings, RecordingSettings } from '../config/settings';
@@ -66,8 +67,12 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     @Optional() @Inject(DELIVERY_SERVICE_OPTIONS) options: DeliveryServiceOptions = {},
     // Single mode only (Nest injects it; multi mode's runtimes pass none: their shard map joins the registry).
     @Optional() replicas?: ReplicaRegistry,
+    // What recording downloads may reach: single mode's injected policy (unrestricted: the operator's own
+    // RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
+    @Inject(EgressPolicy) egress?: EgressPolicy,
   ) {
     super();
+    if (!egress) throw new Error('DeliveryService: no egress policy for recording downloads');
     const portal = options.metricsPortal ?? client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -114,6 +119,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
           authorization: recording.fetchAuthorization,
           maxBytes: recording.maxBytes,
           timeoutMs: 30_000,
+          egress,
         }),
         requestMaxBytes: recording.requestMaxBytes,
         maxBackoffMs: Math.min(delivery.maxBackoffMs, 60_000),

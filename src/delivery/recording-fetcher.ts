@@ -1,6 +1,7 @@
-import { request as httpRequest, IncomingMessage } from 'node:http';
+import { Agent, request as httpRequest, IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { AudioKind } from '../common/audio-type';
+import { EgressPolicy, EgressRefused } from '../common/egress';
 import { NotAudioError, RecordingScan, RecordingTooLargeError } from '../common/recording-stream';
 import { RecordingHosts } from '../common/recording-hosts';
 
@@ -33,6 +34,11 @@ export interface FetcherSettings {
   maxBytes: number;
   /** Per hop: no answer (or no bytes) for this long aborts the download, which is then retried. */
   timeoutMs: number;
+  /**
+   * What downloads may reach (SPEC §8): single mode's operator settings are unrestricted; a portal's are
+   * under the tenant rule, checked at every hop (a literal address before any socket, a name at its lookup).
+   */
+  egress: EgressPolicy;
 }
 
 /** Not there yet: the PBX is still converting the file, or its server is not up. */
@@ -43,10 +49,17 @@ const MAX_REDIRECTS = 5;
 /**
  * Downloads a recording from an allowed host: redirects followed by hand, only while they stay on
  * RECORDING_FETCH_HOSTS; never more than `maxBytes` read; wav or mp3 only, told by the first bytes.
- * Reasons name the host and path, never the query (it may hold a token) nor the credentials.
+ * Every hop goes through the egress policy's agents: a hop the rule refuses (a literal address in a refused
+ * range, a name resolving there, this deployment's own name, RECORDING_FETCH_AUTH in clear) fails the
+ * download for good without a connection. Reasons name the host and path, never the query (it may hold a
+ * token) nor the credentials.
  */
 export class RecordingFetcher {
-  constructor(private readonly settings: FetcherSettings) {}
+  private readonly agents: { http: Agent; https: Agent };
+
+  constructor(private readonly settings: FetcherSettings) {
+    this.agents = { http: settings.egress.agent(false), https: settings.egress.agent(true) };
+  }
 
   /** RECORDING_MAX_MB in bytes: a body is read no further. */
   get maxBytes(): number {
@@ -85,10 +98,18 @@ export class RecordingFetcher {
           reason: `recording: ${hop === 0 ? '' : 'redirect to '}${target.host} is not in RECORDING_FETCH_HOSTS`,
         };
       }
+      const refusal = this.refusal(target);
+      if (refusal)
+        return { kind: 'failed', reason: `recording: ${hop === 0 ? '' : 'redirect to '}${refusal}` };
       let response: IncomingMessage;
       try {
         response = await this.get(target, signal);
       } catch (error) {
+        if (error instanceof EgressRefused)
+          return {
+            kind: 'failed',
+            reason: `recording: ${hop === 0 ? '' : 'redirect to '}${error.message} (loopback, link-local, private and shared ranges are refused unless TENANT_ALLOWED_NETWORKS allows them)`,
+          };
         const code = (error as NodeJS.ErrnoException).code ?? '';
         const reason = `download of ${where(target)} failed: ${code || (error as Error).message}`;
         return NOT_READY_ERRORS.has(code) ? { kind: 'not-ready', reason } : { kind: 'failed', reason };
@@ -116,12 +137,36 @@ export class RecordingFetcher {
     }
   }
 
+  /**
+   * Why the egress rule refuses this hop before any connection: a literal address in a refused range, this
+   * deployment's own name, or the download's credentials in clear (http://) to anything but an address the
+   * operator allowed. A name's addresses are checked by the agent's lookup.
+   */
+  private refusal(target: URL): string | undefined {
+    const tls = target.protocol === 'https:';
+    const checked = this.settings.egress.destination({
+      variable: 'recordingUrl',
+      host: target.hostname,
+      port: target.port ? Number(target.port) : tls ? 443 : 80,
+      tls,
+      credentials: this.settings.authorization !== undefined,
+    });
+    return 'problem' in checked ? checked.problem : undefined;
+  }
+
   private get(target: URL, signal?: AbortSignal): Promise<IncomingMessage> {
-    const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+    const tls = target.protocol === 'https:';
+    const send = tls ? httpsRequest : httpRequest;
     const headers: Record<string, string> = { accept: 'audio/mpeg, audio/wav, audio/*;q=0.8, */*;q=0.1' };
     if (this.settings.authorization) headers.authorization = this.settings.authorization;
     return new Promise((resolve, reject) => {
-      const request = send(target, { method: 'GET', headers, timeout: this.settings.timeoutMs, signal });
+      const request = send(target, {
+        method: 'GET',
+        headers,
+        timeout: this.settings.timeoutMs,
+        signal,
+        agent: tls ? this.agents.https : this.agents.http,
+      });
       request.once('response', resolve);
       request.once('timeout', () =>
         request.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })),

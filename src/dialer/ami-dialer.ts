@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
+import { EgressPolicy } from '../common/egress';
+import { lineServerOf, LineServer, reachable } from './dial-destination';
 import {
   argumentValue,
   DialError,
   Dialer,
+  LoginRefused,
   dialString,
   fillTemplate,
   oneLine,
   OriginateRequest,
   protocolValue,
 } from './dialer';
-import { LineConnection, ProtocolMessage, tcpTarget } from './line-connection';
+import { LineConnection, ProtocolMessage } from './line-connection';
 
 export interface AmiOptions {
-  /** `tcp://user:secret@host:5038` (a secret). */
+  /** `tcp://user:secret@host:5038` or `tls://user:secret@host:5039` (a secret). */
   url: string;
+  /** Who may be reached: the operator's own settings are unrestricted, a portal's are under SPEC §8's rule. */
+  egress: EgressPolicy;
   /** `PJSIP/{extension}`. */
   channel: string;
   context: string;
@@ -22,18 +27,19 @@ export interface AmiOptions {
 
 /**
  * Asterisk Manager Interface (written from the AMI documentation; no library: see
- * docs/decisions/click-to-call.md). One short connection per click: greeting, `Login`, `Originate` (Async,
+ * docs/decisions/click-to-call.md), over TCP or (`tls://`, Asterisk's `tlsbindport`) TLS with the
+ * certificate checked. One short connection per click: greeting, `Login`, `Originate` (Async,
  * so the answer comes as soon as Asterisk queued the call), `Logoff`. Replies are matched by ActionID; events in
  * between are skipped.
  */
 export class AmiDialer extends Dialer {
   readonly target: string;
-  private readonly server: ReturnType<typeof tcpTarget>;
+  private readonly server: LineServer;
 
   constructor(private readonly options: AmiOptions) {
     super();
-    this.server = tcpTarget(options.url, 5038);
-    this.target = `ami tcp://${this.server.host}:${this.server.port}`;
+    this.server = lineServerOf('AMI_URL', options.url, options.egress);
+    this.target = `ami ${this.server.label}`;
   }
 
   /** Connects, logs in and off: what the application's page's "test connection" asks. */
@@ -80,20 +86,22 @@ export class AmiDialer extends Dialer {
 
   /** A connection past the greeting and `Login`; closed when either fails. */
   private async loggedIn(): Promise<LineConnection> {
-    const { host, port, user, password } = this.server;
-    const connection = await LineConnection.open(host, port, this.options.timeoutMs ?? 5000);
+    const { url, tls, destination } = this.server;
+    const { user, password } = url;
+    const where = reachable(destination);
+    const connection = await LineConnection.open(where, tls, this.options.timeoutMs ?? 5000);
     try {
       const greeting = await connection.readLine();
       if (!/^Asterisk Call Manager/i.test(greeting)) {
-        throw new DialError(`not an Asterisk Manager Interface at ${host}:${port}`);
+        throw new DialError(`not an Asterisk Manager Interface at ${where.label}`);
       }
       const login = await this.action(connection, 'Login', [
         ['Username', user],
         ['Secret', password],
       ]);
       if (!/^success$/i.test(login.headers.Response ?? '')) {
-        throw new DialError(
-          `AMI login refused for user ${oneLine(user)} at ${host}:${port}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
+        throw new LoginRefused(
+          `AMI login refused for user ${oneLine(user)} at ${where.label}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
         );
       }
       return connection;

@@ -10,6 +10,7 @@ import {
   Optional,
 } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
+import { EgressPolicy, EgressRefused } from '../common/egress';
 import { ClickBus, PortalClick } from '../clicks/click';
 import { PORTAL_ID } from '../config/portal-id';
 import { DialSettings } from '../config/settings';
@@ -95,9 +96,12 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     private readonly lookup: CrmLookupService,
     private readonly metrics: BridgeMetrics,
     @Inject(PORTAL_ID) portalId: string,
+    // Single mode: the injected policy (unrestricted: the operator's own settings); a portal runtime passes
+    // the deployment's tenant rule.
+    egress: EgressPolicy,
     @Optional() @Inject(Dialer) dialer?: Dialer,
   ) {
-    this.dialer = dialer ?? createDialer(settings);
+    this.dialer = dialer ?? createDialer(settings, egress);
     this.portals.add(portalId);
   }
 
@@ -222,6 +226,16 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
       });
     } catch (error) {
       if (error instanceof DialRefused) return this.fail(request, error.message, 'sending');
+      if (error instanceof EgressRefused) {
+        // The deployment's rule refuses the PBX's address (SPEC §8): no retry would change that, so the
+        // click fails now, its reason naming the setting, the host and the rule (never a credential).
+        this.status = {
+          pbxReachable: false,
+          lastError: error.message,
+          lastAttemptAt: new Date().toISOString(),
+        };
+        return this.fail(request, error.message, 'sending');
+      }
       return this.retry(request, error, 'sending');
     }
     const now = Date.now();

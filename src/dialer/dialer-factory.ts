@@ -1,11 +1,20 @@
+import { EgressPolicy } from '../common/egress';
 import { DialSettings } from '../config/settings';
 import { AmiDialer } from './ami-dialer';
 import { Dialer } from './dialer';
 import { EslDialer } from './esl-dialer';
 import { HttpDialer } from './http-dialer';
 
-/** The adapter DIAL_MODE chooses; undefined when click-to-call is off. */
-export function createDialer(settings: DialSettings, timeoutMs = 5000): Dialer | undefined {
+/**
+ * The adapter DIAL_MODE chooses; undefined when click-to-call is off. `egress`: who its connections may
+ * reach (the operator's own settings: unrestricted; a portal's in multi mode: the deployment's tenant rule).
+ * A destination the rule refuses still builds a dialer: each click then fails at once with the refusal.
+ */
+export function createDialer(
+  settings: DialSettings,
+  egress: EgressPolicy,
+  timeoutMs = 5000,
+): Dialer | undefined {
   switch (settings.mode) {
     case 'ami':
       return new AmiDialer({
@@ -13,15 +22,22 @@ export function createDialer(settings: DialSettings, timeoutMs = 5000): Dialer |
         channel: settings.amiChannel,
         context: settings.amiContext,
         timeoutMs,
+        egress,
       });
     case 'esl':
-      return new EslDialer({ url: settings.eslUrl ?? '', originate: settings.eslOriginate, timeoutMs });
+      return new EslDialer({
+        url: settings.eslUrl ?? '',
+        originate: settings.eslOriginate,
+        timeoutMs,
+        egress,
+      });
     case 'http':
       return new HttpDialer({
         url: settings.url ?? '',
         method: settings.method,
         authorization: settings.authorization,
         timeoutMs,
+        egress,
       });
     default:
       return undefined;

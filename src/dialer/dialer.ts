@@ -19,6 +19,14 @@ export interface OriginateRequest {
 /** The PBX did not take the request: `message` names the cause and never carries a secret. */
 export class DialError extends Error {}
 
+/**
+ * The PBX spoke its protocol and refused the login (the page's "test connection" says `login refused`,
+ * never the server's words; `isCredentialsRefused`).
+ */
+export class LoginRefused extends DialError {
+  readonly credentialsRefused = true;
+}
+
 /** A request the bridge refuses to send as it is (a value the protocol would split): never retried. */
 export class DialRefused extends Error {}
 

@@ -1,19 +1,24 @@
 import { randomUUID } from 'node:crypto';
+import { EgressPolicy } from '../common/egress';
+import { lineServerOf, LineServer, reachable } from './dial-destination';
 import {
   argumentValue,
   DialError,
   Dialer,
+  LoginRefused,
   dialString,
   fillTemplate,
   oneLine,
   OriginateRequest,
   protocolValue,
 } from './dialer';
-import { LineConnection, tcpTarget } from './line-connection';
+import { LineConnection } from './line-connection';
 
 export interface EslOptions {
-  /** `tcp://:password@host:8021` (a secret). */
+  /** `tcp://:password@host:8021`, or `tls://…` for an event socket behind a TLS terminator (a secret). */
   url: string;
+  /** Who may be reached: the operator's own settings are unrestricted, a portal's are under SPEC §8's rule. */
+  egress: EgressPolicy;
   /** The arguments of `bgapi originate`, with `{crmCallId}`, `{extension}`, `{number}`, `{userId}`. */
   originate: string;
   timeoutMs?: number;
@@ -27,12 +32,12 @@ export interface EslOptions {
  */
 export class EslDialer extends Dialer {
   readonly target: string;
-  private readonly server: ReturnType<typeof tcpTarget>;
+  private readonly server: LineServer;
 
   constructor(private readonly options: EslOptions) {
     super();
-    this.server = tcpTarget(options.url, 8021);
-    this.target = `esl tcp://${this.server.host}:${this.server.port}`;
+    this.server = lineServerOf('ESL_URL', options.url, options.egress);
+    this.target = `esl ${this.server.label}`;
   }
 
   /** The originate arguments for a request, as sent; a CALL_ID FreeSWITCH would split is refused. */
@@ -79,19 +84,20 @@ export class EslDialer extends Dialer {
 
   /** A connection past `auth`; closed when it fails. */
   private async loggedIn(): Promise<LineConnection> {
-    const { host, port, password } = this.server;
-    const connection = await LineConnection.open(host, port, this.options.timeoutMs ?? 5000);
+    const { url, tls, destination } = this.server;
+    const where = reachable(destination);
+    const connection = await LineConnection.open(where, tls, this.options.timeoutMs ?? 5000);
     try {
       await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
-      connection.send(`auth ${protocolValue(password, 'the ESL password')}\n\n`);
+      connection.send(`auth ${protocolValue(url.password, 'the ESL password')}\n\n`);
       const auth = await connection.next(
         (message) => message.headers['Content-Type'] === 'command/reply',
         'the auth command',
       );
       const authReply = auth.headers['Reply-Text'] ?? '';
       if (!authReply.startsWith('+OK')) {
-        throw new DialError(
-          `event socket login refused at ${host}:${port}: ${oneLine(authReply) || 'no reason given'}`,
+        throw new LoginRefused(
+          `event socket login refused at ${where.label}: ${oneLine(authReply) || 'no reason given'}`,
         );
       }
       return connection;

@@ -1,5 +1,7 @@
-import { connect, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { Destination, EgressRefused } from '../common/egress';
 import { DialError, networkCause } from './dialer';
+import { refusedFor } from './dial-destination';
 
 /** One parsed protocol message: headers (`Key: Value` lines) and an optional body. */
 export interface ProtocolMessage {
@@ -15,7 +17,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export const MAX_RECEIVED_BYTES = 4 * 1024 * 1024;
 
 /**
- * A TCP connection to a PBX's text protocol (AMI, the FreeSWITCH event socket): messages are `Key: Value`
+ * A TCP (or TLS) connection to a PBX's text protocol (AMI, the FreeSWITCH event socket): messages are `Key: Value`
  * lines ended by a blank line; a `Content-Length` header announces a body (ESL). Every wait is bounded by
  * `timeoutMs`, and a refused or dropped connection becomes a DialError naming the address, never
  * credentials. What a PBX sends is bounded (a line or head, a body, the whole connection): past a bound the
@@ -40,23 +42,30 @@ export class LineConnection {
     socket.on('close', () => this.fail(new DialError(`PBX closed the connection (${label})`)));
   }
 
-  /** Connects to host:port; rejects with `PBX unreachable: ECONNREFUSED host:port` and the like. */
-  static open(host: string, port: number, timeoutMs: number): Promise<LineConnection> {
-    const label = `${host}:${port}`;
+  /**
+   * Connects to a checked destination (its name resolved and checked again now, the socket to the address
+   * that passed), over TLS from the first byte when `tls`; rejects with `PBX unreachable: ECONNREFUSED
+   * host:port` and the like, or with the EgressRefused the gate answered (naming the setting and the rule).
+   */
+  static open(destination: Destination, tls: boolean, timeoutMs: number): Promise<LineConnection> {
+    const label = destination.label;
     return new Promise((resolve, reject) => {
-      const socket = connect({ host, port });
+      const socket = tls ? destination.connectTls() : destination.connect();
       const timer = setTimeout(() => {
         socket.destroy();
         reject(new DialError(`PBX unreachable: no connection to ${label} within ${timeoutMs} ms`));
       }, timeoutMs);
-      socket.once('connect', () => {
+      socket.once(tls ? 'secureConnect' : 'connect', () => {
         clearTimeout(timer);
         socket.removeAllListeners('error');
         resolve(new LineConnection(socket, label, timeoutMs));
       });
       socket.once('error', (error) => {
         clearTimeout(timer);
-        reject(new DialError(`PBX unreachable: ${networkCause(error)}`));
+        socket.destroy();
+        if (error instanceof EgressRefused) return reject(refusedFor(destination.variable, error));
+        const cause = networkCause(error);
+        reject(new DialError(`PBX unreachable: ${cause}${cause.includes(label) ? '' : ` (${label})`}`));
       });
     });
   }
@@ -201,15 +210,4 @@ export class LineConnection {
     if (head.trim()) this.queue.push({ headers, body });
     return true;
   }
-}
-
-/** host, port, user and password of a `tcp://user:password@host:port` URL (percent-decoded). */
-export function tcpTarget(url: string, defaultPort: number) {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : defaultPort,
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-  };
 }

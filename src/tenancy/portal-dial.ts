@@ -1,5 +1,8 @@
-import { ConfigError, loadConfig } from '../config/app-config';
+import { parseCredentialUrl } from '../common/credential-url';
+import { Destination, EgressPolicy } from '../common/egress';
+import { CREDENTIAL_URLS, ConfigError, loadConfig } from '../config/app-config';
 import { DialSettings, dialSettingsOf } from '../config/settings';
+import { dialDestinationOf } from '../dialer/dial-destination';
 import { createDialer } from '../dialer/dialer-factory';
 
 /** The variables a portal's own dial settings may set: the environment's click-to-call ones (docs/API.md). */
@@ -18,14 +21,21 @@ export const DIAL_VARIABLES = [
 ] as const;
 
 /**
- * A portal's dial settings, checked by the same class-validator rules as the environment's (so a 400 names
- * the variable as OPERATIONS.md does), then by building the dialer they configure: what is accepted here is
- * what a portal runtime can build. Returns the problems, or the settings (defaultUserId: the portal's).
+ * A portal's dial settings as the admin API, the page and a portal runtime take them: checked by the same
+ * class-validator rules as the environment's (so a 400 names the variable as OPERATIONS.md does), then by
+ * building the dialer they configure (what is accepted here is what a portal runtime can build), then its
+ * destination under `egress` (SPEC §8). Returns the problems of shape, or the settings (defaultUserId: the
+ * portal's) with the destinations to check at save (`egress.checkNow`) and what the rule refuses now
+ * (`refusals`: a literal address in a refused range, credentials in clear, a `{placeholder}` in DIAL_URL's
+ * host). A save refuses both; a runtime built from a record stored before the rule keeps its settings and
+ * fails each click at once with the refusal (its card is finished, never left open). Problems name the
+ * variable, never its value.
  */
 export function portalDialSettings(
   dial: unknown,
   defaultUserId: number | undefined,
-): { settings: DialSettings } | { problems: string[] } {
+  egress: EgressPolicy,
+): { settings: DialSettings; destinations: Destination[]; refusals: string[] } | { problems: string[] } {
   if (typeof dial !== 'object' || dial === null || Array.isArray(dial))
     return {
       problems: ['dial must be an object of dial settings, e.g. {"DIAL_MODE": "ami", "AMI_URL": "…"}'],
@@ -44,8 +54,13 @@ export function portalDialSettings(
   try {
     const config = loadConfig(Object.fromEntries(entries.map(([name, value]) => [name, String(value)])));
     const settings = { ...dialSettingsOf(config), defaultUserId };
-    const built = dialerProblem(settings);
-    return built ? { problems: [built] } : { settings };
+    const built = dialerProblem(settings, egress);
+    if (built) return { problems: [built] };
+    const destination = dialDestinationOf(settings, egress);
+    if (!destination) return { settings, destinations: [], refusals: [] };
+    return 'problem' in destination
+      ? { settings, destinations: [], refusals: [`dial.${destination.problem}`] }
+      : { settings, destinations: [destination], refusals: [] };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     // Names and rules only: the messages of these checks never repeat a value (AMI_URL holds a secret).
@@ -58,9 +73,9 @@ export function portalDialSettings(
 }
 
 /** Builds the dialer the settings configure; a problem names the variable, never its value (it may hold a secret). */
-function dialerProblem(settings: DialSettings): string | undefined {
+function dialerProblem(settings: DialSettings, egress: EgressPolicy): string | undefined {
   try {
-    createDialer(settings);
+    createDialer(settings, egress);
     return undefined;
   } catch {
     const name = settings.mode === 'ami' ? 'AMI_URL' : settings.mode === 'esl' ? 'ESL_URL' : 'DIAL_URL';
@@ -75,23 +90,38 @@ export function dialView(
   if (!dial) return null;
   const url =
     dial.DIAL_MODE === 'ami' ? dial.AMI_URL : dial.DIAL_MODE === 'esl' ? dial.ESL_URL : dial.DIAL_URL;
-  let target = '';
-  try {
-    const parsed = new URL(url ?? '');
-    target = `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    target = '';
+  return { DIAL_MODE: dial.DIAL_MODE, target: dialTarget(dial.DIAL_MODE, url ?? '') };
+}
+
+/** `scheme://host:port` of a dial address, read as the dialer reads it (any character in a password). */
+function dialTarget(mode: string, url: string): string {
+  if (mode === 'ami' || mode === 'esl') {
+    const variable = mode === 'ami' ? 'AMI_URL' : 'ESL_URL';
+    const { schemes, shape } = CREDENTIAL_URLS[variable];
+    const parsed = parseCredentialUrl(url, variable, schemes, shape);
+    if ('problem' in parsed) return '';
+    const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
+    return `${parsed.scheme}://${host}${parsed.port === undefined ? '' : `:${parsed.port}`}`;
   }
-  return { DIAL_MODE: dial.DIAL_MODE, target };
+  try {
+    const parsed = new URL(url.replace(/\{\w+\}/g, 'x'));
+    return `${parsed.protocol}//${parsed.host}`;
+  } catch {
+    return '';
+  }
 }
 
 /**
  * A portal's recording download settings, checked by the environment's rules for RECORDING_FETCH_HOSTS and
- * RECORDING_FETCH_AUTH (the problems name the field, never the credential).
+ * RECORDING_FETCH_AUTH (the problems name the field, never the credential), then by `egress` (SPEC §8): an
+ * entry that is a literal address in a refused range, or this deployment's own name, is refused; a named
+ * entry is returned as a destination to resolve at save (`egress.checkNow`); a wildcard (`*.pbx.example.com`)
+ * names no host to check at save: every download's connection is checked (RecordingFetcher).
  */
 export function portalRecordingFetch(
   value: unknown,
-): { settings: { hosts: string[]; auth?: string } } | { problems: string[] } {
+  egress: EgressPolicy,
+): { settings: { hosts: string[]; auth?: string }; destinations: Destination[] } | { problems: string[] } {
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     return {
       problems: ['recordingFetch must be {"hosts": ["pbx.example.com"], "auth": "basic:user:password"}'],
@@ -124,7 +154,43 @@ export function portalRecordingFetch(
       );
     return { problems };
   }
-  return { settings: auth === undefined ? { hosts: [...hosts] } : { hosts: [...hosts], auth } };
+  const problems: string[] = [];
+  const destinations: Destination[] = [];
+  for (const [index, entry] of hosts.entries()) {
+    const pattern = entry.trim().toLowerCase();
+    if (pattern.startsWith('*.')) continue;
+    const colon = pattern.lastIndexOf(':');
+    const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(pattern);
+    const host = bracketed
+      ? bracketed[1]
+      : colon > 0 && !pattern.slice(0, colon).includes(':')
+        ? pattern.slice(0, colon)
+        : pattern;
+    const port = Number(
+      bracketed ? (bracketed[2] ?? 443) : host === pattern ? 443 : pattern.slice(colon + 1),
+    );
+    const refusal = egress.hostRefusal(host);
+    if (refusal) {
+      problems.push(
+        `recordingFetch.hosts: entry ${index + 1}: ${refusal} (loopback, link-local, private and shared ranges are refused unless TENANT_ALLOWED_NETWORKS allows them)`,
+      );
+      continue;
+    }
+    const destination = egress.destination({
+      variable: `recordingFetch.hosts (entry ${index + 1})`,
+      host,
+      port: Number.isInteger(port) && port > 0 ? port : 443,
+      tls: true,
+      credentials: false,
+    });
+    if ('problem' in destination) problems.push(`recordingFetch.hosts: ${destination.problem}`);
+    else if (egress.restricted) destinations.push(destination);
+  }
+  if (problems.length) return { problems };
+  return {
+    settings: auth === undefined ? { hosts: [...hosts] } : { hosts: [...hosts], auth },
+    destinations,
+  };
 }
 
 /** What an operator sees of a portal's recording download settings: the hosts, and whether auth is set. */

@@ -135,6 +135,7 @@ export class PortalRuntime {
         this.lookups,
         deps.metrics,
         record.portalId,
+        scoped.egress,
       );
       // No loop of its own looks at the store: `DueWork` wakes it (`wakeDue`) when a request is due.
       this.dialer.idlePollMs = undefined;
@@ -235,6 +236,8 @@ export class PortalRuntime {
         // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
         chaseLeaseMs: scoped.delivery.leaseMs + 5000,
       },
+      undefined,
+      scoped.egress,
     );
     this.delivery.onApplicationBootstrap();
     // The replica delivering the portal also handles its events in the background and binds them.

@@ -56,6 +56,8 @@ export interface PortalScopedSettings {
   readonly events: EventSettings;
   /** Click-to-call; undefined when the portal has none (or its settings cannot be built: see `problems`). */
   readonly dial?: DialSettings;
+  /** What the portal's own settings may reach (the deployment's rule, SPEC §8): its dialer and downloads use it. */
+  readonly egress: EgressPolicy;
   /** Following the portal's PBX; undefined when it has none (or its settings cannot be built: see `problems`). */
   readonly follow?: FollowSettings;
   /** How followed events are read: the deployment's PBX_INTERNAL_MAX_DIGITS and ASTERISK_RECORDING_URL. */
@@ -100,9 +102,12 @@ export function resolvePortalSettings(
   const defaultUserId = own.defaultUserId ?? deployment.delivery.defaultUserId;
   let dial: DialSettings | undefined;
   if (own.dial) {
-    const built = portalDialSettings(own.dial, defaultUserId);
+    const built = portalDialSettings(own.dial, defaultUserId, deployment.egress);
     if ('settings' in built) dial = built.settings;
     else problems.push(`click-to-call is off: ${built.problems.join('; ')}`);
+    // Stored before the rule (or since refused by it): kept, and each click fails at once with the reason.
+    if ('settings' in built && built.refusals.length)
+      problems.push(`click-to-call fails every click: ${built.refusals.join('; ')}`);
   }
   // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
   let follow: FollowSettings | undefined;
@@ -165,6 +170,7 @@ export function resolvePortalSettings(
     recording,
     events,
     dial,
+    egress: deployment.egress,
     follow,
     followReading: {
       internalMaxDigits: deployment.intake.internalMaxDigits,

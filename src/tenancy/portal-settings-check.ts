@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Destination, EgressPolicy } from '../common/egress';
 import { digest } from '../common/secrets';
 import { PbxTokenRecord, PortalStore } from '../store/portal-store';
 import { portalDialSettings, portalRecordingFetch } from './portal-dial';
@@ -16,12 +17,18 @@ export interface SettingProblem {
 /**
  * A portal's settings patch as `PATCH /v1/admin/portals/:portalId` and the application's page take it:
  * class-validator's rules (unknown fields refused), then the dial and recording download settings built as a
- * portal runtime builds them, and the PBX-following settings (`follow`) likewise. Returns the patch to store, or every problem by field.
+ * portal runtime builds them, and the PBX-following settings (`follow`) likewise, each destination under
+ * `egress` (SPEC §8: a literal address in a refused range, credentials in clear). Nothing is resolved here:
+ * `checkPortalSettings` does that after these checks. Returns the patch to store and the destinations it
+ * names, or every problem by field.
  */
-export function checkPortalSettings(
+export function checkPortalSettingsShape(
   body: unknown,
   options: { production: boolean },
-): { patch: PortalSettingsPatch } | { errors: SettingProblem[] } {
+  egress: EgressPolicy,
+):
+  | { patch: PortalSettingsPatch; destinations: { field: string; destination: Destination }[] }
+  | { errors: SettingProblem[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return { errors: [{ field: 'body', problems: ['the body must be a JSON object of settings'] }] };
   const patch = plainToInstance(PortalSettingsPatch, body);
@@ -33,21 +40,58 @@ export function checkPortalSettings(
         problems: Object.values(problem.constraints ?? { unknown: 'is not a setting' }),
       })),
     };
+  const destinations: { field: string; destination: Destination }[] = [];
   if (patch.dial) {
-    const dial = portalDialSettings(patch.dial, undefined);
+    const dial = portalDialSettings(patch.dial, undefined, egress);
     if ('problems' in dial) return { errors: [{ field: 'dial', problems: dial.problems }] };
+    if (dial.refusals.length) return { errors: [{ field: 'dial', problems: dial.refusals }] };
+    destinations.push(...dial.destinations.map((destination) => ({ field: 'dial', destination })));
     patch.dial = Object.fromEntries(Object.entries(patch.dial).map(([name, value]) => [name, String(value)]));
   }
   if (patch.follow) {
     const follow = portalFollowSettings(patch.follow, options);
     if ('problems' in follow) return { errors: [{ field: 'follow', problems: follow.problems }] };
+    // FOLLOW DESTINATIONS (the lead wires this once portal-follow.ts has `followDestinations`):
+    // destinations.push(
+    //   ...followDestinations(follow.settings, egress).map((destination) => ({ field: 'follow', destination })),
+    // );
   }
   if (patch.recordingFetch) {
-    const fetch = portalRecordingFetch(patch.recordingFetch);
+    const fetch = portalRecordingFetch(patch.recordingFetch, egress);
     if ('problems' in fetch) return { errors: [{ field: 'recordingFetch', problems: fetch.problems }] };
     patch.recordingFetch = fetch.settings;
+    destinations.push(...fetch.destinations.map((destination) => ({ field: 'recordingFetch', destination })));
   }
-  return { patch };
+  return { patch, destinations };
+}
+
+/**
+ * `checkPortalSettingsShape`, then every named destination resolved now under `egress` (the check at save:
+ * a name that resolves into a refused range is a 400; every connection checks it again). Problems name the
+ * field and the host, never a credential.
+ */
+export async function checkPortalSettings(
+  body: unknown,
+  options: { production: boolean },
+  egress: EgressPolicy,
+): Promise<{ patch: PortalSettingsPatch } | { errors: SettingProblem[] }> {
+  const checked = checkPortalSettingsShape(body, options, egress);
+  if ('errors' in checked) return checked;
+  const refused = await Promise.all(
+    checked.destinations.map(async ({ field, destination }) => ({
+      field,
+      problem: await egress.checkNow(destination),
+    })),
+  );
+  const errors: SettingProblem[] = [];
+  for (const { field, problem } of refused) {
+    if (!problem) continue;
+    const known = errors.find((error) => error.field === field);
+    const text = `${field}.${problem}`.replace(/^(\w+)\.\1\./, '$1.');
+    if (known) known.problems.push(text);
+    else errors.push({ field, problems: [text] });
+  }
+  return errors.length ? { errors } : { patch: checked.patch };
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server } from 'node:http';
 import { createServer as createTcpServer, Socket } from 'node:net';
+import { EgressPolicy } from '../../src/common/egress';
 import { AmiDialer } from '../../src/dialer/ami-dialer';
 import { DialError, DialRefused } from '../../src/dialer/dialer';
 import { EslDialer } from '../../src/dialer/esl-dialer';
@@ -16,6 +17,8 @@ const names = (ami: AmiServer) =>
       : undefined,
   );
 
+/** The operator's own settings (single mode): the tenant rule is dial-egress.e2e-spec.ts's. */
+const UNRESTRICTED = EgressPolicy.unrestricted();
 const REQUEST = { extension: '101', number: '+4930123456', crmCallId: 'externalCall.abc123', userId: 2 };
 const AMI_SECRET = 'am1-s3cret-value';
 const ESL_PASSWORD = 'Cl3ueCon-pw';
@@ -26,7 +29,12 @@ describe('AMI dialer against an AMI double over TCP', () => {
   afterEach(() => ami.close());
 
   it('logs in and sends Originate with Channel, Context, Exten, Priority, Async, CallerID, Variable', async () => {
-    const dialer = new AmiDialer({ url: ami.url(), channel: 'PJSIP/{extension}', context: 'from-internal' });
+    const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
+      url: ami.url(),
+      channel: 'PJSIP/{extension}',
+      context: 'from-internal',
+    });
     await dialer.originate(REQUEST);
     expect(await names(ami)).toEqual(['Login', 'Originate', 'Logoff']);
     expect(ami.actions[0]).toMatchObject({ Username: 'crm-bridge', Secret: AMI_SECRET });
@@ -46,7 +54,12 @@ describe('AMI dialer against an AMI double over TCP', () => {
   });
 
   it('uses the AMI_CHANNEL template and AMI_CONTEXT', async () => {
-    const dialer = new AmiDialer({ url: ami.url(), channel: 'SIP/{extension}', context: 'crm-out' });
+    const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
+      url: ami.url(),
+      channel: 'SIP/{extension}',
+      context: 'crm-out',
+    });
     await dialer.originate({ ...REQUEST, callerId: 'CRM <100>' });
     expect(ami.originates()[0]).toMatchObject({
       Channel: 'SIP/101',
@@ -57,6 +70,7 @@ describe('AMI dialer against an AMI double over TCP', () => {
 
   it('a wrong secret is a clear error that does not carry the secret, and nothing is originated', async () => {
     const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
       url: ami.url('wrong-s3cret'),
       channel: 'PJSIP/{extension}',
       context: 'x',
@@ -73,6 +87,7 @@ describe('AMI dialer against an AMI double over TCP', () => {
   it('a PBX not listening is "PBX unreachable: ECONNREFUSED host:port"', async () => {
     const port = await freePort();
     const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
       url: `tcp://u:${AMI_SECRET}@127.0.0.1:${port}`,
       channel: 'PJSIP/{extension}',
       context: 'x',
@@ -82,7 +97,12 @@ describe('AMI dialer against an AMI double over TCP', () => {
   });
 
   it('a line break in a value cannot add an action header: a number is cleaned, a CALL_ID refused', async () => {
-    const dialer = new AmiDialer({ url: ami.url(), channel: 'PJSIP/{extension}', context: 'from-internal' });
+    const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
+      url: ami.url(),
+      channel: 'PJSIP/{extension}',
+      context: 'from-internal',
+    });
     await dialer.originate({ ...REQUEST, number: '+49301\r\nAction: Command' });
     expect(ami.originates()[0]).toMatchObject({
       Exten: '+49301ActionCommand',
@@ -97,7 +117,12 @@ describe('AMI dialer against an AMI double over TCP', () => {
   });
 
   it('a CALL_ID that would set a second channel variable (Asterisk splits Variable on commas) is refused', async () => {
-    const dialer = new AmiDialer({ url: ami.url(), channel: 'PJSIP/{extension}', context: 'from-internal' });
+    const dialer = new AmiDialer({
+      egress: UNRESTRICTED,
+      url: ami.url(),
+      channel: 'PJSIP/{extension}',
+      context: 'from-internal',
+    });
     const error = (await dialer
       .originate({ ...REQUEST, crmCallId: 'externalCall.5f0e,origination_caller_id_number=0900666}user/666' })
       .catch((caught: Error) => caught)) as Error;
@@ -146,6 +171,7 @@ function flood(socket: Socket, chunk: string): void {
 describe("a hostile PBX cannot fill the bridge's memory", () => {
   const amiAt = (port: number) =>
     new AmiDialer({
+      egress: UNRESTRICTED,
       url: `tcp://u:p@127.0.0.1:${port}`,
       channel: 'PJSIP/{extension}',
       context: 'x',
@@ -194,6 +220,7 @@ describe("a hostile PBX cannot fill the bridge's memory", () => {
     });
     try {
       const dialer = new EslDialer({
+        egress: UNRESTRICTED,
         url: `tcp://:pw@127.0.0.1:${pbx.port}`,
         originate: 'user/{extension} {number}',
       });
@@ -221,6 +248,7 @@ describe("a hostile PBX cannot fill the bridge's memory", () => {
     try {
       const port = (server.address() as { port: number }).port;
       const dialer = new HttpDialer({
+        egress: UNRESTRICTED,
         url: `http://127.0.0.1:${port}/dial`,
         method: 'POST',
         timeoutMs: 20_000,
@@ -244,6 +272,7 @@ describe('ESL dialer against an event-socket double over TCP', () => {
 
   it('authenticates and sends bgapi originate with the default template', async () => {
     const dialer = new EslDialer({
+      egress: UNRESTRICTED,
       url: esl.url(),
       originate: '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
     });
@@ -259,6 +288,7 @@ describe('ESL dialer against an event-socket double over TCP', () => {
 
   it('takes an ESL_ORIGINATE of the operator', async () => {
     const dialer = new EslDialer({
+      egress: UNRESTRICTED,
       url: esl.url(),
       originate:
         '{crm_call_id={crmCallId},origination_caller_id_number={number}}sofia/internal/{extension}@pbx &bridge(sofia/gateway/out/{number})',
@@ -270,7 +300,11 @@ describe('ESL dialer against an event-socket double over TCP', () => {
   });
 
   it('a wrong password is a clear error without the password', async () => {
-    const dialer = new EslDialer({ url: esl.url('n0t-the-pw'), originate: 'user/{extension} {number}' });
+    const dialer = new EslDialer({
+      egress: UNRESTRICTED,
+      url: esl.url('n0t-the-pw'),
+      originate: 'user/{extension} {number}',
+    });
     const error = (await dialer.originate(REQUEST).catch((caught: Error) => caught)) as Error;
     expect(error).toBeInstanceOf(DialError);
     expect(error.message).toMatch(/event socket login refused at 127\.0\.0\.1:\d+: -ERR invalid/);
@@ -279,13 +313,18 @@ describe('ESL dialer against an event-socket double over TCP', () => {
   });
 
   it('a number with spaces cannot add originate arguments', async () => {
-    const dialer = new EslDialer({ url: esl.url(), originate: 'user/{extension} {number} XML default' });
+    const dialer = new EslDialer({
+      egress: UNRESTRICTED,
+      url: esl.url(),
+      originate: 'user/{extension} {number} XML default',
+    });
     await dialer.originate({ ...REQUEST, number: '+49 30 123456 &park()' });
     expect(esl.originates()).toEqual(['bgapi originate user/101 +4930123456park XML default']);
   });
 
   it('a CALL_ID that would close {crm_call_id=…} and add variables is refused, never sent', async () => {
     const dialer = new EslDialer({
+      egress: UNRESTRICTED,
       url: esl.url(),
       originate: '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
     });
@@ -326,6 +365,7 @@ describe('HTTP dialer against a plain HTTP server', () => {
 
   it('POSTs the JSON body to the filled, URL-encoded template with basic auth', async () => {
     const dialer = new HttpDialer({
+      egress: UNRESTRICTED,
       url: `${base}/dial/{extension}?to={number}&id={crmCallId}&user={userId}`,
       method: 'POST',
       authorization: `Basic ${Buffer.from('dial:pa:ss').toString('base64')}`,
@@ -346,6 +386,7 @@ describe('HTTP dialer against a plain HTTP server', () => {
 
   it('GETs with a bearer token', async () => {
     const dialer = new HttpDialer({
+      egress: UNRESTRICTED,
       url: `${base}/c2c?e={extension}&n={number}`,
       method: 'GET',
       authorization: 'Bearer t0k',
@@ -359,7 +400,12 @@ describe('HTTP dialer against a plain HTTP server', () => {
 
   it('a non-2xx answer is an error naming the status, not the credentials', async () => {
     status = 503;
-    const dialer = new HttpDialer({ url: `${base}/dial`, method: 'POST', authorization: 'Bearer s3cr3t' });
+    const dialer = new HttpDialer({
+      egress: UNRESTRICTED,
+      url: `${base}/dial`,
+      method: 'POST',
+      authorization: 'Bearer s3cr3t',
+    });
     const error = (await dialer.originate(REQUEST).catch((caught: Error) => caught)) as Error;
     expect(error.message).toBe(`the dial URL answered 503 (http http://${base.slice(7)})`);
     expect(error.message).not.toContain('s3cr3t');
@@ -367,7 +413,11 @@ describe('HTTP dialer against a plain HTTP server', () => {
 
   it('an unreachable target is "PBX unreachable: ECONNREFUSED"', async () => {
     const port = await freePort();
-    const dialer = new HttpDialer({ url: `http://127.0.0.1:${port}/dial`, method: 'POST' });
+    const dialer = new HttpDialer({
+      egress: UNRESTRICTED,
+      url: `http://127.0.0.1:${port}/dial`,
+      method: 'POST',
+    });
     const error = (await dialer.originate(REQUEST).catch((caught: Error) => caught)) as Error;
     expect(error.message).toMatch(new RegExp(`^PBX unreachable: ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
   });
