@@ -28,7 +28,7 @@ export function parseCredentialUrl(
   schemes: readonly string[],
   shape: string,
 ): CredentialUrl | { problem: string } {
-  const refused = (why: string) => ({ problem: `${variable}: ${why}; expected ${shape}` });
+  const refused = (why: string) => ({ problem: `${variable} must be ${shape} (this one ${why})` });
   if (/[\s]/.test(value)) return refused('must not contain spaces or line breaks');
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
   if (!scheme || !schemes.includes(scheme))

@@ -262,7 +262,9 @@ describe('parseCredentialUrl', () => {
   ])('refuses %s naming the variable, never the value', (value, why) => {
     const parsed = ami(value);
     expect(parsed).toEqual({ problem: expect.stringContaining(why) });
-    expect((parsed as { problem: string }).problem).toMatch(/^AMI_URL: /);
+    expect((parsed as { problem: string }).problem).toMatch(
+      /^AMI_URL must be tcp:\/\/user:password@host:5038 \(this one /,
+    );
     expect((parsed as { problem: string }).problem).not.toContain('s3cr3t');
   });
 });

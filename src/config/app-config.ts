@@ -669,10 +669,10 @@ function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
     const parsed = parseCredentialUrl(value, variable, schemes, shape);
     if ('problem' in parsed) return parsed.problem;
     if (variable === 'ASTERISK_CDR_URL' && !/^\/[\w$-]+$/.test(parsed.path))
-      return `ASTERISK_CDR_URL: names no database (…@host:3306/asteriskcdrdb); expected ${shape}`;
+      return `ASTERISK_CDR_URL must be ${shape} (this one names no database)`;
     if (variable !== 'ASTERISK_CDR_URL' && parsed.path !== '' && parsed.path !== '/')
-      return `${variable}: has a path after the host; expected ${shape}`;
-    if (variable === 'AMI_URL' && !parsed.user) return `AMI_URL: names no user; expected ${shape}`;
+      return `${variable} must be ${shape} (this one has a path after the host)`;
+    if (variable === 'AMI_URL' && !parsed.user) return `AMI_URL must be ${shape} (this one names no user)`;
     return undefined;
   };
   return {
