@@ -653,9 +653,10 @@ export const CREDENTIAL_URLS = {
 
 /** Read by parseCredentialUrl (any character in the password); the message names the variable, never the value. */
 function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
-  const { schemes, shape } = CREDENTIAL_URLS[variable];
   const problem = (value: unknown): string | undefined => {
     if (typeof value !== 'string') return undefined;
+    // Read when a value is checked: the decorators run before CREDENTIAL_URLS (below the class) exists.
+    const { schemes, shape } = CREDENTIAL_URLS[variable];
     const parsed = parseCredentialUrl(value, variable, schemes, shape);
     if ('problem' in parsed) return parsed.problem;
     if (variable === 'ASTERISK_CDR_URL' && !/^\/[\w$-]+$/.test(parsed.path))
@@ -669,7 +670,9 @@ function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
     name: `is${variable}`,
     validator: {
       validate: (value: unknown) => problem(value) === undefined,
-      defaultMessage: (args?: { value?: unknown }) => problem(args?.value) ?? `${variable} is not usable`,
+      // Without the variable's name in front: the configuration's message puts it there once.
+      defaultMessage: (args?: { value?: unknown }) =>
+        (problem(args?.value) ?? `${variable}: is not usable`).replace(`${variable}: `, ''),
     },
   };
 }
