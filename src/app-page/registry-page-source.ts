@@ -99,12 +99,18 @@ export class RegistryPageSource extends PageSource {
   }
 
   checkSettings(body: Record<string, unknown>) {
-    const checked = checkPortalSettings(body, { production: this.registry.production });
+    const checked = checkPortalSettings(body, {
+      production: this.registry.production,
+      egress: this.registry.egress,
+    });
     return 'errors' in checked ? checked : { patch: { ...checked.patch } };
   }
 
   async updateSettings(portalId: string, body: Record<string, unknown>) {
-    const checked = checkPortalSettings(body, { production: this.registry.production });
+    const checked = checkPortalSettings(body, {
+      production: this.registry.production,
+      egress: this.registry.egress,
+    });
     if ('errors' in checked) return checked;
     const before = (await this.portals.findPortal(portalId))?.settings ?? {};
     const updated = await this.portals.updateSettings(portalId, { ...checked.patch }, Date.now());

@@ -1,6 +1,7 @@
 import { plainToInstance } from 'class-transformer';
 import { validateSync } from 'class-validator';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { EgressPolicy } from '../common/egress';
 import { digest } from '../common/secrets';
 import { PbxTokenRecord, PortalStore } from '../store/portal-store';
 import { portalDialSettings, portalRecordingFetch } from './portal-dial';
@@ -20,7 +21,7 @@ export interface SettingProblem {
  */
 export function checkPortalSettings(
   body: unknown,
-  options: { production: boolean },
+  options: { production: boolean; egress: EgressPolicy },
 ): { patch: PortalSettingsPatch } | { errors: SettingProblem[] } {
   if (typeof body !== 'object' || body === null || Array.isArray(body))
     return { errors: [{ field: 'body', problems: ['the body must be a JSON object of settings'] }] };

@@ -155,7 +155,10 @@ export class PortalsController {
     await this.find(portalId);
     if (typeof body !== 'object' || body === null || Array.isArray(body))
       throw new BadRequestException('the body must be a JSON object of settings');
-    const checked = checkPortalSettings(body, { production: this.registry.production });
+    const checked = checkPortalSettings(body, {
+      production: this.registry.production,
+      egress: this.registry.egress,
+    });
     if ('errors' in checked)
       throw new BadRequestException({ message: 'invalid portal settings', errors: checked.errors });
     const patch = checked.patch;
