@@ -66,6 +66,11 @@ export interface PortalScopedSettings {
     /** PBX_TIME_ZONE: the zone of the ledger's local times. */
     timeZone: string;
   };
+  /**
+   * What the portal's own settings may reach (SPEC §8; the deployment's rule): every connection made for
+   * them (its followers' too) goes through a Destination of it.
+   */
+  readonly egress: EgressPolicy;
   /** The portal's own MISSED_CALL_TASK; undefined: the deployment's. */
   readonly missedCallTask?: boolean;
   /** The portal's own DEFAULT_COUNTRY; undefined: the deployment's. */
@@ -107,7 +112,10 @@ export function resolvePortalSettings(
   // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
   let follow: FollowSettings | undefined;
   if (own.follow) {
-    const built = portalFollowSettings(own.follow, { production: deployment.production });
+    const built = portalFollowSettings(own.follow, {
+      production: deployment.production,
+      egress: deployment.egress,
+    });
     if ('settings' in built) follow = built.settings;
     else problems.push(`the PBX is not followed: ${built.problems.join('; ')}`);
   }
@@ -172,6 +180,7 @@ export function resolvePortalSettings(
       freeswitchRecordingTemplate: deployment.intake.recordingUrls.freeswitch,
       timeZone: deployment.intake.timeZone,
     },
+    egress: deployment.egress,
     missedCallTask: own.missedCallTask,
     defaultCountry: own.defaultCountry,
     metricsLabel: deployment.portalLabel ? record.portalId : 'all',
