@@ -161,8 +161,11 @@ export class EgressPolicy {
     const host = spec.host.replace(/^\[|\]$/g, '').toLowerCase();
     const where = `${spec.variable}: ${hostPort(host, spec.port)}`;
     if (!this.restricted) return new Destination(spec.variable, host, spec.port, this);
-    if (this.ownHosts.includes(host)) return { problem: `${where} is this deployment itself` };
     const literal = isIP(host) !== 0;
+    // An address the operator allowed by TENANT_ALLOWED_NETWORKS stays allowed when PUBLIC_URL names it too
+    // (a bridge beside its PBXs on one VPN or one machine); a name of this deployment never is.
+    if (this.ownHosts.includes(host) && !(literal && this.allowedExplicitly(host)))
+      return { problem: `${where} is this deployment itself` };
     const refusal = literal ? this.refusal(host) : undefined;
     if (refusal)
       return {
@@ -219,7 +222,8 @@ export class EgressPolicy {
   hostRefusal(host: string): string | undefined {
     const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
     if (!this.restricted) return undefined;
-    if (this.ownHosts.includes(bare)) return `${bare} is this deployment itself`;
+    if (this.ownHosts.includes(bare) && !(isIP(bare) !== 0 && this.allowedExplicitly(bare)))
+      return `${bare} is this deployment itself`;
     const refusal = isIP(bare) !== 0 ? this.refusal(bare) : undefined;
     return refusal && `${bare} ${refusal}`;
   }
