@@ -112,6 +112,17 @@ describe('portalFollowSettings: a portal follow setting checked like the environ
     }
     // The VPN the operator allowed: plaintext to a literal address of it.
     expect('settings' in ami(`tcp://crm:${SECRET}@10.20.1.2:5038`)).toBe(true);
+    // Also when PUBLIC_URL names an address of it (the bridge on that VPN); never the deployment's name.
+    const vpn = EgressPolicy.forTenants(allowedNetworksOf(['10.20.0.0/16']) as BlockList, ['10.20.0.1']);
+    const onVpn = (host: string) =>
+      portalFollowSettings(
+        { PBX_EVENTS: 'ami', AMI_URL: `tls://crm:${SECRET}@${host}:5039` },
+        { production: true, egress: vpn },
+      );
+    expect('settings' in onVpn('10.20.0.1')).toBe(true);
+    expect(JSON.stringify(ami(`tls://crm:${SECRET}@bridge.example.com:5039`))).toContain(
+      'follow.AMI_URL: bridge.example.com:5039 is this deployment itself',
+    );
     // MySQL's TLS upgrade counts as TLS; ?ssl=false does not.
     const ledger = (query: string) =>
       portalFollowSettings(
