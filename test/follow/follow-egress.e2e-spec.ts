@@ -116,7 +116,7 @@ describe('following a portal’s PBX never reaches the deployment’s own networ
 
   // Depends on the save path resolving names with EgressPolicy.checkNow (followDestinations): wired at merge.
   it('PATCH with a name that resolves to loopback (localhost): a 400 at save, nothing connected', async () => {
-    for (const follow of [
+    const cases: Record<string, string>[] = [
       { PBX_EVENTS: 'ami', AMI_URL: `tls://crm:${SECRET}@localhost:${port}` },
       { PBX_EVENTS: 'esl', ESL_URL: `tls://:${SECRET}@localhost:${port}` },
       {
@@ -124,7 +124,8 @@ describe('following a portal’s PBX never reaches the deployment’s own networ
         AMI_URL: TLS_AMI,
         ASTERISK_CDR_URL: `mysql://cdr:${SECRET}@localhost:${port}/asteriskcdrdb?ssl=true`,
       },
-    ]) {
+    ];
+    for (const follow of cases) {
       const response = await patch(follow);
       const variable = Object.keys(follow).at(-1) as string;
       expect(response.status).toBe(400);
