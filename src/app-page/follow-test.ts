@@ -1,9 +1,8 @@
 import { Injectable } from '@nestjs/common';
-import { AmiSession, amiTargetOf } from '../follow/ami/ami-session';
-import { EslSession, eslTargetOf } from '../follow/esl/esl-session';
-import { CdrSource, cdrTargetOf } from '../follow/ledger/cdr-source';
-import { amiLabel } from '../follow/ami/ami-session';
-import { eslLabel } from '../follow/esl/esl-session';
+import { EgressPolicy } from '../common/egress';
+import { AmiSession, parseAmiTarget } from '../follow/ami/ami-session';
+import { EslSession, parseEslTarget } from '../follow/esl/esl-session';
+import { CdrSource, parseCdrTarget } from '../follow/ledger/cdr-source';
 import { ConnectionOutcome, TEST_TIMEOUT_MS, testConnection } from './connection-test';
 
 /** The follow settings' addresses a "test connection" tries, each beside its own field. */
@@ -13,10 +12,15 @@ export type FollowAddress = 'AMI_URL' | 'ESL_URL' | 'ASTERISK_CDR_URL';
  * "Test connection" of the page's PBX-events settings (already checked as the admin API checks them): the
  * clients the followers use connect and log in, each within TEST_TIMEOUT_MS, and leave: AMI (banner,
  * `Login`, `Logoff`), the event socket (`auth`, `exit`), the CDR ledger (MySQL login, one read of `cdr`).
- * Nothing is followed or stored; a reason names the kind and the address, never a password.
+ * Every socket is a Destination of the deployment's egress policy (SPEC §8), so a name that resolves into
+ * this deployment's network is never connected to. The answers are connection-test.ts's: ok, `login
+ * refused`, `not allowed`, or `unreachable` (alike for a closed port, a silent one and another protocol);
+ * never a server's words, never a password. Nothing is followed or stored.
  */
 @Injectable()
 export class FollowTest {
+  constructor(private readonly egress: EgressPolicy) {}
+
   async test(follow: Record<string, string>): Promise<Partial<Record<FollowAddress, ConnectionOutcome>>> {
     const results: Partial<Record<FollowAddress, ConnectionOutcome>> = {};
     const tries: Promise<void>[] = [];
@@ -33,7 +37,8 @@ export class FollowTest {
   }
 
   private ami(url: string): Promise<ConnectionOutcome> {
-    const target = amiTargetOf(url);
+    const target = parseAmiTarget(url, this.egress);
+    if ('problem' in target) return Promise.resolve(refused(target.problem));
     return testConnection(
       async () => {
         const session = await AmiSession.open(target, {
@@ -43,12 +48,13 @@ export class FollowTest {
         });
         session.close();
       },
-      { what: 'Asterisk Manager Interface', label: amiLabel(target).replace(/^\w+:\/\//, '') },
+      { what: 'Asterisk Manager Interface', label: target.destination.label },
     );
   }
 
   private esl(url: string): Promise<ConnectionOutcome> {
-    const target = eslTargetOf(url);
+    const target = parseEslTarget(url, this.egress);
+    if ('problem' in target) return Promise.resolve(refused(target.problem));
     return testConnection(
       async () => {
         const session = await EslSession.open(target, {
@@ -58,22 +64,31 @@ export class FollowTest {
         });
         session.close();
       },
-      { what: 'FreeSWITCH event socket', label: eslLabel(target).replace(/^\w+:\/\//, '') },
+      { what: 'FreeSWITCH event socket', label: target.destination.label },
     );
   }
 
   private ledger(url: string): Promise<ConnectionOutcome> {
-    const { options, label } = cdrTargetOf(url);
+    const target = parseCdrTarget(url, this.egress);
+    if ('problem' in target) return Promise.resolve(refused(target.problem));
     return testConnection(
       async () => {
-        const source = new CdrSource(options, TEST_TIMEOUT_MS);
+        const source = new CdrSource(target, TEST_TIMEOUT_MS);
         try {
           await source.check();
         } finally {
           await source.close();
         }
       },
-      { what: 'MySQL server', label: label.replace(/^\w+:\/\//, '') },
+      { what: 'MySQL server', label: target.destination.label },
     );
   }
+}
+
+/**
+ * A setting the policy refuses before any socket (the same check as saving it): said as the save says it,
+ * naming the variable and the rule, never the value.
+ */
+function refused(problem: string): ConnectionOutcome {
+  return { ok: false, reason: `not allowed: ${problem}` };
 }

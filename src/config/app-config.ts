@@ -679,7 +679,9 @@ function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
     name: `is${variable}`,
     validator: {
       validate: (value: unknown) => problem(value) === undefined,
-      defaultMessage: (args?: { value?: unknown }) => problem(args?.value) ?? `${variable} is not usable`,
+      // Without the variable's name in front: the configuration's message puts it there once.
+      defaultMessage: (args?: { value?: unknown }) =>
+        (problem(args?.value) ?? `${variable}: is not usable`).replace(`${variable}: `, ''),
     },
   };
 }

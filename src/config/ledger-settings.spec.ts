@@ -21,7 +21,18 @@ describe('ASTERISK_CDR_URL (the CDR ledger)', () => {
 
   it('names a bad URL without showing the password', () => {
     const message = messageOf({ ASTERISK_CDR_URL: 'postgres://crm:s3cr3t-cdr@pbx/asteriskcdrdb' });
-    expect(message).toMatch(/ASTERISK_CDR_URL must be mysql:\/\/user:password@host:3306\/asteriskcdrdb/);
+    expect(message).toMatch(
+      /ASTERISK_CDR_URL: must start with mysql:\/\/; expected mysql:\/\/user:password@host:3306\/asteriskcdrdb/,
+    );
     expect(message).not.toContain('s3cr3t-cdr');
+    // Named once: the rule's message does not repeat the variable the configuration puts in front.
+    expect(message.match(/ASTERISK_CDR_URL/g)).toHaveLength(1);
+    // A password with `/`, `#`, `?` and `@`, written as it is, is read whole.
+    const raw = 'mysql://crm_bridge:Ab/cd#e?f@g@pbx.example.com:3306/asteriskcdrdb';
+    expect(followSettingsOf(loadConfig({ ASTERISK_CDR_URL: raw })).cdrUrl).toBe(raw);
+    const port = messageOf({ ASTERISK_CDR_URL: 'mysql://crm:Ab/cd#e@pbx:99999/asteriskcdrdb' });
+    expect(port).toBe(
+      'Invalid configuration: ASTERISK_CDR_URL: has a port outside 1-65535; expected mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+    );
   });
 });

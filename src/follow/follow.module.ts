@@ -6,6 +6,7 @@ import {
   OnApplicationBootstrap,
   Optional,
 } from '@nestjs/common';
+import { EgressPolicy } from '../common/egress';
 import { FollowSettings, IntakeSettings } from '../config/settings';
 import { PORTAL_ID } from '../config/portal-id';
 import { EmployeeDirectory } from '../crm/employee-directory';
@@ -71,6 +72,9 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       maxDigits: intakeSettings.internalMaxDigits,
     };
     const endpoints = new Endpoints(settings.trunks, numbers);
+    // The operator's own settings (the environment's): reached wherever they point, through the same
+    // Destinations and the same hand-read URLs (any character in a password) as a portal's.
+    const egress = EgressPolicy.unrestricted();
     // Delivery may give up its lease first while the bridge stops: the follower then keeps its session until
     // its own stop drains it (a survivor following meanwhile only adds duplicates).
     const followHere = delivery
@@ -83,7 +87,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
         recordingTemplate: intakeSettings.recordingUrls.freeswitch,
       });
       this.follower = new EslFollower(
-        eslTargetOf(settings.eslUrl as string),
+        eslTargetOf(settings.eslUrl as string, egress),
         tracker,
         this.sink,
         {
@@ -100,7 +104,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
         timeZone: intakeSettings.timeZone,
       });
       this.follower = new AmiFollower(
-        amiTargetOf(settings.amiUrl as string),
+        amiTargetOf(settings.amiUrl as string, egress),
         tracker,
         this.sink,
         {
@@ -113,10 +117,10 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
     }
     if (settings.cdrUrl) {
       const ami = this.follower instanceof AmiFollower ? this.follower : undefined;
-      const { options, label } = cdrTargetOf(settings.cdrUrl);
+      const cdr = cdrTargetOf(settings.cdrUrl, egress);
       this.ledger = new CdrLedger(
-        new CdrSource(options),
-        label,
+        new CdrSource(cdr),
+        cdr.label,
         {
           endpoints,
           zone: intakeSettings.timeZone,

@@ -1,22 +1,27 @@
+import { EgressPolicy } from '../common/egress';
 import { FollowSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { AmiFollower } from './ami/ami-follower';
-import { amiTargetOf } from './ami/ami-session';
 import { CallTracker } from './ami/call-tracker';
 import { Endpoints } from './ami/endpoints';
 import { EslFollower } from './esl/esl-follower';
-import { eslTargetOf } from './esl/esl-session';
 import { EslTracker } from './esl/esl-tracker';
 import { Legs } from './esl/legs';
 import { FollowSink } from './follow-sink';
 import { CdrLedger } from './ledger/cdr-ledger';
-import { CdrSource, cdrTargetOf } from './ledger/cdr-source';
+import { followTargetsOf } from './follow-targets';
+import { CdrSource } from './ledger/cdr-source';
 import { PbxFollower } from './pbx-follower';
 import { CallStore } from '../store/call-store';
 import { FollowPositionStore } from '../store/follow-position-store';
 
 /** What a follower of one portal's PBX reads besides its settings: that portal's own, never another's. */
 export interface FollowContext {
+  /**
+   * What the settings may reach (SPEC §8): a portal's in multi mode (the deployment's tenant rule), the
+   * operator's own unrestricted. Every follower's socket comes from a Destination it made.
+   */
+  egress: EgressPolicy;
   /** Where its call events go (the durable intake, under the portal's id and country). */
   sink: FollowSink & { idle(): Promise<void> };
   /** The portal's employee directory: a number of it is a phone (without PBX_TRUNKS). */
@@ -52,19 +57,19 @@ export interface RunningFollower extends PbxFollower {
 /**
  * Builds the followers a FollowSettings configures (docs/API.md), started by nobody yet: the seam through
  * which each source joins the per-portal wiring. `ami` is here; the FreeSWITCH event socket (`esl`) and a
- * ledger (ASTERISK_CDR_URL) add their builder beside it, fed the same context. Throws when the settings
- * cannot be built (the message names the setting, never its value); building connects to nothing.
+ * ledger (ASTERISK_CDR_URL) add their builder beside it, fed the same context. Every address becomes a
+ * Destination of `context.egress` first (follow-targets.ts). Throws when the settings cannot be built or
+ * the policy refuses an address (the message names the setting, never its value); building connects to
+ * nothing.
  */
 export function createFollowers(settings: FollowSettings, context: FollowContext): RunningFollower[] {
   const followers: RunningFollower[] = [];
-  if (settings.mode === 'ami') {
-    if (!settings.amiUrl) throw new Error('AMI_URL: required when PBX_EVENTS=ami');
-    let target;
-    try {
-      target = amiTargetOf(settings.amiUrl);
-    } catch {
-      throw new Error('AMI_URL: not a usable address');
-    }
+  const built = followTargetsOf(settings, context.egress);
+  // The messages name the setting and the rule, never its value.
+  if ('problems' in built) throw new Error(built.problems.join('; '));
+  const { targets } = built;
+  if (targets.ami) {
+    const target = targets.ami;
     const endpoints = new Endpoints(settings.trunks, {
       isEmployee: context.isEmployee,
       maxDigits: context.internalMaxDigits,
@@ -83,14 +88,8 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
       ),
     );
   }
-  if (settings.mode === 'esl') {
-    if (!settings.eslUrl) throw new Error('ESL_URL: required when PBX_EVENTS=esl');
-    let target;
-    try {
-      target = eslTargetOf(settings.eslUrl);
-    } catch {
-      throw new Error('ESL_URL: not a usable address');
-    }
+  if (targets.esl) {
+    const target = targets.esl;
     const legs = new Legs(settings.trunks, {
       isEmployee: context.isEmployee,
       maxDigits: context.internalMaxDigits,
@@ -106,13 +105,8 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
       ),
     );
   }
-  if (settings.cdrUrl) {
-    let cdr;
-    try {
-      cdr = cdrTargetOf(settings.cdrUrl);
-    } catch {
-      throw new Error('ASTERISK_CDR_URL: not a usable address');
-    }
+  if (targets.cdr) {
+    const cdr = targets.cdr;
     // Without the stores (a settings check), the address is all there is to check.
     if (!context.ledger) return followers;
     const endpoints = new Endpoints(settings.trunks, {
@@ -122,7 +116,7 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
     const { portalId, zone, positions, calls } = context.ledger;
     const ami = followers.find((follower): follower is AmiFollower => follower instanceof AmiFollower);
     const ledger = new CdrLedger(
-      new CdrSource(cdr.options),
+      new CdrSource(cdr),
       cdr.label,
       { endpoints, zone, recordingTemplate: context.recordingTemplate },
       context.sink,

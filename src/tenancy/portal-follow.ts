@@ -1,6 +1,8 @@
-import { BlockList, isIP } from 'node:net';
-import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
+import { parseCredentialUrl } from '../common/credential-url';
+import { Destination, EgressPolicy } from '../common/egress';
+import { AppConfig, ConfigError, CREDENTIAL_URLS, loadConfig } from '../config/app-config';
 import { FollowSettings, followSettingsOf } from '../config/settings';
+import { destinationsOf, followTargetsOf } from '../follow/follow-targets';
 import { createFollowers } from '../follow/portal-followers';
 
 /** The variables a portal's own follow settings may set: the environment's "follow the PBX" ones (docs/API.md). */
@@ -12,39 +14,21 @@ export const FOLLOW_VARIABLES = [
   'ASTERISK_CDR_URL',
 ] as const;
 
-/**
- * Addresses a plaintext PBX connection may reach in production: loopback, RFC 1918, carrier-grade NAT
- * (where VPNs such as WireGuard or Tailscale put their peers), IPv6 unique-local. Anything else may cross
- * the internet, where the Manager secret and every caller's number would travel in clear.
- */
-const PRIVATE = new BlockList();
-PRIVATE.addSubnet('127.0.0.0', 8, 'ipv4');
-PRIVATE.addSubnet('10.0.0.0', 8, 'ipv4');
-PRIVATE.addSubnet('172.16.0.0', 12, 'ipv4');
-PRIVATE.addSubnet('192.168.0.0', 16, 'ipv4');
-PRIVATE.addSubnet('100.64.0.0', 10, 'ipv4');
-PRIVATE.addAddress('::1', 'ipv6');
-PRIVATE.addSubnet('fc00::', 7, 'ipv6');
-
-/** Whether `host` (a URL's hostname) is a literal private address; a name may resolve to anything. */
-function isPrivateAddress(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
-  const family = isIP(bare);
-  return family !== 0 && PRIVATE.check(bare, family === 4 ? 'ipv4' : 'ipv6');
-}
-
 const NO_SINK = { submit: () => undefined, idle: () => Promise.resolve() };
 
 /**
  * A portal's follow settings, checked by the same rules as the environment's (so a 400 names the variable
- * as OPERATIONS.md does), then by building the followers they configure: what is accepted here is what a
- * portal runtime can build. In production (a hosted bridge reaching customers' PBXs) a plaintext `tcp://`
- * connection is accepted only to a literal private address: AMI over TLS (`tls://…:5039`), else a VPN.
- * Returns the problems (names and rules, never a value), or the settings.
+ * as OPERATIONS.md does), then under the deployment's egress rule (SPEC §8: every AMI_URL, ESL_URL and
+ * ASTERISK_CDR_URL becomes a Destination of `rules.egress`, which refuses a literal address of this
+ * deployment's network unless TENANT_ALLOWED_NETWORKS allows it, and credentials in clear to anything but
+ * such an allowed address: `tls://`, mysql `?ssl=true`), then by building the followers they configure:
+ * what is accepted here is what a portal runtime can build. A name is not resolved here (synchronous):
+ * the save path resolves `followDestinations` with `EgressPolicy.checkNow`, and every connection checks it
+ * again. Returns the problems (names and rules, never a value), or the settings.
  */
 export function portalFollowSettings(
   follow: unknown,
-  rules: { production: boolean },
+  rules: { production: boolean; egress: EgressPolicy },
 ): { settings: FollowSettings } | { problems: string[] } {
   if (typeof follow !== 'object' || follow === null || Array.isArray(follow))
     return {
@@ -83,27 +67,11 @@ export function portalFollowSettings(
         .map((problem) => `follow.${problem}`),
     };
   }
-  if (rules.production) {
-    const plain = (['AMI_URL', 'ESL_URL'] as const).filter((name) => {
-      const value = (follow as Record<string, string>)[name];
-      if (!value) return false;
-      try {
-        const url = new URL(value);
-        return url.protocol === 'tcp:' && !isPrivateAddress(url.hostname);
-      } catch {
-        return false;
-      }
-    });
-    if (plain.length)
-      return {
-        problems: plain.map(
-          (name) =>
-            `follow.${name}: plaintext tcp:// to an address that is not private is refused in production (use tls://…:5039 with Asterisk's tlsenable, or a private address over a VPN)`,
-        ),
-      };
-  }
+  const targets = followTargetsOf(settings, rules.egress);
+  if ('problems' in targets) return { problems: targets.problems.map((problem) => `follow.${problem}`) };
   try {
     createFollowers(settings, {
+      egress: rules.egress,
       sink: NO_SINK,
       isEmployee: () => false,
       internalMaxDigits: 0,
@@ -114,6 +82,18 @@ export function portalFollowSettings(
     return { problems: [`follow.${(error as Error).message}`] };
   }
   return { settings };
+}
+
+/**
+ * The destinations a checked FollowSettings connects to under `egress`, for the save path to resolve their
+ * names now (`EgressPolicy.checkNow`: a name that resolves into this deployment's network is refused when
+ * saved, not only at each connection). Throws when the settings do not build under `egress` (check them
+ * with portalFollowSettings first); the message names the setting, never its value.
+ */
+export function followDestinations(settings: FollowSettings, egress: EgressPolicy): Destination[] {
+  const targets = followTargetsOf(settings, egress);
+  if ('problems' in targets) throw new Error(targets.problems.join('; '));
+  return destinationsOf(targets.targets);
 }
 
 /** What an operator sees of a portal's follow settings: the source, the PBX's address, trunks; no secret. */
@@ -130,11 +110,16 @@ export function followView(
   };
 }
 
+/** `scheme://host[:port]` of a credential URL (read by hand: any character in its password), or ''. */
 function addressOf(url: string | undefined): string {
-  try {
-    const parsed = new URL(url ?? '');
-    return `${parsed.protocol}//${parsed.host}`;
-  } catch {
-    return '';
-  }
+  if (!url) return '';
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase() ?? '';
+  const rules = Object.values(CREDENTIAL_URLS).find((known) =>
+    (known.schemes as readonly string[]).includes(scheme),
+  );
+  if (!rules) return '';
+  const parsed = parseCredentialUrl(url, 'follow', rules.schemes, rules.shape);
+  if ('problem' in parsed) return '';
+  const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
+  return `${parsed.scheme}://${host}${parsed.port === undefined ? '' : `:${parsed.port}`}`;
 }

@@ -275,6 +275,8 @@ export class PortalRuntime {
     );
     try {
       this.followers = createFollowers(follow, {
+        // The deployment's tenant rule (SPEC §8): a record stored before it is checked again here.
+        egress: this.scoped.egress,
         sink,
         isEmployee: (number) => this.directory.userIdFor(number) !== undefined,
         internalMaxDigits: followReading.internalMaxDigits,

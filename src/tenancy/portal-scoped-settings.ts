@@ -56,8 +56,6 @@ export interface PortalScopedSettings {
   readonly events: EventSettings;
   /** Click-to-call; undefined when the portal has none (or its settings cannot be built: see `problems`). */
   readonly dial?: DialSettings;
-  /** What the portal's own settings may reach (the deployment's rule, SPEC §8): its dialer and downloads use it. */
-  readonly egress: EgressPolicy;
   /** Following the portal's PBX; undefined when it has none (or its settings cannot be built: see `problems`). */
   readonly follow?: FollowSettings;
   /** How followed events are read: the deployment's PBX_INTERNAL_MAX_DIGITS and ASTERISK_RECORDING_URL. */
@@ -68,6 +66,11 @@ export interface PortalScopedSettings {
     /** PBX_TIME_ZONE: the zone of the ledger's local times. */
     timeZone: string;
   };
+  /**
+   * What the portal's own settings may reach (SPEC §8; the deployment's rule): every connection made for
+   * them (its followers' too) goes through a Destination of it.
+   */
+  readonly egress: EgressPolicy;
   /** The portal's own MISSED_CALL_TASK; undefined: the deployment's. */
   readonly missedCallTask?: boolean;
   /** The portal's own DEFAULT_COUNTRY; undefined: the deployment's. */
@@ -112,7 +115,10 @@ export function resolvePortalSettings(
   // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
   let follow: FollowSettings | undefined;
   if (own.follow) {
-    const built = portalFollowSettings(own.follow, { production: deployment.production });
+    const built = portalFollowSettings(own.follow, {
+      production: deployment.production,
+      egress: deployment.egress,
+    });
     if ('settings' in built) follow = built.settings;
     else problems.push(`the PBX is not followed: ${built.problems.join('; ')}`);
   }
@@ -170,7 +176,6 @@ export function resolvePortalSettings(
     recording,
     events,
     dial,
-    egress: deployment.egress,
     follow,
     followReading: {
       internalMaxDigits: deployment.intake.internalMaxDigits,
@@ -178,6 +183,7 @@ export function resolvePortalSettings(
       freeswitchRecordingTemplate: deployment.intake.recordingUrls.freeswitch,
       timeZone: deployment.intake.timeZone,
     },
+    egress: deployment.egress,
     missedCallTask: own.missedCallTask,
     defaultCountry: own.defaultCountry,
     metricsLabel: deployment.portalLabel ? record.portalId : 'all',

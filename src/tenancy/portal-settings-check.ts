@@ -5,7 +5,7 @@ import { Destination, EgressPolicy } from '../common/egress';
 import { digest } from '../common/secrets';
 import { PbxTokenRecord, PortalStore } from '../store/portal-store';
 import { portalDialSettings, portalRecordingFetch } from './portal-dial';
-import { portalFollowSettings } from './portal-follow';
+import { followDestinations, portalFollowSettings } from './portal-follow';
 import { PortalSettingsPatch } from './portal-settings.dto';
 
 /** One refused setting: the field and what is wrong with it (never its value: some hold secrets). */
@@ -49,12 +49,11 @@ export function checkPortalSettingsShape(
     patch.dial = Object.fromEntries(Object.entries(patch.dial).map(([name, value]) => [name, String(value)]));
   }
   if (patch.follow) {
-    const follow = portalFollowSettings(patch.follow, options);
+    const follow = portalFollowSettings(patch.follow, { ...options, egress });
     if ('problems' in follow) return { errors: [{ field: 'follow', problems: follow.problems }] };
-    // FOLLOW DESTINATIONS (the lead wires this once portal-follow.ts has `followDestinations`):
-    // destinations.push(
-    //   ...followDestinations(follow.settings, egress).map((destination) => ({ field: 'follow', destination })),
-    // );
+    destinations.push(
+      ...followDestinations(follow.settings, egress).map((destination) => ({ field: 'follow', destination })),
+    );
   }
   if (patch.recordingFetch) {
     const fetch = portalRecordingFetch(patch.recordingFetch, egress);

@@ -91,9 +91,11 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await frame.fill('#follow-AMI_URL', pbx.url(WRONG));
     await submitIn(frame, '#test-follow');
     const refused = (await frame.textContent('#follow-AMI_URL ~ #test-follow-AMI_URL')) ?? '';
-    expect(refused).toContain('bad credentials');
-    expect(refused).toContain('login refused for user crm-page');
-    expect(refused).toContain(`tcp://127.0.0.1:${pbx.port}`);
+    expect(refused).toBe(
+      `The PBX connection failed: login refused: the Asterisk Manager Interface at 127.0.0.1:${pbx.port} refused the user name or password`,
+    );
+    // The PBX's own words (`Authentication failed`) are not shown.
+    expect(await html(frame)).not.toContain('Authentication failed');
     expect(await html(frame)).not.toContain(WRONG);
     expect(await html(frame)).not.toContain(SECRET);
     // A test stores nothing and follows nothing.
@@ -109,7 +111,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await submitIn(frame, '#pbx-events button:text("Save")');
     const error = frame.locator('#follow-AMI_URL ~ .field-error');
     expect(await error.textContent()).toContain(
-      'AMI_URL must be tcp://user:secret@host:5038 or tls://user:secret@host:5039',
+      'must start with tcp:// or tls://; expected tcp://user:secret@host:5038 or tls://user:secret@host:5039',
     );
     expect(await frame.getAttribute('#follow-AMI_URL', 'aria-invalid')).toBe('true');
     expect(await frame.textContent('#pbx-events [role=alert]')).toContain('Nothing was saved');
@@ -120,20 +122,28 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     expect((await portal()).settings.follow).toBeUndefined();
     await frame.fill('#follow-AMI_URL', 'tcp://no-password@127.0.0.1:5038');
     await submitIn(frame, '#test-follow');
-    expect(await frame.textContent('#follow-AMI_URL ~ .field-error')).toContain('AMI_URL must be');
+    expect(await frame.textContent('#follow-AMI_URL ~ .field-error')).toContain('names no password');
     expect(await frame.$('#test-follow-AMI_URL')).toBeNull();
     await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
     await page.screenshot({ path: shot('pbx-events-error-1280.png') });
   });
 
-  it('tests the event socket and the CDR ledger too, and names refused, TLS and timeout failures', async () => {
+  it('tests the event socket and the CDR ledger too; a closed port, a silent one and another protocol answer alike', async () => {
     const esl = await EslDouble.start('esl-page-s3cret');
     const cdr = await CdrDatabase.create('app_page');
-    // Accepts and never says a word: the test gives up after its 5 s.
+    // One port, three servers in turn: another protocol's banner (an SSH server), nothing, a silent one.
     const sockets = new Set<Socket>();
-    const silent: Server = createServer((socket) => void sockets.add(socket));
-    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
-    const silentPort = (silent.address() as { port: number }).port;
+    const listen = async (server: Server, port = 0) => {
+      server.on('connection', (socket) => sockets.add(socket.on('error', () => undefined)));
+      await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+      return (server.address() as { port: number }).port;
+    };
+    const stop = async (server: Server) => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    };
+    const ssh = createServer((socket) => socket.write('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n'));
+    const port = await listen(ssh);
     try {
       const { frame } = await open(adminAuth());
       const test = async (mode: string, field: string, url: string) => {
@@ -143,22 +153,46 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
         return (await frame.textContent(`#follow-${field} ~ #test-follow-${field}`)) ?? '';
       };
       expect(await test('esl', 'ESL_URL', esl.url())).toContain('accepted the login');
-      expect(await test('esl', 'ESL_URL', esl.url('wrong-esl-pass'))).toContain('bad credentials');
+      expect(await test('esl', 'ESL_URL', esl.url('wrong-esl-pass'))).toBe(
+        `The PBX connection failed: login refused: the FreeSWITCH event socket at 127.0.0.1:${esl.port} refused the user name or password`,
+      );
       expect(await test('cdr', 'ASTERISK_CDR_URL', cdr.url)).toContain('its cdr table can be read');
+      // A real MariaDB refusing the password: said so, without its words (`Access denied for user …`).
       const wrong = new URL(cdr.url);
       wrong.password = 'wrong-cdr-pass';
-      const denied = await test('cdr', 'ASTERISK_CDR_URL', wrong.href);
-      expect(denied).toContain('bad credentials: ER_ACCESS_DENIED_ERROR');
-      expect(denied).toContain(`mysql://127.0.0.1:3306/${cdr.name}`);
-      // Nothing listens on a closed port: refused.
-      const closed = await AmiDouble.start('crm-page', SECRET);
-      const closedUrl = closed.url();
-      await closed.close();
-      expect(await test('ami', 'AMI_URL', closedUrl)).toContain('refused: ECONNREFUSED');
-      // TLS to a plaintext Manager port: the handshake fails.
-      expect(await test('ami', 'AMI_URL', pbx.url().replace(/^tcp:/, 'tls:'))).toMatch(/failed: TLS: /);
-      expect(await test('ami', 'AMI_URL', `tcp://crm:${SECRET}@127.0.0.1:${silentPort}`)).toContain(
-        'timeout',
+      expect(await test('cdr', 'ASTERISK_CDR_URL', wrong.href)).toBe(
+        'The PBX connection failed: login refused: the MySQL server at 127.0.0.1:3306 refused the user name or password',
+      );
+      expect(await html(frame)).not.toMatch(/Access denied|ER_ACCESS_DENIED|using password/);
+
+      const ami = `tcp://crm:${SECRET}@127.0.0.1:${port}`;
+      const unreachable = `The PBX connection failed: unreachable: no Asterisk Manager Interface answered at 127.0.0.1:${port} within 5000 ms (nothing listens there, something else does, or TLS failed)`;
+      // Another protocol answers: the same words as nothing at all, never its banner.
+      const banner = await test('ami', 'AMI_URL', ami);
+      expect(banner).toBe(unreachable);
+      expect(await test('esl', 'ESL_URL', `tcp://:${SECRET}@127.0.0.1:${port}`)).toBe(
+        `The PBX connection failed: unreachable: no FreeSWITCH event socket answered at 127.0.0.1:${port} within 5000 ms (nothing listens there, something else does, or TLS failed)`,
+      );
+      expect(
+        await test('cdr', 'ASTERISK_CDR_URL', `mysql://cdr:${SECRET}@127.0.0.1:${port}/asteriskcdrdb`),
+      ).toBe(
+        `The PBX connection failed: unreachable: no MySQL server answered at 127.0.0.1:${port} within 5000 ms (nothing listens there, something else does, or TLS failed)`,
+      );
+      expect(await html(frame)).not.toContain('OpenSSH');
+      await stop(ssh);
+      // Nothing listens on that port now: the same answer.
+      expect(await test('ami', 'AMI_URL', ami)).toBe(banner);
+      // Something accepts and says nothing: the same answer again.
+      const silent = createServer(() => undefined);
+      await listen(silent, port);
+      try {
+        expect(await test('ami', 'AMI_URL', ami)).toBe(banner);
+      } finally {
+        await stop(silent);
+      }
+      // TLS to a plaintext Manager port: the handshake fails, the same kind of answer.
+      expect(await test('ami', 'AMI_URL', pbx.url().replace(/^tcp:/, 'tls:'))).toBe(
+        `The PBX connection failed: unreachable: no Asterisk Manager Interface answered at 127.0.0.1:${pbx.port} within 5000 ms (nothing listens there, something else does, or TLS failed)`,
       );
       const shown = await html(frame);
       for (const secret of [
@@ -171,12 +205,11 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
         expect(shown).not.toContain(secret);
       expect((await portal()).settings.follow).toBeUndefined();
     } finally {
-      for (const socket of sockets) socket.destroy();
-      await new Promise((resolve) => silent.close(resolve));
+      if (ssh.listening) await stop(ssh);
       await esl.close();
       await cdr.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('saves AMI following: the bridge follows the double, its call is delivered, the password never shown', async () => {
     const { frame } = await open(adminAuth());
@@ -288,5 +321,119 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     expect(overflow).toBeLessThanOrEqual(0);
     await english.frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
     await page.screenshot({ path: shot('pbx-events-400.png') });
+  });
+
+  /**
+   * SPEC §8 through the page (TENANT_ALLOWED_NETWORKS=''): an address of this deployment or its network is
+   * refused beside its field, for "test connection" as for "save", before any socket; a name resolving to
+   * loopback is refused too (at save once the save path resolves names; until then the test's connection
+   * is refused by the egress gate: `not allowed`). A TCP server on 127.0.0.1 counts what reaches it: nothing.
+   */
+  describe('a hostile address (TENANT_ALLOWED_NETWORKS unset)', () => {
+    let strict: MultiBridge;
+    let strictTemp: { dir: string; remove(): void };
+    let strictHost: PortalFrameHost;
+    let beta: SandboxTenant;
+    let counter: Server;
+    let port: number;
+    let accepted = 0;
+    const counted = new Set<Socket>();
+
+    beforeAll(async () => {
+      counter = createServer((socket) => {
+        accepted++;
+        counted.add(socket.on('error', () => undefined));
+        socket.destroy();
+      });
+      await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
+      port = (counter.address() as { port: number }).port;
+      strictHost = await PortalFrameHost.start();
+      beta = sandbox.addPortal({ name: 'beta', domain: `localhost:${strictHost.port}` });
+      strictTemp = tempDir('bridge-app-follow-strict-');
+      strict = await startMultiBridge(sandbox, strictTemp.dir, {
+        TENANT_ALLOWED_NETWORKS: '',
+        LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
+      });
+      expect(await install(beta, strict.url)).toBe(200);
+    }, 60_000);
+
+    afterAll(async () => {
+      await strict?.close();
+      await strictHost?.close();
+      for (const socket of counted) socket.destroy();
+      await new Promise((resolve) => counter?.close(resolve));
+      strictTemp?.remove();
+    });
+
+    const openBeta = () =>
+      strictHost.open(page, {
+        bridgeUrl: strict.url,
+        authId: beta.issueTokens(undefined, 1)?.access_token ?? '',
+        memberId: beta.memberId,
+        domain: beta.domain,
+        lang: 'en',
+      });
+    const betaFollow = async () =>
+      (
+        await strict.http
+          .get(`/v1/admin/portals/${beta.memberId}`)
+          .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+      ).body.settings.follow;
+
+    it('refuses loopback, private, link-local and metadata addresses beside the field, tested or saved', async () => {
+      const { frame } = await openBeta();
+      for (const [mode, field, url] of [
+        ['ami', 'AMI_URL', `tcp://crm:${SECRET}@127.0.0.1:${port}`],
+        ['ami', 'AMI_URL', `tls://crm:${SECRET}@[::1]:${port}`],
+        ['ami', 'AMI_URL', `tls://crm:${SECRET}@169.254.169.254:80`],
+        ['esl', 'ESL_URL', `tls://:${SECRET}@10.0.0.9:8021`],
+        ['cdr', 'ASTERISK_CDR_URL', `mysql://cdr:${SECRET}@127.0.0.1:${port}/asteriskcdrdb?ssl=true`],
+        // Credentials in clear to a public address.
+        ['ami', 'AMI_URL', `tcp://crm:${SECRET}@203.0.113.7:5038`],
+      ]) {
+        for (const button of ['#test-follow', '#pbx-events button:text("Save")']) {
+          await frame.selectOption('#follow-PBX_EVENTS', mode);
+          await frame.fill(`#follow-${field}`, url);
+          await submitIn(frame, button);
+          expect(await frame.textContent(`#follow-${field} ~ .field-error`)).toMatch(
+            new RegExp(`^follow\\.${field}: `),
+          );
+          expect(await frame.$(`#test-follow-${field}`)).toBeNull();
+          expect(await html(frame)).not.toContain(SECRET);
+        }
+      }
+      expect(await betaFollow()).toBeUndefined();
+      expect(accepted).toBe(0);
+    });
+
+    it('a name resolving to loopback: refused (at save once names are resolved there, else by the gate), never connected', async () => {
+      const { frame } = await openBeta();
+      for (const [mode, field, url] of [
+        ['ami', 'AMI_URL', `tls://crm:${SECRET}@localhost:${port}`],
+        ['esl', 'ESL_URL', `tls://:${SECRET}@localhost:${port}`],
+        [
+          'cdr',
+          'ASTERISK_CDR_URL',
+          `mysql://cdr:${SECRET}@localhost:${port}/asteriskcdrdb?ssl=true`,
+          'MySQL server',
+        ],
+      ]) {
+        await frame.selectOption('#follow-PBX_EVENTS', mode);
+        await frame.fill(`#follow-${field}`, url);
+        await submitIn(frame, '#test-follow');
+        const refusedAtSave = await frame.$(`#follow-${field} ~ .field-error`);
+        if (refusedAtSave)
+          expect(await refusedAtSave.textContent()).toContain(
+            `follow.${field}: localhost:${port} resolves to`,
+          );
+        else
+          expect(await frame.textContent(`#follow-${field} ~ #test-follow-${field}`)).toBe(
+            `The PBX connection failed: not allowed: localhost:${port} is in a range this deployment does not let a portal's settings reach`,
+          );
+        expect(await html(frame)).not.toContain(SECRET);
+      }
+      expect(await betaFollow()).toBeUndefined();
+      expect(accepted).toBe(0);
+    });
   });
 });

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
 import { AmiDouble } from '../../../test/support/ami-double';
 import { CallEvent } from '../../calls/call';
+import { EgressPolicy } from '../../common/egress';
 import { FollowSink } from '../follow-sink';
 import { AmiFollower, AmiFollowerOptions } from './ami-follower';
 import { amiTargetOf } from './ami-session';
@@ -31,7 +32,10 @@ const until = async (check: () => boolean, timeoutMs = 10000) => {
 function follower(url: string, options: AmiFollowerOptions = {}) {
   const sink = new Collected();
   const tracker = new CallTracker(new Endpoints([], { isEmployee: () => false, maxDigits: 4 }));
-  const ami = new AmiFollower(amiTargetOf(url), tracker, sink, { reconnectMinMs: 50, ...options });
+  const ami = new AmiFollower(amiTargetOf(url, EgressPolicy.unrestricted()), tracker, sink, {
+    reconnectMinMs: 50,
+    ...options,
+  });
   return { ami, sink };
 }
 

@@ -1,36 +1,73 @@
 import { randomUUID } from 'node:crypto';
-import { connect as tcpConnect, Socket } from 'node:net';
-import { connect as tlsConnect } from 'node:tls';
+import { Socket } from 'node:net';
+import { parseCredentialUrl } from '../../common/credential-url';
+import { Destination, EgressPolicy } from '../../common/egress';
+import { CREDENTIAL_URLS } from '../../config/app-config';
 import { AmiFramer, AmiMessage } from './ami-message';
 
-/** Where the Manager Interface is: `tcp://user:secret@host:5038` or `tls://user:secret@host:5039`. */
+/**
+ * Where the Manager Interface is: `tcp://user:secret@host:5038` or `tls://user:secret@host:5039`, as a
+ * Destination of the egress policy (the only way to its socket) and the login.
+ */
 export interface AmiTarget {
-  host: string;
-  port: number;
+  destination: Destination;
   tls: boolean;
   user: string;
   secret: string;
 }
 
-export function amiTargetOf(url: string): AmiTarget {
-  const parsed = new URL(url);
-  const tls = parsed.protocol === 'tls:';
-  return {
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : tls ? 5039 : 5038,
+/**
+ * AMI_URL read by hand (a secret may hold any character: `/`, `#`, `@`, …) and made a Destination by
+ * `egress`: the problem names the variable and the rule, never the value.
+ */
+export function parseAmiTarget(
+  url: string,
+  egress: EgressPolicy,
+  variable = 'AMI_URL',
+): AmiTarget | { problem: string } {
+  const { schemes, shape } = CREDENTIAL_URLS.AMI_URL;
+  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  if ('problem' in parsed) return parsed;
+  if (parsed.path !== '' && parsed.path !== '/')
+    return { problem: `${variable}: has a path after the host; expected ${shape}` };
+  if (!parsed.user) return { problem: `${variable}: names no user; expected ${shape}` };
+  const tls = parsed.scheme === 'tls';
+  const destination = egress.destination({
+    variable,
+    host: parsed.host,
+    port: parsed.port ?? (tls ? 5039 : 5038),
     tls,
-    user: decodeURIComponent(parsed.username),
-    secret: decodeURIComponent(parsed.password),
-  };
+    credentials: true,
+  });
+  if ('problem' in destination) return destination;
+  return { destination, tls, user: parsed.user, secret: parsed.password };
+}
+
+/** parseAmiTarget for a value already checked (the environment's, a stored setting): a problem throws. */
+export function amiTargetOf(url: string, egress: EgressPolicy, variable = 'AMI_URL'): AmiTarget {
+  const target = parseAmiTarget(url, egress, variable);
+  if ('problem' in target) throw new Error(target.problem);
+  return target;
 }
 
 /** The address without credentials, for logs and health details. */
 export function amiLabel(target: AmiTarget): string {
-  return `${target.tls ? 'tls' : 'tcp'}://${target.host}:${target.port}`;
+  return `${target.tls ? 'tls' : 'tcp'}://${target.destination.label}`;
 }
 
 /** An AMI failure whose message names the address and never the secret. */
-export class AmiError extends Error {}
+export class AmiError extends Error {
+  /** The socket's error code (`ECONNREFUSED`, `EGRESS_REFUSED`: the egress gate refused the address). */
+  readonly code?: string;
+  /** The Manager spoke AMI and refused the login (`isCredentialsRefused`). */
+  readonly credentialsRefused?: true;
+
+  constructor(message: string, details: { code?: string; credentialsRefused?: true } = {}) {
+    super(message);
+    if (details.code) this.code = details.code;
+    if (details.credentialsRefused) this.credentialsRefused = true;
+  }
+}
 
 export interface AmiSessionOptions {
   /** Each wait (connect, banner, an action's response) is bounded by this. */
@@ -74,14 +111,10 @@ export class AmiSession {
   static open(target: AmiTarget, options: AmiSessionOptions): Promise<AmiSession> {
     const label = amiLabel(target);
     return new Promise((resolve, reject) => {
-      const socket = target.tls
-        ? tlsConnect({
-            host: target.host,
-            port: target.port,
-            servername: target.host,
-            rejectUnauthorized: options.rejectUnauthorized ?? true,
-          })
-        : tcpConnect({ host: target.host, port: target.port });
+      // Through the egress gate: the name is resolved and checked at every connection (SPEC §8).
+      const socket: Socket = target.tls
+        ? target.destination.connectTls({ rejectUnauthorized: options.rejectUnauthorized ?? true })
+        : target.destination.connect();
       const session = new AmiSession(socket, label, options);
       let banner: (line: string) => void = () => undefined;
       const greeted = new Promise<string>((done) => (banner = done));
@@ -105,7 +138,11 @@ export class AmiSession {
         options.onRead?.();
       });
       socket.on('error', (error: NodeJS.ErrnoException) =>
-        session.end(new AmiError(`${error.code ?? error.message} ${label}`)),
+        session.end(
+          error.code === 'EGRESS_REFUSED'
+            ? new AmiError(`${label} is not allowed: ${error.message}`, { code: error.code })
+            : new AmiError(`${error.code ?? error.message} ${label}`, { code: error.code }),
+        ),
       );
       socket.on('close', () => session.end(new AmiError(`${label} closed the connection`)));
       session.closedWith = (error: Error) => {
@@ -128,6 +165,7 @@ export class AmiSession {
             session.end(
               new AmiError(
                 `login refused for user ${oneLine(target.user)} at ${label}: ${oneLine(login.Message ?? 'no reason given')}`,
+                { credentialsRefused: true },
               ),
             );
             return;

@@ -1,6 +1,12 @@
-import { createServer, Server, Socket } from 'node:net';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, Server, Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
 import { EslDouble } from '../../../test/support/esl-double';
 import { CallEvent } from '../../calls/call';
+import { EgressPolicy } from '../../common/egress';
 import { FollowSink } from '../follow-sink';
 import { EslFollower, EslFollowerOptions } from './esl-follower';
 import { eslTargetOf } from './esl-session';
@@ -25,7 +31,10 @@ const until = async (check: () => boolean, timeoutMs = 10000) => {
 function follower(url: string, options: EslFollowerOptions = {}) {
   const sink = new Collected();
   const tracker = new EslTracker(new Legs([], { isEmployee: () => false, maxDigits: 4 }));
-  const esl = new EslFollower(eslTargetOf(url), tracker, sink, { reconnectMinMs: 50, ...options });
+  const esl = new EslFollower(eslTargetOf(url, EgressPolicy.unrestricted()), tracker, sink, {
+    reconnectMinMs: 50,
+    ...options,
+  });
   return { esl, sink };
 }
 
@@ -172,5 +181,86 @@ describe('EslFollower over a real TCP connection', () => {
     big.esl.start();
     await until(() => big.esl.status().reconnects >= 1);
     expect(big.esl.status().lastError).toMatch(/body of \d+ bytes announced/);
+  });
+
+  describe('tls:// (an event socket behind a TLS terminator such as stunnel)', () => {
+    let dir: string;
+    let pbx: EslDouble;
+    let terminator: TlsServer;
+    const open = new Set<Socket>();
+    beforeEach(async () => {
+      pbx = await EslDouble.start('Ab/cd#e?f@g%zz');
+      // A self-signed certificate, and a TLS listener in front of the double (stunnel's accept/connect).
+      dir = mkdtempSync(join(tmpdir(), 'esl-tls-'));
+      execFileSync(
+        'openssl',
+        [
+          'req',
+          '-x509',
+          '-newkey',
+          'rsa:2048',
+          '-nodes',
+          '-days',
+          '1',
+          '-subj',
+          '/CN=127.0.0.1',
+          '-keyout',
+          join(dir, 'key.pem'),
+          '-out',
+          join(dir, 'cert.pem'),
+        ],
+        { stdio: 'ignore' },
+      );
+      terminator = createTlsServer(
+        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
+        (secure) => {
+          const plain = connect(pbx.port, '127.0.0.1');
+          open.add(secure).add(plain);
+          secure.pipe(plain).pipe(secure);
+          secure.on('error', () => plain.destroy());
+          plain.on('error', () => secure.destroy());
+        },
+      );
+      await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+    });
+    afterEach(async () => {
+      running.splice(0).forEach((esl) => esl.stop());
+      for (const socket of open) socket.destroy();
+      await new Promise((resolve) => terminator.close(resolve));
+      await pbx.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    // The password as an operator pastes it, not percent-encoded: `/`, `#`, `?`, `@` and a stray `%`.
+    const tlsUrl = () => `tls://:Ab/cd#e?f@g%zz@127.0.0.1:${(terminator.address() as { port: number }).port}`;
+
+    it('checks the certificate by default: a self-signed one is refused, nothing sent', async () => {
+      const { esl } = follower(tlsUrl());
+      running.push(esl);
+      esl.start();
+      await until(() => esl.status().reconnects >= 1);
+      expect(esl.status().connected).toBe(false);
+      expect(esl.status().lastError).toMatch(/SELF_SIGNED|self.signed/i);
+      expect(esl.status().target).toMatch(/^tls:\/\/127\.0\.0\.1:\d+$/);
+      expect(pbx.commands).toEqual([]);
+    });
+
+    it('logs in with the password exactly as written and follows calls over TLS', async () => {
+      const { esl, sink } = follower(tlsUrl(), { rejectUnauthorized: false });
+      running.push(esl);
+      esl.start();
+      await until(() => esl.status().connected);
+      expect(pbx.commands[0]).toBe('auth Ab/cd#e?f@g%zz');
+      const call = pbx.play({
+        kind: 'inbound',
+        from: '+4930123456',
+        to: '101',
+        answeredBy: '101',
+        stepMs: 1,
+      });
+      await call.done;
+      await until(() => sink.events.length === 3);
+      expect(sink.events.map((e) => e.event)).toEqual(['call.started', 'call.answered', 'call.ended']);
+      expect(JSON.stringify(esl.status())).not.toContain('Ab/cd#e');
+    });
   });
 });

@@ -37,6 +37,8 @@ export interface EslFollowerOptions {
    * replica, or restarted, keeps the first answer of a call live across it (stored-answers.ts).
    */
   answeredAt?: AnsweredAtLookup;
+  /** tls://: checks the terminator's certificate (default true; tests against a self-signed one turn it off). */
+  rejectUnauthorized?: boolean;
 }
 
 /**
@@ -67,7 +69,9 @@ export class EslFollower extends PbxFollower {
   private callEvents = 0;
   private possiblyLost = 0;
   private reconnects = 0;
-  private readonly options: Required<Omit<EslFollowerOptions, 'followHere' | 'answeredAt'>> &
+  private readonly options: Required<
+    Omit<EslFollowerOptions, 'followHere' | 'answeredAt' | 'rejectUnauthorized'>
+  > &
     EslFollowerOptions;
 
   constructor(
@@ -158,6 +162,7 @@ export class EslFollower extends PbxFollower {
       this.held = [];
       const session = await EslSession.open(this.target, {
         timeoutMs: this.options.timeoutMs,
+        rejectUnauthorized: this.options.rejectUnauthorized,
         onEvent: (event) => this.onEvent(event),
         onRead: () => this.holdStarts(),
         onClose: (error) => this.onClose(session, error),

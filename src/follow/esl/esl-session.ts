@@ -1,35 +1,74 @@
-import { connect, Socket } from 'node:net';
+import { Socket } from 'node:net';
+import { parseCredentialUrl } from '../../common/credential-url';
+import { Destination, EgressPolicy } from '../../common/egress';
+import { CREDENTIAL_URLS } from '../../config/app-config';
 import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
  * Where the event socket is: `tcp://:password@host:8021` (mod_event_socket's `auth <password>`), or
- * `tcp://user%40domain:password@host:8021` for a directory user with `esl-password` (`userauth`).
+ * `tcp://user%40domain:password@host:8021` for a directory user with `esl-password` (`userauth`);
+ * `tls://…` for an event socket behind a TLS terminator (stunnel, a proxy: mod_event_socket has no TLS of
+ * its own). The address is a Destination of the egress policy, the only way to its socket.
  */
 export interface EslTarget {
-  host: string;
-  port: number;
+  destination: Destination;
+  tls: boolean;
   /** `user@domain` for `userauth`; empty: `auth`. */
   user: string;
   password: string;
 }
 
-export function eslTargetOf(url: string): EslTarget {
-  const parsed = new URL(url);
-  return {
-    host: parsed.hostname,
-    port: parsed.port ? Number(parsed.port) : 8021,
-    user: decodeURIComponent(parsed.username),
-    password: decodeURIComponent(parsed.password),
-  };
+/**
+ * ESL_URL read by hand (a password may hold any character) and made a Destination by `egress`: the
+ * problem names the variable and the rule, never the value.
+ */
+export function parseEslTarget(
+  url: string,
+  egress: EgressPolicy,
+  variable = 'ESL_URL',
+): EslTarget | { problem: string } {
+  const { schemes, shape } = CREDENTIAL_URLS.ESL_URL;
+  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  if ('problem' in parsed) return parsed;
+  if (parsed.path !== '' && parsed.path !== '/')
+    return { problem: `${variable}: has a path after the host; expected ${shape}` };
+  const tls = parsed.scheme === 'tls';
+  const destination = egress.destination({
+    variable,
+    host: parsed.host,
+    port: parsed.port ?? 8021,
+    tls,
+    credentials: true,
+  });
+  if ('problem' in destination) return destination;
+  return { destination, tls, user: parsed.user, password: parsed.password };
+}
+
+/** parseEslTarget for a value already checked (the environment's, a stored setting): a problem throws. */
+export function eslTargetOf(url: string, egress: EgressPolicy, variable = 'ESL_URL'): EslTarget {
+  const target = parseEslTarget(url, egress, variable);
+  if ('problem' in target) throw new Error(target.problem);
+  return target;
 }
 
 /** The address without credentials, for logs and health details. */
 export function eslLabel(target: EslTarget): string {
-  return `tcp://${target.host}:${target.port}`;
+  return `${target.tls ? 'tls' : 'tcp'}://${target.destination.label}`;
 }
 
 /** An event socket failure whose message names the address and never the password. */
-export class EslError extends Error {}
+export class EslError extends Error {
+  /** The socket's error code (`ECONNREFUSED`, `EGRESS_REFUSED`: the egress gate refused the address). */
+  readonly code?: string;
+  /** The event socket answered `auth/request` and refused the password (`isCredentialsRefused`). */
+  readonly credentialsRefused?: true;
+
+  constructor(message: string, details: { code?: string; credentialsRefused?: true } = {}) {
+    super(message);
+    if (details.code) this.code = details.code;
+    if (details.credentialsRefused) this.credentialsRefused = true;
+  }
+}
 
 export interface EslSessionOptions {
   /** Each wait (connect, auth/request, a command's reply) is bounded by this. */
@@ -40,6 +79,8 @@ export interface EslSessionOptions {
   onRead?: () => void;
   /** Once, when an established session ends for any reason. */
   onClose: (error: EslError) => void;
+  /** tls://: checks the terminator's certificate (default true; tests against a self-signed one turn it off). */
+  rejectUnauthorized?: boolean;
 }
 
 interface Waiting {
@@ -73,7 +114,10 @@ export class EslSession {
   static open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
     const label = eslLabel(target);
     return new Promise((resolve, reject) => {
-      const socket = connect({ host: target.host, port: target.port });
+      // Through the egress gate: the name is resolved and checked at every connection (SPEC §8).
+      const socket: Socket = target.tls
+        ? target.destination.connectTls({ rejectUnauthorized: options.rejectUnauthorized ?? true })
+        : target.destination.connect();
       const session = new EslSession(socket, label, options);
       const framer = new EslFramer((message) => session.received(message));
       const timer = setTimeout(
@@ -91,7 +135,11 @@ export class EslSession {
         if (session.established) options.onRead?.();
       });
       socket.on('error', (error: NodeJS.ErrnoException) =>
-        session.end(new EslError(`${error.code ?? error.message} ${label}`)),
+        session.end(
+          error.code === 'EGRESS_REFUSED'
+            ? new EslError(`${label} is not allowed: ${error.message}`, { code: error.code })
+            : new EslError(`${error.code ?? error.message} ${label}`, { code: error.code }),
+        ),
       );
       socket.on('close', () => session.end(new EslError(`${label} closed the connection`)));
       session.greeted = () => {
@@ -105,7 +153,9 @@ export class EslSession {
             if (!text.startsWith('+OK')) {
               const who = target.user ? `user ${oneLine(target.user)}` : 'the password';
               session.end(
-                new EslError(`login refused for ${who} at ${label}: ${oneLine(text) || 'no reason given'}`),
+                new EslError(`login refused for ${who} at ${label}: ${oneLine(text) || 'no reason given'}`, {
+                  credentialsRefused: true,
+                }),
               );
               return;
             }

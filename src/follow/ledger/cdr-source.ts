@@ -1,4 +1,7 @@
-import { createPool, Pool, PoolOptions, RowDataPacket } from 'mysql2/promise';
+import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
+import { parseCredentialUrl } from '../../common/credential-url';
+import { Destination, EgressPolicy } from '../../common/egress';
+import { CREDENTIAL_URLS } from '../../config/app-config';
 import { CdrRow } from './cdr-calls';
 
 /** Rows per query at most: a busy window is read in pages, never in one unbounded result. */
@@ -11,44 +14,95 @@ export interface PageCursor {
   sequence: number;
 }
 
-/** ASTERISK_CDR_URL parsed: the pool's options and a label without credentials for health and logs. */
-export function cdrTargetOf(url: string): { options: PoolOptions; label: string } {
-  const parsed = new URL(url);
-  const ssl = parsed.searchParams.get('ssl');
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
-  const port = Number(parsed.port || 3306);
-  const tls = ssl !== null && !/^(false|0|off|disabled?)$/i.test(ssl);
-  return {
-    options: {
-      host: parsed.hostname,
-      port,
-      user: decodeURIComponent(parsed.username),
-      password: decodeURIComponent(parsed.password),
-      database,
-      // A certificate is always checked; `?ssl=true` (or any value but false) turns TLS on.
-      ...(tls ? { ssl: { rejectUnauthorized: true } } : {}),
-    },
-    label: `mysql://${parsed.hostname}:${port}/${database}${tls ? ' (tls)' : ''}`,
-  };
+/**
+ * ASTERISK_CDR_URL: the database's Destination (the egress policy's: the only way to its socket), the login
+ * and a label without credentials for health and logs.
+ */
+export interface CdrTarget {
+  destination: Destination;
+  /** `?ssl=true` (any value but false/0/off/disabled): MySQL's TLS upgrade before the login. */
+  tls: boolean;
+  user: string;
+  password: string;
+  database: string;
+  label: string;
+}
+
+/** Whether a `?ssl=` value turns TLS on: any value but false, 0, off, disabled. */
+export function sslRequested(value: string | null): boolean {
+  return value !== null && !/^(false|0|off|disabled?)$/i.test(value);
 }
 
 /**
+ * ASTERISK_CDR_URL read by hand (a password may hold any character) and made a Destination by `egress`:
+ * the problem names the variable and the rule, never the value.
+ */
+export function parseCdrTarget(
+  url: string,
+  egress: EgressPolicy,
+  variable = 'ASTERISK_CDR_URL',
+): CdrTarget | { problem: string } {
+  const { schemes, shape } = CREDENTIAL_URLS.ASTERISK_CDR_URL;
+  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  if ('problem' in parsed) return parsed;
+  if (!/^\/[\w$-]+$/.test(parsed.path))
+    return { problem: `${variable}: names no database (…@host:3306/asteriskcdrdb); expected ${shape}` };
+  const database = parsed.path.slice(1);
+  const port = parsed.port ?? 3306;
+  const tls = sslRequested(parsed.query.get('ssl'));
+  const destination = egress.destination({ variable, host: parsed.host, port, tls, credentials: true });
+  if ('problem' in destination) return destination;
+  return {
+    destination,
+    tls,
+    user: parsed.user,
+    password: parsed.password,
+    database,
+    label: `mysql://${destination.label}/${database}${tls ? ' (tls)' : ''}`,
+  };
+}
+
+/** parseCdrTarget for a value already checked (the environment's, a stored setting): a problem throws. */
+export function cdrTargetOf(url: string, egress: EgressPolicy, variable = 'ASTERISK_CDR_URL'): CdrTarget {
+  const target = parseCdrTarget(url, egress, variable);
+  if ('problem' in target) throw new Error(target.problem);
+  return target;
+}
+
+/** What a server answers when it refuses the login (or the grant to read `cdr`): wrong user or password. */
+const LOGIN_REFUSED = new Set([
+  'ER_ACCESS_DENIED_ERROR',
+  'ER_DBACCESS_DENIED_ERROR',
+  'ER_TABLEACCESS_DENIED_ERROR',
+  'ER_ACCESS_DENIED_NO_PASSWORD_ERROR',
+]);
+
+/**
  * The CDR table over a pool of at most two connections (`mysql2`, which reconnects a dropped connection on
- * the next query). Times are read as the column's text (`dateStrings`), never shifted through a JavaScript
- * Date: the column is the PBX's local time without a zone.
+ * the next query). Every connection's socket is the destination's (`stream`): the name is resolved and
+ * checked by the egress gate each time, and MySQL's own TLS upgrade (`?ssl=true`) runs over that socket,
+ * the certificate and its name checked. Times are read as the column's text (`dateStrings`), never shifted
+ * through a JavaScript Date: the column is the PBX's local time without a zone.
  */
 export class CdrSource {
   private readonly pool: Pool;
 
-  constructor(options: PoolOptions, timeoutMs = 5000) {
+  constructor(target: CdrTarget, timeoutMs = 5000) {
+    const { destination } = target;
     this.pool = createPool({
-      ...options,
+      host: destination.host,
+      port: destination.port,
+      user: target.user,
+      password: target.password,
+      database: target.database,
+      // A certificate is always checked, and its name against the host's.
+      ...(target.tls ? { ssl: { rejectUnauthorized: true, verifyIdentity: true } } : {}),
+      stream: () => destination.connect({ noDelay: true, keepAlive: true, keepAliveInitialDelay: 10_000 }),
       connectionLimit: 2,
       maxIdle: 1,
       idleTimeout: 60_000,
       connectTimeout: timeoutMs,
       dateStrings: true,
-      enableKeepAlive: true,
       queueLimit: 10,
     });
   }
@@ -102,7 +156,14 @@ export class CdrSource {
 
   /** Logs in and reads the `cdr` table once (no row needed): what the application page's "test connection" asks. */
   async check(): Promise<void> {
-    await this.pool.query('SELECT 1 FROM cdr LIMIT 1');
+    try {
+      await this.pool.query('SELECT 1 FROM cdr LIMIT 1');
+    } catch (error) {
+      // The server spoke MySQL and refused the login: marked so (isCredentialsRefused), its words kept out.
+      if (LOGIN_REFUSED.has((error as { code?: string }).code ?? ''))
+        throw Object.assign(new Error('the MySQL server refused the login'), { credentialsRefused: true });
+      throw error;
+    }
   }
 
   async close(): Promise<void> {

@@ -1,0 +1,53 @@
+import { Destination, EgressPolicy } from '../common/egress';
+import { FollowSettings } from '../config/settings';
+import { AmiTarget, parseAmiTarget } from './ami/ami-session';
+import { EslTarget, parseEslTarget } from './esl/esl-session';
+import { CdrTarget, parseCdrTarget } from './ledger/cdr-source';
+
+/** Where a FollowSettings' followers connect: each a Destination of the egress policy, with its login. */
+export interface FollowTargets {
+  ami?: AmiTarget;
+  esl?: EslTarget;
+  cdr?: CdrTarget;
+}
+
+/**
+ * The targets of a FollowSettings under `egress` (SPEC §8: a portal's own settings in multi mode may not
+ * reach this deployment or its network, and their credentials travel only over TLS): AMI_URL with
+ * PBX_EVENTS=ami, ESL_URL with esl, ASTERISK_CDR_URL when set. Problems name the variable and the rule,
+ * never a value. Nothing is resolved or connected to here (`EgressPolicy.checkNow` resolves a name).
+ */
+export function followTargetsOf(
+  settings: FollowSettings,
+  egress: EgressPolicy,
+): { targets: FollowTargets } | { problems: string[] } {
+  const targets: FollowTargets = {};
+  const problems: string[] = [];
+  if (settings.mode === 'ami') {
+    if (!settings.amiUrl) problems.push('AMI_URL: required when PBX_EVENTS=ami');
+    else {
+      const ami = parseAmiTarget(settings.amiUrl, egress);
+      if ('problem' in ami) problems.push(ami.problem);
+      else targets.ami = ami;
+    }
+  }
+  if (settings.mode === 'esl') {
+    if (!settings.eslUrl) problems.push('ESL_URL: required when PBX_EVENTS=esl');
+    else {
+      const esl = parseEslTarget(settings.eslUrl, egress);
+      if ('problem' in esl) problems.push(esl.problem);
+      else targets.esl = esl;
+    }
+  }
+  if (settings.cdrUrl) {
+    const cdr = parseCdrTarget(settings.cdrUrl, egress);
+    if ('problem' in cdr) problems.push(cdr.problem);
+    else targets.cdr = cdr;
+  }
+  return problems.length ? { problems } : { targets };
+}
+
+/** The destinations of a FollowTargets, for a check of their names (`EgressPolicy.checkNow`). */
+export function destinationsOf(targets: FollowTargets): Destination[] {
+  return [targets.ami, targets.esl, targets.cdr].flatMap((target) => (target ? [target.destination] : []));
+}
