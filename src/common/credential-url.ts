@@ -56,16 +56,52 @@ export function parseCredentialUrl(
   return { scheme, user, password, host: (host[1] ?? host[2]).toLowerCase(), port, path, query };
 }
 
-/** Like parseCredentialUrl, for values already validated at start-up: a problem throws (naming the variable). */
-export function credentialUrlOf(
+/** The schemes and shape of each setting that is a URL with credentials in it (a secret: never echoed). */
+export const CREDENTIAL_URLS = {
+  AMI_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://user:secret@host:5038 or tls://user:secret@host:5039' },
+  ESL_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://:password@host:8021 or tls://:password@host:8021' },
+  ASTERISK_CDR_URL: {
+    schemes: ['mysql'],
+    shape: 'mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+  },
+} as const;
+
+export type CredentialVariable = keyof typeof CREDENTIAL_URLS;
+
+/**
+ * One of CREDENTIAL_URLS read with its own rules (AMI names a user, the CDR URL a database, the others no
+ * path): what start-up validation, the portal settings' checks and every connector use, so what starts is
+ * what connects. `name` is how a problem names the setting (`follow.AMI_URL`); problems never hold a value.
+ */
+export function readCredentialUrl(
   value: string,
-  variable: string,
-  schemes: readonly string[],
-  shape: string,
-): CredentialUrl {
-  const parsed = parseCredentialUrl(value, variable, schemes, shape);
+  variable: CredentialVariable,
+  name: string = variable,
+): CredentialUrl | { problem: string } {
+  const { schemes, shape } = CREDENTIAL_URLS[variable];
+  const parsed = parseCredentialUrl(value, name, schemes, shape);
+  if ('problem' in parsed) return parsed;
+  const refused = (why: string) => ({ problem: `${name} must be ${shape} (this one ${why})` });
+  if (variable === 'ASTERISK_CDR_URL') {
+    if (!/^\/[\w$-]+$/.test(parsed.path)) return refused('names no database');
+  } else if (parsed.path !== '' && parsed.path !== '/') return refused('has a path after the host');
+  if (variable === 'AMI_URL' && !parsed.user) return refused('names no user');
+  return parsed;
+}
+
+/** readCredentialUrl for a value validated at start-up: a problem throws (naming the variable only). */
+export function credentialUrlOf(value: string, variable: CredentialVariable): CredentialUrl {
+  const parsed = readCredentialUrl(value, variable);
   if ('problem' in parsed) throw new Error(parsed.problem);
   return parsed;
+}
+
+/** `scheme://host[:port]` of a credential URL, for views and labels (no credential), or '' when unreadable. */
+export function credentialUrlAddress(value: string | undefined, variable: CredentialVariable): string {
+  const parsed = value ? readCredentialUrl(value, variable) : undefined;
+  if (!parsed || 'problem' in parsed) return '';
+  const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
+  return `${parsed.scheme}://${host}${parsed.port === undefined ? '' : `:${parsed.port}`}`;
 }
 
 /** `host:port` for labels, IPv6 in brackets. */

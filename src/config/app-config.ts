@@ -14,7 +14,7 @@ import {
   ValidateBy,
 } from 'class-validator';
 import { IANAZone } from 'luxon';
-import { parseCredentialUrl } from '../common/credential-url';
+import { CredentialVariable, readCredentialUrl } from '../common/credential-url';
 import { allowedNetworksOf } from '../common/egress';
 import { PORTAL_ID_PATTERN } from './portal-id';
 
@@ -650,38 +650,19 @@ export class AppConfig {
 
 export class ConfigError extends Error {}
 
-/** The schemes and shape of each setting that is a URL with credentials in it (a secret: never echoed). */
-export const CREDENTIAL_URLS = {
-  AMI_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://user:secret@host:5038 or tls://user:secret@host:5039' },
-  ESL_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://:password@host:8021 or tls://:password@host:8021' },
-  ASTERISK_CDR_URL: {
-    schemes: ['mysql'],
-    shape: 'mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
-  },
-} as const;
-
-/** Read by parseCredentialUrl (any character in the password); the message names the variable, never the value. */
-function credentialUrlRule(variable: keyof typeof CREDENTIAL_URLS) {
+/** Read by readCredentialUrl (any character in the password); the message names the variable, never the value. */
+function credentialUrlRule(variable: CredentialVariable) {
   const problem = (value: unknown): string | undefined => {
     if (typeof value !== 'string') return undefined;
-    // Read when a value is checked: the decorators run before CREDENTIAL_URLS below is defined.
-    const { schemes, shape } = CREDENTIAL_URLS[variable];
-    const parsed = parseCredentialUrl(value, variable, schemes, shape);
-    if ('problem' in parsed) return parsed.problem;
-    if (variable === 'ASTERISK_CDR_URL' && !/^\/[\w$-]+$/.test(parsed.path))
-      return `ASTERISK_CDR_URL must be ${shape} (this one names no database)`;
-    if (variable !== 'ASTERISK_CDR_URL' && parsed.path !== '' && parsed.path !== '/')
-      return `${variable} must be ${shape} (this one has a path after the host)`;
-    if (variable === 'AMI_URL' && !parsed.user) return `AMI_URL must be ${shape} (this one names no user)`;
-    return undefined;
+    const parsed = readCredentialUrl(value, variable);
+    // The configuration's error puts `AMI_URL: ` in front already: the rule's words without the name.
+    return 'problem' in parsed ? parsed.problem.slice(variable.length + 1) : undefined;
   };
   return {
     name: `is${variable}`,
     validator: {
       validate: (value: unknown) => problem(value) === undefined,
-      // Without the variable's name in front: the configuration's message puts it there once.
-      defaultMessage: (args?: { value?: unknown }) =>
-        (problem(args?.value) ?? `${variable}: is not usable`).replace(`${variable}: `, ''),
+      defaultMessage: (args?: { value?: unknown }) => problem(args?.value) ?? `${variable} is not usable`,
     },
   };
 }

@@ -44,7 +44,7 @@ describe('Click-to-call settings (docs/API.md)', () => {
 
   it('name a bad secret setting without showing its value', () => {
     const ami = messageOf({ DIAL_MODE: 'ami', AMI_URL: 'http://admin:s3cr3t-ami@pbx:5038' });
-    expect(ami).toMatch(/AMI_URL must be tcp:\/\/user:secret@host:5038/);
+    expect(ami).toMatch(/AMI_URL: must be tcp:\/\/user:secret@host:5038/);
     expect(ami).not.toContain('s3cr3t-ami');
     const esl = messageOf({ DIAL_MODE: 'esl', ESL_URL: 'ClueCon-s3cr3t' });
     expect(esl).toMatch(/ESL_URL/);

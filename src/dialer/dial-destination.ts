@@ -1,6 +1,5 @@
 import { CredentialUrl, credentialUrlOf } from '../common/credential-url';
 import { Destination, EgressPolicy, EgressRefused } from '../common/egress';
-import { CREDENTIAL_URLS } from '../config/app-config';
 import { DialSettings } from '../config/settings';
 
 /** A destination, or why the egress rule refuses it (names the variable, the host and the rule, never a secret). */
@@ -28,8 +27,7 @@ export function lineServerOf(
   value: string,
   egress: EgressPolicy,
 ): LineServer {
-  const { schemes, shape } = CREDENTIAL_URLS[variable];
-  const url = credentialUrlOf(value, variable, schemes, shape);
+  const url = credentialUrlOf(value, variable);
   const tls = url.scheme === 'tls';
   const port = url.port ?? (variable === 'AMI_URL' ? (tls ? 5039 : 5038) : 8021);
   const destination = egress.destination({ variable, host: url.host, port, tls, credentials: true });

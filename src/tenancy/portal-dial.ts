@@ -1,6 +1,6 @@
-import { parseCredentialUrl } from '../common/credential-url';
+import { credentialUrlAddress } from '../common/credential-url';
 import { Destination, EgressPolicy } from '../common/egress';
-import { CREDENTIAL_URLS, ConfigError, loadConfig } from '../config/app-config';
+import { ConfigError, loadConfig } from '../config/app-config';
 import { DialSettings, dialSettingsOf } from '../config/settings';
 import { dialDestinationOf } from '../dialer/dial-destination';
 import { createDialer } from '../dialer/dialer-factory';
@@ -96,12 +96,7 @@ export function dialView(
 /** `scheme://host:port` of a dial address, read as the dialer reads it (any character in a password). */
 function dialTarget(mode: string, url: string): string {
   if (mode === 'ami' || mode === 'esl') {
-    const variable = mode === 'ami' ? 'AMI_URL' : 'ESL_URL';
-    const { schemes, shape } = CREDENTIAL_URLS[variable];
-    const parsed = parseCredentialUrl(url, variable, schemes, shape);
-    if ('problem' in parsed) return '';
-    const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
-    return `${parsed.scheme}://${host}${parsed.port === undefined ? '' : `:${parsed.port}`}`;
+    return credentialUrlAddress(url, mode === 'ami' ? 'AMI_URL' : 'ESL_URL');
   }
   try {
     const parsed = new URL(url.replace(/\{\w+\}/g, 'x'));

@@ -1,6 +1,6 @@
-import { parseCredentialUrl } from '../common/credential-url';
+import { credentialUrlAddress } from '../common/credential-url';
 import { Destination, EgressPolicy } from '../common/egress';
-import { AppConfig, ConfigError, CREDENTIAL_URLS, loadConfig } from '../config/app-config';
+import { AppConfig, ConfigError, loadConfig } from '../config/app-config';
 import { FollowSettings, followSettingsOf } from '../config/settings';
 import { destinationsOf, followTargetsOf } from '../follow/follow-targets';
 import { createFollowers } from '../follow/portal-followers';
@@ -104,22 +104,10 @@ export function followView(
   const url = follow.PBX_EVENTS === 'esl' ? follow.ESL_URL : follow.AMI_URL;
   return {
     PBX_EVENTS: follow.PBX_EVENTS,
-    target: addressOf(url),
+    target: credentialUrlAddress(url, follow.PBX_EVENTS === 'esl' ? 'ESL_URL' : 'AMI_URL'),
     ...(follow.PBX_TRUNKS && { PBX_TRUNKS: follow.PBX_TRUNKS }),
-    ...(follow.ASTERISK_CDR_URL && { ledger: addressOf(follow.ASTERISK_CDR_URL) }),
+    ...(follow.ASTERISK_CDR_URL && {
+      ledger: credentialUrlAddress(follow.ASTERISK_CDR_URL, 'ASTERISK_CDR_URL'),
+    }),
   };
-}
-
-/** `scheme://host[:port]` of a credential URL (read by hand: any character in its password), or ''. */
-function addressOf(url: string | undefined): string {
-  if (!url) return '';
-  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase() ?? '';
-  const rules = Object.values(CREDENTIAL_URLS).find((known) =>
-    (known.schemes as readonly string[]).includes(scheme),
-  );
-  if (!rules) return '';
-  const parsed = parseCredentialUrl(url, 'follow', rules.schemes, rules.shape);
-  if ('problem' in parsed) return '';
-  const host = parsed.host.includes(':') ? `[${parsed.host}]` : parsed.host;
-  return `${parsed.scheme}://${host}${parsed.port === undefined ? '' : `:${parsed.port}`}`;
 }

@@ -111,7 +111,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await submitIn(frame, '#pbx-events button:text("Save")');
     const error = frame.locator('#follow-AMI_URL ~ .field-error');
     expect(await error.textContent()).toContain(
-      'must start with tcp:// or tls://; expected tcp://user:secret@host:5038 or tls://user:secret@host:5039',
+      'must be tcp://user:secret@host:5038 or tls://user:secret@host:5039 (this one must start with tcp:// or tls://)',
     );
     expect(await frame.getAttribute('#follow-AMI_URL', 'aria-invalid')).toBe('true');
     expect(await frame.textContent('#pbx-events [role=alert]')).toContain('Nothing was saved');

@@ -104,7 +104,7 @@ describe('credential URLs with any character in the password (a real bridge proc
     );
     expect(refused.code).toBe(1);
     expect(refused.lines).toEqual([
-      'Invalid configuration: AMI_URL: has a port outside 1-65535; expected tcp://user:secret@host:5038 or tls://user:secret@host:5039',
+      'Invalid configuration: AMI_URL: must be tcp://user:secret@host:5038 or tls://user:secret@host:5039 (this one has a port outside 1-65535)',
     ]);
   });
 
@@ -135,7 +135,7 @@ describe('credential URLs with any character in the password (a real bridge proc
     );
     expect(refused.code).toBe(1);
     expect(refused.lines).toEqual([
-      'Invalid configuration: ESL_URL: has a port outside 1-65535; expected tcp://:password@host:8021 or tls://:password@host:8021',
+      'Invalid configuration: ESL_URL: must be tcp://:password@host:8021 or tls://:password@host:8021 (this one has a port outside 1-65535)',
     ]);
   });
 
@@ -181,7 +181,7 @@ describe('credential URLs with any character in the password (a real bridge proc
     );
     expect(refused.code).toBe(1);
     expect(refused.lines).toEqual([
-      'Invalid configuration: ASTERISK_CDR_URL: has a port outside 1-65535; expected mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+      'Invalid configuration: ASTERISK_CDR_URL: must be mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true) (this one has a port outside 1-65535)',
     ]);
   });
 });

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
-import { parseCredentialUrl } from '../../common/credential-url';
+import { readCredentialUrl } from '../../common/credential-url';
 import { Destination, EgressPolicy } from '../../common/egress';
-import { CREDENTIAL_URLS } from '../../config/app-config';
 import { AmiFramer, AmiMessage } from './ami-message';
 
 /**
@@ -25,12 +24,8 @@ export function parseAmiTarget(
   egress: EgressPolicy,
   variable = 'AMI_URL',
 ): AmiTarget | { problem: string } {
-  const { schemes, shape } = CREDENTIAL_URLS.AMI_URL;
-  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  const parsed = readCredentialUrl(url, 'AMI_URL', variable);
   if ('problem' in parsed) return parsed;
-  if (parsed.path !== '' && parsed.path !== '/')
-    return { problem: `${variable}: has a path after the host; expected ${shape}` };
-  if (!parsed.user) return { problem: `${variable}: names no user; expected ${shape}` };
   const tls = parsed.scheme === 'tls';
   const destination = egress.destination({
     variable,

@@ -1,7 +1,6 @@
 import { Socket } from 'node:net';
-import { parseCredentialUrl } from '../../common/credential-url';
+import { readCredentialUrl } from '../../common/credential-url';
 import { Destination, EgressPolicy } from '../../common/egress';
-import { CREDENTIAL_URLS } from '../../config/app-config';
 import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
@@ -27,11 +26,8 @@ export function parseEslTarget(
   egress: EgressPolicy,
   variable = 'ESL_URL',
 ): EslTarget | { problem: string } {
-  const { schemes, shape } = CREDENTIAL_URLS.ESL_URL;
-  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  const parsed = readCredentialUrl(url, 'ESL_URL', variable);
   if ('problem' in parsed) return parsed;
-  if (parsed.path !== '' && parsed.path !== '/')
-    return { problem: `${variable}: has a path after the host; expected ${shape}` };
   const tls = parsed.scheme === 'tls';
   const destination = egress.destination({
     variable,

@@ -1,7 +1,6 @@
 import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
-import { parseCredentialUrl } from '../../common/credential-url';
+import { readCredentialUrl } from '../../common/credential-url';
 import { Destination, EgressPolicy } from '../../common/egress';
-import { CREDENTIAL_URLS } from '../../config/app-config';
 import { CdrRow } from './cdr-calls';
 
 /** Rows per query at most: a busy window is read in pages, never in one unbounded result. */
@@ -42,11 +41,8 @@ export function parseCdrTarget(
   egress: EgressPolicy,
   variable = 'ASTERISK_CDR_URL',
 ): CdrTarget | { problem: string } {
-  const { schemes, shape } = CREDENTIAL_URLS.ASTERISK_CDR_URL;
-  const parsed = parseCredentialUrl(url, variable, schemes, shape);
+  const parsed = readCredentialUrl(url, 'ASTERISK_CDR_URL', variable);
   if ('problem' in parsed) return parsed;
-  if (!/^\/[\w$-]+$/.test(parsed.path))
-    return { problem: `${variable}: names no database (…@host:3306/asteriskcdrdb); expected ${shape}` };
   const database = parsed.path.slice(1);
   const port = parsed.port ?? 3306;
   const tls = sslRequested(parsed.query.get('ssl'));
