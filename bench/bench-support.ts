@@ -8,11 +8,12 @@ import { freePort } from '../test/support/bridge-process';
 /** The built bridge benched: this checkout's dist/, or another build's (BRIDGE_DIST) to compare. */
 export const DIST = resolve(process.env.BRIDGE_DIST ?? join(__dirname, '..', 'dist'));
 
-/** The built bridge as a child process with `env` (and a free port), once it answers /health/live. */
+/** The built bridge as a child process with `env` (and `port`, else a free one), once it answers /health/live. */
 export async function startBuiltBridge(
   env: Record<string, string>,
+  port?: number,
 ): Promise<{ url: string; child: ChildProcess }> {
-  const port = await freePort();
+  port ??= await freePort();
   const child = spawn(process.execPath, [join(DIST, 'main.js')], {
     cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },

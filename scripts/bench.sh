@@ -27,3 +27,4 @@ run idle-portals
 bash scripts/ensure-mariadb.sh
 run follow-ledger
 run follow
+run hostile-trunks

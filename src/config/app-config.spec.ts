@@ -20,6 +20,18 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ B24_WEBHOOK_URL: 'https://portal.example.com/api' })).toThrow(ConfigError);
   });
 
+  it('bounds PBX_TRUNKS: at most 50 patterns of at most 100 characters, one error naming it', () => {
+    const fifty = Array.from({ length: 50 }, (_, i) => `PJSIP/t${i}*`);
+    expect(loadConfig({ PBX_TRUNKS: fifty.join(',') }).PBX_TRUNKS).toHaveLength(50);
+    expect(loadConfig({ PBX_TRUNKS: `PJSIP/${'a'.repeat(93)}*` }).PBX_TRUNKS[0]).toHaveLength(100);
+    expect(() => loadConfig({ PBX_TRUNKS: [...fifty, 'PJSIP/x*'].join(',') })).toThrow(
+      /PBX_TRUNKS takes at most 50 patterns/,
+    );
+    const long = `PJSIP/${'a'.repeat(94)}*`;
+    expect(() => loadConfig({ PBX_TRUNKS: long })).toThrow(/PBX_TRUNKS patterns are at most 100 characters/);
+    expect(() => loadConfig({ PBX_TRUNKS: long })).not.toThrow(new RegExp('a'.repeat(94)));
+  });
+
   it('refuses to fall back to the sandbox in production', () => {
     expect(() => loadConfig({ NODE_ENV: 'production', PBX_TOKENS: 'a' })).toThrow(/B24_WEBHOOK_URL/);
   });

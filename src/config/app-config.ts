@@ -1,5 +1,7 @@
 import { plainToInstance, Transform } from 'class-transformer';
 import {
+  ArrayMaxSize,
+  MaxLength,
   IsBoolean,
   IsIn,
   IsInt,
@@ -17,6 +19,10 @@ import { IANAZone } from 'luxon';
 import { CredentialVariable, readCredentialUrl } from '../common/credential-url';
 import { allowedNetworksOf } from '../common/egress';
 import { PORTAL_ID_PATTERN } from './portal-id';
+
+/** PBX_TRUNKS' bounds: how many patterns, and how long each (a match costs at most 2·name + pattern steps). */
+export const TRUNK_PATTERNS_MAX = 50;
+export const TRUNK_PATTERN_MAX_LENGTH = 100;
 
 const toInt = ({ value }: { value: unknown }) =>
   value === undefined || value === '' ? undefined : /^-?\d+$/.test(String(value)) ? Number(value) : value;
@@ -566,6 +572,12 @@ export class AppConfig {
   @Matches(/^[^\s,]+$/, {
     each: true,
     message: 'PBX_TRUNKS must be comma-separated channel patterns like PJSIP/trunk*',
+  })
+  // A tenant's text (a portal's follow settings): bounded, so matching every channel name stays cheap.
+  @ArrayMaxSize(TRUNK_PATTERNS_MAX, { message: `PBX_TRUNKS takes at most ${TRUNK_PATTERNS_MAX} patterns` })
+  @MaxLength(TRUNK_PATTERN_MAX_LENGTH, {
+    each: true,
+    message: `PBX_TRUNKS patterns are at most ${TRUNK_PATTERN_MAX_LENGTH} characters each`,
   })
   PBX_TRUNKS: string[] = [];
 

@@ -20,15 +20,56 @@ const PINO_LEVEL: Record<LogLevel, string> = {
   trace: 'trace',
 };
 
-/** Query parameters whose values are secrets (OAuth codes, tokens) and are never written to a log. */
-// `auth[application_token]=…` (a portal post's fields, bracketed or percent-encoded) counts as `auth`.
-const SECRET_QUERY =
-  /([?&](?:code|state|auth|auth_id|refresh_id|access_token|refresh_token|token|application_token|auth(?:\[|%5B)[^=&]*)=)[^&]*/gi;
+/**
+ * The query parameters whose values a log line shows: the bridge's own harmless ones (docs/API.md: a
+ * lookup's `phone`/`number`, an adapter's `tz`, a list's `limit`/`after`/`portal`, the page's `done`/`LANG`).
+ * Every other parameter, whatever its name, is logged as `name=[Redacted]`, and a bare word (`?abc`) as
+ * `[Redacted]`: a PBX may put its token under any name (`?key=…`), so only an allow-list keeps secrets out,
+ * as for headers (LOGGED_REQUEST_HEADERS). Not `state`: OAuth's is a credential, as are `code` and `auth*`.
+ */
+export const LOGGED_QUERY_PARAMETERS: readonly string[] = [
+  'phone',
+  'number',
+  'tz',
+  'limit',
+  'after',
+  'portal',
+  'done',
+  'lang',
+];
+const SHOWN_QUERY = new Set(LOGGED_QUERY_PARAMETERS);
+const REDACTED = '[Redacted]';
 /** The application page's session rides in its path (`/app/s/<session>/…`): a credential for minutes. */
 const SESSION_PATH = /^(\/app\/s\/)[^/?]+/;
 
+/** A parameter's name as the allow-list compares it: decoded (`%70hone` is `phone`), any case. */
+function parameterName(raw: string): string | undefined {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return undefined;
+  }
+}
+
+function redactQuery(query: string): string {
+  return query
+    .split('&')
+    .map((pair) => {
+      if (pair === '') return pair;
+      const equals = pair.indexOf('=');
+      if (equals < 0) return REDACTED;
+      const name = pair.slice(0, equals);
+      return SHOWN_QUERY.has(parameterName(name) ?? '') ? pair : `${name}=${REDACTED}`;
+    })
+    .join('&');
+}
+
+/** A request's URL as every log line writes it: the session path and every value not allowed redacted. */
 export function redactUrl(url: string | undefined): string | undefined {
-  return url?.replace(SECRET_QUERY, '$1[Redacted]').replace(SESSION_PATH, '$1[Redacted]');
+  if (url === undefined) return undefined;
+  const question = url.indexOf('?');
+  const path = (question < 0 ? url : url.slice(0, question)).replace(SESSION_PATH, `$1${REDACTED}`);
+  return question < 0 ? path : `${path}?${redactQuery(url.slice(question + 1))}`;
 }
 
 const REQUEST_ID = /^[\w.-]{1,64}$/;
@@ -255,8 +296,8 @@ export class RequestLog {
 /**
  * Structured JSON logs (pino): one line per request with a request id (the caller's `X-Request-Id` when
  * sane, else a new one, echoed back), written by `RequestLog`. Secrets never reach them: headers are logged
- * from an allow-list (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), OAuth codes and tokens in the query
- * string are redacted; webhook URLs are never logged by the bridge's own code. LOG_FORMAT=pretty (the
+ * from an allow-list (LOGGED_REQUEST_HEADERS, LOGGED_RESPONSE_HEADERS), and so are query values
+ * (LOGGED_QUERY_PARAMETERS: any other parameter's value is redacted); webhook URLs are never logged by the bridge's own code. LOG_FORMAT=pretty (the
  * default on a terminal) writes the same records as readable lines, a request in one short line. Logs
  * written inside a request carry its id (nestjs-pino binds `req.log` to the request's async context).
  */

@@ -25,7 +25,9 @@ export interface RuntimeFailure {
  * A runtime is replaced as build → open → publish with rollback. A new runtime is built and opened beside
  * the current one; only then is the current one closed and the new one published and started. If building
  * or opening throws, the new runtime is closed, the current one (if any) keeps serving, and the failure
- * becomes that portal's flag until a later attempt works. Nothing here stops another portal.
+ * becomes that portal's flag until a later attempt works. A build that a newer record overtook while it
+ * opened (a sync read the portal's change meanwhile) is closed instead of published, so settings read
+ * earlier never replace those read later. Nothing here stops another portal.
  */
 export class PortalRuntimes {
   private readonly logger = new Logger('Portals');
@@ -79,12 +81,28 @@ export class PortalRuntimes {
     if (!record) return Promise.resolve(undefined);
     let building = this.building.get(portalId);
     if (!building) {
-      building = this.replace(record)
-        .then((served) => (served ? this.runtimes.get(portalId) : undefined))
-        .finally(() => this.building.delete(portalId));
+      building = this.buildLatest(portalId).finally(() => this.building.delete(portalId));
       this.building.set(portalId, building);
     }
     return building;
+  }
+
+  /**
+   * Builds the portal's latest record. A build a newer record overtook while it opened is closed unpublished
+   * (`publish`); then the runtime another build published for the newest record serves, or else that record
+   * is built. Ends: each round builds a newer record than the last.
+   */
+  private async buildLatest(portalId: string): Promise<PortalRuntime | undefined> {
+    for (;;) {
+      const record = this.records.get(portalId);
+      if (!record || this.closing) return undefined;
+      const outcome = await this.publish(record);
+      const current = this.runtimes.get(portalId);
+      if (outcome === 'published') return current;
+      if (outcome === 'failed') return undefined;
+      const latest = this.records.get(portalId);
+      if (current && (!latest || current.record.updatedAt >= latest.updatedAt)) return current.touch();
+    }
   }
 
   /** The built runtime, marked used; an idle portal's is built in the background (for the next ask). */
@@ -177,6 +195,16 @@ export class PortalRuntimes {
    * whether the new one serves; on failure the previous one (if any) still does.
    */
   async replace(record: PortalRecord): Promise<boolean> {
+    return (await this.publish(record)) === 'published';
+  }
+
+  /**
+   * `replace`, saying why not: `failed` (the failure is the portal's flag), or `superseded`. A build never
+   * publishes over a newer record's runtime: when its open ends, if the sync has read a newer record of the
+   * portal (its versions only grow: `updated_at`), or a build of a newer (or the same) record was published
+   * meanwhile, or the portal is gone, this runtime is closed unpublished and whatever serves stays.
+   */
+  private async publish(record: PortalRecord): Promise<'published' | 'superseded' | 'failed'> {
     const { portalId } = record;
     let runtime: PortalRuntime | undefined;
     try {
@@ -189,16 +217,21 @@ export class PortalRuntimes {
       await runtime.open();
     } catch (error) {
       await runtime?.close().catch(() => undefined);
+      // An older record's failure is no flag: a newer record is (being) built.
+      if (this.superseded(record)) return 'superseded';
       this.fail(record, error);
-      return false;
+      return 'failed';
     }
     const previous = this.runtimes.get(portalId);
+    if (this.superseded(record, previous)) return this.discard(runtime);
     if (previous) {
       await previous
         .close()
         .catch((error: Error) =>
           this.logger.warn(`portal ${portalId}: closing its old services: ${error.message}`),
         );
+      // Another build may have published while the previous closed: the newer (or the first of equals) stays.
+      if (this.superseded(record, previous)) return this.discard(runtime);
     }
     this.runtimes.set(portalId, runtime);
     runtime.start();
@@ -207,7 +240,32 @@ export class PortalRuntimes {
     if (failure)
       this.logger.log(`portal ${portalId} is served again (after ${failure.attempts} failed attempts)`);
     if (this.owns(portalId)) await runtime.startDelivery();
-    return true;
+    return 'published';
+  }
+
+  /**
+   * Whether a runtime of `record` must not be published: the portal is gone, the sync read a newer record,
+   * or what is published now is of a newer record or of the same one (unless it is `replacing`, the runtime
+   * this build replaces, of an older record or flagged as failed).
+   */
+  private superseded(record: PortalRecord, replacing?: PortalRuntime): boolean {
+    const latest = this.records.get(record.portalId);
+    if (!latest || latest.updatedAt > record.updatedAt) return true;
+    const published = this.runtimes.get(record.portalId);
+    if (!published) return false;
+    // Replacing a runtime of this very record is a retry after a failure; without one, a second build of it.
+    if (published === replacing)
+      return published.record.updatedAt >= record.updatedAt && !this.failures.has(record.portalId);
+    return published.record.updatedAt >= record.updatedAt;
+  }
+
+  private async discard(runtime: PortalRuntime): Promise<'superseded'> {
+    await runtime
+      .close()
+      .catch((error: Error) =>
+        this.logger.warn(`portal ${runtime.portalId}: closing an overtaken build: ${error.message}`),
+      );
+    return 'superseded';
   }
 
   /** The portal is no longer installed (or was purged): its runtime closes, its calls stay stored. */

@@ -42,6 +42,11 @@ export interface PbxSetup {
   repeatedEvents?: boolean;
   /** An eventfilter (or read=) that lets no Agent* event through. */
   agentEvents?: boolean;
+  /**
+   * How many hex digits end a channel's name (Asterisk: 8, `PJSIP/101-0000001a`). More (zero-padded) make
+   * the long names a hostile PBX may send: `PJSIP/101-00000…0001a`, still endpoint 101.
+   */
+  channelSuffixDigits?: number;
 }
 
 type Fields = [string, string][];
@@ -390,7 +395,7 @@ export class AmiDouble extends TcpDouble {
   }
 
   hex(): string {
-    return (this.hexCounter++).toString(16).padStart(8, '0');
+    return (this.hexCounter++).toString(16).padStart(this.setup.channelSuffixDigits ?? 8, '0');
   }
 
   bridgeId(): string {

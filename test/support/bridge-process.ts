@@ -23,8 +23,9 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startBridgeProcess(env: Record<string, string>): Promise<BridgeProcess> {
-  const port = await freePort();
+/** `port`: one the caller chose (a multi-mode bridge's PUBLIC_URL names it); else a free one. */
+export async function startBridgeProcess(env: Record<string, string>, port?: number): Promise<BridgeProcess> {
+  port ??= await freePort();
   // In a temporary working directory: dist/main.js reads `.env` from there, and a developer's own `.env`
   // at the project root must not leak into these runs.
   const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {

@@ -1,3 +1,4 @@
+import { GlobSet } from '../../common/glob';
 import { InternalNumbers, internalBecause } from '../../pbx/adapters/internal-numbers';
 
 /** What a channel is to the bridge: a trunk (the outside party), an employee's phone, a Local half, or other. */
@@ -16,22 +17,13 @@ export interface ChannelClass {
  * (the employee directory knows it, or it has at most PBX_INTERNAL_MAX_DIGITS digits) and a trunk otherwise.
  */
 export class Endpoints {
-  private readonly trunks: RegExp[];
+  private readonly trunks: GlobSet;
 
   constructor(
     trunkPatterns: readonly string[],
     private readonly numbers: InternalNumbers,
   ) {
-    this.trunks = trunkPatterns.map(
-      (pattern) =>
-        new RegExp(
-          `^${pattern
-            .split('*')
-            .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-            .join('.*')}`,
-          'i',
-        ),
-    );
+    this.trunks = new GlobSet(trunkPatterns);
   }
 
   classify(channel: string | undefined): ChannelClass {
@@ -47,8 +39,8 @@ export class Endpoints {
     if (/^(message|announcer|recorder|snoop|bridge|cbanchor|cbrtpstream)$/i.test(tech))
       return { kind: 'other' };
     const endpoint = resource.replace(/-[0-9a-f]+$/i, '').split('/')[0];
-    if (this.trunks.length > 0) {
-      if (this.trunks.some((pattern) => pattern.test(channel))) return { kind: 'trunk' };
+    if (this.trunks.size > 0) {
+      if (this.trunks.matchesAny(channel)) return { kind: 'trunk' };
       return { kind: 'phone', extension: endpoint };
     }
     if (internalBecause(endpoint, this.numbers)) return { kind: 'phone', extension: endpoint };

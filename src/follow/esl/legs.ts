@@ -1,3 +1,4 @@
+import { GlobSet } from '../../common/glob';
 import { userOfChannel } from '../../pbx/adapters/freeswitch-cdr';
 import { InternalNumbers, internalBecause } from '../../pbx/adapters/internal-numbers';
 import { EslEvent, header } from './esl-message';
@@ -23,22 +24,13 @@ export interface LegClass {
  * Loopback and other non-endpoint legs are `other`: followed through nothing.
  */
 export class Legs {
-  private readonly trunks: RegExp[];
+  private readonly trunks: GlobSet;
 
   constructor(
     trunkPatterns: readonly string[],
     private readonly numbers: InternalNumbers,
   ) {
-    this.trunks = trunkPatterns.map(
-      (pattern) =>
-        new RegExp(
-          `^${pattern
-            .split('*')
-            .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
-            .join('.*')}`,
-          'i',
-        ),
-    );
+    this.trunks = new GlobSet(trunkPatterns);
   }
 
   classify(event: EslEvent): LegClass {
@@ -46,8 +38,8 @@ export class Legs {
     if (!/^(sofia|verto\.rtc|rtc|freetdm)\//i.test(name)) return { kind: 'other' };
     const dialled = header(event, 'Call-Direction') === 'outbound';
     const user = this.userOf(event, dialled);
-    if (this.trunks.length > 0) {
-      if (this.trunks.some((pattern) => pattern.test(name))) return { kind: 'trunk' };
+    if (this.trunks.size > 0) {
+      if (this.trunks.matchesAny(name)) return { kind: 'trunk' };
       return { kind: 'phone', extension: user };
     }
     if (header(event, 'variable_sip_gateway_name') || header(event, 'variable_sip_gateway'))
