@@ -10,15 +10,17 @@ import { install, MultiBridge, startMultiBridge, tempDir } from '../support/mult
 const SECRET = 'page-dial-s3cret/#?';
 const WRONG = 'not-the-page-s3cret';
 
-/** The page as the browser posts it: the portal's form post opens a session; its path. */
+/** The page as the browser posts it: the portal's form post opens a session, carried in every form's body. */
 async function openSession(http: ReturnType<typeof request>, tenant: SandboxTenant): Promise<string> {
   const authId = tenant.issueTokens(undefined, 1)?.access_token ?? '';
   const entry = await http
     .post('/app?DOMAIN=x&LANG=en')
     .type('form')
     .send({ AUTH_ID: authId, REFRESH_ID: 'r', member_id: tenant.memberId, PLACEMENT: 'DEFAULT' });
-  expect(entry.status).toBe(303);
-  return String(entry.headers.location);
+  expect(entry.status).toBe(200);
+  const session = /name="session" value="([^"]+)"/.exec(entry.text)?.[1] ?? '';
+  expect(session).not.toBe('');
+  return session;
 }
 
 /** The text of the page's `#test-result`, as the dial form's "Test connection" answers. */
@@ -80,9 +82,9 @@ describe('the application page: dial settings under the tenant rule (multi mode,
         ],
       ] as const) {
         const saved = await bridge.http
-          .post(`${session}/settings`)
+          .post('/app/settings')
           .type('form')
-          .send({ defaultUserId: '', defaultCountry: '', missedCallTask: '', ...fields });
+          .send({ session, defaultUserId: '', defaultCountry: '', missedCallTask: '', ...fields });
         expect(saved.status).toBe(400);
         expect(saved.text).toContain(problem);
         expect(saved.text).not.toContain(SECRET);
@@ -99,7 +101,8 @@ describe('the application page: dial settings under the tenant rule (multi mode,
         `tcp://crm:${SECRET}@127.0.0.1:${tcp.port}`,
         `tls://crm:${SECRET}@localhost:${tcp.port}`,
       ]) {
-        const tested = await bridge.http.post(`${session}/test-dial`).type('form').send({
+        const tested = await bridge.http.post('/app/test-dial').type('form').send({
+          session,
           defaultUserId: '',
           defaultCountry: '',
           missedCallTask: '',
@@ -149,7 +152,8 @@ describe('the application page: dial settings under the tenant rule (multi mode,
     const test = async (url: string) =>
       testResult(
         (
-          await bridge.http.post(`${session}/test-dial`).type('form').send({
+          await bridge.http.post('/app/test-dial').type('form').send({
+            session,
             defaultUserId: '',
             defaultCountry: '',
             missedCallTask: '',

@@ -71,8 +71,12 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
     });
   const post = (path: string, form: Record<string, unknown>) =>
     postFrom('127.0.0.1', `${bridge.url}${path}`, form);
+  // Calls the portal ran. One its own limiter turned away (503 QUERY_LIMIT_EXCEEDED: the budget's mirror
+  // starts full when a runtime is rebuilt, and learns from that answer) ran nothing there, and is repeated.
   const portalCalls = (tenant: SandboxTenant, method: string, since: number) =>
-    tenant.requests(since).filter((entry) => entry.method === method).length;
+    tenant
+      .requests(since)
+      .filter((entry) => entry.method === method && entry.error !== 'QUERY_LIMIT_EXCEEDED').length;
 
   beforeAll(async () => {
     sandbox = await SandboxPortal.start();
@@ -154,12 +158,15 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
   it('limits "Test connection" per portal: past ten a minute the page says so, with Retry-After', async () => {
     const session = sessionIn((await enter(alpha, authOf(alpha))).text);
     const dial = { session, DIAL_MODE: 'ami', AMI_URL: 'tcp://u:p@127.0.0.1:1', defaultCountry: 'DE' };
-    const answers: Answer[] = [];
-    for (let i = 0; i < 11; i += 1) answers.push(await post('/app/test-dial', dial));
-    expect(answers.slice(0, 10).map((answer) => answer.status)).toEqual(Array(10).fill(200));
-    expect(answers[10].status).toBe(429);
-    expect(Number(answers[10].retryAfter)).toBeGreaterThan(0);
-    expect(answers[10].text).toContain('Too many connection tests for this portal');
+    // All at once: a failed test answers at its deadline (5 s, alike for every failure), and ten in a row
+    // would give the bucket time to refill.
+    const answers: Answer[] = await Promise.all(
+      Array.from({ length: 11 }, () => post('/app/test-dial', dial)),
+    );
+    expect(answers.map((answer) => answer.status).sort()).toEqual([...Array(10).fill(200), 429]);
+    const refused = answers.find((answer) => answer.status === 429)!;
+    expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+    expect(refused.text).toContain('Too many connection tests for this portal');
     const follow = await post('/app/test-follow', {
       session,
       PBX_EVENTS: 'ami',
