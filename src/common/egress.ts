@@ -51,6 +51,22 @@ export interface CredentialsRefused {
   credentialsRefused: true;
 }
 
+/**
+ * A connector's failure (AMI, the event socket): its message names the address and never a credential;
+ * `code` is the socket's (`ECONNREFUSED`, `EGRESS_REFUSED` when this gate refused the address), and
+ * `credentialsRefused` says the server spoke its protocol and refused the login.
+ */
+export class ConnectorError extends Error {
+  readonly code?: string;
+  readonly credentialsRefused?: true;
+
+  constructor(message: string, details: { code?: string; credentialsRefused?: true } = {}) {
+    super(message);
+    if (details.code) this.code = details.code;
+    if (details.credentialsRefused) this.credentialsRefused = true;
+  }
+}
+
 export function isCredentialsRefused(error: unknown): error is CredentialsRefused {
   return typeof error === 'object' && error !== null && (error as CredentialsRefused).credentialsRefused;
 }

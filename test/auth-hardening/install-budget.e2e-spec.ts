@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
-import { stringify } from 'qs';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { ADMIN_TOKEN } from '../support/bridge-harness';
+import { FormAnswer, postFrom } from '../support/post-from';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 
 /**
@@ -47,42 +47,6 @@ class CountingOAuthServer {
     onward.on('error', () => response.destroy());
     onward.end(Buffer.concat(chunks));
   }
-}
-
-/** A form POST from a chosen loopback address (127.0.0.0/8 all reach this machine): one source each. */
-function postFrom(source: string, url: string, form: Record<string, unknown>): Promise<number> {
-  return answerFrom(source, url, form).then((answer) => answer.status);
-}
-
-/** The same, with the answer's Retry-After. */
-function answerFrom(
-  source: string,
-  url: string,
-  form: Record<string, unknown>,
-): Promise<{ status: number; retryAfter?: string }> {
-  const body = stringify(form);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      url,
-      {
-        method: 'POST',
-        localAddress: source,
-        agent: false,
-        headers: {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (response) => {
-        response.resume();
-        response.on('end', () =>
-          resolve({ status: response.statusCode ?? 0, retryAfter: response.headers['retry-after'] }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
 }
 
 /** A well-formed install post for `tenant` with tokens nobody issued. */
@@ -157,7 +121,7 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
   it('junk that cheap checks catch never reaches the OAuth server, nor does a replay of refused tokens', async () => {
     oauth.tokenRequests = 0;
     const post = (source: string, form: Record<string, unknown>) =>
-      postFrom(source, `${bridge.url}/oauth/install`, form);
+      postFrom(source, `${bridge.url}/oauth/install`, form).then((answer) => answer.status);
     // Malformed fields, a member_id that cannot be a portal id, a domain outside B24_ALLOWED_DOMAINS.
     expect(await post('127.0.0.21', junkInstall(other, { access_token: 'not a token <x>' }))).toBe(400);
     expect(await post('127.0.0.22', junkInstall(other, { member_id: 'abc~def' }))).toBe(400);
@@ -177,7 +141,7 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
   it('200 forgeries at 20/s from one address cost a handful of token requests; none is a 429', async () => {
     oauth.tokenRequests = 0;
     const repeated = junkInstall(other);
-    const answers: Promise<{ status: number; retryAfter?: string }>[] = [];
+    const answers: Promise<FormAnswer>[] = [];
     for (let i = 0; i < 200; i += 1) {
       // Various forged member_ids of well-formed junk, the same forgery again and again, another portal's id.
       const form =
@@ -186,7 +150,7 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
           : i % 4 === 1
             ? junkInstall(other)
             : junkInstall(other, { member_id: randomBytes(16).toString('hex') });
-      answers.push(answerFrom('127.0.0.8', `${bridge.url}/oauth/install`, form));
+      answers.push(postFrom('127.0.0.8', `${bridge.url}/oauth/install`, form));
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const settled = await Promise.all(answers);
@@ -205,7 +169,9 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
     oauth.delayMs = 1500;
     oauth.tokenRequests = 0;
     const flood = Array.from({ length: 40 }, () =>
-      postFrom('127.0.0.7', `${bridge.url}/oauth/install`, junkInstall(other)),
+      postFrom('127.0.0.7', `${bridge.url}/oauth/install`, junkInstall(other)).then(
+        (answer) => answer.status,
+      ),
     );
     // The flood's checks are under way at the OAuth server when the real portal installs.
     await new Promise((resolve) => setTimeout(resolve, 300));

@@ -1,8 +1,7 @@
-import { request as httpRequest } from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { stringify } from 'qs';
 import { defaultSeed, SandboxPortal } from '../../sandbox';
 import { callBodies } from '../support/bridge-harness';
+import { FormAnswer as Answer, postFrom } from '../support/post-from';
 import {
   installApp,
   OAuthBridge,
@@ -12,44 +11,6 @@ import {
   tempDir,
   untilAllFinished,
 } from '../auth/oauth-harness';
-
-interface Answer {
-  status: number;
-  retryAfter?: string;
-  body: string;
-}
-
-/** A form POST from a chosen loopback address (127.0.0.0/8 all reach this machine): one "source" each. */
-function postFrom(source: string, url: string, form: Record<string, unknown>): Promise<Answer> {
-  const body = stringify(form);
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(
-      url,
-      {
-        method: 'POST',
-        localAddress: source,
-        agent: false,
-        headers: {
-          'Content-Type': 'application/x-www-form-urlencoded',
-          'Content-Length': Buffer.byteLength(body),
-        },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () =>
-          resolve({
-            status: response.statusCode ?? 0,
-            retryAfter: response.headers['retry-after'],
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    request.on('error', reject);
-    request.end(body);
-  });
-}
 
 /** A valid-looking install post: the public portal domain, endpoint and member_id, tokens nobody issued. */
 function forgedInstall(sandbox: SandboxPortal, fields: Record<string, string> = {}) {
@@ -96,7 +57,7 @@ describe('Install and event posts: limits before the portal budget', () => {
       forgedInstall(sandbox, { access_token: 'not a token <script>' }),
     );
     expect(malformed.status).toBe(400);
-    expect(malformed.body).toContain('malformed auth[access_token]');
+    expect(malformed.text).toContain('malformed auth[access_token]');
 
     const installed = await installApp(sandbox, bridge);
     expect(installed.status).toBe(200);
@@ -108,12 +69,12 @@ describe('Install and event posts: limits before the portal budget', () => {
       forgedInstall(sandbox, { member_id: 'b'.repeat(32) }),
     );
     expect(otherMember.status).toBe(403);
-    expect(otherMember.body).toContain('auth[member_id]');
+    expect(otherMember.text).toContain('auth[member_id]');
 
     // The portal's own post once more (a retried delivery of it): nothing to check, nothing changes.
     const again = await postFrom('127.0.0.3', install, installed.posted);
     expect(again.status).toBe(200);
-    expect(JSON.parse(again.body).message).toContain('already');
+    expect(JSON.parse(again.text).message).toContain('already');
     expect(appInfoCalls()).toBe(checksBefore);
   });
 

@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
+import { createServer, Server, Socket } from 'node:net';
 import { AmiDouble } from '../../../test/support/ami-double';
+import { TlsTerminator } from '../../../test/support/tls-terminator';
 import { CallEvent } from '../../calls/call';
 import { EgressPolicy } from '../../common/egress';
 import { FollowSink } from '../follow-sink';
@@ -122,54 +118,16 @@ describe('AmiFollower over a real TCP connection', () => {
   });
 
   describe('tls://', () => {
-    let dir: string;
-    let terminator: TlsServer;
-    const open = new Set<Socket>();
+    let terminator: TlsTerminator;
     beforeEach(async () => {
-      // A self-signed certificate, and a TLS listener in front of the double (as Asterisk's tlsbindaddr).
-      dir = mkdtempSync(join(tmpdir(), 'ami-tls-'));
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=127.0.0.1',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      terminator = createTlsServer(
-        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
-        (secure) => {
-          const plain = connect(pbx.port, '127.0.0.1');
-          open.add(secure).add(plain);
-          secure.pipe(plain).pipe(secure);
-          secure.on('error', () => plain.destroy());
-          plain.on('error', () => secure.destroy());
-        },
-      );
-      await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+      // A self-signed certificate, and a TLS listener in front of the double.
+      terminator = await TlsTerminator.start(pbx.port);
     });
     afterEach(async () => {
       running.splice(0).forEach((ami) => ami.stop());
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => terminator.close(resolve));
-      rmSync(dir, { recursive: true, force: true });
+      await terminator.close();
     });
-    const tlsUrl = () =>
-      pbx
-        .url()
-        .replace('tcp://', 'tls://')
-        .replace(/:\d+$/, `:${(terminator.address() as { port: number }).port}`);
+    const tlsUrl = () => pbx.url().replace('tcp://', 'tls://').replace(/:\d+$/, `:${terminator.port}`);
 
     it('checks the certificate by default: a self-signed one is refused', async () => {
       const { ami } = follower(tlsUrl());

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
 import { readCredentialUrl } from '../../common/credential-url';
-import { Destination, EgressPolicy } from '../../common/egress';
+import { ConnectorError, Destination, EgressPolicy } from '../../common/egress';
 import { AmiFramer, AmiMessage } from './ami-message';
 
 /**
@@ -51,18 +51,7 @@ export function amiLabel(target: AmiTarget): string {
 }
 
 /** An AMI failure whose message names the address and never the secret. */
-export class AmiError extends Error {
-  /** The socket's error code (`ECONNREFUSED`, `EGRESS_REFUSED`: the egress gate refused the address). */
-  readonly code?: string;
-  /** The Manager spoke AMI and refused the login (`isCredentialsRefused`). */
-  readonly credentialsRefused?: true;
-
-  constructor(message: string, details: { code?: string; credentialsRefused?: true } = {}) {
-    super(message);
-    if (details.code) this.code = details.code;
-    if (details.credentialsRefused) this.credentialsRefused = true;
-  }
-}
+export class AmiError extends ConnectorError {}
 
 export interface AmiSessionOptions {
   /** Each wait (connect, banner, an action's response) is bounded by this. */

@@ -1,10 +1,6 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, Server, Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createServer as createTlsServer, Server as TlsServer } from 'node:tls';
+import { createServer, Server, Socket } from 'node:net';
 import { EslDouble } from '../../../test/support/esl-double';
+import { TlsTerminator } from '../../../test/support/tls-terminator';
 import { CallEvent } from '../../calls/call';
 import { EgressPolicy } from '../../common/egress';
 import { FollowSink } from '../follow-sink';
@@ -184,54 +180,20 @@ describe('EslFollower over a real TCP connection', () => {
   });
 
   describe('tls:// (an event socket behind a TLS terminator such as stunnel)', () => {
-    let dir: string;
     let pbx: EslDouble;
-    let terminator: TlsServer;
-    const open = new Set<Socket>();
+    let terminator: TlsTerminator;
     beforeEach(async () => {
       pbx = await EslDouble.start('Ab/cd#e?f@g%zz');
       // A self-signed certificate, and a TLS listener in front of the double (stunnel's accept/connect).
-      dir = mkdtempSync(join(tmpdir(), 'esl-tls-'));
-      execFileSync(
-        'openssl',
-        [
-          'req',
-          '-x509',
-          '-newkey',
-          'rsa:2048',
-          '-nodes',
-          '-days',
-          '1',
-          '-subj',
-          '/CN=127.0.0.1',
-          '-keyout',
-          join(dir, 'key.pem'),
-          '-out',
-          join(dir, 'cert.pem'),
-        ],
-        { stdio: 'ignore' },
-      );
-      terminator = createTlsServer(
-        { key: readFileSync(join(dir, 'key.pem')), cert: readFileSync(join(dir, 'cert.pem')) },
-        (secure) => {
-          const plain = connect(pbx.port, '127.0.0.1');
-          open.add(secure).add(plain);
-          secure.pipe(plain).pipe(secure);
-          secure.on('error', () => plain.destroy());
-          plain.on('error', () => secure.destroy());
-        },
-      );
-      await new Promise<void>((resolve) => terminator.listen(0, '127.0.0.1', resolve));
+      terminator = await TlsTerminator.start(pbx.port);
     });
     afterEach(async () => {
       running.splice(0).forEach((esl) => esl.stop());
-      for (const socket of open) socket.destroy();
-      await new Promise((resolve) => terminator.close(resolve));
+      await terminator.close();
       await pbx.close();
-      rmSync(dir, { recursive: true, force: true });
     });
     // The password as an operator pastes it, not percent-encoded: `/`, `#`, `?`, `@` and a stray `%`.
-    const tlsUrl = () => `tls://:Ab/cd#e?f@g%zz@127.0.0.1:${(terminator.address() as { port: number }).port}`;
+    const tlsUrl = () => `tls://:Ab/cd#e?f@g%zz@127.0.0.1:${terminator.port}`;
 
     it('checks the certificate by default: a self-signed one is refused, nothing sent', async () => {
       const { esl } = follower(tlsUrl());

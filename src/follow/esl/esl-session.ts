@@ -1,6 +1,6 @@
 import { Socket } from 'node:net';
 import { readCredentialUrl } from '../../common/credential-url';
-import { Destination, EgressPolicy } from '../../common/egress';
+import { ConnectorError, Destination, EgressPolicy } from '../../common/egress';
 import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
@@ -53,18 +53,7 @@ export function eslLabel(target: EslTarget): string {
 }
 
 /** An event socket failure whose message names the address and never the password. */
-export class EslError extends Error {
-  /** The socket's error code (`ECONNREFUSED`, `EGRESS_REFUSED`: the egress gate refused the address). */
-  readonly code?: string;
-  /** The event socket answered `auth/request` and refused the password (`isCredentialsRefused`). */
-  readonly credentialsRefused?: true;
-
-  constructor(message: string, details: { code?: string; credentialsRefused?: true } = {}) {
-    super(message);
-    if (details.code) this.code = details.code;
-    if (details.credentialsRefused) this.credentialsRefused = true;
-  }
-}
+export class EslError extends ConnectorError {}
 
 export interface EslSessionOptions {
   /** Each wait (connect, auth/request, a command's reply) is bounded by this. */
