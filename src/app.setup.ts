@@ -10,6 +10,7 @@ import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
 import { FrameworkQuietLogger } from './logging/framework-quiet-logger';
 import { RequestLog } from './logging/logging.module';
+import { RouteNotFoundFilter } from './logging/route-not-found.filter';
 
 /** Where the API documentation is served: the UI and its assets, the document as JSON and as YAML. */
 const DOCS_PATHS = ['/docs', '/docs-json', '/docs-yaml'];
@@ -29,6 +30,7 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
   // Every request's id and (probes and scrapes aside) its one log line, ahead of every route.
   app.use(app.get(RequestLog).middleware);
+  app.useGlobalFilters(new RouteNotFoundFilter());
   app.enableShutdownHooks();
   if (config.NODE_ENV === 'production') app.use(DOCS_PATHS, docsForAdminsOnly(app.get(AdminTokenGuard)));
   publishApiDocs(app);
