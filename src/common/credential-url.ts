@@ -61,8 +61,9 @@ export const CREDENTIAL_URLS = {
   AMI_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://user:secret@host:5038 or tls://user:secret@host:5039' },
   ESL_URL: { schemes: ['tcp', 'tls'], shape: 'tcp://:password@host:8021 or tls://:password@host:8021' },
   ASTERISK_CDR_URL: {
-    schemes: ['mysql'],
-    shape: 'mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true)',
+    // `mysqls://` is `mysql://…?ssl=true`: TLS before the login.
+    schemes: ['mysql', 'mysqls'],
+    shape: 'mysql://user:password@host:3306/asteriskcdrdb (mysqls:// or ?ssl=true for TLS)',
   },
 } as const;
 

@@ -22,7 +22,7 @@ describe('ASTERISK_CDR_URL (the CDR ledger)', () => {
   it('names a bad URL without showing the password', () => {
     const message = messageOf({ ASTERISK_CDR_URL: 'postgres://crm:s3cr3t-cdr@pbx/asteriskcdrdb' });
     expect(message).toMatch(
-      /ASTERISK_CDR_URL: must be mysql:\/\/user:password@host:3306\/asteriskcdrdb \(optionally \?ssl=true\) \(this one must start with mysql:\/\/\)/,
+      /ASTERISK_CDR_URL: must be mysql:\/\/user:password@host:3306\/asteriskcdrdb \(mysqls:\/\/ or \?ssl=true for TLS\) \(this one must start with mysql:\/\/ or mysqls:\/\/\)/,
     );
     expect(message).not.toContain('s3cr3t-cdr');
     // Named once: the rule's message does not repeat the variable the configuration puts in front.
@@ -32,7 +32,7 @@ describe('ASTERISK_CDR_URL (the CDR ledger)', () => {
     expect(followSettingsOf(loadConfig({ ASTERISK_CDR_URL: raw })).cdrUrl).toBe(raw);
     const port = messageOf({ ASTERISK_CDR_URL: 'mysql://crm:Ab/cd#e@pbx:99999/asteriskcdrdb' });
     expect(port).toBe(
-      'Invalid configuration: ASTERISK_CDR_URL: must be mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true) (this one has a port outside 1-65535)',
+      'Invalid configuration: ASTERISK_CDR_URL: must be mysql://user:password@host:3306/asteriskcdrdb (mysqls:// or ?ssl=true for TLS) (this one has a port outside 1-65535)',
     );
   });
 });

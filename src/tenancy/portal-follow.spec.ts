@@ -135,6 +135,16 @@ describe('portalFollowSettings: a portal follow setting checked like the environ
       );
     expect('settings' in ledger('?ssl=true')).toBe(true);
     expect('settings' in ledger('?ssl=required')).toBe(true);
+    // `mysqls://` (SPEC §8) is the same TLS upgrade.
+    const mysqls = portalFollowSettings(
+      {
+        PBX_EVENTS: 'ami',
+        AMI_URL: `tls://crm:${SECRET}@pbx.example.com:5039`,
+        ASTERISK_CDR_URL: `mysqls://cdr:${SECRET}@db.example.com:3306/asteriskcdrdb`,
+      },
+      prod,
+    );
+    expect('settings' in mysqls).toBe(true);
     for (const query of ['', '?ssl=false', '?ssl=0', '?ssl=off', '?ssl=disabled'])
       expect(JSON.stringify(ledger(query))).toMatch(/follow\.ASTERISK_CDR_URL: .*only over TLS/);
   });

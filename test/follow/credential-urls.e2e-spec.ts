@@ -181,7 +181,7 @@ describe('credential URLs with any character in the password (a real bridge proc
     );
     expect(refused.code).toBe(1);
     expect(refused.lines).toEqual([
-      'Invalid configuration: ASTERISK_CDR_URL: must be mysql://user:password@host:3306/asteriskcdrdb (optionally ?ssl=true) (this one has a port outside 1-65535)',
+      'Invalid configuration: ASTERISK_CDR_URL: must be mysql://user:password@host:3306/asteriskcdrdb (mysqls:// or ?ssl=true for TLS) (this one has a port outside 1-65535)',
     ]);
   });
 });

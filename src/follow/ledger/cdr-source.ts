@@ -45,7 +45,7 @@ export function parseCdrTarget(
   if ('problem' in parsed) return parsed;
   const database = parsed.path.slice(1);
   const port = parsed.port ?? 3306;
-  const tls = sslRequested(parsed.query.get('ssl'));
+  const tls = parsed.scheme === 'mysqls' || sslRequested(parsed.query.get('ssl'));
   const destination = egress.destination({ variable, host: parsed.host, port, tls, credentials: true });
   if ('problem' in destination) return destination;
   return {
