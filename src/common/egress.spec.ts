@@ -1,20 +1,8 @@
 import { LookupAddress } from 'node:dns';
 import { get } from 'node:http';
-import { AddressInfo, createServer, Server } from 'node:net';
+import { CountingServer } from '../../test/support/counting-servers';
 import { parseCredentialUrl } from './credential-url';
 import { allowedNetworksOf, Destination, EgressPolicy } from './egress';
-
-/** A TCP server on 127.0.0.1 that counts the connections it is given. */
-async function countingServer(): Promise<{ server: Server; port: number; connections: () => number }> {
-  let count = 0;
-  const server = createServer((socket) => {
-    count += 1;
-    socket.on('error', () => undefined);
-    socket.end('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { server, port: (server.address() as AddressInfo).port, connections: () => count };
-}
 
 /** A resolver double: each name answers the next of its list of addresses (the last one repeats). */
 function resolver(names: Record<string, string[]>) {
@@ -53,6 +41,9 @@ function failure(socket: NodeJS.EventEmitter): Promise<NodeJS.ErrnoException | u
 }
 
 describe('EgressPolicy for tenants', () => {
+  let server: CountingServer;
+  beforeEach(async () => (server = await CountingServer.tcp()));
+  afterEach(() => server.close());
   const tenants = EgressPolicy.forTenants(allowed(), ['bridge.example.com']);
 
   it.each([
@@ -134,90 +125,65 @@ describe('EgressPolicy for tenants', () => {
   });
 
   it('refuses a name that resolves to a refused range, at save and at connect, and never connects', async () => {
-    const { server, port, connections } = await countingServer();
-    try {
-      const policy = EgressPolicy.forTenants(allowed(), [], resolver({ 'pbx.evil.test': ['127.0.0.1'] }));
-      const destination = destinationOf(policy, 'pbx.evil.test', port);
-      expect(await policy.checkNow(destination)).toContain(
-        'resolves to an address in a range tenants may not reach',
-      );
-      const error = await failure(destination.connect());
-      expect(error?.code).toBe('EGRESS_REFUSED');
-      expect(connections()).toBe(0);
-    } finally {
-      server.close();
-    }
+    const policy = EgressPolicy.forTenants(allowed(), [], resolver({ 'pbx.evil.test': ['127.0.0.1'] }));
+    const destination = destinationOf(policy, 'pbx.evil.test', server.port);
+    expect(await policy.checkNow(destination)).toContain(
+      'resolves to an address in a range tenants may not reach',
+    );
+    const error = await failure(destination.connect());
+    expect(error?.code).toBe('EGRESS_REFUSED');
+    expect(server.connections).toBe(0);
   });
 
   it('checks the name again at every connection (DNS rebinding): a name public at save, loopback later', async () => {
-    const { server, port, connections } = await countingServer();
-    try {
-      const policy = EgressPolicy.forTenants(
-        allowed(),
-        [],
-        resolver({ 'rebind.test': ['203.0.113.9', '127.0.0.1'] }),
-      );
-      const destination = destinationOf(policy, 'rebind.test', port);
-      expect(await policy.checkNow(destination)).toBeUndefined();
-      const error = await failure(destination.connect());
-      expect(error?.code).toBe('EGRESS_REFUSED');
-      expect(connections()).toBe(0);
-    } finally {
-      server.close();
-    }
+    const policy = EgressPolicy.forTenants(
+      allowed(),
+      [],
+      resolver({ 'rebind.test': ['203.0.113.9', '127.0.0.1'] }),
+    );
+    const destination = destinationOf(policy, 'rebind.test', server.port);
+    expect(await policy.checkNow(destination)).toBeUndefined();
+    const error = await failure(destination.connect());
+    expect(error?.code).toBe('EGRESS_REFUSED');
+    expect(server.connections).toBe(0);
   });
 
   it('connects to the address it checked when the operator allows it', async () => {
-    const { server, port, connections } = await countingServer();
-    try {
-      const policy = EgressPolicy.forTenants(
-        allowed('127.0.0.0/8'),
-        [],
-        resolver({ 'pbx.vpn.test': ['127.0.0.1'] }),
-      );
-      const socket = destinationOf(policy, 'pbx.vpn.test', port).connect();
-      expect(await failure(socket)).toBeUndefined();
-      socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(connections()).toBe(1);
-    } finally {
-      server.close();
-    }
+    const policy = EgressPolicy.forTenants(
+      allowed('127.0.0.0/8'),
+      [],
+      resolver({ 'pbx.vpn.test': ['127.0.0.1'] }),
+    );
+    const socket = destinationOf(policy, 'pbx.vpn.test', server.port).connect();
+    expect(await failure(socket)).toBeUndefined();
+    socket.destroy();
+    await server.accepted(1);
+    expect(server.connections).toBe(1);
   });
 
   it('an HTTP agent refuses a literal or a name in a refused range (redirects included), never connecting', async () => {
-    const { server, port, connections } = await countingServer();
-    try {
-      const policy = EgressPolicy.forTenants(allowed(), [], resolver({ 'files.evil.test': ['127.0.0.1'] }));
-      const agent = policy.agent(false);
-      for (const url of [
-        `http://127.0.0.1:${port}/x`,
-        `http://files.evil.test:${port}/x`,
-        `http://[::ffff:127.0.0.1]:${port}/`,
-      ]) {
-        const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
-          const request = get(url, { agent }, () => resolve(undefined));
-          request.once('error', resolve);
-        });
-        expect(error?.code).toBe('EGRESS_REFUSED');
-      }
-      expect(connections()).toBe(0);
-    } finally {
-      server.close();
+    const policy = EgressPolicy.forTenants(allowed(), [], resolver({ 'files.evil.test': ['127.0.0.1'] }));
+    const agent = policy.agent(false);
+    for (const url of [
+      `http://127.0.0.1:${server.port}/x`,
+      `http://files.evil.test:${server.port}/x`,
+      `http://[::ffff:127.0.0.1]:${server.port}/`,
+    ]) {
+      const error = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+        const request = get(url, { agent }, () => resolve(undefined));
+        request.once('error', resolve);
+      });
+      expect(error?.code).toBe('EGRESS_REFUSED');
     }
+    expect(server.connections).toBe(0);
   });
 
   it("unrestricted (the operator's own settings) reaches loopback", async () => {
-    const { server, port, connections } = await countingServer();
-    try {
-      const socket = destinationOf(EgressPolicy.unrestricted(), '127.0.0.1', port, false).connect();
-      expect(await failure(socket)).toBeUndefined();
-      socket.destroy();
-      await new Promise((resolve) => setTimeout(resolve, 20));
-      expect(connections()).toBe(1);
-    } finally {
-      server.close();
-    }
+    const socket = destinationOf(EgressPolicy.unrestricted(), '127.0.0.1', server.port, false).connect();
+    expect(await failure(socket)).toBeUndefined();
+    socket.destroy();
+    await server.accepted(1);
+    expect(server.connections).toBe(1);
   });
 
   it('refuses a TENANT_ALLOWED_NETWORKS entry that is not a CIDR, by position', () => {

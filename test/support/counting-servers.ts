@@ -9,13 +9,24 @@ import { createServer, Server, Socket } from 'node:net';
 export class CountingServer {
   connections = 0;
   private readonly sockets = new Set<Socket>();
+  private readonly waiting: { count: number; resolve: () => void }[] = [];
 
   private constructor(private readonly server: Server | HttpServer) {
     server.on('connection', (socket: Socket) => {
       this.connections += 1;
       this.sockets.add(socket);
       socket.on('error', () => undefined);
+      for (const waiter of this.waiting.filter((one) => one.count <= this.connections)) {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        waiter.resolve();
+      }
     });
+  }
+
+  /** Resolves once this server has accepted `count` connections (at once if it has). */
+  accepted(count: number): Promise<void> {
+    if (this.connections >= count) return Promise.resolve();
+    return new Promise((resolve) => this.waiting.push({ count, resolve }));
   }
 
   static async tcp(): Promise<CountingServer> {
