@@ -14,7 +14,17 @@ export default tseslint.config(
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       'no-console': ['error', { allow: ['error'] }],
+      // A body on its own line is braced; `if (done) return;` may stay on one line.
+      curly: ['error', 'multi-line'],
+      // A constructor or function over five parameters takes one object of named dependencies instead.
+      'max-params': ['warn', 5],
     },
+  },
+  {
+    // A source file over 500 lines does more than one thing: split it by concern.
+    files: ['src/**/*.ts'],
+    ignores: ['src/**/*.spec.ts'],
+    rules: { 'max-lines': ['warn', { max: 500 }] },
   },
   {
     // The sandbox portal (sandbox/) is a test double of the vendor's server: it must never leak into the

@@ -116,8 +116,9 @@ async function run(scenario: Scenario, dir: string) {
     const firstAt = () => sandbox.requests().find((entry) => entry.method === 'batch')?.at;
     for (;;) {
       const first = firstAt();
-      if (scenario.measureSec && first !== undefined && Date.now() - first >= scenario.measureSec * 1000)
+      if (scenario.measureSec && first !== undefined && Date.now() - first >= scenario.measureSec * 1000) {
         break;
+      }
       if (!scenario.measureSec && sandbox.stats().commands >= expected) break;
       await sleep(200);
     }

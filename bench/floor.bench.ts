@@ -65,8 +65,9 @@ async function round(
   const post = async () => {
     const callId = `fl-${name}-${calls}`;
     const n = calls++;
-    if ((await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], 'floor')) !== 202)
+    if ((await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], 'floor')) !== 202) {
       refused += 1;
+    }
   };
   if (name === 'steady') {
     const inFlight = new Set<Promise<void>>();
@@ -131,8 +132,9 @@ async function main(): Promise<void> {
     await untilAnswering(url, child, 'the floor service', () => true);
     // Warm-up: the service's code compiled and its pool open before anything is counted.
     const warm = Date.now();
-    for (let n = 0; Date.now() - warm < 2000; n++)
+    for (let n = 0; Date.now() - warm < 2000; n++) {
       await postJson(`${url}/v1/calls/events`, [started(`fl-warm-${n}`, n), ended(`fl-warm-${n}`)], 'floor');
+    }
     await sleep(1000);
     const steady = await round('steady', url, child, sink.received);
     const saturating = await round('saturating', url, child, sink.received);

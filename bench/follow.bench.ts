@@ -54,8 +54,9 @@ function watch(pbx: AmiDouble) {
     const linkedid = /^Linkedid: (.+)$/m.exec(text)?.[1]?.trim();
     if (!linkedid) return;
     if (text.startsWith('Event: DialBegin') && !firstDial.has(linkedid)) firstDial.set(linkedid, Date.now());
-    if (text.startsWith('Event: Hangup'))
+    if (text.startsWith('Event: Hangup')) {
       hangups.set(linkedid, [...(hangups.get(linkedid) ?? []), Date.now()]);
+    }
   });
   return { firstDial, hangups, counter };
 }
@@ -154,9 +155,10 @@ function cpuMs(pid: number): number {
 
 function burstCall(n: number): CallDescription {
   const common = { stepMs: 20, holdOpen: true, talk: 60 + (n % 50) } as const;
-  if (n % 4 === 3)
+  if (n % 4 === 3) {
     return { ...common, kind: 'outbound', from: '103', to: `+4930${7000000 + n}`, answeredBy: 'y' };
-  if (n % 4 === 2)
+  }
+  if (n % 4 === 2) {
     return {
       ...common,
       kind: 'inbound',
@@ -165,6 +167,7 @@ function burstCall(n: number): CallDescription {
       queue: '400',
       answeredBy: '102',
     };
+  }
   return {
     ...common,
     kind: 'inbound',
@@ -285,12 +288,13 @@ async function takeover(mode: string) {
   const portal = tenant ?? sandbox;
   let replicas: BridgeProcess[] = await startFleet(3, env);
   try {
-    if (tenant)
+    if (tenant) {
       await axios.patch(
         `${replicas[0].url}/v1/admin/portals/${tenant.memberId}`,
         { follow: { PBX_EVENTS: 'ami', AMI_URL: pbx.url() } },
         { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } },
       );
+    }
     const toLogin: number[] = [];
     const toCall: number[] = [];
     for (let run = 0; run < TAKEOVERS; run++) {

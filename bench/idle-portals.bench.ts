@@ -95,8 +95,9 @@ function backendsCpuBetween(before: Map<number, number>, after: Map<number, numb
 async function rssAfterGc(replica: BridgeProcess): Promise<number> {
   signalReplica(replica.child.pid, 'SIGWINCH');
   await sleep(1500);
-  if (replica.child.exitCode !== null || replica.child.signalCode !== null)
+  if (replica.child.exitCode !== null || replica.child.signalCode !== null) {
     throw new Error(`the bridge exited: ${replica.output().slice(-2000)}`);
+  }
   return rssMb(replica.child.pid);
 }
 
@@ -109,10 +110,11 @@ async function untilPortals(
   for (;;) {
     const details = await fleetDetails(replica).catch(() => undefined);
     if (details?.portals === portals) return Date.now() - begin;
-    if (Date.now() - begin > timeoutMs)
+    if (Date.now() - begin > timeoutMs) {
       throw new Error(
         `portals not all served within ${timeoutMs} ms: ${details?.portals} served, ${details?.deliveringHere} delivered here`,
       );
+    }
     await sleep(500);
   }
 }
@@ -259,8 +261,10 @@ async function main(): Promise<void> {
     // Ten thousand runtimes may take long to close: the figures are taken, so it is killed after a minute.
     await Promise.race([stopFleet(replicas), sleep(60_000)]);
     for (const replica of replicas)
-      // Not isAlive: that reads the SIGTERM sent as the end.
+    // Not isAlive: that reads the SIGTERM sent as the end.
+    {
       if (replica.child.exitCode === null && replica.child.signalCode === null) replica.child.kill('SIGKILL');
+    }
     await sandbox.close();
     await dropSchema(schema);
     rmSync(hook, { force: true });

@@ -148,8 +148,9 @@ async function lookupsFromWarmCache(url: string) {
   const numbers = Array.from({ length: WARM_NUMBERS }, (_, n) => knownNumber(KNOWN_CONTACTS - 1 - n));
   for (const phone of numbers) {
     const { body } = await lookup(url, phone);
-    if (!body.match)
+    if (!body.match) {
       throw new Error(`warming the cache: no match for ${phone} (${body.reason ?? 'unknown'})`);
+    }
   }
   const measure = async (request: (n: number) => Promise<unknown>) => {
     for (let n = 0; n < WARM_LOOKUPS / 10; n++) await request(n);

@@ -104,8 +104,9 @@ async function run(charge: OperatingCharge, dir: string) {
       const first = firstAt();
       const now = Date.now();
       if (first !== undefined && now - first >= (WINDOW_SEC + MEASURE_SEC) * 1000 + 500) break;
-      if (first !== undefined && now - first >= WINDOW_SEC * 1000)
+      if (first !== undefined && now - first >= WINDOW_SEC * 1000) {
         samples.push(await sample(sandbox, bridge.url));
+      }
       await sleep(first === undefined ? 100 : 1000);
     }
     return figures(sandbox, samples);

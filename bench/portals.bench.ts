@@ -74,8 +74,9 @@ async function untilServed(replicas: BridgeProcess[], portals: number, timeoutMs
   for (;;) {
     const details = await Promise.all(replicas.filter(isAlive).map(fleetDetails)).catch(() => []);
     const delivering = details.reduce((sum, detail) => sum + (detail?.deliveringHere ?? 0), 0);
-    if (details.length && details.every((detail) => detail?.portals === portals) && delivering === portals)
+    if (details.length && details.every((detail) => detail?.portals === portals) && delivering === portals) {
       return Date.now() - begin;
+    }
     if (Date.now() - begin > timeoutMs) throw new Error(`portals not all served within ${timeoutMs} ms`);
     await sleep(500);
   }
@@ -84,10 +85,13 @@ async function untilServed(replicas: BridgeProcess[], portals: number, timeoutMs
 /** Commands the portals accepted in batches within [from, to). */
 function commandsBetween(tenants: SandboxTenant[], from: number, to: number): number {
   let commands = 0;
-  for (const tenant of tenants)
-    for (const entry of tenant.requests())
-      if (entry.method === 'batch' && entry.status === 200 && entry.at >= from && entry.at < to)
+  for (const tenant of tenants) {
+    for (const entry of tenant.requests()) {
+      if (entry.method === 'batch' && entry.status === 200 && entry.at >= from && entry.at < to) {
         commands += entry.commands;
+      }
+    }
+  }
   return commands;
 }
 
@@ -151,8 +155,9 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
     await sleep(600); // the preload's last write before the load
     const statementsBefore = statementsNow();
     // BENCH_CPU_PROFILE_DIR: the replicas' profiles cover the load and the drain (bench/count-statements.js).
-    if (process.env.BENCH_CPU_PROFILE_DIR)
+    if (process.env.BENCH_CPU_PROFILE_DIR) {
       for (const replica of replicas) signalReplica(replica.child.pid, 'SIGWINCH');
+    }
     const begin = Date.now();
     let sent = 0;
     let refused = 0;
@@ -206,8 +211,9 @@ async function loadRound(replicaCount: number, CALLS_PER_SEC: number) {
       await sleep(250);
     }
     const drainedAt = Date.now();
-    if (process.env.BENCH_CPU_PROFILE_DIR)
+    if (process.env.BENCH_CPU_PROFILE_DIR) {
       for (const replica of replicas) signalReplica(replica.child.pid, 'SIGWINCH');
+    }
     await sleep(600); // the preload's write after the drain
     const statements = statementsBetween(statementsBefore, statementsNow(), 25);
     // Load and drain together: every call of the round delivered, whatever the backlog left for the drain.

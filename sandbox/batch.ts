@@ -57,8 +57,9 @@ function substitute(value: unknown, results: Map<string, unknown>): unknown {
     });
   }
   if (Array.isArray(value)) return value.map((item) => substitute(item, results));
-  if (isPlainObject(value))
+  if (isPlainObject(value)) {
     return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, substitute(item, results)]));
+  }
   return value;
 }
 

@@ -90,10 +90,12 @@ export class ControlApi {
       if (path === '/performance') return this.setPerformance(body);
       if (path === '/operating/use') return this.chargeOtherUse(body);
       if (path === '/webhooks') return this.addWebhook(body);
-      if (path === '/events/outbound' || path === '/click' || path === '/callback' || head === 'crm')
+      if (path === '/events/outbound' || path === '/click' || path === '/callback' || head === 'crm') {
         return this.eventAction(path, segments, body);
-      if (head === 'apps' && segments.length === 3)
+      }
+      if (head === 'apps' && segments.length === 3) {
         return this.appAction(decodeURIComponent(clientId), action, body);
+      }
     }
     if (method === 'DELETE' && path === '/faults') {
       this.controls.clearFaults();
@@ -110,31 +112,37 @@ export class ControlApi {
         : typeof body.advanceSec === 'number'
           ? body.advanceSec * 1000
           : NaN;
-    if (!Number.isFinite(ms) || ms < 0)
+    if (!Number.isFinite(ms) || ms < 0) {
       return fail(400, 'advanceSec/advanceMs must be a non-negative number');
+    }
     return ok({ now: this.controls.advanceClock(ms) });
   }
 
   private chargeOtherUse(body: unknown): Reply {
-    if (!isPlainObject(body) || typeof body.method !== 'string' || body.method === '')
+    if (!isPlainObject(body) || typeof body.method !== 'string' || body.method === '') {
       return fail(400, 'send {"method": name, "sec": n, "agoSec"?: n}');
+    }
     const { sec, agoSec = 0 } = body;
-    if (typeof sec !== 'number' || !Number.isFinite(sec) || sec <= 0)
+    if (typeof sec !== 'number' || !Number.isFinite(sec) || sec <= 0) {
       return fail(400, 'sec must be a positive number');
-    if (typeof agoSec !== 'number' || !Number.isFinite(agoSec) || agoSec < 0)
+    }
+    if (typeof agoSec !== 'number' || !Number.isFinite(agoSec) || agoSec < 0) {
       return fail(400, 'agoSec must be a non-negative number');
+    }
     return ok(this.controls.chargeOtherUse(body.method, sec, agoSec));
   }
 
   private setPerformance(body: unknown): Reply {
-    if (!isPlainObject(body))
+    if (!isPlainObject(body)) {
       return fail(
         400,
         'send {"commandMs"?, "operatingWindowSec"?, "operatingLimitSec"?, "operatingCharge"?}',
       );
+    }
     const charge = body.operatingCharge;
-    if (charge !== undefined && !OPERATING_CHARGES.includes(charge as OperatingCharge))
+    if (charge !== undefined && !OPERATING_CHARGES.includes(charge as OperatingCharge)) {
       return fail(400, `operatingCharge must be one of ${OPERATING_CHARGES.join(', ')}`);
+    }
     const fields = {
       commandMs: 'commandMs',
       operatingWindowSec: 'windowSec',

@@ -185,7 +185,8 @@ export class CredentialStore {
 
   private pruneExpired(now: number): void {
     for (const pair of this.byRefreshToken.values()) if (now >= pair.refreshExpiresAt) this.forget(pair);
-    for (const [code, grant] of this.codes)
+    for (const [code, grant] of this.codes) {
       if (now >= grant.expiresAt + AUTHORIZATION_CODE_TTL_MS) this.codes.delete(code);
+    }
   }
 }

@@ -27,10 +27,12 @@ export class EventControls {
       this.state.events.outbound = null;
       return null;
     }
-    if (!isPlainObject(body) || typeof body.url !== 'string' || !/^https?:\/\//.test(body.url))
+    if (!isPlainObject(body) || typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) {
       throw new EventControlError('url must be an http(s) URL');
-    if (typeof body.applicationToken !== 'string' || body.applicationToken === '')
+    }
+    if (typeof body.applicationToken !== 'string' || body.applicationToken === '') {
       throw new EventControlError('applicationToken is required');
+    }
     const events = Array.isArray(body.events)
       ? body.events.map((event) => String(event).toUpperCase())
       : ['ONEXTERNALCALLSTART', 'ONEXTERNALCALLBACKSTART'];
@@ -40,10 +42,11 @@ export class EventControls {
 
   /** An employee clicks `phone` in the CRM: the portal registers the call (type 1, outgoing) and fires. */
   click(body: unknown, kind: 'click' | 'callback'): ClickOutcome {
-    if (!isPlainObject(body) || typeof body.phone !== 'string' || body.phone === '')
+    if (!isPlainObject(body) || typeof body.phone !== 'string' || body.phone === '') {
       throw new EventControlError(
         'send {"phone", "userId"?, "crmEntityType"?, "crmEntityId"?, "lineNumber"?}',
       );
+    }
     const userId = Number.isInteger(body.userId) ? (body.userId as number) : 1;
     const params: Record<string, unknown> = {
       USER_ID: userId,
@@ -84,8 +87,9 @@ export class EventControls {
    * then ONCRM<ENTITY>ADD|UPDATE|DELETE fires with data[FIELDS][ID].
    */
   crmChange(entity: CrmEntityKind, body: unknown): { ID: number; event: string } {
-    if (!isPlainObject(body))
+    if (!isPlainObject(body)) {
       throw new EventControlError('send {"fields"} | {"id", "fields"} | {"id", "delete": true}');
+    }
     const { crm } = this.state;
     const now = this.state.now();
     const fields = isPlainObject(body.fields) ? body.fields : {};

@@ -142,8 +142,9 @@ export class FaultInjector {
     if (fault?.kind !== 'http') return undefined;
     const description =
       fault.description ?? DEFAULT_DESCRIPTIONS[fault.error] ?? `Injected fault ${fault.error}`;
-    if (fault.error !== 'OPERATION_TIME_LIMIT')
+    if (fault.error !== 'OPERATION_TIME_LIMIT') {
       return new SandboxPortalError(fault.status, fault.error, description);
+    }
     const now = this.now();
     const time = portalTime(now, now, now + (fault.resetAfterSec ?? 5) * 1000);
     return new SandboxPortalError(fault.status, fault.error, description, { time });
@@ -179,15 +180,17 @@ export function sendPage(res: ServerResponse, status: number, page: string): voi
 export function parseFaultSpec(body: unknown): FaultSpec | string {
   if (!isPlainObject(body)) return 'the body must be a JSON object';
   const times = body.times;
-  if (times !== undefined && (!Number.isInteger(times) || (times as number) < 1))
+  if (times !== undefined && (!Number.isInteger(times) || (times as number) < 1)) {
     return 'times must be a positive integer';
+  }
   switch (body.kind) {
     case 'outage':
     case 'decline':
       return { kind: body.kind, times: times as number | undefined };
     case 'latency':
-      if (!Number.isInteger(body.ms) || (body.ms as number) < 0)
+      if (!Number.isInteger(body.ms) || (body.ms as number) < 0) {
         return 'latency needs ms, a non-negative integer';
+      }
       if (body.method !== undefined && typeof body.method !== 'string') return 'method must be a string';
       return {
         kind: 'latency',
@@ -196,13 +199,15 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         times: times as number | undefined,
       };
     case 'lose-answer':
-      if (typeof body.method !== 'string' || body.method === '')
+      if (typeof body.method !== 'string' || body.method === '') {
         return 'lose-answer needs method, the method whose answer is lost';
+      }
       if (
         body.processAfterMs !== undefined &&
         (!Number.isInteger(body.processAfterMs) || (body.processAfterMs as number) < 0)
-      )
+      ) {
         return 'processAfterMs must be a non-negative integer';
+      }
       return {
         kind: 'lose-answer',
         method: body.method,
@@ -210,10 +215,12 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         processAfterMs: body.processAfterMs as number | undefined,
       };
     case 'redirect':
-      if (typeof body.location !== 'string' || !/^https?:\/\//.test(body.location))
+      if (typeof body.location !== 'string' || !/^https?:\/\//.test(body.location)) {
         return 'redirect needs location, an http(s) URL';
-      if (body.status !== undefined && ![301, 302, 307, 308].includes(body.status as number))
+      }
+      if (body.status !== undefined && ![301, 302, 307, 308].includes(body.status as number)) {
         return 'redirect status must be 301, 302, 307 or 308';
+      }
       return {
         kind: 'redirect',
         location: body.location.replace(/\/+$/, ''),
@@ -222,8 +229,9 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
       };
     case 'refuse':
       if (typeof body.text !== 'string' || body.text === '') return 'refuse needs text, a non-empty string';
-      if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599)
+      if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599) {
         return 'refuse needs status, 400-599';
+      }
       return {
         kind: 'refuse',
         text: body.text,
@@ -231,14 +239,17 @@ export function parseFaultSpec(body: unknown): FaultSpec | string {
         times: times as number | undefined,
       };
     case 'http':
-      if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599)
+      if (!Number.isInteger(body.status) || (body.status as number) < 400 || (body.status as number) > 599) {
         return 'http needs status, 400-599';
+      }
       if (typeof body.error !== 'string') return 'http needs error, the error code';
-      if (body.description !== undefined && typeof body.description !== 'string')
+      if (body.description !== undefined && typeof body.description !== 'string') {
         return 'description must be a string';
+      }
       if (body.method !== undefined && typeof body.method !== 'string') return 'method must be a string';
-      if (body.resetAfterSec !== undefined && typeof body.resetAfterSec !== 'number')
+      if (body.resetAfterSec !== undefined && typeof body.resetAfterSec !== 'number') {
         return 'resetAfterSec must be a number';
+      }
       return {
         kind: 'http',
         status: body.status as number,

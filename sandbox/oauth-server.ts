@@ -85,11 +85,13 @@ export class OAuthServer {
   private authorize(res: ServerResponse, params: Params, userId: number): void {
     const app = this.state.credentials.app(stringParam(params, 'client_id') ?? '');
     if (!app) throw oauthErrors.invalidClient();
-    if (stringParam(params, 'response_type') !== 'code')
+    if (stringParam(params, 'response_type') !== 'code') {
       throw oauthErrors.invalidRequest('response_type must be code');
+    }
     const redirectUri = stringParam(params, 'redirect_uri');
-    if (!redirectUri || !/^https?:\/\//.test(redirectUri))
+    if (!redirectUri || !/^https?:\/\//.test(redirectUri)) {
       throw oauthErrors.invalidRequest('redirect_uri must be an http(s) URL');
+    }
     const target = new URL(redirectUri);
     const state = stringParam(params, 'state');
     if (this.state.faults.declineAuthorization()) {
@@ -130,8 +132,9 @@ export class OAuthServer {
     if (grantType === 'refresh_token') {
       const outcome = state.credentials.refresh(app, stringParam(params, 'refresh_token'), now);
       if (outcome === 'reused') state.requestLog.countOAuth('refreshTokenReuse');
-      if (outcome === 'reused' || outcome === 'invalid')
+      if (outcome === 'reused' || outcome === 'invalid') {
         throw oauthErrors.invalidGrant('Invalid refresh token');
+      }
       state.requestLog.countOAuth('tokenRefreshes');
       return tokenAnswer(state, outcome);
     }
@@ -140,8 +143,9 @@ export class OAuthServer {
 
   /** This portal, unless the token or code is a tenant's (a token nobody issued is refused here). */
   private portalOf(tokenOrCode: string | undefined): PortalState {
-    if (tokenOrCode === undefined || !this.issuerOf || this.state.credentials.issued(tokenOrCode))
+    if (tokenOrCode === undefined || !this.issuerOf || this.state.credentials.issued(tokenOrCode)) {
       return this.state;
+    }
     return this.issuerOf(tokenOrCode) ?? this.state;
   }
 }

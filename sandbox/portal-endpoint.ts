@@ -126,8 +126,9 @@ export class PortalEndpoint {
       local = new URL(url);
       local.pathname = path;
     }
-    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`))
+    if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) {
       return this.control.handle(req, res, local);
+    }
     if (path.startsWith(UPLOAD_PREFIX)) {
       if (this.state.faults.outage()) return void req.socket.destroy();
       return handleRecordUpload(this.state, req, res, path.slice(UPLOAD_PREFIX.length));

@@ -185,11 +185,12 @@ export class RestRouter {
       const time = portalTime(arrivedAt, Math.max(finish, this.state.now()));
       const settle = () => {
         const operating = figure();
-        if (operating)
+        if (operating) {
           Object.assign(
             time,
             portalTime(arrivedAt, time.finish * 1000, operating.resetAt, operating.usedSec),
           );
+        }
       };
       return { status: 200, body: { ...envelope, time }, executed, commands, methods, settle };
     } catch (error) {
@@ -229,8 +230,9 @@ export class RestRouter {
   }
 
   private authenticate(req: IncomingMessage, address: RestAddress | undefined, params: Params): Caller {
-    if (address?.kind === 'webhook')
+    if (address?.kind === 'webhook') {
       return this.state.credentials.authenticateWebhook(address.userId, address.code);
+    }
     const auth = param(params, 'auth');
     const token = typeof auth === 'string' && auth !== '' ? auth : bearerToken(req);
     if (token === undefined) throw portalErrors.noAuth();

@@ -81,9 +81,9 @@ export class SandboxPortal extends PortalEndpoint {
     server.on('request', (req: IncomingMessage, res: ServerResponse) => {
       this.dispatch(req, res).catch((error: unknown) => {
         console.error('sandbox portal: request failed', error);
-        if (!res.headersSent)
+        if (!res.headersSent) {
           sendJson(res, 500, { error: 'INTERNAL_SERVER_ERROR', error_description: 'Internal server error' });
-        else res.destroy();
+        } else res.destroy();
       });
     });
   }

@@ -101,10 +101,12 @@ export class TenantPortals {
 
   add(options: TenantOptions = {}): SandboxTenant {
     const memberId = options.memberId ?? randomBytes(16).toString('hex');
-    if (!/^[A-Za-z0-9_-]{1,64}$/.test(memberId))
+    if (!/^[A-Za-z0-9_-]{1,64}$/.test(memberId)) {
       throw new RangeError('memberId must be 1 to 64 letters, digits, "-" or "_"');
-    if (this.tenants.has(memberId) || memberId === this.parent.options.seed.memberId)
+    }
+    if (this.tenants.has(memberId) || memberId === this.parent.options.seed.memberId) {
       throw new RangeError(`a portal with member id ${memberId} already exists`);
+    }
     this.created += 1;
     const name = options.name ?? `tenant${this.created}`;
     const rootSeed = this.parent.options.seed;
@@ -146,8 +148,9 @@ export class TenantPortals {
 
   /** The tenant portal that issued a refresh token or code, for the central `/oauth/token/`. */
   issuerOf(tokenOrCode: string): PortalState | undefined {
-    for (const tenant of this.tenants.values())
+    for (const tenant of this.tenants.values()) {
       if (tenant.state.credentials.issued(tokenOrCode)) return tenant.state;
+    }
     return undefined;
   }
 
@@ -167,14 +170,16 @@ export class TenantPortals {
   /** `GET /_sandbox/portals` lists the tenants; `POST` creates `count` (default 1) of them. */
   async handleControl(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req, 1024 * 1024);
-    if (req.method === 'GET')
+    if (req.method === 'GET') {
       return sendJson(
         res,
         200,
         this.list().map((tenant) => tenant.summary()),
       );
-    if (req.method !== 'POST')
+    }
+    if (req.method !== 'POST') {
       return sendJson(res, 404, { error: `no control endpoint ${req.method} ${PORTALS_CONTROL_PATH}` });
+    }
     let body: unknown = {};
     try {
       if (raw !== null && raw.length > 0) body = JSON.parse(raw.toString('utf8'));
@@ -197,8 +202,9 @@ export class TenantPortals {
 function parsePortalsRequest(body: unknown): { count: number; options: TenantOptions } | string {
   if (!isPlainObject(body)) return 'send {"count"?, "memberId"?, "name"?, "domain"?, "rateLimitRps"?, …}';
   const count = body.count ?? 1;
-  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_PORTALS_PER_REQUEST)
+  if (!Number.isInteger(count) || (count as number) < 1 || (count as number) > MAX_PORTALS_PER_REQUEST) {
     return `count must be an integer from 1 to ${MAX_PORTALS_PER_REQUEST}`;
+  }
   const options: TenantOptions = {};
   for (const field of ['memberId', 'name', 'domain'] as const) {
     const value = body[field];
@@ -211,8 +217,9 @@ function parsePortalsRequest(body: unknown): { count: number; options: TenantOpt
     const value = body[field];
     if (value === undefined) continue;
     const positive = field !== 'commandMs';
-    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0))
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (positive && value === 0)) {
       return `${field} must be a ${positive ? 'positive' : 'non-negative'} number`;
+    }
     options[field] = value;
   }
   return { count: count as number, options };

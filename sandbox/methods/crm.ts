@@ -16,15 +16,17 @@ const ENTITY_NAMES: Record<CrmEntityKind, string> = {
 
 function requireId(params: Params): number {
   const id = intParam(params, 'id');
-  if (id === undefined || Number.isNaN(id) || id <= 0)
+  if (id === undefined || Number.isNaN(id) || id <= 0) {
     throw portalErrors.validation('ID is not defined or invalid.');
+  }
   return id;
 }
 
 function requireFields(params: Params): Record<string, unknown> {
   const fields = param(params, 'fields');
-  if (!isPlainObject(fields) || Object.keys(fields).length === 0)
+  if (!isPlainObject(fields) || Object.keys(fields).length === 0) {
     throw portalErrors.validation("Parameter 'fields' must be array.");
+  }
   return fields;
 }
 
@@ -95,8 +97,9 @@ function userFieldAdd(entity: CrmEntityKind) {
   return (params: Params, context: MethodContext): MethodResult => {
     const fields = requireFields(params);
     const name = String(fields.FIELD_NAME ?? '').toUpperCase();
-    if (!/^UF_[A-Z0-9_]+$/.test(name))
+    if (!/^UF_[A-Z0-9_]+$/.test(name)) {
       throw portalErrors.core('FIELD_NAME must start with UF_ and hold only A-Z, 0-9 and _');
+    }
     if (context.state.crm.userFieldsOf(entity).some((existing) => existing.FIELD_NAME === name)) {
       throw portalErrors.core(`A user field named ${name} already exists`);
     }
@@ -123,12 +126,14 @@ function userFieldAdd(entity: CrmEntityKind) {
 /** `{CONTACT: [ids], LEAD: [ids], COMPANY: [ids]}` holding only the types that matched, or `[]`. */
 function findByCommunication(params: Params, context: MethodContext): MethodResult {
   const type = (stringParam(params, 'type') ?? '').toUpperCase();
-  if (type !== 'PHONE' && type !== 'EMAIL')
+  if (type !== 'PHONE' && type !== 'EMAIL') {
     throw portalErrors.validation('Communication type is not defined or not supported. Use PHONE or EMAIL.');
+  }
   const values = listParam(params, 'values');
   if (values.length === 0) throw portalErrors.validation('Communication values are not defined.');
-  if (values.length > MAX_DUPLICATE_VALUES)
+  if (values.length > MAX_DUPLICATE_VALUES) {
     throw portalErrors.validation(`Too many communication values: at most ${MAX_DUPLICATE_VALUES}.`);
+  }
   const entityParam = stringParam(params, 'entity_type')?.toUpperCase();
   if (entityParam && !['LEAD', 'CONTACT', 'COMPANY'].includes(entityParam)) {
     throw portalErrors.validation(`Entity type '${entityParam}' is not supported in current context.`);

@@ -5,8 +5,9 @@ import { portalErrors } from '../sandbox-portal-error';
 
 /** event.* needs an application's authorisation: a webhook cannot bind handlers. */
 function appOf(context: MethodContext) {
-  if (context.caller.kind !== 'oauth')
+  if (context.caller.kind !== 'oauth') {
     throw portalErrors.invalidRequest('Application context required (event.* works only with OAuth)');
+  }
   return context.caller.app;
 }
 
@@ -16,8 +17,9 @@ function bind(params: Params, context: MethodContext): MethodResult {
   const handler = stringParam(params, 'handler');
   const eventType = (stringParam(params, 'event_type') ?? 'online').toLowerCase();
   if (!event) throw portalErrors.invalidArgument('event is required');
-  if (eventType !== 'online' && eventType !== 'offline')
+  if (eventType !== 'online' && eventType !== 'offline') {
     throw portalErrors.invalidArgument('event_type must be online or offline');
+  }
   if (eventType === 'online' && !handler) throw portalErrors.invalidArgument('handler is required');
   const { bindings } = context.state.events;
   const same = bindings.find(
@@ -152,13 +154,14 @@ function lineAdd(params: Params, context: MethodContext): MethodResult {
   const existing = lines.find((line) => line.clientId === clientId && line.NUMBER === number);
   const name = stringParam(params, 'NAME') ?? number;
   if (existing) existing.NAME = name;
-  else
+  else {
     lines.push({
       clientId,
       NUMBER: number,
       NAME: name,
       CRM_AUTO_CREATE: stringParam(params, 'CRM_AUTO_CREATE') === 'N' ? 'N' : 'Y',
     });
+  }
   return {
     result: { ID: lines.findIndex((line) => line.clientId === clientId && line.NUMBER === number) + 1 },
   };

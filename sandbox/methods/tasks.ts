@@ -8,8 +8,9 @@ const taskNotFound = () => new SandboxPortalError(400, 'ERROR_CORE', 'Task not f
 
 function requireTaskId(params: Params): number {
   const id = intParam(params, 'taskId') ?? intParam(params, 'id');
-  if (id === undefined || Number.isNaN(id) || id <= 0)
+  if (id === undefined || Number.isNaN(id) || id <= 0) {
     throw portalErrors.core('taskId is not defined or invalid');
+  }
   return id;
 }
 
@@ -50,14 +51,16 @@ function crmBindingsField(value: unknown): string[] {
 
 function add(params: Params, context: MethodContext): MethodResult {
   const fields = taskFields(params);
-  if (typeof fields.TITLE !== 'string' || fields.TITLE.trim() === '')
+  if (typeof fields.TITLE !== 'string' || fields.TITLE.trim() === '') {
     throw portalErrors.core('TITLE: the task has no title');
+  }
   const responsible =
     fields.RESPONSIBLE_ID === undefined
       ? context.caller.userId
       : integerField(fields.RESPONSIBLE_ID, 'RESPONSIBLE_ID');
-  if (!context.state.employees.get(responsible))
+  if (!context.state.employees.get(responsible)) {
     throw portalErrors.core(`RESPONSIBLE_ID: user ${responsible} is not found`);
+  }
   const task = context.state.tasks.add(
     {
       TITLE: fields.TITLE,
@@ -88,8 +91,9 @@ function update(params: Params, context: MethodContext): MethodResult {
   const fields = taskFields(params);
   if (fields.TITLE !== undefined) task.TITLE = String(fields.TITLE);
   if (fields.DESCRIPTION !== undefined) task.DESCRIPTION = String(fields.DESCRIPTION);
-  if (fields.RESPONSIBLE_ID !== undefined)
+  if (fields.RESPONSIBLE_ID !== undefined) {
     task.RESPONSIBLE_ID = integerField(fields.RESPONSIBLE_ID, 'RESPONSIBLE_ID');
+  }
   if (fields.DEADLINE !== undefined) task.DEADLINE = deadlineField(fields.DEADLINE);
   if (fields.PRIORITY !== undefined) task.PRIORITY = integerField(fields.PRIORITY, 'PRIORITY');
   if (fields.STATUS !== undefined) task.STATUS = integerField(fields.STATUS, 'STATUS');

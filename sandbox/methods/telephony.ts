@@ -53,15 +53,17 @@ function leadTitle(type: number, phone: string): string {
 export function register(params: Params, context: MethodContext): MethodResult {
   const user = resolveUser(params, context);
   const type = intParam(params, 'TYPE');
-  if (type === undefined || !(type >= 1 && type <= 5))
+  if (type === undefined || !(type >= 1 && type <= 5)) {
     throw portalErrors.validation(TELEPHONY_ERRORS.unknownType);
+  }
   const startParam = stringParam(params, 'CALL_START_DATE');
   const start = startParam === undefined ? context.now : parseDateWithOffset(startParam);
   if (start === null) throw portalErrors.validation(TELEPHONY_ERRORS.badStartDate);
   const phone = stringParam(params, 'PHONE_NUMBER') ?? '';
   // A withheld caller is registered as `anonymous` (the bridge's contract, SPEC §9); other text is refused.
-  if (phoneDigits(phone) === '' && phone.toLowerCase() !== 'anonymous')
+  if (phoneDigits(phone) === '' && phone.toLowerCase() !== 'anonymous') {
     throw portalErrors.validation(TELEPHONY_ERRORS.badPhone);
+  }
   const externalCallId = stringParam(params, 'EXTERNAL_CALL_ID') ?? '';
 
   const repeat = context.state.calls.findRepeat(user.ID, phone, type, externalCallId, context.now);
@@ -229,8 +231,9 @@ function attachRecord(params: Params, context: MethodContext): MethodResult {
       },
     };
   }
-  if (fileName && !/\.(mp3|wav)$/i.test(fileName))
+  if (fileName && !/\.(mp3|wav)$/i.test(fileName)) {
     throw portalErrors.validation(TELEPHONY_ERRORS.badFileName);
+  }
   if (fileName && content) {
     const bytes = Buffer.from(content, 'base64');
     const sha256 = createHash('sha256').update(bytes).digest('hex');

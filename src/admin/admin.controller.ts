@@ -40,11 +40,13 @@ export class AdminController {
 
   /** `?portal=`: which portal's calls; required with many portals, else PORTAL_ID's. */
   private portalOf(portal: string | undefined): string {
-    if (portal !== undefined && !PORTAL_ID_PATTERN.test(portal))
+    if (portal !== undefined && !PORTAL_ID_PATTERN.test(portal)) {
       throw new BadRequestException('portal must be a portal id');
+    }
     if (this.config.B24_APP_MODE !== 'multi') return portal ?? this.portalId;
-    if (!portal)
+    if (!portal) {
       throw new BadRequestException('portal is required with B24_APP_MODE=multi (?portal=<member_id>)');
+    }
     return portal;
   }
 
@@ -59,8 +61,9 @@ export class AdminController {
       throw new BadRequestException(`state must be one of ${STATES.join(', ')}`);
     }
     const size = Number(limit);
-    if (!Number.isInteger(size) || size < 1 || size > 1000)
+    if (!Number.isInteger(size) || size < 1 || size > 1000) {
       throw new BadRequestException('limit must be 1 to 1000');
+    }
     const calls = await this.store.listCalls(portalId, state as CallState, size);
     return { calls: calls.map(toStatusView) };
   }
@@ -73,10 +76,12 @@ export class AdminController {
   ): Promise<CallStatusView> {
     const portalId = this.portalOf(portal);
     const existing = await this.store.findCall(portalId, callId);
-    if (!existing)
+    if (!existing) {
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
-    if (existing.state !== 'failed')
+    }
+    if (existing.state !== 'failed') {
       throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
+    }
     const [call] = await this.store.updateCalls(portalId, [callId], (current) =>
       current.failed ? requeue(current, Date.now(), this.holdMs()) : current,
     );

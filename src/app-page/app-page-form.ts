@@ -17,20 +17,22 @@ export function appPageFormBody() {
       request.body = {};
       return next();
     }
-    if (!request.is('application/x-www-form-urlencoded'))
+    if (!request.is('application/x-www-form-urlencoded')) {
       return reply(
         response,
         HttpStatus.UNSUPPORTED_MEDIA_TYPE,
         'Content-Type must be application/x-www-form-urlencoded',
       );
+    }
     parse(request, response, (error?: { type?: string }) => {
       if (!error) return next();
-      if (error.type === 'entity.too.large')
+      if (error.type === 'entity.too.large') {
         return reply(
           response,
           HttpStatus.PAYLOAD_TOO_LARGE,
           `the form is larger than ${FORM_LIMIT_BYTES} bytes`,
         );
+      }
       reply(response, HttpStatus.BAD_REQUEST, 'the body is not a valid form');
     });
   };

@@ -160,13 +160,14 @@ export class AppPageController {
       });
     }
     // A save that changed nothing (the same values again) is no change: no audit line.
-    if (outcome.changed.length)
+    if (outcome.changed.length) {
       this.audit(
         session,
         'settings',
         { changed: outcome.changed },
         `changed settings: ${outcome.changed.join(', ')}`,
       );
+    }
     await this.done(response, session, 'saved');
   }
 
@@ -192,13 +193,14 @@ export class AppPageController {
       });
     }
     // A save that changed nothing (the same values again) is no change: no audit line.
-    if (outcome.changed.length)
+    if (outcome.changed.length) {
       this.audit(
         session,
         'settings',
         { changed: outcome.changed },
         `changed settings: ${outcome.changed.join(', ')}`,
       );
+    }
     await this.done(response, session, 'saved');
   }
 
@@ -249,8 +251,9 @@ export class AppPageController {
     const patch = await this.patchOf(session.portalId, form);
     const dial = patch.dial as Record<string, string> | null;
     const entered = enteredOf(form, SETTINGS_ENTERED);
-    if (!dial)
+    if (!dial) {
       return this.render(response, session, { testResult: { ok: false, reason: 'DIAL_MODE: off' }, entered });
+    }
     if (!(await this.testAdmitted(response, session, entered))) return;
     const outcome = await this.dialTest.test(dial);
     if ('problems' in outcome) {
@@ -294,13 +297,14 @@ export class AppPageController {
     const session = await this.adminOr403(request, response);
     if (!session) return;
     // A token already gone (revoked in another tab) changes nothing: no audit line for it.
-    if (await this.source.revokeToken(session.portalId, id.slice(0, 100)))
+    if (await this.source.revokeToken(session.portalId, id.slice(0, 100))) {
       this.audit(
         session,
         'pbx-token-revoked',
         { tokenId: id.slice(0, 100) },
         `revoked PBX token ${id.slice(0, 100)}`,
       );
+    }
     await this.done(response, session, 'revoked');
   }
 
@@ -309,13 +313,14 @@ export class AppPageController {
   async requeueCall(@Param('callId') callId: string, @Req() request: Request, @Res() response: Response) {
     const session = await this.adminOr403(request, response);
     if (!session) return;
-    if (await this.requeue(session.portalId, [callId]))
+    if (await this.requeue(session.portalId, [callId])) {
       this.audit(
         session,
         'call-requeued',
         { callId: callId.slice(0, 128) },
         `re-queued call ${callId.slice(0, 128)}`,
       );
+    }
     await this.done(response, session, 'requeued');
   }
 
@@ -354,8 +359,9 @@ export class AppPageController {
     const portal = PORTAL_ID_PATTERN.test(portalId) ? await this.source.portal(portalId) : undefined;
     // One portal with OAuth: the post must name the member_id the install stored (a portal's post always does).
     const otherPortal = portal?.memberId !== undefined && form.member_id !== portal.memberId;
-    if (otherPortal)
+    if (otherPortal) {
       this.logger.warn(`app page: a post naming another member_id than portal ${portalId}'s; refused`);
+    }
     if (!portal || !portal.active || otherPortal) {
       this.headers(response, undefined);
       response.status(HttpStatus.NOT_FOUND).send(messagePage(text, lang, text.unknownPortal));
@@ -580,9 +586,10 @@ export class AppPageController {
       stored && stored.DIAL_MODE === mode ? { ...stored } : { DIAL_MODE: mode };
     for (const name of DIAL_SECRETS) if (text(name)) dial[name] = text(name);
     // Plain settings are shown in their fields: an empty one is the deployment's default.
-    for (const name of DIAL_PLAIN)
+    for (const name of DIAL_PLAIN) {
       if (text(name)) dial[name] = text(name);
       else if (name in form) delete dial[name];
+    }
     patch.dial = dial;
     return patch;
   }
@@ -603,10 +610,11 @@ export class AppPageController {
     if (mode === '') return { follow: null };
     const stored = (await this.source.storedFollow(portalId)) ?? {};
     const [events, ledger] = mode === 'cdr' ? ['', 'cdr'] : mode.split('+');
-    if (!FOLLOW_MODES.includes(mode) && mode !== followModeOf(stored))
+    if (!FOLLOW_MODES.includes(mode) && mode !== followModeOf(stored)) {
       return {
         problems: [{ field: 'follow', problems: [`PBX_EVENTS: not one of ${FOLLOW_MODES.join(', ')}`] }],
       };
+    }
     const follow: Record<string, string> = { PBX_EVENTS: events };
     const address = (name: (typeof FOLLOW_SECRETS)[number]) => {
       const value = text(name) || stored[name];
@@ -616,10 +624,11 @@ export class AppPageController {
     if (events === 'esl') address('ESL_URL');
     if (ledger === 'cdr') address('ASTERISK_CDR_URL');
     if (text('PBX_TRUNKS')) follow.PBX_TRUNKS = text('PBX_TRUNKS');
-    if (ledger === 'cdr' && !follow.ASTERISK_CDR_URL)
+    if (ledger === 'cdr' && !follow.ASTERISK_CDR_URL) {
       return {
         problems: [{ field: 'follow', problems: ['follow.ASTERISK_CDR_URL: required for the CDR ledger'] }],
       };
+    }
     return { follow };
   }
 
@@ -638,10 +647,11 @@ export class AppPageController {
     const current =
       verified && portal?.active === true && verified.install === installDigest(portal.installation);
     if (!verified || !portal || !current) {
-      if (verified)
+      if (verified) {
         this.logger.warn(
           `app page: a session of portal ${verified.portalId} (user ${verified.userId}) after its portal's uninstall or reinstall; refused`,
         );
+      }
       this.headers(response, portal?.clientEndpoint, portal?.domain);
       response
         .status(HttpStatus.UNAUTHORIZED)
@@ -669,10 +679,11 @@ export class AppPageController {
       this.unconfirmed.add(viewer);
       return viewer;
     }
-    if (verified.admin && !admin)
+    if (verified.admin && !admin) {
       this.logger.warn(
         `app page: user ${verified.userId} of portal ${portal.portalId} is no longer an administrator`,
       );
+    }
     return this.sessions.rechecked(verified, admin);
   }
 
@@ -801,8 +812,9 @@ function formOf(request: Request): Record<string, unknown> {
 /** The fields of a refused post shown again (`prefix`: the form's, `follow.`), never one holding a secret. */
 function enteredOf(form: Record<string, unknown>, names: string[], prefix = ''): Record<string, string> {
   const entered: Record<string, string> = {};
-  for (const name of names)
+  for (const name of names) {
     if (typeof form[name] === 'string') entered[`${prefix}${name}`] = (form[name] as string).slice(0, 200);
+  }
   return entered;
 }
 

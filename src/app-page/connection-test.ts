@@ -43,19 +43,22 @@ export async function testConnection(
   try {
     const outcome = await Promise.race([run, late]);
     if (outcome === 'ok') return { ok: true };
-    if (isCredentialsRefused(outcome))
+    if (isCredentialsRefused(outcome)) {
       return {
         ok: false,
         reason: `login refused: the ${options.what} at ${options.label} refused the user name or password`,
       };
-    if (outcome instanceof EgressRefused || (outcome as { code?: string })?.code === 'EGRESS_REFUSED')
+    }
+    if (outcome instanceof EgressRefused || (outcome as { code?: string })?.code === 'EGRESS_REFUSED') {
       return {
         ok: false,
         reason: `not allowed: ${options.label} is in a range this deployment does not let a portal's settings reach`,
       };
+    }
     // The same answer at the same moment, whatever the failure was.
-    if (outcome !== 'late')
+    if (outcome !== 'late') {
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, started + timeoutMs - Date.now())));
+    }
     return {
       ok: false,
       reason: `unreachable: no ${options.what} answered at ${options.label} within ${timeoutMs} ms (nothing listens there, something else does, or TLS failed)`,

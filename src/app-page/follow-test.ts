@@ -24,14 +24,17 @@ export class FollowTest {
   async test(follow: Record<string, string>): Promise<Partial<Record<FollowAddress, ConnectionOutcome>>> {
     const results: Partial<Record<FollowAddress, ConnectionOutcome>> = {};
     const tries: Promise<void>[] = [];
-    if (follow.PBX_EVENTS === 'ami' && follow.AMI_URL)
+    if (follow.PBX_EVENTS === 'ami' && follow.AMI_URL) {
       tries.push(this.ami(follow.AMI_URL).then((outcome) => void (results.AMI_URL = outcome)));
-    if (follow.PBX_EVENTS === 'esl' && follow.ESL_URL)
+    }
+    if (follow.PBX_EVENTS === 'esl' && follow.ESL_URL) {
       tries.push(this.esl(follow.ESL_URL).then((outcome) => void (results.ESL_URL = outcome)));
-    if (follow.ASTERISK_CDR_URL)
+    }
+    if (follow.ASTERISK_CDR_URL) {
       tries.push(
         this.ledger(follow.ASTERISK_CDR_URL).then((outcome) => void (results.ASTERISK_CDR_URL = outcome)),
       );
+    }
     await Promise.all(tries);
     return results;
   }

@@ -122,8 +122,9 @@ function callsSection(model: PageModel, base: string): string {
   const { text, calls } = model;
   const count = (state: PageCall['state']) => calls.filter((call) => call.state === state).length;
   const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
-  if (calls.length === 0)
+  if (calls.length === 0) {
     return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<p>${esc(text.noCalls)}</p></section>`;
+  }
   const rows = calls.map((call) => {
     const action =
       call.state === 'failed' && model.user.admin
@@ -236,8 +237,9 @@ function settingsSection(model: PageModel, base: string): string {
   const dialPlain = (name: string) => {
     const errors = fieldErrors(model, `dial.${name}`);
     const current = String(value(name, settings.dial?.values[name]));
-    if (name === 'DIAL_METHOD')
+    if (name === 'DIAL_METHOD') {
       return `<div class="field"><label for="${name}">${name}</label><select id="${name}" name="${name}"${disabled}${errors.attrs}>${option(current, '', text.deploymentDefault)}${option(current, 'POST', 'POST')}${option(current, 'GET', 'GET')}</select>${errors.html}</div>`;
+    }
     return `<div class="field"><label for="${name}">${name}</label><input id="${name}" name="${name}" value="${esc(current)}" autocomplete="off" spellcheck="false"${disabled}${errors.attrs}>${errors.html}</div>`;
   };
   const general = model.errors.body

@@ -21,8 +21,9 @@ export function dialPageView(dial: Record<string, string | undefined> | undefine
   const values: Record<string, string> = {};
   for (const name of DIAL_PLAIN) if (dial[name]) values[name] = String(dial[name]);
   const set: Record<string, string> = {};
-  for (const name of DIAL_SECRETS)
+  for (const name of DIAL_SECRETS) {
     if (dial[name]) set[name] = name === 'DIAL_AUTH' ? '' : addressOf(String(dial[name]));
+  }
   return { DIAL_MODE: dial.DIAL_MODE, values, set };
 }
 
@@ -78,8 +79,9 @@ export function followLine(views: FollowHealthView[]): ConnectionLine {
         ],
   );
   if (!parts.length) return { key: 'pbxFollow', ok: false, detail: 'the settings could not be built' };
-  if (!parts.some((part) => part.here))
+  if (!parts.some((part) => part.here)) {
     return { key: 'pbxFollow', ok: null, detail: 'another replica follows the PBX' };
+  }
   return {
     key: 'pbxFollow',
     ok: parts.every((part) => part.connected),

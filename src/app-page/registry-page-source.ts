@@ -45,8 +45,9 @@ export class RegistryPageSource extends PageSource {
     // The check tests the portal's services: an idle portal's are built for it.
     const runtime = record?.status === 'active' ? await this.registry.use(portalId) : undefined;
     const failure = this.registry.failureOf(portalId);
-    if (!record || record.status !== 'active')
+    if (!record || record.status !== 'active') {
       return [{ key: 'portalState', ok: false, detail: 'uninstalled' }];
+    }
     const authorisation = runtime?.credentials.authorisation();
     const lines: ConnectionLine[] = [
       {
@@ -79,8 +80,9 @@ export class RegistryPageSource extends PageSource {
     }
     const follow = runtime?.followStatus();
     if (follow) lines.push(followLine(follow));
-    else if (record.settings.follow)
+    else if (record.settings.follow) {
       lines.push({ key: 'pbxFollow', ok: null, detail: failure?.reason ?? 'not served yet' });
+    }
     const dialer = runtime?.dialer?.dialerStatus;
     lines.push({
       key: 'dialer',

@@ -115,8 +115,9 @@ export class SinglePageSource extends PageSource {
   async settings(): Promise<PageSettings> {
     const config = this.config;
     const dial: Record<string, string | undefined> = { DIAL_MODE: config.DIAL_MODE };
-    for (const name of [...DIAL_PLAIN, ...DIAL_SECRETS])
+    for (const name of [...DIAL_PLAIN, ...DIAL_SECRETS]) {
       dial[name] = config[name] === undefined ? undefined : String(config[name]);
+    }
     const followed = config.PBX_EVENTS || config.ASTERISK_CDR_URL;
     return {
       editable: false,

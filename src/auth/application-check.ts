@@ -68,8 +68,9 @@ export class ApplicationCheck {
   async confirmAdministrator(accessToken: string): Promise<ApplicationCheckOutcome> {
     const answer = await this.ask<unknown>('user.admin', accessToken);
     if (!answer.confirmed) return answer;
-    if (answer.result === true || answer.result === 'true' || answer.result === 'Y')
+    if (answer.result === true || answer.result === 'true' || answer.result === 'Y') {
       return { confirmed: true };
+    }
     return {
       confirmed: false,
       unreachable: false,

@@ -284,12 +284,14 @@ export class OAuthService {
   }
 
   private oauth(): { credentials: OAuthCredentials; check: ApplicationCheck } {
-    if (!this.mode && this.installs)
+    if (!this.mode && this.installs) {
       throw new NotFoundException(
         'B24_APP_MODE=multi: portals install the application from their marketplace (ONAPPINSTALL to /oauth/install)',
       );
-    if (!this.mode)
+    }
+    if (!this.mode) {
       throw new NotFoundException('OAuth application mode is off: the bridge uses an inbound webhook');
+    }
     return this.mode;
   }
 

@@ -32,16 +32,18 @@ const MAX_ENDPOINT_LENGTH = 2048;
  */
 export function readInstallPost(body: unknown): InstallPost | { problem: string } {
   const form = formOf(body);
-  if (formText(form.event)?.toUpperCase() !== 'ONAPPINSTALL')
+  if (formText(form.event)?.toUpperCase() !== 'ONAPPINSTALL') {
     return { problem: 'event must be ONAPPINSTALL' };
+  }
   const auth = formOf(form.auth);
   const missing = Object.values(REQUIRED).filter((field) => !formText(auth[field]));
   if (missing.length) return { problem: `missing ${missing.map((field) => `auth[${field}]`).join(', ')}` };
   const malformed: string[] = Object.values(REQUIRED).filter(
     (field) => !(field === 'domain' ? DOMAIN_SHAPE : TOKEN_SHAPE).test(formText(auth[field])!),
   );
-  if (auth.client_endpoint !== undefined && !isEndpoint(auth.client_endpoint))
+  if (auth.client_endpoint !== undefined && !isEndpoint(auth.client_endpoint)) {
     malformed.push('client_endpoint');
+  }
   if (malformed.length) {
     return { problem: `malformed ${malformed.map((field) => `auth[${field}]`).join(', ')}` };
   }

@@ -39,8 +39,9 @@ export function userIdOfCardKey(
 
 /** The employee a card key names, as an event names them (internal number or portal user id). */
 export function whoOfCardKey(key: string): { extension?: string; userId?: number } {
-  if (key.startsWith(USER_PREFIX))
+  if (key.startsWith(USER_PREFIX)) {
     return { extension: undefined, userId: Number(key.slice(USER_PREFIX.length)) };
+  }
   return { extension: key, userId: undefined };
 }
 

@@ -61,12 +61,14 @@ export function crmCallIdOf(value: unknown): string | undefined {
 /** Whether this click is the one the call answers: same employee, same number, started in the window. */
 export function clickMatches(click: StoredClick, call: CallRecord, settings: ClickMatchSettings): boolean {
   if (click.matchedCallId !== undefined || click.clickedAt === undefined) return false;
-  if (call.direction !== 'outbound' || !call.phoneNumber || click.phoneNumber !== call.phoneNumber)
+  if (call.direction !== 'outbound' || !call.phoneNumber || click.phoneNumber !== call.phoneNumber) {
     return false;
+  }
   const started = Date.parse(call.startedAt ?? '');
   if (!Number.isFinite(started)) return false;
-  if (started < click.clickedAt - CLICK_CLOCK_SKEW_MS || started > click.clickedAt + settings.windowMs)
+  if (started < click.clickedAt - CLICK_CLOCK_SKEW_MS || started > click.clickedAt + settings.windowMs) {
     return false;
+  }
   if (click.userId === undefined) return true;
   if (call.userId !== undefined) return call.userId === click.userId;
   return call.extension !== undefined && settings.userOf(call.extension) === click.userId;

@@ -35,11 +35,12 @@ export function sniffAudio(head: Buffer, contentType?: string): AudioKind | unde
     head.length >= 12 &&
     head.toString('latin1', 0, 4) === 'RIFF' &&
     head.toString('latin1', 8, 12) === 'WAVE'
-  )
+  ) {
     found = 'wav';
-  else if (head.length >= 3 && head.toString('latin1', 0, 3) === 'ID3') found = 'mp3';
-  else if (head.length >= 2 && head[0] === 0xff && (head[1] & 0xe0) === 0xe0 && (head[1] & 0x06) !== 0)
+  } else if (head.length >= 3 && head.toString('latin1', 0, 3) === 'ID3') found = 'mp3';
+  else if (head.length >= 2 && head[0] === 0xff && (head[1] & 0xe0) === 0xe0 && (head[1] & 0x06) !== 0) {
     found = 'mp3';
+  }
   return found;
 }
 

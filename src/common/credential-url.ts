@@ -31,8 +31,9 @@ export function parseCredentialUrl(
   const refused = (why: string) => ({ problem: `${variable} must be ${shape} (this one ${why})` });
   if (/[\s]/.test(value)) return refused('must not contain spaces or line breaks');
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(value)?.[1]?.toLowerCase();
-  if (!scheme || !schemes.includes(scheme))
+  if (!scheme || !schemes.includes(scheme)) {
     return refused(`must start with ${schemes.map((name) => `${name}://`).join(' or ')}`);
+  }
   const rest = value.slice(scheme.length + 3);
   const at = rest.lastIndexOf('@');
   if (at < 0) return refused('names no user and password (user:password@host)');

@@ -99,10 +99,11 @@ export function allowedNetworksOf(cidrs: readonly string[]): BlockList | { probl
     const family = isIP(net ?? '');
     const prefix = Number(bits);
     const max = family === 6 ? 128 : 32;
-    if (!family || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || prefix > max)
+    if (!family || extra !== undefined || !/^\d{1,3}$/.test(bits ?? '') || prefix > max) {
       return {
         problem: `TENANT_ALLOWED_NETWORKS: entry ${index + 1} is not a CIDR such as 10.20.0.0/16 or fd00:1::/64`,
       };
+    }
     list.addSubnet(net, prefix, family === 6 ? 'ipv6' : 'ipv4');
   }
   return list;
@@ -179,17 +180,20 @@ export class EgressPolicy {
     if (!this.restricted) return new Destination(spec.variable, host, spec.port, this);
     const literal = isIP(host) !== 0;
     // A literal own address the operator allowed (TENANT_ALLOWED_NETWORKS) is taken like any allowed one.
-    if (this.ownHosts.includes(host) && !(literal && this.allowedExplicitly(host)))
+    if (this.ownHosts.includes(host) && !(literal && this.allowedExplicitly(host))) {
       return { problem: `${where} is this deployment itself` };
+    }
     const refusal = literal ? this.refusal(host) : undefined;
-    if (refusal)
+    if (refusal) {
       return {
         problem: `${where} ${refusal} (loopback, link-local, private and shared ranges are refused unless TENANT_ALLOWED_NETWORKS allows them)`,
       };
-    if (spec.credentials && !spec.tls && !(literal && this.allowedExplicitly(host)))
+    }
+    if (spec.credentials && !spec.tls && !(literal && this.allowedExplicitly(host))) {
       return {
         problem: `${where}: credentials travel only over TLS (tls://, mysql ?ssl=true, https://), or in clear to an address of TENANT_ALLOWED_NETWORKS`,
       };
+    }
     return new Destination(spec.variable, host, spec.port, this);
   }
 
@@ -213,14 +217,16 @@ export class EgressPolicy {
     this.resolve(hostname, { all: true, family }, (error, addresses) => {
       if (error) return callback(error, '', 0);
       const refused = addresses.find(({ address }) => this.refusal(address));
-      if (refused || addresses.length === 0)
+      if (refused || addresses.length === 0) {
         return callback(
           new EgressRefused(`${hostname} resolves to an address in a range tenants may not reach`),
           '',
           0,
         );
-      if (options.all)
+      }
+      if (options.all) {
         return (callback as unknown as (e: null, all: LookupAddress[]) => void)(null, addresses);
+      }
       callback(null, addresses[0].address, addresses[0].family);
     });
   };
@@ -238,8 +244,9 @@ export class EgressPolicy {
     const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
     if (!this.restricted) return undefined;
     const literal = isIP(bare) !== 0;
-    if (this.ownHosts.includes(bare) && !(literal && this.allowedExplicitly(bare)))
+    if (this.ownHosts.includes(bare) && !(literal && this.allowedExplicitly(bare))) {
       return `${bare} is this deployment itself`;
+    }
     const refusal = literal ? this.refusal(bare) : undefined;
     return refusal && `${bare} ${refusal}`;
   }

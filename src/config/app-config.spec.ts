@@ -238,8 +238,9 @@ describe('B24_APP_MODE=multi', () => {
       'B24_PORTAL_URL',
       'PBX_TOKENS',
       'DIAL_MODE',
-    ])
+    ]) {
       expect(message).toContain(`${name}:`);
+    }
     expect(message).not.toContain('a-pbx-token-of-one-portal');
   });
 

@@ -693,8 +693,9 @@ export function dialUrlProblem(template: string): string | undefined {
   } catch {
     return 'DIAL_URL must be a URL once its {extension}, {number}, {crmCallId}, {userId} are filled in';
   }
-  if (url.username || url.password)
+  if (url.username || url.password) {
     return 'DIAL_URL must not carry user:password: put the credentials in DIAL_AUTH (basic:user:password)';
+  }
   return undefined;
 }
 
@@ -779,8 +780,9 @@ function crossFieldProblems(config: AppConfig): string[] {
   if (config.PBX_EVENTS === 'ami' && !config.AMI_URL) problems.push('AMI_URL: required when PBX_EVENTS=ami');
   if (config.DIAL_MODE === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when DIAL_MODE=esl');
   if (config.PBX_EVENTS === 'esl' && !config.ESL_URL) problems.push('ESL_URL: required when PBX_EVENTS=esl');
-  if (config.DIAL_MODE === 'http' && !config.DIAL_URL)
+  if (config.DIAL_MODE === 'http' && !config.DIAL_URL) {
     problems.push('DIAL_URL: required when DIAL_MODE=http');
+  }
   if (production) problems.push(...productionProblems(config));
   if (config.B24_AUTH_MODE === 'webhook' && !config.B24_WEBHOOK_URL && !config.SANDBOX) {
     problems.push('B24_WEBHOOK_URL: required when B24_AUTH_MODE=webhook');
@@ -821,11 +823,13 @@ function multiPortalProblems(config: AppConfig): string[] {
   } as const;
   for (const [name, why] of Object.entries(single) as [keyof typeof single, string][]) {
     const value = config[name];
-    if (value && (!Array.isArray(value) || value.length > 0))
+    if (value && (!Array.isArray(value) || value.length > 0)) {
       problems.push(`${name}: not used with B24_APP_MODE=multi (${why})`);
+    }
   }
-  if (config.B24_AUTH_MODE === 'webhook')
+  if (config.B24_AUTH_MODE === 'webhook') {
     problems.push('B24_AUTH_MODE: B24_APP_MODE=multi is an OAuth application');
+  }
   if (config.NODE_ENV === 'production') {
     for (const name of ['B24_OAUTH_URL', 'PUBLIC_URL'] as const) {
       const url = config[name];

@@ -70,8 +70,9 @@ describe('delivery outcomes', () => {
     const commands = alone.commands;
     let call = registered();
     const own = new PortalError('server', '', 'the batch answer did not mention this command');
-    for (let i = 0; i < settings.maxAttempts; i++)
+    for (let i = 0; i < settings.maxAttempts; i++) {
       call = applyAnswers(call, commands, answers(own), settings);
+    }
     expect(call).toMatchObject({ state: 'failed', refused: { finish: 3 } });
 
     let limited = registered();

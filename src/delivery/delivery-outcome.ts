@@ -107,8 +107,9 @@ export function applyRequestFailure(
 ): CallRecord {
   // A request carrying this call's file that timed out or broke off may be too big for the link: counted
   // like a refusal, so after DELIVERY_MAX_ATTEMPTS the call ends with the reason instead of retrying forever.
-  if (request && COMMAND_FAULTS.has(error.kind) && carriesUpload(request))
+  if (request && COMMAND_FAULTS.has(error.kind) && carriesUpload(request)) {
     return refuse(call, 'uploadRecord', error, settings);
+  }
   if (!request || !refusedForContent(error)) return retry(call, error, settings);
   if (request.commandCount > 1) {
     return retry({ ...call, batchLimit: Math.ceil(request.commandCount / 2) }, error, settings);
@@ -124,8 +125,9 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
   const { error } = answer;
   if (!error) {
     const result = (answer.result ?? {}) as RegisterResult;
-    if (!result.CALL_ID)
+    if (!result.CALL_ID) {
       return markFailed(call, 'register: the portal answered without a CALL_ID', settings.now);
+    }
     return markRegistered(
       call,
       {
@@ -200,8 +202,9 @@ function refuse(
   if (times < settings.maxAttempts) return retry(counted, error, settings);
   const reason = `${step}: ${error.message} (refused ${times} times)`;
   if (step === 'finish') return markFinishFailed(counted, reason, settings.now);
-  if (step === 'attachRecord' || step === 'uploadRecord')
+  if (step === 'attachRecord' || step === 'uploadRecord') {
     return markRecordFailed(counted, reason, settings.now);
+  }
   if (step === 'hide') return markCardHidden(counted, settings.now, reason);
   if (step === 'show') return markCardShown(counted, settings.now, reason);
   if (isTaskStep(step)) return replan(taskGivenUp(counted, reason), settings.now);

@@ -131,13 +131,14 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
         quotaBytes: recording.quotaBytes,
       },
     );
-    if (options.gauges !== false)
+    if (options.gauges !== false) {
       trackDeliveryGauges(metrics, {
         portalId: portal,
         queueStats: () => this.queueStats(),
         portalStatus: () => this.portalStatus(),
         budgetWaitedMs: () => client.budget.snapshot().waitedMsTotal,
       });
+    }
   }
 
   get portalId(): string {

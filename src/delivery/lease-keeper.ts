@@ -228,8 +228,9 @@ export class LeaseKeeper {
         return;
       }
       if (!lease) {
-        if (this.lease)
+        if (this.lease) {
           this.logger.warn(`delivery lease lost to another replica (epoch ${this.lease.epoch})`);
+        }
         this.lease = undefined;
         if (Date.now() < this.chaseUntil) {
           clearTimeout(this.chaseTimer);

@@ -205,8 +205,9 @@ export class RecordingDelivery {
       );
     } catch (error) {
       await this.store.discardStagedRecording(this.portalId, staged);
-      if (error instanceof RecordingQuotaError)
+      if (error instanceof RecordingQuotaError) {
         return { kind: 'failed', reason: `recording: ${error.message}` };
+      }
       throw error;
     }
     return undefined;

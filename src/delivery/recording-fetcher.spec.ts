@@ -161,10 +161,11 @@ describe('RecordingFetcher', () => {
     });
 
     it('refuses a recordingUrl on loopback at the first hop, by address or by name', async () => {
-      for (const host of ['127.0.0.1', 'localhost'])
+      for (const host of ['127.0.0.1', 'localhost']) {
         expect(await tenantFetcher().fetch(`http://${host}:${countingPort}/r.wav`)).toMatchObject({
           kind: 'failed',
         });
+      }
       expect(connections).toBe(0);
     });
 

@@ -99,17 +99,19 @@ export class RecordingFetcher {
         };
       }
       const refusal = this.refusal(target);
-      if (refusal)
+      if (refusal) {
         return { kind: 'failed', reason: `recording: ${hop === 0 ? '' : 'redirect to '}${refusal}` };
+      }
       let response: IncomingMessage;
       try {
         response = await this.get(target, signal);
       } catch (error) {
-        if (error instanceof EgressRefused)
+        if (error instanceof EgressRefused) {
           return {
             kind: 'failed',
             reason: `recording: ${hop === 0 ? '' : 'redirect to '}${error.message} (loopback, link-local, private and shared ranges are refused unless TENANT_ALLOWED_NETWORKS allows them)`,
           };
+        }
         const code = (error as NodeJS.ErrnoException).code ?? '';
         const reason = `download of ${where(target)} failed: ${code || (error as Error).message}`;
         return NOT_READY_ERRORS.has(code) ? { kind: 'not-ready', reason } : { kind: 'failed', reason };
@@ -117,8 +119,9 @@ export class RecordingFetcher {
       const status = response.statusCode ?? 0;
       if (status >= 300 && status < 400 && response.headers.location) {
         response.resume();
-        if (hop >= MAX_REDIRECTS)
+        if (hop >= MAX_REDIRECTS) {
           return { kind: 'failed', reason: `recording: more than ${MAX_REDIRECTS} redirects` };
+        }
         try {
           target = new URL(response.headers.location, target);
         } catch {

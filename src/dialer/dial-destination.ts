@@ -54,7 +54,7 @@ export function httpServerOf(template: string, egress: EgressPolicy): HttpServer
   const url = new URL(template.replace(/\{\w+\}/g, 'x'));
   const tls = url.protocol === 'https:';
   const label = `${url.protocol}//${url.host}`;
-  if (egress.restricted && authority && /[{}]/.test(authority[2]))
+  if (egress.restricted && authority && /[{}]/.test(authority[2])) {
     return {
       tls,
       label,
@@ -63,6 +63,7 @@ export function httpServerOf(template: string, egress: EgressPolicy): HttpServer
           'DIAL_URL: its host may not hold a {placeholder} here (each click would choose where it goes); write the host out',
       },
     };
+  }
   const port = url.port ? Number(url.port) : tls ? 443 : 80;
   const destination = egress.destination({
     variable: 'DIAL_URL',

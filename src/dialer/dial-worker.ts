@@ -307,8 +307,9 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
         this.directory.whenLoaded(),
         new Promise((resolve) => setTimeout(resolve, DIRECTORY_WAIT_MS)),
       ]);
-      if (!this.directory.loaded)
+      if (!this.directory.loaded) {
         throw new Error('the employee directory has not been read from the portal yet');
+      }
     }
     const extension = this.directory.extensionOf(userId);
     if (!extension) {

@@ -207,8 +207,9 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
 
   private handlerUrl(): string {
     const url = this.publicHandlerUrl();
-    if (!url)
+    if (!url) {
       throw new Error('PUBLIC_URL is not set: the portal cannot post events (or set B24_EVENTS=offline)');
+    }
     return url;
   }
 

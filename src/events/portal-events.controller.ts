@@ -94,8 +94,9 @@ export class PortalEventsController {
   ): Promise<{ events: PortalEventView[] }> {
     const portalId = this.routing.listed(portal);
     const size = Number(limit);
-    if (!Number.isInteger(size) || size < 1 || size > 1000)
+    if (!Number.isInteger(size) || size < 1 || size > 1000) {
       throw new BadRequestException('limit must be 1 to 1000');
+    }
     const events = await this.store.list(portalId, size);
     return {
       events: events.map((event) => ({

@@ -49,8 +49,9 @@ export class IntakeSink extends FollowSink {
 
   /** Resolves once everything submitted so far is stored (or the sink is stopped). */
   async idle(): Promise<void> {
-    while ((this.waiting.length > 0 || this.draining) && !this.stopped)
+    while ((this.waiting.length > 0 || this.draining) && !this.stopped) {
       await new Promise((resolve) => setTimeout(resolve, 10));
+    }
   }
 
   stop(): void {

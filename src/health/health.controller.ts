@@ -64,8 +64,9 @@ export class HealthController {
     @Optional() security?: SecuritySettings,
   ) {
     const registry = portals;
-    if (registry)
+    if (registry) {
       this.portalFigures = new BackgroundFigures(() => registry.queues(), PORTAL_FIGURES_MAX_AGE_MS);
+    }
     this.detailTokens = digestsOf(security?.adminToken, security?.metricsToken);
   }
 

@@ -38,8 +38,9 @@ export class CallIntake {
   ) {
     this.clickMatchMs = delivery.dialMatchMs ?? 60_000;
     const hosts = new RecordingHosts(recording.fetchHosts);
-    if (!hosts.empty)
+    if (!hosts.empty) {
       this.recordingFetch = { fetchable: (url) => hosts.allows(url), waitMs: recording.waitMs };
+    }
   }
 
   /** Stores `events` of the portal `portalId` (the PBX's own): resolves once they are on disk. */
@@ -82,8 +83,9 @@ export class CallIntake {
     await this.store.updateCallsAwaitingCallback(portalId, answered, (call) => {
       let marked = call;
       for (const answer of answered) {
-        if (answer.phone === call.phoneNumber)
+        if (answer.phone === call.phoneNumber) {
           marked = markCalledBack(marked, answer.callId, answer.answeredAt);
+        }
       }
       return marked === call ? call : plan({ ...marked, updatedAt: Date.now() }, Date.now());
     });

@@ -14,12 +14,12 @@ export class RouteNotFoundFilter implements ExceptionFilter {
     const request = host.switchToHttp().getRequest<Request>();
     const body = exception.getResponse();
     const message = typeof body === 'object' ? (body as { message?: unknown }).message : body;
-    if (typeof message === 'string' && message.startsWith(`Cannot ${request.method} `))
+    if (typeof message === 'string' && message.startsWith(`Cannot ${request.method} `)) {
       response.status(HttpStatus.NOT_FOUND).json({
         statusCode: HttpStatus.NOT_FOUND,
         message: `Cannot ${request.method} ${redactUrl(request.originalUrl ?? request.url)}`,
         error: 'Not Found',
       });
-    else response.status(exception.getStatus()).json(body);
+    } else response.status(exception.getStatus()).json(body);
   }
 }

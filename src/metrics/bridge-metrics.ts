@@ -222,10 +222,12 @@ export class BridgeMetrics {
   constructor() {
     collectDefaultMetrics({ register: this.registry });
     // Zero from the start, so dashboards plot the followed call events before the first call.
-    for (const event of ['call.started', 'call.answered', 'call.ended'])
+    for (const event of ['call.started', 'call.answered', 'call.ended']) {
       this.followedCallEvents.inc({ event }, 0);
-    for (const outcome of ['taken', 'already_ended', 'internal', 'rejected'])
+    }
+    for (const outcome of ['taken', 'already_ended', 'internal', 'rejected']) {
       this.ledgerCalls.inc({ outcome }, 0);
+    }
   }
 
   /** Registers a refresh of gauges that run on every scrape. */

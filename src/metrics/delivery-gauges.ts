@@ -37,8 +37,9 @@ export function trackDeliveryGauges(metrics: BridgeMetrics, source: DeliveryGaug
     metrics.portalPaused.set({ portal }, status.paused ? 1 : 0);
     metrics.deliveryLeaseHeld.set({ portal }, status.deliveringHere ? 1 : 0);
     metrics.batchesInFlight.set({ portal }, status.batchesInFlight);
-    for (const use of status.operatingTime)
+    for (const use of status.operatingTime) {
       metrics.operatingSeconds.set({ portal, method: use.method }, use.usedSec);
+    }
     const waited = source.budgetWaitedMs();
     metrics.budgetWait.inc({ portal }, (waited - waitedReportedMs) / 1000);
     waitedReportedMs = waited;

@@ -117,8 +117,9 @@ export class PbxController {
   @ApiResponse({ status: 404, description: 'The bridge never heard of this call' })
   async getCall(@PbxPortal() portalId: string, @Param('callId') callId: string): Promise<CallStatusView> {
     const call = await this.store.findCall(portalId, callId);
-    if (!call)
+    if (!call) {
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
+    }
     return toStatusView(call);
   }
 }

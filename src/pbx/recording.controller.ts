@@ -83,8 +83,9 @@ export class RecordingController {
     const max = this.settings.maxBytes;
     const tooBig = `the recording is larger than RECORDING_MAX_MB (${Math.round(max / 1_000_000)} MB)`;
     const declared = Number(request.headers['content-length']);
-    if (Number.isFinite(declared) && declared > max)
+    if (Number.isFinite(declared) && declared > max) {
       throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
+    }
     if (!(await this.store.findCall(portalId, callId))) {
       throw refuse(request, HttpStatus.NOT_FOUND, `the bridge never heard of call ${callId}`);
     }
@@ -92,8 +93,9 @@ export class RecordingController {
     if (quota !== undefined) {
       // Checked exactly when the file is taken; a portal already full is refused before the body is read.
       const held = await this.store.recordingBytes(portalId);
-      if (held >= quota || (Number.isFinite(declared) && declared > quota))
+      if (held >= quota || (Number.isFinite(declared) && declared > quota)) {
         throw refuse(request, HttpStatus.INSUFFICIENT_STORAGE, overQuota(quota));
+      }
     }
     // The body goes to the store as it arrives, a chunk at a time: never held whole.
     const scan = new RecordingScan(max, type, tooBig);
@@ -104,10 +106,12 @@ export class RecordingController {
         scan.pass(request.iterator({ destroyOnReturn: false })),
       );
     } catch (error) {
-      if (error instanceof RecordingTooLargeError)
+      if (error instanceof RecordingTooLargeError) {
         throw refuse(request, HttpStatus.PAYLOAD_TOO_LARGE, tooBig);
-      if (error instanceof NotAudioError)
+      }
+      if (error instanceof NotAudioError) {
         throw refuse(request, HttpStatus.UNSUPPORTED_MEDIA_TYPE, notA(type));
+      }
       throw error;
     }
     const discard = () => this.store.discardStagedRecording(portalId, staged);
@@ -133,8 +137,9 @@ export class RecordingController {
       );
     } catch (error) {
       await discard();
-      if (error instanceof RecordingQuotaError)
+      if (error instanceof RecordingQuotaError) {
         throw new HttpException(overQuota(error.quotaBytes), HttpStatus.INSUFFICIENT_STORAGE);
+      }
       throw error;
     }
     if (!call) {

@@ -264,8 +264,9 @@ export class PortalClient {
       if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
         this.budget.onAccepted();
         this.observer?.onResponse(method, 'ok', commands);
-        if (method !== 'batch')
+        if (method !== 'batch') {
           this.operating.observe(method, { costSec: time?.duration ?? time?.processing });
+        }
         return envelope;
       }
       const failure = classifyPortalError(
@@ -276,8 +277,9 @@ export class PortalClient {
       );
       this.observer?.onResponse(method, failure.kind, commands);
       if (failure.kind === 'budget') this.budget.onRejected();
-      if (failure.kind === 'operation-limit' && method !== 'batch')
+      if (failure.kind === 'operation-limit' && method !== 'batch') {
         this.operating.blocked(method, failure.resumeAt);
+      }
       // A refused token is renewable too: another request or replica may have refreshed the pair meanwhile.
       const renewable = failure.kind === 'token-expired' || failure.kind === 'credentials';
       if (renewable && !renewed && (await this.credentials.renew(failure, prepared))) {

@@ -44,8 +44,9 @@ export function createPortalClient(
     {
       onResponse(method, outcome, commands) {
         metrics.portalRequests.inc({ portal: metricsPortal, method, outcome });
-        if (method === 'batch' && outcome === 'ok')
+        if (method === 'batch' && outcome === 'ok') {
           metrics.batchCommands.observe({ portal: metricsPortal }, commands);
+        }
       },
     },
   );

@@ -63,8 +63,9 @@ export function signalOf(value: unknown): PortalSignal | undefined {
   const { portalId, kind, entityType, entityId } = value as Record<string, unknown>;
   if (typeof portalId !== 'string') return undefined;
   if (kind === 'uninstalled') return { portalId, kind };
-  if (kind === 'crm-changed' && typeof entityType === 'string' && typeof entityId === 'number')
+  if (kind === 'crm-changed' && typeof entityType === 'string' && typeof entityId === 'number') {
     return { portalId, kind, entityType, entityId };
+  }
   return undefined;
 }
 

@@ -36,18 +36,20 @@ export function portalDialSettings(
   defaultUserId: number | undefined,
   egress: EgressPolicy,
 ): { settings: DialSettings; destinations: Destination[]; refusals: string[] } | { problems: string[] } {
-  if (typeof dial !== 'object' || dial === null || Array.isArray(dial))
+  if (typeof dial !== 'object' || dial === null || Array.isArray(dial)) {
     return {
       problems: ['dial must be an object of dial settings, e.g. {"DIAL_MODE": "ami", "AMI_URL": "…"}'],
     };
+  }
   const entries = Object.entries(dial);
   const unknown = entries.filter(([name]) => !(DIAL_VARIABLES as readonly string[]).includes(name));
-  if (unknown.length)
+  if (unknown.length) {
     return {
       problems: unknown.map(
         ([name]) => `dial.${name.slice(0, 40)}: not a dial setting (${DIAL_VARIABLES.join(', ')})`,
       ),
     };
+  }
   const notText = entries.filter(([, value]) => typeof value !== 'string' && typeof value !== 'number');
   if (notText.length) return { problems: notText.map(([name]) => `dial.${name}: must be a text`) };
   if (!('DIAL_MODE' in dial)) return { problems: ['dial.DIAL_MODE: required (ami, esl or http)'] };
@@ -117,25 +119,29 @@ export function portalRecordingFetch(
   value: unknown,
   egress: EgressPolicy,
 ): { settings: { hosts: string[]; auth?: string }; destinations: Destination[] } | { problems: string[] } {
-  if (typeof value !== 'object' || value === null || Array.isArray(value))
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     return {
       problems: ['recordingFetch must be {"hosts": ["pbx.example.com"], "auth": "basic:user:password"}'],
     };
+  }
   const { hosts, auth, ...rest } = value as Record<string, unknown>;
-  if (Object.keys(rest).length)
+  if (Object.keys(rest).length) {
     return {
       problems: Object.keys(rest).map(
         (name) => `recordingFetch.${name.slice(0, 40)}: not a setting (hosts, auth)`,
       ),
     };
-  if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((host) => typeof host === 'string'))
+  }
+  if (!Array.isArray(hosts) || hosts.length === 0 || !hosts.every((host) => typeof host === 'string')) {
     return {
       problems: [
         'recordingFetch.hosts: a non-empty list of hosts (pbx.local, 10.0.0.5:8080, *.pbx.example.com)',
       ],
     };
-  if (auth !== undefined && typeof auth !== 'string')
+  }
+  if (auth !== undefined && typeof auth !== 'string') {
     return { problems: ['recordingFetch.auth: must be a text'] };
+  }
   try {
     loadConfig({ RECORDING_FETCH_HOSTS: hosts.join(','), RECORDING_FETCH_AUTH: auth });
   } catch (error) {

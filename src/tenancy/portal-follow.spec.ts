@@ -145,18 +145,20 @@ describe('portalFollowSettings: a portal follow setting checked like the environ
       prod,
     );
     expect('settings' in mysqls).toBe(true);
-    for (const query of ['', '?ssl=false', '?ssl=0', '?ssl=off', '?ssl=disabled'])
+    for (const query of ['', '?ssl=false', '?ssl=0', '?ssl=off', '?ssl=disabled']) {
       expect(JSON.stringify(ledger(query))).toMatch(/follow\.ASTERISK_CDR_URL: .*only over TLS/);
+    }
   });
 
   it('reads a password with any character, written plainly or percent-encoded', () => {
-    for (const secret of ['Ab/cd#e?f@g', 'Ab%2Fcd%23e%3Ff%40g'])
+    for (const secret of ['Ab/cd#e?f@g', 'Ab%2Fcd%23e%3Ff%40g']) {
       expect(
         portalFollowSettings(
           { PBX_EVENTS: 'ami', AMI_URL: `tls://crm-bridge:${secret}@pbx.example.com:5039` },
           prod,
         ),
       ).toEqual({ settings: expect.objectContaining({ mode: 'ami' }) });
+    }
     const refused = portalFollowSettings(
       { PBX_EVENTS: 'ami', AMI_URL: 'tls://crm-bridge:Ab/cd#e@pbx.example.com:99999' },
       prod,
@@ -190,8 +192,9 @@ describe('portalFollowSettings: a portal follow setting checked like the environ
     ]);
     expect(JSON.stringify(refusals)).not.toContain(SECRET);
     const fine = resolving('203.0.113.7');
-    for (const destination of followDestinations(settings, fine))
+    for (const destination of followDestinations(settings, fine)) {
       expect(await fine.checkNow(destination)).toBeUndefined();
+    }
     const esl = followSettingsOf(
       loadConfig({ PBX_EVENTS: 'esl', ESL_URL: `tls://:${SECRET}@fs.example.com` }),
     );

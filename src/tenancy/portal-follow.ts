@@ -30,30 +30,33 @@ export function portalFollowSettings(
   follow: unknown,
   rules: { production: boolean; egress: EgressPolicy },
 ): { settings: FollowSettings } | { problems: string[] } {
-  if (typeof follow !== 'object' || follow === null || Array.isArray(follow))
+  if (typeof follow !== 'object' || follow === null || Array.isArray(follow)) {
     return {
       problems: [
         'follow must be an object of follow settings, e.g. {"PBX_EVENTS": "ami", "AMI_URL": "tls://…"}',
       ],
     };
+  }
   const entries = Object.entries(follow);
   const unknown = entries.filter(([name]) => !(FOLLOW_VARIABLES as readonly string[]).includes(name));
-  if (unknown.length)
+  if (unknown.length) {
     return {
       problems: unknown.map(
         ([name]) => `follow.${name.slice(0, 40)}: not a follow setting (${FOLLOW_VARIABLES.join(', ')})`,
       ),
     };
+  }
   const notText = entries.filter(([, value]) => typeof value !== 'string');
   if (notText.length) return { problems: notText.map(([name]) => `follow.${name}: must be a text`) };
   if (!('PBX_EVENTS' in follow)) return { problems: ['follow.PBX_EVENTS: required (ami)'] };
   // A variable this version does not read would be accepted and silently do nothing.
   const known = Object.keys(new AppConfig());
   const unread = entries.filter(([name]) => !known.includes(name));
-  if (unread.length)
+  if (unread.length) {
     return {
       problems: unread.map(([name]) => `follow.${name}: not supported by this version of the bridge`),
     };
+  }
   let settings: FollowSettings;
   try {
     settings = followSettingsOf(loadConfig(Object.fromEntries(entries as [string, string][])));

@@ -48,10 +48,11 @@ export class PortalRetention implements OnApplicationBootstrap, OnModuleDestroy 
     this.timer = setTimeout(() => {
       this.running = this.purge().then(
         (deleted) => {
-          if (deleted.length)
+          if (deleted.length) {
             this.logger.log(
               `deleted ${deleted.length} portals uninstalled for longer than PORTAL_RETENTION_DAYS`,
             );
+          }
         },
         (error: Error) =>
           this.logger.warn(`deleting uninstalled portals failed (${error.message}); next try in an hour`),

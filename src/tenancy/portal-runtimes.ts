@@ -139,8 +139,9 @@ export class PortalRuntimes {
     this.records.set(record.portalId, record);
     const { portalId } = record;
     // A failed build is tried again each sync, as a built or pinned portal's change is.
-    if (this.runtimes.has(portalId) || this.failures.has(portalId) || pinnedRecord(record))
+    if (this.runtimes.has(portalId) || this.failures.has(portalId) || pinnedRecord(record)) {
       await this.replace(record);
+    }
   }
 
   /** Whether the record of this version was read (nothing to do for it). */
@@ -164,8 +165,9 @@ export class PortalRuntimes {
     for (const runtime of idle) {
       if (this.runtimes.get(runtime.portalId) !== runtime) continue;
       this.runtimes.delete(runtime.portalId);
-      if (runtime.eventsStatus.boundAt !== null)
+      if (runtime.eventsStatus.boundAt !== null) {
         this.eventStatuses.set(runtime.portalId, runtime.eventsStatus);
+      }
       await runtime
         .close()
         .catch((error: Error) => this.logger.warn(`portal ${runtime.portalId}: ${error.message}`));
@@ -237,8 +239,9 @@ export class PortalRuntimes {
     runtime.start();
     const failure = this.failures.get(portalId);
     this.failures.delete(portalId);
-    if (failure)
+    if (failure) {
       this.logger.log(`portal ${portalId} is served again (after ${failure.attempts} failed attempts)`);
+    }
     if (this.owns(portalId)) await runtime.startDelivery();
     return 'published';
   }
@@ -254,8 +257,9 @@ export class PortalRuntimes {
     const published = this.runtimes.get(record.portalId);
     if (!published) return false;
     // Replacing a runtime of this very record is a retry after a failure; without one, a second build of it.
-    if (published === replacing)
+    if (published === replacing) {
       return published.record.updatedAt >= record.updatedAt && !this.failures.has(record.portalId);
+    }
     return published.record.updatedAt >= record.updatedAt;
   }
 
@@ -306,10 +310,11 @@ export class PortalRuntimes {
       attempts: (same ? earlier.attempts : 0) + 1,
     });
     // Once per distinct failure: the sync retries every few seconds.
-    if (!same)
+    if (!same) {
       this.logger.warn(
         `portal ${record.portalId}: its services could not be ${this.runtimes.has(record.portalId) ? 'rebuilt (the previous ones keep serving)' : 'built (not served here yet)'}: ${reason}; retried at the next sync`,
       );
+    }
   }
 }
 

@@ -109,8 +109,9 @@ export function resolvePortalSettings(
     if ('settings' in built) dial = built.settings;
     else problems.push(`click-to-call is off: ${built.problems.join('; ')}`);
     // Stored before the rule (or since refused by it): kept, and each click fails at once with the reason.
-    if ('settings' in built && built.refusals.length)
+    if ('settings' in built && built.refusals.length) {
       problems.push(`click-to-call fails every click: ${built.refusals.join('; ')}`);
+    }
   }
   // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
   let follow: FollowSettings | undefined;

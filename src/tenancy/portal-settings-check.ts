@@ -29,17 +29,19 @@ export function checkPortalSettingsShape(
 ):
   | { patch: PortalSettingsPatch; destinations: { field: string; destination: Destination }[] }
   | { errors: SettingProblem[] } {
-  if (typeof body !== 'object' || body === null || Array.isArray(body))
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
     return { errors: [{ field: 'body', problems: ['the body must be a JSON object of settings'] }] };
+  }
   const patch = plainToInstance(PortalSettingsPatch, body);
   const problems = validateSync(patch, { whitelist: true, forbidNonWhitelisted: true });
-  if (problems.length)
+  if (problems.length) {
     return {
       errors: problems.map((problem) => ({
         field: problem.property,
         problems: Object.values(problem.constraints ?? { unknown: 'is not a setting' }),
       })),
     };
+  }
   const destinations: { field: string; destination: Destination }[] = [];
   if (patch.dial) {
     const dial = portalDialSettings(patch.dial, undefined, egress);

@@ -84,10 +84,12 @@ export class PortalsController {
     @Query('limit') limit = '100',
   ): Promise<{ portals: PortalView[]; next: string | null }> {
     const size = Number(limit);
-    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE)
+    if (!Number.isInteger(size) || size < 1 || size > MAX_PAGE) {
       throw new BadRequestException(`limit must be 1 to ${MAX_PAGE}`);
-    if (after !== undefined && !PORTAL_ID_PATTERN.test(after))
+    }
+    if (after !== undefined && !PORTAL_ID_PATTERN.test(after)) {
       throw new BadRequestException('after must be a portal id');
+    }
     const page = await this.portals.listPortals({ after, limit: size });
     return {
       portals: page.map(viewOf),
@@ -153,15 +155,17 @@ export class PortalsController {
   @Patch(':portalId')
   async patch(@Param('portalId') portalId: string, @Body() body: unknown): Promise<PortalView> {
     await this.find(portalId);
-    if (typeof body !== 'object' || body === null || Array.isArray(body))
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new BadRequestException('the body must be a JSON object of settings');
+    }
     const checked = await checkPortalSettings(
       body,
       { production: this.registry.production },
       this.registry.egress,
     );
-    if ('errors' in checked)
+    if ('errors' in checked) {
       throw new BadRequestException({ message: 'invalid portal settings', errors: checked.errors });
+    }
     const patch = checked.patch;
     const updated = await this.portals.updateSettings(portalId, { ...patch }, Date.now());
     if (!updated) throw notFound(portalId);
@@ -192,13 +196,15 @@ export class PortalsController {
   @HttpCode(204)
   async revokeToken(@Param('portalId') portalId: string, @Param('id') id: string): Promise<void> {
     await this.find(portalId);
-    if (!(await this.portals.revokePbxToken(portalId, id)))
+    if (!(await this.portals.revokePbxToken(portalId, id))) {
       throw new NotFoundException(`portal ${portalId} has no PBX token ${JSON.stringify(id.slice(0, 64))}`);
+    }
   }
 
   private async find(portalId: string): Promise<PortalRecord> {
-    if (!PORTAL_ID_PATTERN.test(portalId))
+    if (!PORTAL_ID_PATTERN.test(portalId)) {
       throw new BadRequestException('portalId must be a portal id (its member_id)');
+    }
     const record = await this.portals.findPortal(portalId);
     if (!record) throw notFound(portalId);
     return record;
@@ -238,16 +244,20 @@ function settingsView(settings: PortalRecord['settings']): PortalView['settings'
 }
 
 function labelOf(body: unknown): string | undefined {
-  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0))
+  if (body === undefined || body === null || (typeof body === 'object' && Object.keys(body).length === 0)) {
     return undefined;
-  if (typeof body !== 'object' || Array.isArray(body))
+  }
+  if (typeof body !== 'object' || Array.isArray(body)) {
     throw new BadRequestException('the body must be {"label": "…"} or empty');
+  }
   const { label, ...rest } = body as Record<string, unknown>;
-  if (Object.keys(rest).length)
+  if (Object.keys(rest).length) {
     throw new BadRequestException(`unknown field ${Object.keys(rest)[0]}: only label`);
+  }
   if (label === undefined) return undefined;
-  if (typeof label !== 'string' || label.length > 100)
+  if (typeof label !== 'string' || label.length > 100) {
     throw new BadRequestException('label must be a text of at most 100 characters');
+  }
   return label;
 }
 

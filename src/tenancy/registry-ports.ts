@@ -101,12 +101,13 @@ export class RegistryHealth extends PortalsHealth {
       const groups: { portal: string; runtimes: PortalRuntime[]; stats: QueueStats }[] = [];
       if (this.registry.portalLabel) {
         const queues = new Map(top.map((queue) => [queue.portalId, queue]));
-        for (const runtime of this.registry.all())
+        for (const runtime of this.registry.all()) {
           groups.push({
             portal: runtime.portalId,
             runtimes: [runtime],
             stats: queues.get(runtime.portalId) ?? { depth: 0, failed: 0 },
           });
+        }
       } else {
         groups.push({ portal: 'all', runtimes: this.registry.all(), stats: total });
       }
@@ -233,8 +234,9 @@ export class RegistryEventRouting extends PortalEventRouting implements OnModule
   }
 
   listed(portal: string | undefined): string {
-    if (!portal || !PORTAL_ID_PATTERN.test(portal))
+    if (!portal || !PORTAL_ID_PATTERN.test(portal)) {
       throw new BadRequestException('portal is required with B24_APP_MODE=multi (?portal=<member_id>)');
+    }
     return portal;
   }
 }

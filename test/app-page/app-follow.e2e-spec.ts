@@ -201,8 +201,9 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
         'wrong-esl-pass',
         'wrong-cdr-pass',
         new URL(cdr.url).password,
-      ])
+      ]) {
         expect(shown).not.toContain(secret);
+      }
       expect((await portal()).settings.follow).toBeUndefined();
     } finally {
       if (ssh.listening) await stop(ssh);
@@ -422,14 +423,15 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
         await frame.fill(`#follow-${field}`, url);
         await submitIn(frame, '#test-follow');
         const refusedAtSave = await frame.$(`#follow-${field} ~ .field-error`);
-        if (refusedAtSave)
+        if (refusedAtSave) {
           expect(await refusedAtSave.textContent()).toContain(
             `follow.${field}: localhost:${port} resolves to`,
           );
-        else
+        } else {
           expect(await frame.textContent(`#follow-${field} ~ #test-follow-${field}`)).toBe(
             `The PBX connection failed: not allowed: localhost:${port} is in a range this deployment does not let a portal's settings reach`,
           );
+        }
         expect(await html(frame)).not.toContain(SECRET);
       }
       expect(await betaFollow()).toBeUndefined();

@@ -69,8 +69,9 @@ describe('the application page, one portal with OAuth (headless Chromium)', () =
     await page.goto(portalPage);
     const statuses: number[] = [];
     const listener = (response: Response) => {
-      if (response.frame().name() === 'app' && response.request().isNavigationRequest())
+      if (response.frame().name() === 'app' && response.request().isNavigationRequest()) {
         statuses.push(response.status());
+      }
     };
     page.on('response', listener);
     await Promise.all([

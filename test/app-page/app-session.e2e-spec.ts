@@ -141,8 +141,9 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
   it('30 forged entries for one member_id cost the portal a handful of requests; a real one still opens', async () => {
     const since = Date.now();
     const answers: Answer[] = [];
-    for (let i = 0; i < 30; i += 1)
+    for (let i = 0; i < 30; i += 1) {
       answers.push(await enter(alpha, randomBytes(20).toString('hex'), '127.0.0.9'));
+    }
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status !== 401 && status !== 429)).toEqual([]);
     const limited = answers.filter((answer) => answer.status === 429);
@@ -153,8 +154,9 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
     // A real user of the portal, from their own address, opens the page meanwhile.
     expect((await enter(alpha, authOf(alpha), '127.0.0.10')).status).toBe(200);
     // The same from many addresses: the portal's own limit.
-    for (let i = 0; i < 20; i += 1)
+    for (let i = 0; i < 20; i += 1) {
       answers.push(await enter(alpha, randomBytes(20).toString('hex'), `127.0.1.${i}`));
+    }
     expect(
       answers.slice(30).some((answer) => answer.status === 429 && answer.text.includes('for this portal')),
     ).toBe(true);

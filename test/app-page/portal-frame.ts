@@ -98,8 +98,9 @@ export class PortalFrameHost {
     await page.goto(`${this.origin}/portal?post=${encodeURIComponent(JSON.stringify(post))}`);
     const statuses: number[] = [];
     const listener = (response: import('playwright-core').Response) => {
-      if (response.frame().name() === 'app' && response.request().isNavigationRequest())
+      if (response.frame().name() === 'app' && response.request().isNavigationRequest()) {
         statuses.push(response.status());
+      }
     };
     page.on('response', listener);
     await Promise.all([

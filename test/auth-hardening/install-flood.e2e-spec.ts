@@ -82,14 +82,16 @@ describe('Install and event posts: limits before the portal budget', () => {
     // Posts the bridge refuses by their own content (another portal's domain) cost nothing: all answered.
     const foreign = forgedInstall(sandbox, { domain: 'evil.example.com' });
     const answers: Answer[] = [];
-    for (let i = 0; i < 8; i += 1)
+    for (let i = 0; i < 8; i += 1) {
       answers.push(await postFrom('127.0.0.4', `${bridge.url}/oauth/install`, foreign));
+    }
     expect(answers.map((answer) => answer.status)).toEqual(Array(8).fill(403));
 
     const event = { event: 'ONAPPUNINSTALL', auth: { application_token: 'forged' } };
     const events: Answer[] = [];
-    for (let i = 0; i < 70; i += 1)
+    for (let i = 0; i < 70; i += 1) {
       events.push(await postFrom('127.0.0.6', `${bridge.url}/oauth/events`, event));
+    }
     expect(events.filter((answer) => answer.status === 401).length).toBeGreaterThanOrEqual(60);
     expect(events.some((answer) => answer.status === 429 && Number(answer.retryAfter) > 0)).toBe(true);
   });

@@ -235,7 +235,7 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
   it('50 calls at once: each delivered exactly once', async () => {
     const calls: CallDescription[] = Array.from({ length: 50 }, (_, i) => {
       const from = `+49151200${String(i).padStart(5, '0')}`;
-      if (i % 5 === 0)
+      if (i % 5 === 0) {
         return {
           kind: 'outbound',
           from: '101',
@@ -243,10 +243,13 @@ describe('following Asterisk over AMI (PBX_EVENTS=ami)', () => {
           answeredBy: 'y',
           stepMs: 20,
         };
-      if (i % 5 === 1)
+      }
+      if (i % 5 === 1) {
         return { kind: 'inbound', from, to: ['101', '102'], queue: '400', answeredBy: '102', stepMs: 20 };
-      if (i % 5 === 2)
+      }
+      if (i % 5 === 2) {
         return { kind: 'inbound', from, to: ['101', '102', '103'], answeredBy: '103', stepMs: 20 };
+      }
       if (i % 5 === 3) return { kind: 'inbound', from, to: '102', stepMs: 20 };
       return { kind: 'internal', from: '101', to: '103', answeredBy: 'y', stepMs: 20 };
     });

@@ -31,11 +31,12 @@ describe('following FreePBX over AMI as captured', () => {
         text,
       )?.[1];
       // As the request names it: each segment URL-encoded (`+` of the caller's number is `%2B`).
-      if (path)
+      if (path) {
         recordings.serve(`/public${path.split('/').map(encodeURIComponent).join('/')}`, {
           file,
           type: 'audio/wav',
         });
+      }
     });
     h = await startHarness(
       {

@@ -22,11 +22,12 @@ describe('the JSON CDR and the event socket racing for one FreeSWITCH call', () 
     });
     pbx.onCdr = async (cdr) => {
       // The socket first: the CDR waits until the bridge has ended the call from CHANNEL_HANGUP_COMPLETE.
-      if (pbx.cdrAfterHangup)
+      if (pbx.cdrAfterHangup) {
         await eventually(async () => {
           const { body } = await callStatus(h, cdr.variables.uuid);
           return body.state === 'finished' ? true : undefined;
         });
+      }
       await h.http
         .post('/v1/pbx/freeswitch')
         .set('Authorization', basic('freeswitch'))

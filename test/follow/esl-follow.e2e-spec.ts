@@ -290,7 +290,7 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
   it('50 calls at once: each delivered exactly once, internal ones never', async () => {
     const calls: EslCallDescription[] = Array.from({ length: 50 }, (_, i) => {
       const from = `+49151200${String(i).padStart(5, '0')}`;
-      if (i % 5 === 0)
+      if (i % 5 === 0) {
         return {
           kind: 'outbound',
           from: '101',
@@ -298,10 +298,13 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
           answeredBy: 'y',
           stepMs: 20,
         };
-      if (i % 5 === 1)
+      }
+      if (i % 5 === 1) {
         return { kind: 'inbound', from, to: ['101', '102'], queue: 'support', answeredBy: '102', stepMs: 20 };
-      if (i % 5 === 2)
+      }
+      if (i % 5 === 2) {
         return { kind: 'inbound', from, to: ['101', '102', '103'], answeredBy: '103', stepMs: 20 };
+      }
       if (i % 5 === 3) return { kind: 'inbound', from, to: '102', stepMs: 20 };
       return { kind: 'internal', from: '101', to: '103', answeredBy: 'y', stepMs: 20 };
     });

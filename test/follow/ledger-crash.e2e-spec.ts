@@ -101,8 +101,9 @@ describe('the ledger across kill -9 (PBX_EVENTS=ami + ASTERISK_CDR_URL)', () => 
       expect(spanning.finished?.STATUS_CODE).toBe('200');
       expect(unseen).toMatchObject({ TYPE: 1, USER_ID: 3, registerRequests: 1 });
       await new Promise((resolve) => setTimeout(resolve, 3000));
-      for (const call of [before, live, meanwhile])
+      for (const call of [before, live, meanwhile]) {
         expect(await callsByExternalId(sandbox, call.linkedid)).toHaveLength(1);
+      }
       expect(second.output()).not.toContain(new URL(cdr.url).password);
       expect(first.output()).not.toContain(new URL(cdr.url).password);
     } finally {

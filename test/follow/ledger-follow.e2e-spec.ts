@@ -185,8 +185,9 @@ describe('the ledger beside PBX_EVENTS=ami', () => {
     expect(status.ledger.callsTaken).toBeGreaterThanOrEqual(4);
     await eventually(async () => (status.ledger.rowsRead as number) >= writer.rowsWritten || undefined);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    for (const call of [followed, live, ...unseen])
+    for (const call of [followed, live, ...unseen]) {
       expect((await callsByExternalId(h.sandbox, call.linkedid))[0].registerRequests).toBe(1);
+    }
     expect(await callsByExternalId(h.sandbox, internal.linkedid)).toHaveLength(0);
   });
 });

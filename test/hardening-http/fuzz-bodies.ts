@@ -374,9 +374,9 @@ function mutateValue(random: Random, shape: BodyShape): string {
     }
     case 2:
       if (typeof current === 'number') setAt(slot, String(current));
-      else if (typeof current === 'string' && current.trim() !== '' && Number.isFinite(Number(current)))
+      else if (typeof current === 'string' && current.trim() !== '' && Number.isFinite(Number(current))) {
         setAt(slot, Number(current));
-      else setAt(slot, [current]);
+      } else setAt(slot, [current]);
       return `${where}: number and string swapped`;
     case 3: {
       const depth = random.pick([3, 20, 200, 5000]);
@@ -386,13 +386,14 @@ function mutateValue(random: Random, shape: BodyShape): string {
     case 4: {
       const key = random.chance(0.5) ? random.pick(ODD_KEYS) : weirdText(random);
       const parent = Array.isArray(slot.parent) ? undefined : slot.parent;
-      if (parent)
+      if (parent) {
         Object.defineProperty(parent, key, {
           value: randomValue(random, current),
           enumerable: true,
           writable: true,
           configurable: true,
         });
+      }
       return `added ${JSON.stringify(key)}`;
     }
     case 5:
@@ -513,8 +514,9 @@ export function mutateBytes(random: Random, body: Buffer): [Buffer, string] {
       return [body.subarray(0, at), `truncated at ${at}`];
     case 1: {
       const copy = Buffer.from(body);
-      if (copy.length)
+      if (copy.length) {
         copy[Math.min(at, copy.length - 1)] = random.pick([0x00, 0xff, 0xc3, 0x22, 0x7b, 0x5b, 0x25, 0x26]);
+      }
       return [copy, `byte ${at} changed`];
     }
     case 2: {

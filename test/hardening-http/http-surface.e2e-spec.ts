@@ -132,8 +132,9 @@ describe('the HTTP surface', () => {
         expect(response.status).toBe(400);
         expect(response.body.message).toMatch(/^the body nests arrays and objects more than 3 deep/);
       }
-      for (const callId of ['deep-single', 'deep-list-0', 'deep-list-1'])
+      for (const callId of ['deep-single', 'deep-list-0', 'deep-list-1']) {
         expect(await callKnown(callId)).toBe(404);
+      }
       // One level of a wrong type inside an event is still answered field by field.
       const wrongType = await post(
         '/v1/calls/events',

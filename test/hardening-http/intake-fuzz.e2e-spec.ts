@@ -80,8 +80,9 @@ describe(`PBX intake under fuzzed bodies (seed ${SEED})`, () => {
           );
         }
         const message = (JSON.parse(answer.text) as { message?: unknown }).message;
-        if (typeof message !== 'string' || message === '')
+        if (typeof message !== 'string' || message === '') {
           problems.push(`a refusal without a message: ${describe()}`);
+        }
         if (answer.text.includes(PBX_TOKEN)) problems.push(`the answer shows the PBX token: ${describe()}`);
       }
       counts = after;

@@ -114,8 +114,9 @@ describe('k8s/grafana-dashboard.json', () => {
   it('uses the data source, job and portal variables it declares, with unique panel ids', () => {
     const variables = dashboard.templating.list.map((variable) => variable.name);
     expect(variables).toEqual(['datasource', 'job', 'portal']);
-    for (const panel of queried)
+    for (const panel of queried) {
       expect([panel.title, panel.datasource?.uid]).toEqual([panel.title, '${datasource}']);
+    }
     const used = new Set(expressions.flatMap((expr) => expr.match(/\$(\w+)/g) ?? []));
     expect([...used].filter((name) => !['$job', '$portal', '$__rate_interval'].includes(name))).toEqual([]);
     const ids = dashboard.panels.map((panel) => panel.id);

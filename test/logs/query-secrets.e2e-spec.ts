@@ -88,11 +88,12 @@ describe.each(['json', 'pretty'] as const)('query values in the request log (LOG
       answers.push(String(answer.data));
     }
     // No answer repeats a value either (a 404's "Cannot GET …" names the path, never the query's values).
-    for (const value of REQUESTS.flatMap((request) => request.secrets))
+    for (const value of REQUESTS.flatMap((request) => request.secrets)) {
       expect({ value, inAnswers: answers.some((answer) => answer.includes(value)) }).toEqual({
         value,
         inAnswers: false,
       });
+    }
     expect(answers[4]).toContain('Cannot GET /no-such-route');
     // A line is written once its answer has gone out: the last may reach the pipe after the answer did.
     const lines = await eventually(async () => {
@@ -105,14 +106,16 @@ describe.each(['json', 'pretty'] as const)('query values in the request log (LOG
       return found.every(Boolean) ? (found as string[]) : undefined;
     }, 10_000);
     const output = bridge.output();
-    for (const value of REQUESTS.flatMap((request) => request.secrets))
+    for (const value of REQUESTS.flatMap((request) => request.secrets)) {
       expect({ value, inLogs: output.includes(value) }).toEqual({ value, inLogs: false });
+    }
     for (const [index, request] of REQUESTS.entries()) {
-      for (const shown of request.shown)
+      for (const shown of request.shown) {
         expect({ line: lines[index], shown }).toEqual({
           line: expect.stringContaining(shown),
           shown,
         });
+      }
     }
   });
 });

@@ -80,8 +80,9 @@ describe('FreeSWITCH mod_json_cdr adapter', () => {
       'signal_bond',
       'bridge_stamp',
       'record_url',
-    ])
+    ]) {
       delete cdr.variables[name];
+    }
     Object.assign(cdr.variables, {
       uuid: callId,
       call_uuid: callId,

@@ -25,12 +25,13 @@ function expectEachOnce(portal: FollowedPortal, prefix: string, outcome: Takeove
   const mine = portal.calls().filter((call) => call.PHONE_NUMBER.startsWith(prefix));
   expect(mine).toHaveLength(outcome.calls);
   expect(new Set(mine.map((call) => call.PHONE_NUMBER)).size).toBe(outcome.calls);
-  for (const call of mine)
+  for (const call of mine) {
     expect({ number: call.PHONE_NUMBER, ...call.finished }).toMatchObject({
       number: call.PHONE_NUMBER,
       STATUS_CODE: '200',
       ...outcome.finishedBy.get(call.PHONE_NUMBER),
     });
+  }
 }
 
 async function allFinished(portal: FollowedPortal, prefix: string, count: number): Promise<void> {

@@ -76,8 +76,9 @@ describe('many portals over three replicas', () => {
         ? counts
         : undefined;
     }, 30_000);
-    for (const count of spread)
+    for (const count of spread) {
       expect(Math.abs(count - PORTALS / 3)).toBeLessThanOrEqual((PORTALS / 3) * 0.2);
+    }
 
     const victimIndex = spread.indexOf(Math.max(...spread));
     const victim = replicas[victimIndex];

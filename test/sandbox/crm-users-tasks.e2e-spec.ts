@@ -153,10 +153,11 @@ describe('sandbox portal: users, CRM and tasks', () => {
     });
 
     it('lists with select, filters by prefix operators and PHONE, orders, and pages by 50', async () => {
-      for (let i = 0; i < 60; i += 1)
+      for (let i = 0; i < 60; i += 1) {
         await call('crm.lead.add', {
           fields: { TITLE: `Bulk ${i}`, PHONE: [{ VALUE: `+49 30 9${i}`, VALUE_TYPE: 'WORK' }] },
         });
+      }
       const first = await get('crm.lead.list', { order: { ID: 'ASC' }, select: ['ID', 'TITLE'] });
       expect([first.body.result.length, first.body.next, first.body.total]).toEqual([50, 50, 63]);
       expect(first.body.result[0]).toEqual({ ID: '1', TITLE: 'Website enquiry' });

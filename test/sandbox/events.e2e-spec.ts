@@ -96,8 +96,9 @@ describe('sandbox portal events', () => {
 
   it('crm.*.add/update/delete fire the change events', async () => {
     await call('event.unbind', { event: 'ONCRMCONTACTADD' });
-    for (const event of ['ONCRMLEADADD', 'ONCRMLEADUPDATE', 'ONCRMLEADDELETE'])
+    for (const event of ['ONCRMLEADADD', 'ONCRMLEADUPDATE', 'ONCRMLEADDELETE']) {
       await call('event.bind', { event, handler: receiverUrl });
+    }
     const added = await request(`${portal.webhookUrl}crm.lead.add`, {
       form: { fields: { TITLE: 'Hooked' } },
     });

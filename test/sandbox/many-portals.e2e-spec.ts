@@ -362,8 +362,9 @@ describe('sandbox portal: many portals in one process', () => {
             callAs(summary.restUrl, issued.body.access_token, 'profile'),
             callAs(summary.restUrl, issued.body.access_token, 'app.info'),
           ]);
-          if (profile.status !== 200 || profile.body.result?.ID !== '1')
+          if (profile.status !== 200 || profile.body.result?.ID !== '1') {
             failures.push(`${summary.memberId} profile`);
+          }
           if (info.body.result?.member_id !== summary.memberId) failures.push(`${summary.memberId} app.info`);
         }),
       );

@@ -166,8 +166,9 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
       expect(answer.body.result.result_time.r_1.operating).toBeCloseTo(0.3);
       expect(answer.body.result.result_time.me.operating).toBeCloseTo(0.3);
       // Over the 1-s limit after four such batches: the fifth is charged and refused.
-      for (let n = 0; n < 3; n += 1)
+      for (let n = 0; n < 3; n += 1) {
         await batch({ a: register(10 + n), b: register(20 + n), c: register(30 + n) });
+      }
       const refused = await batch({ late: register(99) });
       expect(refused.body.result.result_error.late.error).toBe('OPERATION_TIME_LIMIT');
       const view = (await control('operating')).body;

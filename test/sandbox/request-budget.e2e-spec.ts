@@ -34,8 +34,9 @@ describe('sandbox portal: request budget (leaky bucket)', () => {
   it('counts a batch of many commands as one request', async () => {
     const cmd = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`u${i}`, 'user.current']));
     const answers = [];
-    for (let i = 0; i < 3; i += 1)
+    for (let i = 0; i < 3; i += 1) {
       answers.push(await request(`${portal.webhookUrl}batch`, { json: { halt: 0, cmd } }));
+    }
     expect(answers.map((answer) => answer.status)).toEqual([200, 200, 200]);
     expect((await request(`${portal.url}/_sandbox/budget`)).body).toEqual({
       level: expect.any(Number),

@@ -102,8 +102,9 @@ describe('sandbox portal: address forms, parameters, envelope and errors', () =>
     const inHeader = await request(`${portal.url}/rest/v1/user.current`, {
       headers: { Authorization: `Bearer ${token}`, 'API-Version': 'v1' },
     });
-    for (const answer of [inQuery, inBody, inHeader])
+    for (const answer of [inQuery, inBody, inHeader]) {
       expect([answer.status, answer.body.result.ID]).toEqual([200, '1']);
+    }
   });
 
   it('rejects a wrong webhook code, a webhook of another user and a missing credential with 401', async () => {

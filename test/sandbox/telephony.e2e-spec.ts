@@ -216,8 +216,9 @@ describe('sandbox portal: telephony.externalcall.*', () => {
 
   it('defaults STATUS_CODE to 200 for a talk and 304 for a missed call, and keeps a given one', async () => {
     const ids = [];
-    for (const external of ['a', 'b', 'c'])
+    for (const external of ['a', 'b', 'c']) {
       ids.push((await register({ EXTERNAL_CALL_ID: external, CRM_CREATE: 0 })).body.result.CALL_ID);
+    }
     expect((await finish(ids[0], { DURATION: 10 })).body.result.CALL_FAILED_CODE).toBe('200');
     expect((await finish(ids[1], { DURATION: 0 })).body.result.CALL_FAILED_CODE).toBe('304');
     const failed = await finish(ids[2], { DURATION: 0, STATUS_CODE: 'OTHER', FAILED_REASON: 'trunk down' });

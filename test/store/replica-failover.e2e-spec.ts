@@ -81,8 +81,9 @@ async function startReplicaChild(
     stores = await createStores(loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: databaseUrl }));
   });
   afterAll(async () => {
-    for (const child of children)
+    for (const child of children) {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
     await stores.replicas.leave();
     await stores.calls.close();
     rmSync(dir, { recursive: true, force: true });

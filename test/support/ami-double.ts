@@ -416,13 +416,14 @@ export class AmiDouble extends TcpDouble {
     ];
     if (setup.timestampEvents !== false) header.push(['Timestamp', clock.toFixed(6)]);
     const sequence = this.sequence++;
-    if (setup.managerDebug)
+    if (setup.managerDebug) {
       header.push(
         ['SequenceNumber', String(sequence)],
         ['File', 'manager_channels.c'],
         ['Line', '734'],
         ['Func', 'channel_snapshot_update'],
       );
+    }
     const text = frame([...header, ...fields]);
     this.write(text);
     // Another manager session's copy of an earlier event: its SequenceNumber goes backwards.
@@ -1153,8 +1154,9 @@ class CallScript {
   private withhold(trunk: Chan): void {
     const how = this.call.withheld;
     if (how !== 'masked' && how !== 'prohibited') return;
-    if (how === 'masked')
+    if (how === 'masked') {
       trunk.callerNum = `${trunk.callerNum.slice(0, 6)}${'x'.repeat(Math.max(0, trunk.callerNum.length - 6))}`;
+    }
     this.pbx.emit('NewCallerid', 'call', this.clock, [
       ...snapshot(trunk, ''),
       ['CID-CallingPres', '33 (Presentation Prohibited, Passed Screen)'],

@@ -86,7 +86,7 @@ export class AmiServer extends TcpDouble {
             }
             reply(['Response: Success', 'Message: Originate successfully queued']);
             setTimeout(() => {
-              if (socket.writable)
+              if (socket.writable) {
                 socket.write(
                   [
                     'Event: OriginateResponse',
@@ -99,6 +99,7 @@ export class AmiServer extends TcpDouble {
                     `Uniqueid: ${randomUUID()}`,
                   ].join('\r\n') + '\r\n\r\n',
                 );
+              }
             }, 20);
             break;
           case 'Logoff':

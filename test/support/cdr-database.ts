@@ -242,8 +242,9 @@ export class CdrWriter {
     const fields = new Map<string, string>();
     for (const line of text.split('\r\n')) {
       const colon = line.indexOf(':');
-      if (colon > 0 && !fields.has(line.slice(0, colon)))
+      if (colon > 0 && !fields.has(line.slice(0, colon))) {
         fields.set(line.slice(0, colon), line.slice(colon + 1).trim());
+      }
     }
     const event = fields.get('Event');
     const clock = Number(fields.get('Timestamp'));
@@ -255,8 +256,9 @@ export class CdrWriter {
     }
     if (event === 'Newchannel') {
       const linkedid = fields.get('Linkedid') ?? uniqueid;
-      if (!this.shifts.has(linkedid))
+      if (!this.shifts.has(linkedid)) {
         this.shifts.set(linkedid, Math.max(0, Math.ceil(this.pbxClock - clock)));
+      }
       this.channels.set(uniqueid, {
         name: fields.get('Channel') ?? '',
         uniqueid,
@@ -295,9 +297,11 @@ export class CdrWriter {
       this.channels.delete(uniqueid);
       this.bridges.get(known.bridge ?? '')?.delete(uniqueid);
       // The records this channel was Party B of end now.
-      for (const chan of this.channels.values())
-        for (const segment of chan.segments)
+      for (const chan of this.channels.values()) {
+        for (const segment of chan.segments) {
           if (segment.dest === known.name && segment.endedAt === undefined) segment.endedAt = clock;
+        }
+      }
       this.write(this.rowsOf(known, clock));
     }
   }
@@ -377,7 +381,7 @@ export class CdrWriter {
       };
     });
     const queued = chan.segments.some((s) => s.app === 'Queue');
-    if (queued && !chan.segments.some((s) => s.status === 'ANSWER'))
+    if (queued && !chan.segments.some((s) => s.status === 'ANSWER')) {
       rows.push({
         ...base,
         calldate: this.pbxTime(chan, end),
@@ -388,6 +392,7 @@ export class CdrWriter {
         disposition: 'ANSWERED',
         sequence: this.sequence++,
       });
+    }
     return rows;
   }
 

@@ -356,8 +356,9 @@ export class EslDouble extends TcpDouble {
       const row: Record<string, string> = {};
       const a = channelRow(leg);
       for (const key of CALL_COLUMNS) row[key] = a[key] ?? '';
-      for (const key of CALL_COLUMNS.filter((k) => k !== 'hostname' && k !== 'call_uuid'))
+      for (const key of CALL_COLUMNS.filter((k) => k !== 'hostname' && k !== 'call_uuid')) {
         row[`b_${key}`] = b ? (channelRow(b)[key] ?? '') : '';
+      }
       row.call_created_epoch = b ? String(Math.floor(leg.bridgedUs / 1e6)) : '';
       if (b) seen.add(b.uuid);
       rows.push(row);
@@ -1013,11 +1014,12 @@ class EslCallScript {
       ? `/var/lib/freeswitch/recordings/${DOMAIN}/archive/2026/Nov/26`
       : '/var/lib/freeswitch/recordings';
     const name = `${leg.uuid}.wav`;
-    if (fusion)
+    if (fusion) {
       setVars(leg, [
         ['record_path', path],
         ['record_name', name],
       ]);
+    }
     if (this.call.recording !== 'uuid_record') {
       setVars(leg, [
         ['current_application', 'record_session'],

@@ -64,10 +64,11 @@ export class EslServer extends TcpDouble {
           setTimeout(() => {
             const body = `+OK ${randomUUID()}\n`;
             const event = `Event-Name: BACKGROUND_JOB\nJob-UUID: ${job}\nContent-Length: ${Buffer.byteLength(body)}\n\n${body}`;
-            if (socket.writable)
+            if (socket.writable) {
               socket.write(
                 `Content-Length: ${Buffer.byteLength(event)}\nContent-Type: text/event-plain\n\n${event}`,
               );
+            }
           }, 20);
         } else if (command === 'exit') {
           reply('+OK bye');

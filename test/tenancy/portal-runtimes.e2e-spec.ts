@@ -150,8 +150,9 @@ describe('portal runtimes: one portal’s trouble stays its own', () => {
     expect(badView.runtime.state).toBe('serving');
     expect(badView.dialer).toBeNull();
     expect(badView.runtime.problems.join(' ')).toContain('DIAL_URL');
-    for (const tenant of [second, third])
+    for (const tenant of [second, third]) {
       expect((await portalView(tenant.memberId)).runtime.state).toBe('serving');
+    }
     const ready = await bridge.http.get('/health/ready').set(admin);
     expect(JSON.stringify(ready.body)).toMatch(/"failedPortals":1/);
   });

@@ -209,8 +209,9 @@ export class AmiFollower extends PbxFollower {
     const sent = Date.now();
     const pong = await session.action('Ping');
     const stamp = Number(pong.Timestamp);
-    if (pong.Timestamp && Number.isFinite(stamp))
+    if (pong.Timestamp && Number.isFinite(stamp)) {
       this.tracker.noteClock(stamp * 1000, Math.round((sent + Date.now()) / 2));
+    }
   }
 
   /** After each read: held starts go out startHoldMs after the first of them. */
@@ -281,8 +282,9 @@ export class AmiFollower extends PbxFollower {
 
   private rollSeconds(): void {
     const now = Math.floor(Date.now() / 1000);
-    for (let s = this.currentSecond + 1; s <= now && s <= this.currentSecond + 10; s++)
+    for (let s = this.currentSecond + 1; s <= now && s <= this.currentSecond + 10; s++) {
       this.perSecond[s % this.perSecond.length] = 0;
+    }
     this.currentSecond = now;
   }
 }

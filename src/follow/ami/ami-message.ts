@@ -60,7 +60,8 @@ export class AmiFramer {
   }
 
   private bound(): void {
-    if (this.buffer.length > MAX_MESSAGE_BYTES)
+    if (this.buffer.length > MAX_MESSAGE_BYTES) {
       throw new Error(`an AMI message longer than ${MAX_MESSAGE_BYTES} bytes`);
+    }
   }
 }

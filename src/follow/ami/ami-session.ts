@@ -176,8 +176,9 @@ export class AmiSession {
   list(name: string, fields: [string, string][] = []): Promise<AmiMessage[]> {
     return new Promise((resolve, reject) => {
       this.send(name, fields, resolve).then((response) => {
-        if (!/^success$/i.test(response.Response ?? ''))
+        if (!/^success$/i.test(response.Response ?? '')) {
           reject(new AmiError(`${name} refused by ${this.label}: ${oneLine(response.Message ?? '')}`));
+        }
       }, reject);
     });
   }

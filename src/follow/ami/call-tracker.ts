@@ -280,14 +280,16 @@ export class CallTracker {
             channel.kind === 'phone' &&
             channel.linkedid === call.callId &&
             channel.uniqueid !== call.outside
-          )
+          ) {
             this.ring(call, channel.uniqueid, channel.extension, now);
+          }
         }
       }
     }
     this.flushInto(events);
-    for (const call of this.calls.values())
+    for (const call of this.calls.values()) {
       this.checkAnswer(call, answeredAt.get(call.callId) ?? now, events);
+    }
     const unseenChannels = this.unseenSince(before, liveIds);
     if (unseenChannels > 0) this.unseen += unseenChannels;
     this.gapFrom = unseenChannels >= 0 ? this.highestCounter : undefined;
@@ -300,8 +302,9 @@ export class CallTracker {
     const channel = this.see(event, '');
     if (!channel || channel.kind !== 'trunk') return;
     // A trunk channel that starts its own Linkedid was not dialled by anyone here: a call from outside.
-    if (channel.linkedid === channel.uniqueid && !this.calls.has(channel.linkedid))
+    if (channel.linkedid === channel.uniqueid && !this.calls.has(channel.linkedid)) {
       this.openInbound(channel, event.CallerIDNum, at);
+    }
   }
 
   private dialBegin(event: AmiMessage, at: number, out: CallEvent[]): void {
@@ -340,8 +343,9 @@ export class CallTracker {
     const call = this.callOf(dest) ?? (caller && this.callOf(caller));
     this.stopRinging(dest.uniqueid);
     if (status === ANSWER) return; // who talks is decided by the bridge the outside party joins
-    if (call && (dest.kind === 'phone' || dest.kind === 'trunk' || dest.kind === 'local'))
+    if (call && (dest.kind === 'phone' || dest.kind === 'trunk' || dest.kind === 'local')) {
       call.outcomes.push(status);
+    }
   }
 
   private bridgeEnter(event: AmiMessage, at: number, out: CallEvent[]): void {
@@ -510,8 +514,9 @@ export class CallTracker {
       const call = this.calls.get(callId);
       if (!call) continue;
       // Once answered, a start goes only for a phone ringing now (the one it rang may be answered meanwhile).
-      if (call.answeredAt === undefined || call.ringing.size > 0)
+      if (call.answeredAt === undefined || call.ringing.size > 0) {
         out.push(this.startedEvent(call, call.lateAt ?? call.startedAt));
+      }
       call.lateAt = undefined;
     }
     this.pendingStarts.clear();
@@ -743,8 +748,9 @@ export class CallTracker {
       this.gapFrom = undefined;
     }
     const highest = this.highestCounter;
-    if (!highest || highest.prefix !== parsed.prefix || parsed.counter > highest.counter)
+    if (!highest || highest.prefix !== parsed.prefix || parsed.counter > highest.counter) {
       this.highestCounter = parsed;
+    }
   }
 
   /**

@@ -36,8 +36,9 @@ export class Endpoints {
       const exten = resource.split('@')[0];
       return { kind: 'local', extension: internalBecause(exten, this.numbers) ? exten : undefined };
     }
-    if (/^(message|announcer|recorder|snoop|bridge|cbanchor|cbrtpstream)$/i.test(tech))
+    if (/^(message|announcer|recorder|snoop|bridge|cbanchor|cbrtpstream)$/i.test(tech)) {
       return { kind: 'other' };
+    }
     const endpoint = resource.replace(/-[0-9a-f]+$/i, '').split('/')[0];
     if (this.trunks.size > 0) {
       if (this.trunks.matchesAny(channel)) return { kind: 'trunk' };

@@ -52,9 +52,9 @@ async function peer(
         const command = buffer.slice(0, end);
         buffer = buffer.slice(end + 2);
         if (/^(auth|userauth) /.test(command)) logins.push(command);
-        if (/^(auth|userauth|event) /.test(command))
+        if (/^(auth|userauth|event) /.test(command)) {
           socket.write('Content-Type: command/reply\nReply-Text: +OK\n\n');
-        else then(socket, command);
+        } else then(socket, command);
       }
     });
   });

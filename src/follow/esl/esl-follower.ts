@@ -170,8 +170,9 @@ export class EslFollower extends PbxFollower {
       this.session = session;
       const subscribed = await session.command(`event json ${ESL_EVENTS}`, 'event json');
       const reply = subscribed.headers['Reply-Text'] ?? '';
-      if (!reply.startsWith('+OK'))
+      if (!reply.startsWith('+OK')) {
         throw new EslError(`event subscription refused by ${eslLabel(this.target)}: ${reply}`);
+      }
       // Rebuild what is live; events arriving meanwhile wait in `held` and are replayed after.
       const live = await this.liveState(session);
       const held = this.held;
@@ -320,8 +321,9 @@ export class EslFollower extends PbxFollower {
 
   private rollSeconds(): void {
     const now = Math.floor(Date.now() / 1000);
-    for (let s = this.currentSecond + 1; s <= now && s <= this.currentSecond + 10; s++)
+    for (let s = this.currentSecond + 1; s <= now && s <= this.currentSecond + 10; s++) {
       this.perSecond[s % this.perSecond.length] = 0;
+    }
     this.currentSecond = now;
   }
 }

@@ -47,19 +47,23 @@ export class EslFramer {
       const end = headEnd(all);
       if (!end) {
         this.keep(all);
-        if (this.buffered > MAX_HEAD_BYTES)
+        if (this.buffered > MAX_HEAD_BYTES) {
           throw new Error(`event socket message head longer than ${MAX_HEAD_BYTES} bytes`);
+        }
         return;
       }
-      if (end.at > MAX_HEAD_BYTES)
+      if (end.at > MAX_HEAD_BYTES) {
         throw new Error(`event socket message head longer than ${MAX_HEAD_BYTES} bytes`);
+      }
       const headers = parseHead(all.subarray(0, end.at).toString('utf8'));
       this.keep(all.subarray(end.at + end.length));
       const length = Number(headers['Content-Length'] ?? 0);
-      if (!Number.isInteger(length) || length < 0)
+      if (!Number.isInteger(length) || length < 0) {
         throw new Error(`event socket Content-Length ${headers['Content-Length']} is not a byte count`);
-      if (length > MAX_BODY_BYTES)
+      }
+      if (length > MAX_BODY_BYTES) {
         throw new Error(`event socket body of ${length} bytes announced (at most ${MAX_BODY_BYTES})`);
+      }
       if (length > 0) {
         this.pending = { headers, length };
         continue;

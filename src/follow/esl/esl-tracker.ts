@@ -189,8 +189,9 @@ export class EslTracker {
       lost.push(call.callId);
       this.forget(call);
     }
-    for (const uuid of [...this.legs.keys()])
+    for (const uuid of [...this.legs.keys()]) {
       if (!liveIds.has(uuid) && !hangingUp.has(uuid)) this.legs.delete(uuid);
+    }
     for (const leg of this.legs.values()) leg.partner = undefined;
     let fresh = 0;
     for (const row of live.channels) {
@@ -226,8 +227,9 @@ export class EslTracker {
       if (call.started || call.direction !== 'inbound') continue;
       for (const row of live.channels) {
         const leg = this.legs.get(row.uuid);
-        if (leg?.kind === 'phone' && row.call_uuid === call.callId && row.uuid !== call.outside)
+        if (leg?.kind === 'phone' && row.call_uuid === call.callId && row.uuid !== call.outside) {
           this.ring(call, leg, createdAt.get(row.uuid) || call.startedAt);
+        }
       }
     }
     this.flushInto(events);

@@ -42,11 +42,13 @@ export class Legs {
       if (this.trunks.matchesAny(name)) return { kind: 'trunk' };
       return { kind: 'phone', extension: user };
     }
-    if (header(event, 'variable_sip_gateway_name') || header(event, 'variable_sip_gateway'))
+    if (header(event, 'variable_sip_gateway_name') || header(event, 'variable_sip_gateway')) {
       return { kind: 'trunk' };
+    }
     const dialledUser = header(event, 'variable_dialed_user');
-    if (dialled && dialledUser && internalBecause(dialledUser, this.numbers))
+    if (dialled && dialledUser && internalBecause(dialledUser, this.numbers)) {
       return { kind: 'phone', extension: dialledUser };
+    }
     if (!dialled && header(event, 'Caller-Context') === 'public') return { kind: 'trunk' };
     if (user && internalBecause(user, this.numbers)) return { kind: 'phone', extension: user };
     return { kind: 'trunk' };
@@ -68,12 +70,13 @@ export class Legs {
   }
 
   private userOf(event: EslEvent, dialled: boolean): string | undefined {
-    if (dialled)
+    if (dialled) {
       return (
         header(event, 'variable_dialed_user') ??
         userPart(header(event, 'Caller-Destination-Number')) ??
         userOfChannel(header(event, 'Channel-Name'))
       );
+    }
     return (
       header(event, 'variable_user_name') ??
       header(event, 'variable_sip_auth_username') ??

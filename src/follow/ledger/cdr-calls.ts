@@ -83,8 +83,11 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
     const direct = candidates.filter((row) => kindOf(row.dstchannel).kind === 'phone');
     return direct.length > 0 ? direct : candidates.filter((row) => phoneOf(row.dstchannel) !== undefined);
   };
-  if (!sorted.some((row) => kindOf(row.channel).kind === 'trunk' || kindOf(row.dstchannel).kind === 'trunk'))
+  if (
+    !sorted.some((row) => kindOf(row.channel).kind === 'trunk' || kindOf(row.dstchannel).kind === 'trunk')
+  ) {
     return { ignored: 'no trunk in any row: a call between phones' };
+  }
   const primary = sorted.find((row) => row.uniqueid === linkedid) ?? sorted[0];
   const inbound = kindOf(primary.channel).kind === 'trunk';
   const start = naive(sorted[0].calldate);
@@ -123,8 +126,9 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
   const handedTo = toPhones(
     sorted.filter((row) => kindOf(row.channel).kind === 'trunk' && row.disposition === 'ANSWERED'),
   ).sort((a, b) => answeredAt(a) - answeredAt(b));
-  if (!inbound && disposition === 'ANSWERED' && handedTo.length > 0)
+  if (!inbound && disposition === 'ANSWERED' && handedTo.length > 0) {
     extension = phoneOf(handedTo[handedTo.length - 1].dstchannel);
+  }
   const isAnswered = disposition === 'ANSWERED';
   const firstAnswer = isAnswered ? answeredAt(byAnswer[0]) : undefined;
   const recordingfile = sorted.find((row) => row.recordingfile)?.recordingfile;

@@ -195,8 +195,9 @@ export class CdrLedger {
         this.options.reconnectMinMs * 2 ** Math.min(this.failures - 1, 10),
       );
       const wait = Math.round(step / 2 + (Math.random() * step) / 2);
-      if (this.failures === 1 || this.failures % 10 === 0)
+      if (this.failures === 1 || this.failures % 10 === 0) {
         this.logger.warn(`CDR ledger not readable, retrying in ${wait} ms: ${this.lastError}`);
+      }
       this.schedule(wait);
     } finally {
       this.running = false;
@@ -281,8 +282,12 @@ export class CdrLedger {
       }
       if (quiet < this.options.graceMs) continue;
       // AMI still sees the outside party: its end comes from AMI or from the trunk's own rows; AMI down: wait.
-      if (readiness === 'live' && (this.options.liveOnPbx?.(linkedid) || quiet < this.options.liveUnknownMs))
+      if (
+        readiness === 'live' &&
+        (this.options.liveOnPbx?.(linkedid) || quiet < this.options.liveUnknownMs)
+      ) {
         continue;
+      }
       const rows = await this.callRows(linkedid, call.rows);
       const known = await this.calls.findCall(this.portalId, linkedid);
       this.pending.delete(linkedid);

@@ -156,8 +156,9 @@ export class CdrSource {
       await this.pool.query('SELECT 1 FROM cdr LIMIT 1');
     } catch (error) {
       // The server spoke MySQL and refused the login: marked so (isCredentialsRefused), its words kept out.
-      if (LOGIN_REFUSED.has((error as { code?: string }).code ?? ''))
+      if (LOGIN_REFUSED.has((error as { code?: string }).code ?? '')) {
         throw Object.assign(new Error('the MySQL server refused the login'), { credentialsRefused: true });
+      }
       throw error;
     }
   }

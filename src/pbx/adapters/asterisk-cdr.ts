@@ -239,8 +239,9 @@ export function extensionOfChannel(
 /** When the call was answered: `answer`, else `start` plus the ringing time (`duration − billsec`). */
 function answeredAt(cdr: AsteriskCdrDto, startedAt: string, zone: string): string {
   const answer = cdr.answer ? fromLocalTime(cdr.answer, zone) : undefined;
-  if (cdr.answer && !answer)
+  if (cdr.answer && !answer) {
     throw badField(WHAT, 'answer', `answer ${cdr.answer} is not a real moment in ${zone}`);
+  }
   return answer ?? secondsAfter(startedAt, Math.max(0, Number(cdr.duration) - Number(cdr.billsec)));
 }
 

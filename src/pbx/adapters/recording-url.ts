@@ -55,8 +55,9 @@ function dateFolderOf(segments: string[], date: RecordingDate): [string, string,
     /^\d{4}$/.test(folders[0]) &&
     /^\d{2}$/.test(folders[1]) &&
     /^\d{2}$/.test(folders[2])
-  )
+  ) {
     return folders as [string, string, string];
+  }
   const named = /-(\d{4})(\d{2})(\d{2})-\d{6}-/.exec(segments[segments.length - 1]);
   if (named) return [named[1], named[2], named[3]];
   if (date.at === undefined || !Number.isFinite(date.at)) return undefined;

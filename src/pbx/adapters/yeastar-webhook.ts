@@ -225,8 +225,9 @@ function messageOf(msg: unknown): unknown {
 /** A finished call: one `call.ended` with all a CDR-only call needs. */
 function cdrToEvents(msg: unknown, zone: string, recordingTemplate?: string): AdapterOutcome {
   const cdr = validateNative(YeastarCdrDto, msg, `${WHAT} 30012 (New CDR)`, 'msg');
-  if (cdr.type === 'internal')
+  if (cdr.type === 'internal') {
     return ignoredPost(`internal call ${cdr.call_id}: no outside party for the CRM`);
+  }
   const inbound = cdr.type === 'inbound';
   const startedAt = fromLocalTime(cdr.time_start, zone);
   if (!startedAt) {
@@ -317,8 +318,9 @@ function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOut
       at,
     },
   ];
-  if (answered)
+  if (answered) {
     events.push({ event: 'call.answered', callId: state.call_id, extension: answered.number, at });
+  }
   return {
     events,
     sources: {

@@ -176,8 +176,9 @@ export class MemoryCallStore extends CallStore {
 
   async deleteRecording(portalId: string, callId: string, storedAt?: number): Promise<void> {
     const key = JSON.stringify([portalId, callId]);
-    if (storedAt === undefined || this.recordings.get(key)?.storedAt === storedAt)
+    if (storedAt === undefined || this.recordings.get(key)?.storedAt === storedAt) {
       this.recordings.delete(key);
+    }
   }
 
   async expireRecordings(storedBefore: number, _orphanedBefore: number, limit: number): Promise<number> {
@@ -220,8 +221,9 @@ export class MemoryCallStore extends CallStore {
   /** Calls only: the in-memory dial and event stores are single-portal mode's. */
   async portalsWithDueWork(now: number, limit: number): Promise<DueWorkOf[]> {
     const portals = new Set<string>();
-    for (const call of this.calls.values())
+    for (const call of this.calls.values()) {
       if (call.dueAt != null && call.dueAt <= now) portals.add(call.portalId);
+    }
     return [...portals].slice(0, limit).map((portalId) => ({ portalId, kind: 'call' }));
   }
 

@@ -125,14 +125,16 @@ export class PostgresCallStore extends CallStore {
       } catch (error) {
         // An Error, whatever was thrown: DataLoader would hand any other value to the caller as its answer.
         if (round.length === 1) answers.push(asError(error));
-        else
-          for (const one of round)
+        else {
+          for (const one of round) {
             answers.push(
               await this.ingestRound([one]).then(
                 ([result]) => result,
                 (failed: unknown) => asError(failed),
               ),
             );
+          }
+        }
       }
     }
     return answers;

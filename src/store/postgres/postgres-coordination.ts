@@ -83,8 +83,9 @@ export class PostgresBucketStore extends SharedBucketStore {
    */
   private async takeUnits(asked: readonly TakeRequest[]): Promise<(BucketState & { waitMs: number })[]> {
     const answers: (BucketState & { waitMs: number })[] = [];
-    for (const round of runsWithoutRepeats(asked, (request) => [request.portalId]))
+    for (const round of runsWithoutRepeats(asked, (request) => [request.portalId])) {
       answers.push(...(await this.takeRound(round)));
+    }
     return answers;
   }
 
@@ -114,8 +115,9 @@ export class PostgresBucketStore extends SharedBucketStore {
         ],
         'take-units',
       );
-      for (const row of rows)
+      for (const row of rows) {
         drained.set(row.portal_id, { level: Number(row.level), factor: Number(row.factor) });
+      }
       const absent = missing.filter((request) => !drained.has(request.portalId));
       if (absent.length === 0) break;
       await this.db.query(

@@ -160,8 +160,9 @@ export class PostgresPortalStore extends PortalStore {
           [portalId, before],
         );
         if (gone.rowCount !== 1) return false;
-        for (const table of [...PORTAL_TABLES, 'portal_budget'])
+        for (const table of [...PORTAL_TABLES, 'portal_budget']) {
           await client.query(`DELETE FROM ${table} WHERE portal_id = $1`, [portalId]);
+        }
         return true;
       });
       if (purged) deleted.push(portalId);

@@ -144,8 +144,9 @@ export class SqlitePortalStore extends PortalStore {
           )
           .run(portalId, before);
         if (gone.changes !== 1) return false;
-        for (const table of PORTAL_TABLES)
+        for (const table of PORTAL_TABLES) {
           this.db.prepare(`DELETE FROM ${table} WHERE portal_id = ?`).run(portalId);
+        }
         return true;
       })();
       if (purged) deleted.push(portalId);
