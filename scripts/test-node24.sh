@@ -30,7 +30,7 @@ log() { printf '\n== node24: %s\n' "$*"; }
 
 # What this run covers, for the skip message.
 skip() {
-  log "SKIPPED the Node 24 run (unit suite and test/calls-delivery.e2e-spec.ts under Node 24): $*"
+  log "SKIPPED the Node 24 run (unit suite and test/delivery/calls-delivery.e2e-spec.ts under Node 24): $*"
   exit 0
 }
 [ "${SKIP_NODE24:-0}" = 1 ] && skip "SKIP_NODE24=1"
@@ -93,6 +93,6 @@ log "$(node --version) from $NODE24, better-sqlite3 $sqlite_version with SQLite 
   process.stdout.write(new Database(':memory:').prepare('select sqlite_version() as v').get().v);")"
 log "unit suite under $(node --version)"
 node node_modules/jest/bin/jest.js --selectProjects unit
-log "end-to-end: test/calls-delivery.e2e-spec.ts under $(node --version)"
-node node_modules/jest/bin/jest.js --runInBand --selectProjects e2e --runTestsByPath test/calls-delivery.e2e-spec.ts
+log "end-to-end: test/delivery/calls-delivery.e2e-spec.ts under $(node --version)"
+node node_modules/jest/bin/jest.js --runInBand --selectProjects e2e --runTestsByPath test/delivery/calls-delivery.e2e-spec.ts
 log "passed under $(node --version) in $((SECONDS - started)) s"

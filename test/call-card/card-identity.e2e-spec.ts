@@ -1,5 +1,5 @@
 import { eventually, Harness, started, ended, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
+import { callStatus, postEvents } from '../delivery/delivery-support';
 
 /**
  * The PBX may name one employee by internal number in one event and by portal user id in the next (a ring

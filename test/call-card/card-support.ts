@@ -1,5 +1,5 @@
 import { eventually, Harness } from '../support/bridge-harness';
-import { callStatus } from '../delivery-hardening/hardening-support';
+import { callStatus } from '../delivery/delivery-support';
 
 /** What the call-card specs ask of a harness: posts, the sandbox's record of the card, a settled call. */
 export function cardChecks(h: () => Harness) {

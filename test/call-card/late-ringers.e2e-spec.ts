@@ -1,5 +1,5 @@
 import { Harness, started, ended, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
+import { callStatus, postEvents } from '../delivery/delivery-support';
 import { cardChecks } from './card-support';
 
 /**

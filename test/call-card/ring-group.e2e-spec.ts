@@ -1,5 +1,5 @@
 import { eventually, Harness, started, ended, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from '../delivery-hardening/hardening-support';
+import { callStatus, postEvents } from '../delivery/delivery-support';
 
 /**
  * The live call card (docs/API.md) through HTTP into the bridge and the sandbox portal over real HTTP: a

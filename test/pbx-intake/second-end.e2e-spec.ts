@@ -1,5 +1,5 @@
 import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
-import { callStatus } from '../delivery-hardening/hardening-support';
+import { callStatus } from '../delivery/delivery-support';
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 
 /**

@@ -1,6 +1,6 @@
-import { defaultSeed } from '../sandbox';
-import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
-import { callsByExternalId } from './support/sandbox-inspect';
+import { defaultSeed } from '../../sandbox';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { callsByExternalId } from '../support/sandbox-inspect';
 
 /**
  * Delivery with the CRM module: B24_BIND_CRM_ENTITY binds a register to the client the bridge's lookup

@@ -1,5 +1,5 @@
-import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
-import { sandboxCalls, sandboxStats } from './support/sandbox-inspect';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { sandboxCalls, sandboxStats } from '../support/sandbox-inspect';
 
 /**
  * Delivery against a portal that is slow and limits server time (how real portals behave "Errors"): batches in flight

@@ -1,5 +1,5 @@
-import { sandboxCalls } from './support/sandbox-inspect';
-import { Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
+import { sandboxCalls } from '../support/sandbox-inspect';
+import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 /** The PBX-facing contract of POST /v1/calls/events and GET /v1/calls/:callId (docs/API.md). */
 describe('PBX intake', () => {

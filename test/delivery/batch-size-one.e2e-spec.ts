@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ended, eventually, PBX_TOKEN, started, testEnv } from '../support/bridge-harness';
 import { SandboxPortal } from '../../sandbox';
-import { SourceBridge, startSourceBridge } from './hardening-support';
+import { SourceBridge, startSourceBridge } from './delivery-support';
 
 /**
  * Item 1: with B24_BATCH_SIZE=1 a finish and its attachRecord cannot share a request. The finish goes alone

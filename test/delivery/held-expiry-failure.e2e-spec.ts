@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Client } from 'pg';
 import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
 import { onPostgres, testDatabaseUrl } from '../support/test-database';
-import { callStatus, postEvents } from './hardening-support';
+import { callStatus, postEvents } from './delivery-support';
 
 /** Makes the store refuse to park held calls (ids starting `held-`), as a failing write would. */
 interface StoreFault {

@@ -1,6 +1,6 @@
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { ADMIN_TOKEN, ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from './hardening-support';
+import { callStatus, postEvents } from './delivery-support';
 
 const NOT_FOUND = 'Call is not found (call should be registered prior to finishing)';
 

@@ -2,10 +2,10 @@ import axios from 'axios';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPortal } from '../sandbox';
-import { callBodies, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
-import { startBridgeProcess } from './support/bridge-process';
-import { clearFaults, injectFault, sandboxCalls } from './support/sandbox-inspect';
+import { SandboxPortal } from '../../sandbox';
+import { callBodies, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
+import { startBridgeProcess } from '../support/bridge-process';
+import { clearFaults, injectFault, sandboxCalls } from '../support/sandbox-inspect';
 
 /**
  * What the PBX was told was stored survives `kill -9`: a real bridge process is killed right after its

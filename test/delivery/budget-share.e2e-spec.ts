@@ -1,6 +1,6 @@
 import { PortalClient } from '../../src/portal/portal-client';
 import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
-import { postEvents } from './hardening-support';
+import { postEvents } from './delivery-support';
 
 /**
  * Item 6: lookups go ahead of delivery, but a wave of cache misses faster than the portal's rate must not

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { freePort } from '../support/bridge-process';
 import { Harness, PBX_TOKEN } from '../support/bridge-harness';
 
-/** What the delivery-hardening specs share: PBX posts, call status, and the bridge as a child from source. */
+/** What the delivery specs share: PBX posts, call status, and the bridge as a child from source. */
 
 export async function postEvents(h: Harness, body: unknown): Promise<void> {
   const response = await h.http

@@ -1,4 +1,4 @@
-import { callsByExternalId, clearFaults, injectFault, sandboxLeads } from './support/sandbox-inspect';
+import { callsByExternalId, clearFaults, injectFault, sandboxLeads } from '../support/sandbox-inspect';
 import {
   ADMIN_TOKEN,
   ended,
@@ -7,7 +7,7 @@ import {
   PBX_TOKEN,
   started,
   startHarness,
-} from './support/bridge-harness';
+} from '../support/bridge-harness';
 
 /** Calls go in over HTTP, land in the real SQLite file, and reach the sandbox portal over real HTTP. */
 describe('call delivery to the portal', () => {

@@ -1,4 +1,4 @@
-import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 /** Probes, metrics, request ids and the OpenAPI document, through HTTP on the real app. */
 describe('operations', () => {

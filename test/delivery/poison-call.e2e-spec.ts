@@ -1,6 +1,6 @@
 import { clearFaults, injectFault } from '../support/sandbox-inspect';
 import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from './hardening-support';
+import { callStatus, postEvents } from './delivery-support';
 
 /**
  * Item 11: a request refused as a whole for one call's text (a firewall's 403 page) is split until that

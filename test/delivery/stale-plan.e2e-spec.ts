@@ -2,7 +2,7 @@ import { CallRecord } from '../../src/calls/call';
 import { markRegistered, markRetry } from '../../src/calls/call-lifecycle';
 import { CallStore } from '../../src/store/call-store';
 import { ended, eventually, Harness, started, startHarness } from '../support/bridge-harness';
-import { callStatus, postEvents } from './hardening-support';
+import { callStatus, postEvents } from './delivery-support';
 
 /**
  * Item 13b: a batch plans from a read that may predate another batch's answer (PostgreSQL answers

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SandboxPortal } from '../sandbox';
-import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from './support/bridge-harness';
-import { startBridgeProcess } from './support/bridge-process';
-import { testDatabaseUrl } from './support/test-database';
-import { callsByExternalId, clearFaults, injectFault } from './support/sandbox-inspect';
+import { SandboxPortal } from '../../sandbox';
+import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
+import { startBridgeProcess } from '../support/bridge-process';
+import { testDatabaseUrl } from '../support/test-database';
+import { callsByExternalId, clearFaults, injectFault } from '../support/sandbox-inspect';
 
 /** The built bridge as a real child process: SIGTERM drains gracefully, and its logs keep secrets out. */
 describe('graceful shutdown and logs', () => {

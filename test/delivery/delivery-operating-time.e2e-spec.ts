@@ -1,6 +1,6 @@
 import axios from 'axios';
-import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
-import { sandboxCalls } from './support/sandbox-inspect';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { sandboxCalls } from '../support/sandbox-inspect';
 
 const REGISTER = 'telephony.externalcall.register';
 

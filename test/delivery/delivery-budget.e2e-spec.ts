@@ -1,5 +1,5 @@
-import { eventually, Harness, PBX_TOKEN, startHarness } from './support/bridge-harness';
-import { sandboxCalls, sandboxStats } from './support/sandbox-inspect';
+import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
+import { sandboxCalls, sandboxStats } from '../support/sandbox-inspect';
 
 /** A 1000-call burst at the default budget (2/s, burst 50) drains with zero 503s from the portal. */
 describe('delivery within the portal budget', () => {
