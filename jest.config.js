@@ -11,6 +11,29 @@ if (kubectlMissing) {
   );
 }
 
+/**
+ * TEST_DATABASE=postgres (`npm run test:postgres`) runs, on PostgreSQL, the end-to-end specs whose behaviour
+ * depends on the engine (each says so with `onPostgres`: replicas sharing one database, claims, fencing,
+ * retention, synchronous commit) and a few paths end to end through the whole bridge. Every other spec
+ * runs once, on SQLite; what the two stores promise the rest of the code is checked on both engines by
+ * test/store/ (test/replicas/ talks to PostgreSQL itself, in the default run).
+ */
+const onPostgres = process.env.TEST_DATABASE === 'postgres';
+const POSTGRES_SPECS = [
+  'click-to-call/click-claims-replicas',
+  'click-to-call/dial-claims-replicas',
+  'click-to-call/end-to-end',
+  'delivery/calls-delivery',
+  'delivery/crash-recovery',
+  'delivery/held-expiry-failure',
+  'dialer/dial-store',
+  'portals/portal-uninstall',
+  'recordings/push',
+  'store/',
+  'tasks/missed-call-tasks',
+  'tenancy/portal-runtimes',
+];
+
 /** Unit specs live beside the code; end-to-end specs (real HTTP, real store, child processes) in test/. */
 const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true } }];
 module.exports = {
@@ -28,12 +51,15 @@ module.exports = {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: 'test',
-      testRegex: '.*\\.e2e-spec\\.ts$',
+      testRegex: onPostgres
+        ? `/test/(${POSTGRES_SPECS.join('|')}).*\\.e2e-spec\\.ts$`
+        : '.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', ...(kubectlMissing ? ['/test/k8s/manifests\\.'] : [])],
       transform: { '^.+\\.ts$': tsJest },
     },
   ],
   testTimeout: 60000,
-  // TEST_DATABASE=postgres: drops the test schemas earlier runs left (test/support/test-database.ts).
+  // Names the run its PostgreSQL schemas carry, drops abandoned runs' schemas, then this run's at its end.
   globalSetup: '<rootDir>/test/support/postgres-setup.ts',
+  globalTeardown: '<rootDir>/test/support/postgres-teardown.ts',
 };

@@ -10,8 +10,33 @@ export const TEST_POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://po
 
 export const onPostgres = process.env.TEST_DATABASE === 'postgres';
 
-/** Test schemas share this prefix; the PostgreSQL run drops leftovers of earlier runs first. */
-export const TEST_SCHEMA_PREFIX = 'bridge_test_';
+/** Every test schema starts so; `TEST_SCHEMA_PREFIX` adds the run, so runs at once never drop each other's. */
+export const TEST_SCHEMA_ROOT = 'bridge_test_';
+
+/**
+ * This run's id: set by the global setup (test/support/postgres-setup.ts) for every worker, its start time in
+ * base 36 first so a later run can tell an abandoned run's schemas by age. A process outside jest makes its own.
+ */
+export const TEST_RUN_ID = (process.env.TEST_RUN_ID ??= newRunId());
+
+/** This run's schemas share this prefix; the global teardown drops them. */
+export const TEST_SCHEMA_PREFIX = `${TEST_SCHEMA_ROOT}${TEST_RUN_ID}_`;
+
+export function newRunId(now = Date.now()): string {
+  const started = Math.floor(now / 1000).toString(36);
+  return (
+    started +
+    Math.floor(Math.random() * 36 ** 2)
+      .toString(36)
+      .padStart(2, '0')
+  );
+}
+
+/** When the run of a schema named `bridge_test_<run>_…` started (ms), or undefined for another name. */
+export function runStartOf(schema: string): number | undefined {
+  const run = /^bridge_test_([0-9a-z]{8})_/.exec(schema)?.[1];
+  return run === undefined ? undefined : parseInt(run.slice(0, 6), 36) * 1000;
+}
 
 export function testDatabaseUrl(dir: string, file = 'bridge.sqlite'): string {
   if (!onPostgres) return `sqlite:${join(dir, file)}`;
