@@ -78,6 +78,15 @@ export class PageGate {
     return this.sessions.rechecked(verified, admin);
   }
 
+  /** An administrator's session where the settings are stored with the portal (not the environment's). */
+  async editorOr403(request: Request, response: Response): Promise<PageSession | undefined> {
+    const session = await this.adminOr403(request, response);
+    if (!session) return undefined;
+    if ((await this.source.settings(session.portalId)).editable) return session;
+    await this.responder.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
+    return undefined;
+  }
+
   /** The session, when it is an administrator's: the server refuses a change, not only the page. */
   async adminOr403(request: Request, response: Response): Promise<PageSession | undefined> {
     const session = await this.sessionOr401(request, response);

@@ -26,7 +26,7 @@ export class PageSettingsController {
   @Post('settings')
   @HttpCode(HttpStatus.OK)
   async saveSettings(@Req() request: Request, @Res() response: Response) {
-    const session = await this.editor(request, response);
+    const session = await this.gate.editorOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const patch = await settingsPatchOf(this.source, session.portalId, form);
@@ -45,7 +45,7 @@ export class PageSettingsController {
   @Post('follow')
   @HttpCode(HttpStatus.OK)
   async saveFollow(@Req() request: Request, @Res() response: Response) {
-    const session = await this.editor(request, response);
+    const session = await this.gate.editorOr403(request, response);
     if (!session) return;
     const form = formOf(request);
     const follow = await followOf(this.source, session.portalId, form);
@@ -61,15 +61,6 @@ export class PageSettingsController {
       });
     }
     await this.saved(response, session, outcome.changed);
-  }
-
-  /** An administrator's session where the settings are stored with the portal (not the environment's). */
-  private async editor(request: Request, response: Response): Promise<PageSession | undefined> {
-    const session = await this.gate.adminOr403(request, response);
-    if (!session) return undefined;
-    if ((await this.source.settings(session.portalId)).editable) return session;
-    await this.responder.refuse(response, session, HttpStatus.FORBIDDEN, 'settingsFromEnv');
-    return undefined;
   }
 
   private async saved(response: Response, session: PageSession, changed: string[]): Promise<void> {

@@ -24,7 +24,6 @@ export class BatchParty {
     private readonly defaultUserId: number | undefined,
   ) {}
 
-  /** A user id, null when the directory knows no such active employee, undefined when unknown. */
   employeeFor(extension: string): number | null | undefined {
     return this.routing?.employeeFor(extension);
   }

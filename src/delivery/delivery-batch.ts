@@ -125,7 +125,6 @@ export class DeliveryBatches {
     this.report = new BatchReport(this.logger, dependencies.observer);
   }
 
-  /** Calls a batch reads to plan one request: twice a request's worth. */
   candidates(): number {
     return this.planning.candidates();
   }
