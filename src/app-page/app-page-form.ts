@@ -41,3 +41,11 @@ export function appPageFormBody() {
 function reply(response: Response, status: number, message: string): void {
   response.status(status).json({ statusCode: status, message });
 }
+
+/** The posted form's fields (empty when the body is none). */
+export function formOf(request: Request): Record<string, unknown> {
+  const body: unknown = request.body;
+  return typeof body === 'object' && body !== null && !Array.isArray(body)
+    ? (body as Record<string, unknown>)
+    : {};
+}

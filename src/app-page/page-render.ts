@@ -4,7 +4,6 @@ import { PageText } from './page-text';
 import { ConnectionLine, PageEmployee, PageSettings, PageToken } from './page-source';
 import { DIAL_PLAIN } from './page-views';
 
-/** A call as the page lists it. */
 export interface PageCall {
   callId: string;
   state: 'delivered' | 'waiting' | 'failed';
@@ -13,7 +12,6 @@ export interface PageCall {
   extension?: string;
 }
 
-/** Everything one rendering of the page shows. */
 export interface PageModel {
   text: PageText;
   lang: string;

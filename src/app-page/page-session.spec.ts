@@ -1,5 +1,5 @@
 import { redactUrl } from '../logging/logging.module';
-import { frameAncestors } from './app-page.controller';
+import { frameAncestors } from './page-responder';
 import { installDigest, PageSessions, SESSION_IDLE_MS, SESSION_RECHECK_MS } from './page-session';
 
 describe('the application page session', () => {

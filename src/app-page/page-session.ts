@@ -71,7 +71,6 @@ export class PageSessions {
     return this.seal({ ...session, expiresAt });
   }
 
-  /** Whether the portal should be asked again whether the user administers it. */
   recheckDue(session: PageSession): boolean {
     return session.auth !== undefined && this.now() - session.checkedAt >= this.recheckMs;
   }

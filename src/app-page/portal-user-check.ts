@@ -71,7 +71,6 @@ async function restCall(
       return { unreachable: true };
     }
     try {
-      // The request leaves on this unit now.
       unit?.spend();
       const response = await fetch(new URL(`${method}.json`, endpoint), {
         method: 'POST',

@@ -1,18 +1,14 @@
-import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { PORTAL_ID } from '../config/portal-id';
-import { DeliveryService } from '../delivery/delivery.service';
-import { DialWorker } from '../dialer/dial-worker';
-import { PortalEventsStatus } from '../events/portal-events-status';
-import { PbxFollower } from '../follow/pbx-follower';
 import { createHash } from 'node:crypto';
 import { PortalBudget } from '../portal/budget-waiters';
 import { PortalClient } from '../portal/portal-client';
-import { PortalCredentials } from '../portal/portal-credentials';
 import { TokenStore } from '../store/token-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
-import { DIAL_PLAIN, DIAL_SECRETS, dialPageView, followLine, followPageView } from './page-views';
+import { DIAL_PLAIN, DIAL_SECRETS, dialPageView, followPageView } from './page-views';
+import { SingleConnection } from './single-connection';
 
 const READ_ONLY = "one portal: the settings are the environment's (read only here)";
 
@@ -28,13 +24,9 @@ export class SinglePageSource extends PageSource {
   constructor(
     private readonly config: AppConfig,
     @Inject(PORTAL_ID) private readonly portalId: string,
-    private readonly credentials: PortalCredentials,
     private readonly client: PortalClient,
-    private readonly delivery: DeliveryService,
     private readonly tokenStore: TokenStore,
-    @Optional() private readonly events?: PortalEventsStatus,
-    @Optional() private readonly dialer?: DialWorker,
-    @Optional() private readonly follower?: PbxFollower,
+    private readonly status: SingleConnection,
   ) {
     super();
   }
@@ -74,38 +66,7 @@ export class SinglePageSource extends PageSource {
   }
 
   async connection(): Promise<ConnectionLine[]> {
-    const authorisation = this.credentials.authorisation();
-    const status = this.delivery.portalStatus();
-    const dialer = this.dialer?.dialerStatus;
-    return [
-      {
-        key: 'portalState',
-        ok: authorisation.state === 'authorised',
-        detail: [authorisation.state, authorisation.action].filter(Boolean).join(': '),
-      },
-      {
-        key: 'delivery',
-        ok: !status.paused,
-        detail: [status.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status.lastError]
-          .filter(Boolean)
-          .join('; '),
-      },
-      ...(this.events
-        ? [
-            {
-              key: 'events' as const,
-              ok: this.events.lastError ? false : this.events.boundAt !== null ? true : null,
-              detail: this.events.lastError ?? `${this.events.mode}, line ${this.events.line ?? '-'}`,
-            },
-          ]
-        : []),
-      ...(this.follower ? [followLine([this.follower.status()])] : []),
-      {
-        key: 'dialer',
-        ok: dialer ? dialer.pbxReachable !== false : null,
-        detail: dialer ? `${dialer.mode} ${dialer.target ?? ''} ${dialer.lastError ?? ''}`.trim() : '',
-      },
-    ];
+    return this.status.lines();
   }
 
   employees(): Promise<PageEmployee[] | undefined> {

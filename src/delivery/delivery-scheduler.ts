@@ -122,7 +122,14 @@ export class DeliveryScheduler {
     this.status = { portalId: transport.portalId, paused: false };
     this.recordings =
       recordings && new RecordingDelivery(store, transport.portalId, recordings, () => this.notify());
-    this.batches = new DeliveryBatches(store, transport, settings, observer, routing, this.recordings);
+    this.batches = new DeliveryBatches({
+      store,
+      transport,
+      settings,
+      observer,
+      routing,
+      recordings: this.recordings,
+    });
   }
 
   start(): void {
@@ -253,7 +260,14 @@ export class DeliveryScheduler {
     let planned!: (plan: PlannedBatch) => void;
     const claimedItsCalls = new Promise<PlannedBatch>((resolve) => (planned = resolve));
     const batch: Promise<void> = this.batches
-      .send(lease, unit, this.inFlight, (answer) => this.heard(answer), planned, read)
+      .send({
+        lease,
+        unit,
+        claimed: this.inFlight,
+        onAnswer: (answer) => this.heard(answer),
+        onPlanned: planned,
+        looked: read,
+      })
       .then(
         // A batch that found nothing to do frees nothing: waking the loop for it would only spin.
         (result) => {

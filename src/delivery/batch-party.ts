@@ -1,0 +1,143 @@
+import { CallRecord, PortalUser } from '../calls/call';
+import {
+  cardKey,
+  cardKeyOf,
+  popsCard,
+  samePerson,
+  whoOfCardKey,
+  withCardUsers,
+  withKeys,
+} from '../calls/call-card';
+import { choosePortalUser, markFailed } from '../calls/call-lifecycle';
+import { PortalError } from '../portal/portal-error';
+import { CallRouting } from './call-routing';
+import { applyRequestFailure } from './delivery-outcome';
+import { Bindings, CallMark, MarkContext } from './batch-mark';
+
+/**
+ * The call's parties as a batch fixes them before sending: the CRM client a register binds to, the
+ * employee it goes to, whom finish names, and the portal user of each internal number.
+ */
+export class BatchParty {
+  constructor(
+    private readonly routing: CallRouting | undefined,
+    private readonly defaultUserId: number | undefined,
+  ) {}
+
+  employeeFor(extension: string): number | null | undefined {
+    return this.routing?.employeeFor(extension);
+  }
+
+  /** Whether the CRM module knows employees at all (without it, internal numbers are never resolved). */
+  get routed(): boolean {
+    return this.routing !== undefined;
+  }
+
+  /**
+   * With B24_BIND_CRM_ENTITY: the client each first register binds to. A lookup the portal could not answer
+   * now is an error for that call (retried later), so a call is never registered unbound by accident.
+   */
+  async findBindings(calls: CallRecord[]): Promise<Bindings> {
+    const found: Bindings = new Map();
+    const routing = this.routing;
+    if (!routing) return found;
+    const unbound = calls.filter((call) => call.nextStep === 'register' && call.crmBinding === undefined);
+    await Promise.all(
+      unbound.map(async (call) => {
+        try {
+          found.set(call.callId, (await routing.bindingFor(call.phoneNumber!)) ?? null);
+        } catch (error) {
+          if (!(error instanceof PortalError)) throw error;
+          found.set(call.callId, error);
+        }
+      }),
+    );
+    return found;
+  }
+
+  bind(mark: CallMark, context: MarkContext): CallMark {
+    const binding = context.bindings.get(mark.call.callId);
+    if (binding instanceof PortalError) {
+      return { ...mark, call: applyRequestFailure(mark.call, binding, context.settings), stop: true };
+    }
+    if (binding === undefined || mark.call.crmBinding !== undefined) return mark;
+    return { ...mark, call: { ...mark.call, crmBinding: binding } };
+  }
+
+  fixRegister(mark: CallMark, context: MarkContext): CallMark {
+    if (mark.call.nextStep !== 'register') return mark;
+    const fixed = this.withCardUsers(this.fixRegisterUser(mark.call, context.now));
+    return { ...mark, call: fixed, stop: fixed.failed };
+  }
+
+  fixFinish(mark: CallMark): CallMark {
+    if (!mark.steps.includes('finish') || mark.call.finishUser) return mark;
+    return { ...mark, call: { ...mark.call, finishUser: this.finishUserOf(mark.call) } };
+  }
+
+  /** The call with the portal user of each internal number among its card keys noted, as far as known. */
+  withCardUsers(call: CallRecord): CallRecord {
+    const routing = this.routing;
+    return routing ? withCardUsers(call, (extension) => routing.employeeFor(extension) ?? undefined) : call;
+  }
+
+  /** The employee the register popped the card for: its USER_ID, or the one with its internal number. */
+  cardUserOf(call: CallRecord): number | undefined {
+    const user = call.portalUser;
+    if (user?.USER_ID !== undefined) return user.USER_ID;
+    const extension = user?.USER_PHONE_INNER;
+    return extension === undefined ? undefined : (this.routing?.employeeFor(extension) ?? undefined);
+  }
+
+  /**
+   * The employee a register goes to, fixed before its first send (a retried register must carry the same
+   * one): whoever answered when the call was answered before it was registered, else the call's employee.
+   * The card key of that employee is kept; with SHOW=1 the card may be open for them from now on.
+   */
+  private fixRegisterUser(call: CallRecord, now: number): CallRecord {
+    if (!call.portalUser) {
+      const chooser = call.answeredBy ? { ...call, ...whoOfCardKey(call.answeredBy) } : call;
+      const choice = choosePortalUser(chooser, this.defaultUserId, (extension) =>
+        this.routing?.employeeFor(extension),
+      );
+      if (!choice) {
+        return markFailed(
+          call,
+          'no employee for this call: the PBX sent neither extension nor userId, and B24_DEFAULT_USER_ID is not set',
+          now,
+        );
+      }
+      const key = choice.routedToDefaultUser
+        ? cardKeyOf(choice.user)
+        : cardKey(chooser.extension, chooser.userId);
+      call = {
+        ...call,
+        portalUser: choice.user,
+        routedToDefaultUser: choice.routedToDefaultUser,
+        cardRegisterKey: key,
+      };
+    } else if (call.routedToDefaultUser || call.cardRegisterKey === undefined) {
+      call = { ...call, cardRegisterKey: cardKeyOf(call.portalUser) };
+    }
+    if (popsCard(call) && call.cardRegisterKey) {
+      call = { ...call, cardMaybe: withKeys(call.cardMaybe, [call.cardRegisterKey]) };
+    }
+    return call;
+  }
+
+  /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
+  private finishUserOf(call: CallRecord): PortalUser | undefined {
+    const answerer = call.answeredBy;
+    // A click-to-call's report that names nobody (the dialer's timeout): B24_DEFAULT_USER_ID.
+    const fallback = call.clickToCall && this.defaultUserId !== undefined;
+    if (!answerer && !call.portalUser && fallback) return { USER_ID: this.defaultUserId! };
+    if (!answerer || (call.cardRegisterKey && samePerson(call, answerer, call.cardRegisterKey))) {
+      return call.portalUser;
+    }
+    const who = whoOfCardKey(answerer);
+    if (who.userId !== undefined) return { USER_ID: who.userId };
+    const userId = this.routing?.employeeFor(who.extension!);
+    if (typeof userId === 'number') return { USER_ID: userId };
+    return userId === null ? call.portalUser : { USER_PHONE_INNER: who.extension };
+  }
+}
