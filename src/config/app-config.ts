@@ -4,7 +4,8 @@ import { crossFieldProblems } from './cross-checks';
 import { SETTING_DECLARATIONS, SettingValues } from './setting-names';
 
 export { LOG_LEVELS, LogLevel } from './deployment';
-export { dialUrlProblem, TRUNK_PATTERN_MAX_LENGTH, TRUNK_PATTERNS_MAX } from './portal-settings-schema';
+export { TRUNK_PATTERN_MAX_LENGTH, TRUNK_PATTERNS_MAX } from './portal-settings-schema';
+export { dialUrlProblem } from './value-rules';
 
 /**
  * The whole environment of the bridge (docs/API.md), validated once at start-up and injected as a provider,

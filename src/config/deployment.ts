@@ -1,6 +1,6 @@
-import { IsString, Matches, ValidateBy } from 'class-validator';
-import { allowedNetworksOf } from '../common/egress';
+import { IsString, Matches } from 'class-validator';
 import { flag, int, list, oneOf, optional, scoped, section, singleOnly } from './setting';
+import { baseUrl, cidrList } from './value-rules';
 
 /** pino's level names and Nest's, which operators type as often. */
 export const LOG_LEVELS = [
@@ -15,9 +15,6 @@ export const LOG_LEVELS = [
   'trace',
 ] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
-
-const httpsBase = (name: string, example: string) =>
-  Matches(/^https?:\/\/[^/]+\/?$/, { message: `${name} must be a base URL like ${example}` });
 
 /**
  * The deployment's settings: where it listens, the database, its own keys, the mode, logging, and the
@@ -98,7 +95,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
     B24_CLIENT_SECRET: optional("secret: the application's client secret"),
     B24_OAUTH_URL: optional(
       'where /oauth/token/ lives; unset: B24_PORTAL_URL',
-      httpsBase('B24_OAUTH_URL', 'https://oauth.example.com'),
+      baseUrl('B24_OAUTH_URL', 'https://oauth.example.com'),
     ),
     PUBLIC_URL: optional(
       "the bridge's public base URL, for the OAuth redirect_uri and the portal's event posts ({PUBLIC_URL}/v1/portal/events)",
@@ -116,17 +113,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
     TENANT_ALLOWED_NETWORKS: list(
       "with many portals (multi mode): comma-separated CIDRs a portal's own settings (AMI_URL, ESL_URL, ASTERISK_CDR_URL, dial URL, recording hosts) may reach although they are loopback, link-local, private or shared (e.g. the VPN to customers' PBXs, 10.20.0.0/16); plaintext credentials only to these; unset: none",
       IsString({ each: true }),
-      ValidateBy({
-        name: 'isCidrList',
-        validator: {
-          validate: (value: unknown) =>
-            !Array.isArray(value) || !('problem' in allowedNetworksOf(value as string[])),
-          defaultMessage: (args) => {
-            const checked = allowedNetworksOf((args?.value as string[]) ?? []);
-            return 'problem' in checked ? checked.problem : 'TENANT_ALLOWED_NETWORKS is not usable';
-          },
-        },
-      }),
+      cidrList('TENANT_ALLOWED_NETWORKS'),
     ),
     PORTAL_RETENTION_DAYS: int(
       30,

@@ -1,7 +1,5 @@
 import { Transform } from 'class-transformer';
-import { ArrayMaxSize, IsPositive, IsString, Matches, MaxLength, ValidateBy } from 'class-validator';
-import { IANAZone } from 'luxon';
-import { CredentialVariable, readCredentialUrl } from '../common/credential-url';
+import { ArrayMaxSize, IsPositive, IsString, Matches, MaxLength } from 'class-validator';
 import { PORTAL_ID_PATTERN } from './portal-id';
 import {
   EMPTY_IS_DEFAULT,
@@ -17,17 +15,21 @@ import {
   singleOnly,
   text,
 } from './setting';
+import {
+  baseUrl,
+  credentials,
+  credentialUrl,
+  hostPatterns,
+  ianaZone,
+  recordingTemplate,
+  usableDialUrl,
+} from './value-rules';
 
 /** PBX_TRUNKS' bounds: how many patterns, and how long each (a match costs at most 2·name + pattern steps). */
 export const TRUNK_PATTERNS_MAX = 50;
 export const TRUNK_PATTERN_MAX_LENGTH = 100;
 
-/** An http(s) URL, possibly with `{file}`/`{path}` placeholders (PBX recording templates). */
-const RECORDING_TEMPLATE = /^https?:\/\/[^/\s]+(\/\S*)?$/i;
-const recordingUrl = (name: string, about: string) =>
-  optional(about, Matches(RECORDING_TEMPLATE, { message: `${name} must be an http(s) URL` }));
-const credentials = (name: string) =>
-  Matches(/^(basic:[^:]+:.+|bearer:.+)$/, { message: `${name} must be basic:user:password or bearer:token` });
+const recordingUrl = (name: string, about: string) => optional(about, recordingTemplate(name));
 const perPortal = (what: string, setting: 'follow' | 'recordingFetch') =>
   `${what}: PATCH /v1/admin/portals/:portalId {"${setting}": …}`;
 
@@ -75,9 +77,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       'each portal comes from its install',
       optional(
         "the portal's base URL, https://portal.example.com",
-        Matches(/^https?:\/\/[^/]+\/?$/, {
-          message: 'B24_PORTAL_URL must be a base URL like https://portal.example.com',
-        }),
+        baseUrl('B24_PORTAL_URL', 'https://portal.example.com'),
       ),
     ),
     B24_EVENTS: oneOf(
@@ -121,13 +121,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       'UTC',
       'IANA time zone of PBXs that post local times without an offset',
       Transform(({ value }) => (value === '' ? 'UTC' : value)),
-      ValidateBy({
-        name: 'isIanaZone',
-        validator: {
-          validate: (value: unknown) => typeof value === 'string' && IANAZone.isValidZone(value),
-          defaultMessage: () => 'PBX_TIME_ZONE must be an IANA time zone such as Europe/Berlin or UTC',
-        },
-      }),
+      ianaZone('PBX_TIME_ZONE'),
     ),
     PBX_EVENTS: singleOnly(
       perPortal('a PBX is followed for one portal', 'follow'),
@@ -158,7 +152,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       perPortal("the CDR ledger is one portal's setting", 'follow'),
       optional(
         "secret: FreePBX's CDR database as the ledger (calls that ended while the AMI connection or the bridge was down), mysql://user:password@host:3306/asteriskcdrdb (?ssl=true for TLS, certificate and name checked; any character in the password); with PBX_EVENTS=ami or alone",
-        ValidateBy(credentialUrlRule('ASTERISK_CDR_URL')),
+        credentialUrl('ASTERISK_CDR_URL'),
       ),
     ),
     YEASTAR_RECORDING_URL: recordingUrl(
@@ -254,18 +248,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       perPortal('recording hosts belong to one portal', 'recordingFetch'),
       list(
         'comma-separated hosts the bridge may download recordings from (pbx.local, 10.0.0.5:8080, *.pbx.example.com); unset: never downloads',
-        ValidateBy({
-          name: 'isHostPatternList',
-          validator: {
-            validate: (value: unknown) =>
-              Array.isArray(value) &&
-              value.every(
-                (item) => typeof item === 'string' && /^(\*\.)?[a-z0-9.-]+(:\d{1,5})?$/i.test(item),
-              ),
-            defaultMessage: () =>
-              'RECORDING_FETCH_HOSTS must be comma-separated hosts: pbx.local, 10.0.0.5:8080, *.pbx.example.com',
-          },
-        }),
+        hostPatterns('RECORDING_FETCH_HOSTS'),
       ),
     ),
     RECORDING_FETCH_AUTH: singleOnly(
@@ -303,7 +286,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
     AMI_URL: optional(
       'secret: Asterisk Manager Interface, tcp://user:secret@host:5038 (click-to-call: the user needs originate), or tls://…:5039 for PBX_EVENTS',
-      ValidateBy(credentialUrlRule('AMI_URL')),
+      credentialUrl('AMI_URL'),
     ),
     AMI_CHANNEL: text(
       'PJSIP/{extension}',
@@ -319,7 +302,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
     ESL_URL: optional(
       'secret: FreeSWITCH event socket, tcp://:password@host:8021 (DIAL_MODE=esl, PBX_EVENTS=esl), or tls://…:port behind a TLS terminator such as stunnel (PBX_EVENTS=esl); any character in the password',
-      ValidateBy(credentialUrlRule('ESL_URL')),
+      credentialUrl('ESL_URL'),
     ),
     ESL_ORIGINATE: text(
       '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
@@ -330,14 +313,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
     DIAL_URL: optional(
       'with DIAL_MODE http: URL template with {extension}, {number}, {crmCallId}, {userId} (URL-encoded)',
       Matches(/^https?:\/\/\S+$/i, { message: 'DIAL_URL must be an http(s) URL template' }),
-      ValidateBy({
-        name: 'isUsableDialUrl',
-        validator: {
-          validate: (value: unknown) => typeof value !== 'string' || dialUrlProblem(value) === undefined,
-          // Never the value: it may carry a password.
-          defaultMessage: (args) => dialUrlProblem(String(args?.value)) ?? 'DIAL_URL is not usable',
-        },
-      }),
+      usableDialUrl(),
     ),
     DIAL_METHOD: oneOf(['POST', 'GET'], 'POST', 'with DIAL_MODE http: POST (JSON body) or GET', {
       message: 'DIAL_METHOD must be POST or GET',
@@ -353,40 +329,3 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
   }),
 });
-
-/** Read by readCredentialUrl (any character in the password); the message names the variable, never the value. */
-function credentialUrlRule(variable: CredentialVariable) {
-  const problem = (value: unknown): string | undefined => {
-    if (typeof value !== 'string') return undefined;
-    const parsed = readCredentialUrl(value, variable);
-    // The configuration's error puts `AMI_URL: ` in front already: the rule's words without the name.
-    return 'problem' in parsed ? parsed.problem.slice(variable.length + 1) : undefined;
-  };
-  return {
-    name: `is${variable}`,
-    validator: {
-      validate: (value: unknown) => problem(value) === undefined,
-      defaultMessage: (args?: { value?: unknown }) => problem(args?.value) ?? `${variable} is not usable`,
-    },
-  };
-}
-
-/**
- * What the HTTP dialer needs of DIAL_URL beyond its shape: with each `{placeholder}` filled in it is a URL
- * (so `http://pbx.local:{port}/x`, whose port no click fills, is refused here rather than when the dialer is
- * built), and it carries no `user:password@` (fetch refuses such a URL with an error quoting it whole, so
- * the password would reach logs, health and the portal's FAILED_REASON; DIAL_AUTH holds credentials).
- */
-export function dialUrlProblem(template: string): string | undefined {
-  if (!/^https?:\/\//i.test(template)) return undefined;
-  let url: URL;
-  try {
-    url = new URL(template.replace(/\{\w+\}/g, 'x'));
-  } catch {
-    return 'DIAL_URL must be a URL once its {extension}, {number}, {crmCallId}, {userId} are filled in';
-  }
-  if (url.username || url.password) {
-    return 'DIAL_URL must not carry user:password: put the credentials in DIAL_AUTH (basic:user:password)';
-  }
-  return undefined;
-}

@@ -136,13 +136,10 @@ export function oneOf<const V extends string, F extends V | undefined>(
 }
 
 /** Optional text, empty meaning unset, checked by `rules` when set (IsString when none are given). */
-export function optional<T extends string = string>(
-  about: string,
-  ...rules: PropertyDecorator[]
-): Setting<T | undefined> {
+export function optional(about: string, ...rules: PropertyDecorator[]): Setting<string | undefined> {
   return {
     default: undefined,
-    rules: [emptyAsUnset, IsOptional(), ...(rules.length ? rules : [IsString()])],
+    rules: [...EMPTY_IS_DEFAULT, ...(rules.length ? rules : [IsString()])],
     about,
   };
 }
@@ -153,11 +150,7 @@ export function optionalInt(about: string, ...rules: PropertyDecorator[]): Setti
 }
 
 /** Text with a default, checked by `rules` (an empty value is checked too, not taken as unset). */
-export function text<T extends string = string>(
-  fallback: T,
-  about: string,
-  ...rules: PropertyDecorator[]
-): Setting<T> {
+export function text(fallback: string, about: string, ...rules: PropertyDecorator[]): Setting<string> {
   return { default: fallback, rules, about };
 }
 
