@@ -3,7 +3,8 @@ import { validateSync } from 'class-validator';
 import { crossFieldProblems } from './cross-checks';
 import { SETTING_DECLARATIONS, SettingValues } from './setting-names';
 
-export { LOG_LEVELS, LogLevel } from './deployment';
+export { LOG_LEVELS } from './deployment';
+export type { LogLevel } from './deployment';
 export { TRUNK_PATTERN_MAX_LENGTH, TRUNK_PATTERNS_MAX } from './portal-settings-schema';
 export { dialUrlProblem } from './value-rules';
 

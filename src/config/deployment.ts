@@ -18,7 +18,7 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * The deployment's settings: where it listens, the database, its own keys, the mode, logging, and the
- * limits that protect the deployment from any one portal. A portal's runtime never reads these.
+ * limits that protect the deployment from any one portal: no portal's own settings change these.
  */
 export const DEPLOYMENT_SETTINGS = scoped('deployment', {
   ...section('Process and HTTP', {
@@ -28,6 +28,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
       'development, production or test; production refuses risky settings and a missing portal',
     ),
     PORT: int(3000, { min: 0, max: 65535 }, 'HTTP port'),
+    // Not every interface outside production: a laptop running the README's `dev-token` keeps it to itself.
     HOST: optional(
       'the address to listen on; unset: 0.0.0.0 (every interface) with NODE_ENV=production, else 127.0.0.1 (this machine only)',
       Matches(/^[0-9a-fA-F.:]+$|^[a-zA-Z0-9.-]+$/, {
@@ -110,6 +111,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
       'comma-separated hosts the portal may redirect to besides its own registrable domain (*.example.com or a host)\n(redirects are followed only over https); with B24_APP_MODE=multi also the portals that may install',
       IsString({ each: true }),
     ),
+    // SPEC §8: everything else a tenant names needs TLS and a public address.
     TENANT_ALLOWED_NETWORKS: list(
       "with many portals (multi mode): comma-separated CIDRs a portal's own settings (AMI_URL, ESL_URL, ASTERISK_CDR_URL, dial URL, recording hosts) may reach although they are loopback, link-local, private or shared (e.g. the VPN to customers' PBXs, 10.20.0.0/16); plaintext credentials only to these; unset: none",
       IsString({ each: true }),
@@ -126,7 +128,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
       "with many portals (multi mode): seconds without work after which a portal's services are dropped (built again by its next work)",
     ),
   }),
-  ...section("Limits no portal's settings may raise", {
+  ...section('Limits', {
     PBX_BODY_LIMIT: int(1024 * 1024, { min: 1024 }, 'largest PBX request body in bytes'),
     PBX_RATE_LIMIT_RPS: int(
       200,
@@ -138,6 +140,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
       { min: 1 },
       'reads (call status, lookups) per second one PBX token may make before it gets 429, apart from writes',
     ),
+    // The portal takes a POST of up to 32 MiB (docs/decisions/recordings.md).
     RECORDING_MAX_MB: int(
       32,
       {
