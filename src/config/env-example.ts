@@ -36,7 +36,9 @@ export function envExample(): string {
       lines.push('', `# --- ${current} ---`);
     }
     lines.push(...declared.about.split('\n').map((line) => `# ${line}`));
-    if (declared.multi) lines.push(`# (refused with B24_APP_MODE=multi: ${declared.multi})`);
+    if (declared.refusedInMulti) {
+      lines.push(`# (refused with B24_APP_MODE=multi: ${declared.refusedInMulti})`);
+    }
     const value = spelled(declared.default);
     lines.push(value === undefined ? `# ${name}=` : `${name}=${value}`);
   }

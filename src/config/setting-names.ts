@@ -28,7 +28,7 @@ export const PORTAL_SETTING_NAMES: readonly PortalSettingName[] = namesOf('porta
 export const SINGLE_PORTAL_ONLY: Readonly<Partial<Record<SettingName, string>>> = Object.freeze(
   Object.fromEntries(
     (Object.entries(SETTING_DECLARATIONS) as [SettingName, Declared<unknown>][]).flatMap(
-      ([name, declared]) => (declared.multi ? [[name, declared.multi]] : []),
+      ([name, declared]) => (declared.refusedInMulti ? [[name, declared.refusedInMulti]] : []),
     ),
   ),
 );

@@ -25,7 +25,7 @@ export interface Setting<T> {
   /** The .env.example comment above the variable; `\n` starts another comment line. */
   readonly about: string;
   /** Set: B24_APP_MODE=multi refuses the variable, for this reason (each portal sets its own). */
-  readonly multi?: string;
+  readonly refusedInMulti?: string;
 }
 
 export type Scope = 'deployment' | 'portal';
@@ -156,5 +156,5 @@ export function text(fallback: string, about: string, ...rules: PropertyDecorato
 
 /** A declaration refused with B24_APP_MODE=multi: each portal sets its own, as `why` says. */
 export function singleOnly<T>(why: string, setting: Setting<T>): Setting<T> {
-  return { ...setting, multi: why };
+  return { ...setting, refusedInMulti: why };
 }
