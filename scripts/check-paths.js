@@ -2,15 +2,14 @@
 // npm run lint: every repository path that README.md, docs/**/*.md or a comment in src/, test/, bench/ or
 // sandbox/ names must exist, so a moved file cannot leave a document pointing at nothing. A path is one that
 // starts with a top-level folder below (`src/store/`, `docs/API.md`, `test/follow/ami-clock.e2e-spec.ts:40`);
-// it may omit its extension. Globs and placeholders (`test/*.e2e-spec.ts`, `bench/<name>.bench.ts`) are skipped.
+// it may omit its extension (any). Globs and placeholders (`test/*.e2e-spec.ts`, `bench/<name>.bench.ts`) are skipped.
 'use strict';
 const { existsSync, readdirSync, readFileSync, statSync } = require('node:fs');
-const { join, relative } = require('node:path');
+const { basename, dirname, join, relative } = require('node:path');
 
 const ROOT = join(__dirname, '..');
 const FOLDERS = ['src', 'test', 'docs', 'bench', 'scripts', 'k8s', 'sandbox'];
 const CODE_FOLDERS = ['src', 'test', 'bench', 'sandbox'];
-const EXTENSIONS = ['.ts', '.js', '.md', '.json', '.sh', '.yaml', '.yml', '.xml'];
 // A folder name at the start of a word (not inside a URL or another path), then path characters.
 const PATH = new RegExp(`(?<![\\w./@~-])((?:${FOLDERS.join('|')})/[\\w./*<>{}…-]*)`, 'g');
 
@@ -51,10 +50,17 @@ function comments(source) {
   return out;
 }
 
+/** The path as named, or a file of that name with any extension (`test/logs/shutdown` → `shutdown.e2e-spec.ts`). */
 function exists(path) {
   const full = join(ROOT, path);
   if (existsSync(full)) return true;
-  return EXTENSIONS.some((extension) => existsSync(full + extension) && statSync(full + extension).isFile());
+  const folder = dirname(full);
+  const name = `${basename(full)}.`;
+  return (
+    existsSync(folder) &&
+    statSync(folder).isDirectory() &&
+    readdirSync(folder).some((entry) => entry.startsWith(name))
+  );
 }
 
 function missingIn(file, text) {
