@@ -3,6 +3,7 @@
 // sandbox/ names must exist, so a moved file cannot leave a document pointing at nothing. A path is one that
 // starts with a top-level folder below (`src/store/`, `docs/API.md`, `test/follow/ami-clock.e2e-spec.ts:40`);
 // it may omit its extension (any). Globs and placeholders (`test/*.e2e-spec.ts`, `bench/<name>.bench.ts`) are skipped.
+// In Markdown, relative link targets (`[tenancy](decisions/tenancy.md)`) must exist too, read from the file's folder.
 'use strict';
 const { existsSync, readdirSync, readFileSync, statSync } = require('node:fs');
 const { basename, dirname, join, relative } = require('node:path');
@@ -63,13 +64,24 @@ function exists(path) {
   );
 }
 
+/** A Markdown link's target that names a file of this repository: not a URL, an anchor or an address. */
+const LINK = /\]\(([^()\s]+)\)/g;
+
 function missingIn(file, text) {
   const missing = [];
   text.split('\n').forEach((line, index) => {
+    const where = `${relative(ROOT, file)}:${index + 1}`;
     for (const match of line.matchAll(PATH)) {
       const path = match[1].replace(/[.]+$/, '');
       if (/[*<>{}…]/.test(path) || path.endsWith('/.')) continue;
-      if (!exists(path)) missing.push(`${relative(ROOT, file)}:${index + 1}: ${path}`);
+      if (!exists(path)) missing.push(`${where}: ${path}`);
+    }
+    if (!file.endsWith('.md')) return;
+    for (const match of line.matchAll(LINK)) {
+      const target = match[1].split('#')[0];
+      if (!target || /^[a-z][a-z0-9+.-]*:/i.test(target) || target.startsWith('/')) continue;
+      const path = relative(ROOT, join(dirname(file), target));
+      if (!exists(path)) missing.push(`${where}: ${target}`);
     }
   });
   return missing;
