@@ -126,7 +126,7 @@ const STOP_GRACE_MS = 30_000;
 
 /**
  * Stops every live replica (SIGTERM, all at once). One still running after STOP_GRACE_MS is killed and
- * its output's tail printed: a teardown, not the shutdown's own test (test/shutdown-and-logs), must not
+ * its output's tail printed: a teardown, not the shutdown's own test (test/operations/shutdown-and-logs), must not
  * hang a suite on it (seen after a kill -9 of a peer, on main before and after issue 29's changes).
  */
 export async function stopFleet(replicas: BridgeProcess[]): Promise<void> {
