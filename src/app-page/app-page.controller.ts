@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { CallRecord } from '../calls/call';
 import { LRUCache } from 'lru-cache';
 import { TokenBucket } from '../auth/portal-post-limits';
-import { requeue } from '../calls/call-lifecycle';
+import { requeueAllFailed, requeueCalls, RequeueDeps } from '../admin/requeue';
 import { matchesAny, digestsOf } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
 import { AppConfig } from '../config/app-config';
@@ -313,7 +313,7 @@ export class AppPageController {
   async requeueCall(@Param('callId') callId: string, @Req() request: Request, @Res() response: Response) {
     const session = await this.adminOr403(request, response);
     if (!session) return;
-    if (await this.requeue(session.portalId, [callId])) {
+    if ((await requeueCalls(this.requeueDeps(), session.portalId, [callId])).requeued) {
       this.audit(
         session,
         'call-requeued',
@@ -329,11 +329,7 @@ export class AppPageController {
   async requeueFailed(@Req() request: Request, @Res() response: Response) {
     const session = await this.adminOr403(request, response);
     if (!session) return;
-    const failed = await this.calls.listCalls(session.portalId, 'failed', 10_000);
-    const done = await this.requeue(
-      session.portalId,
-      failed.map((call) => call.callId),
-    );
+    const done = await requeueAllFailed(this.requeueDeps(), session.portalId);
     if (done) this.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
     await this.done(response, session, 'requeued');
   }
@@ -545,19 +541,9 @@ export class AppPageController {
     return lists.flat();
   }
 
-  private async requeue(portalId: string, callIds: string[]): Promise<number> {
-    // The calls that were failed when the update ran: a call delivered meanwhile is not re-queued.
-    const requeued = new Set<string>();
-    await this.calls.updateCalls(portalId, callIds, (current) => {
-      if (!current.failed) {
-        requeued.delete(current.callId);
-        return current;
-      }
-      requeued.add(current.callId);
-      return requeue(current, Date.now(), this.delivery.holdEndedWithoutStartMs);
-    });
-    this.signal.workAdded(portalId);
-    return requeued.size;
+  private requeueDeps(): RequeueDeps {
+    const { calls, signal, delivery } = this;
+    return { calls, signal, holdEndedWithoutStartMs: delivery.holdEndedWithoutStartMs };
   }
 
   /**
