@@ -1,10 +1,4 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  OnApplicationBootstrap,
-  Optional,
-} from '@nestjs/common';
+import { Inject, Injectable, Optional } from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EgressPolicy } from '../common/egress';
@@ -48,7 +42,7 @@ export interface DeliveryServiceOptions {
  * the application wakes it through.
  */
 @Injectable()
-export class DeliveryService extends WorkSignal implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DeliveryService extends WorkSignal {
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
   /** Single mode: the replica's liveness mark and its watch on the others' (multi mode has the shard map). */
@@ -145,7 +139,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     return this.client.portalId;
   }
 
-  onApplicationBootstrap(): void {
+  /** The delivery loop starts (and, single mode, the replica's liveness mark). */
+  start(): void {
     // Joins in the background: a lease taken before the join completes is taken over once it has (by owner id).
     void this.liveness?.start();
     // Calls another replica took in: the replica delivering them hears of it at once.
@@ -172,7 +167,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
   }
 
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
-  async beforeApplicationShutdown(): Promise<void> {
+  async close(): Promise<void> {
     await this.stopDelivering();
     this.client.budget.stop();
   }

@@ -1,14 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleInit,
-  Optional,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
 import { EgressPolicy, EgressRefused } from '../common/egress';
 import { ClickBus, PortalClick } from '../clicks/click';
@@ -66,7 +58,7 @@ class ClaimLost extends Error {}
  * sent, never dialled again. A CALL_ID not of the portal's shape is refused, never sent anywhere.
  */
 @Injectable()
-export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DialWorker {
   private readonly logger = new Logger('Dialer');
   /** This worker's name in the claims it takes. */
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -105,17 +97,20 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     this.portals.add(portalId);
   }
 
-  onModuleInit(): void {
+  /** Subscribes to the ClickBus (with DIAL_MODE set): clicks are stored from now on. */
+  open(): void {
     if (this.dialer) this.bus.subscribe('dialer', (click) => this.accept(click));
   }
 
-  onApplicationBootstrap(): void {
+  /** The loop that works the stored requests starts. */
+  start(): void {
     if (!this.dialer) return;
     this.running = true;
     this.loop = this.run();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** The loop ends after the request it works. */
+  async close(): Promise<void> {
     this.running = false;
     this.poke();
     await this.loop;

@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { BeforeApplicationShutdown, Module, OnApplicationBootstrap, OnModuleInit } from '@nestjs/common';
 import { CrmModule } from '../crm/crm.module';
 import { IntakeModule } from '../intake/intake.module';
 import { DialWorker } from './dial-worker';
@@ -13,4 +13,18 @@ import { DialWorker } from './dial-worker';
   providers: [DialWorker],
   exports: [DialWorker],
 })
-export class DialerModule {}
+export class DialerModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(private readonly dialer: DialWorker) {}
+
+  onModuleInit(): void {
+    this.dialer.open();
+  }
+
+  onApplicationBootstrap(): void {
+    this.dialer.start();
+  }
+
+  beforeApplicationShutdown(): Promise<void> {
+    return this.dialer.close();
+  }
+}

@@ -1,4 +1,14 @@
-import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  DynamicModule,
+  Global,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  OnApplicationBootstrap,
+  Optional,
+  RequestMethod,
+} from '@nestjs/common';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { portalFormBody } from '../auth/form-body.middleware';
 import { PortalEventBinder } from './portal-event-binder';
@@ -18,7 +28,13 @@ import { SinglePortalBindingOwner, SinglePortalSignals } from './single-portal-s
  */
 @Global()
 @Module({})
-export class EventsModule implements NestModule {
+export class EventsModule implements NestModule, OnApplicationBootstrap, BeforeApplicationShutdown {
+  /** Single mode's processor and binder (with many portals each portal's runtime runs its own). */
+  constructor(
+    @Optional() private readonly processor?: PortalEventProcessor,
+    @Optional() private readonly binder?: PortalEventBinder,
+  ) {}
+
   static forRoot(options: { multi: boolean }): DynamicModule {
     const single = [
       PortalEventProcessor,
@@ -35,6 +51,15 @@ export class EventsModule implements NestModule {
       providers: [AdminTokenGuard, ...(options.multi ? [] : single)],
       exports: options.multi ? [] : [PortalEventsStatus],
     };
+  }
+
+  onApplicationBootstrap(): void {
+    this.processor?.start();
+    this.binder?.start();
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await Promise.all([this.processor?.close(), this.binder?.close()]);
   }
 
   configure(consumer: MiddlewareConsumer): void {

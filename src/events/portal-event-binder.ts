@@ -1,10 +1,4 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { PORTAL_ID } from '../config/portal-id';
 import { EventSettings } from '../config/settings';
@@ -48,7 +42,7 @@ interface OfflineEvent {
  * (background priority). Webhook mode does nothing here: the operator sets up the outbound webhook.
  */
 @Injectable()
-export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class PortalEventBinder {
   private readonly logger = new Logger(PortalEventBinder.name);
   private readonly offline: boolean;
   private readonly processId: string;
@@ -89,7 +83,8 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     return this.credentials instanceof OAuthCredentials ? this.credentials : undefined;
   }
 
-  onApplicationBootstrap(): void {
+  /** OAuth mode: binds once this replica owns the portal, after every grant, and polls offline events. */
+  start(): void {
     const oauth = this.oauth;
     if (!oauth) return;
     this.status.mode = this.offline ? 'offline' : 'online';
@@ -121,7 +116,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     this.ownerTimer.unref();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  async close(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.pollTimer);

@@ -1,10 +1,4 @@
-import {
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  BeforeApplicationShutdown,
-  Inject,
-} from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { ClickBus } from '../clicks/click';
 import { PORTAL_ID } from '../config/portal-id';
 import { LookupSettings } from '../config/settings';
@@ -34,7 +28,7 @@ const MAX_BACKOFF_MS = 60_000;
  * A handler's rejection leaves the event pending with `lastError`, retried with backoff.
  */
 @Injectable()
-export class PortalEventProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class PortalEventProcessor {
   private readonly logger = new Logger(PortalEventProcessor.name);
   private stopped = false;
   private running?: Promise<void>;
@@ -52,11 +46,13 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
     @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
-  onApplicationBootstrap(): void {
+  /** The background loop starts. */
+  start(): void {
     this.running = this.loop();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** The loop ends after the batch it handles. */
+  async close(): Promise<void> {
     this.stopped = true;
     this.wake();
     await this.running;

@@ -175,16 +175,16 @@ export class PortalRuntime {
     this.opened = true;
     await this.credentials.open();
     for (const problem of this.scoped.problems) this.logger.warn(problem);
-    this.clicks.onModuleInit();
-    this.dialer?.onModuleInit();
-    this.lookups.onModuleInit();
-    this.directory.onApplicationBootstrap();
+    this.clicks.open();
+    this.dialer?.open();
+    this.lookups.open();
+    this.directory.start();
   }
 
   /** Published in place of the previous runtime (closed by now): the dialer's loop starts. */
   start(): void {
     if (this.closed) return;
-    this.dialer?.onApplicationBootstrap();
+    this.dialer?.start();
   }
 
   /** An event of this portal was stored here: the processor looks now, or one pass runs if another replica delivers. */
@@ -239,10 +239,10 @@ export class PortalRuntime {
       undefined,
       scoped.egress,
     );
-    this.delivery.onApplicationBootstrap();
+    this.delivery.start();
     // The replica delivering the portal also handles its events in the background and binds them.
     this.processor = this.eventProcessor();
-    this.processor.onApplicationBootstrap();
+    this.processor.start();
     this.binder = new PortalEventBinder(
       scoped.events,
       this.credentials,
@@ -255,7 +255,7 @@ export class PortalRuntime {
     );
     // Bound by an earlier runtime of the portal in this process: not again at start (a grant still binds).
     if (this.eventsStatus.boundAt !== null) this.binder.alreadyBound();
-    this.binder.onApplicationBootstrap();
+    this.binder.start();
     this.startFollowing(this.delivery);
   }
 
@@ -323,8 +323,8 @@ export class PortalRuntime {
     if (!delivery) return this.deliveryStopping ?? Promise.resolve();
     this.deliveryStopping = Promise.all([
       delivery.stopDelivering(),
-      processor?.beforeApplicationShutdown(),
-      binder?.beforeApplicationShutdown(),
+      processor?.close(),
+      binder?.close(),
       sink ? followersStopped.then(() => drained(sink)) : followersStopped,
     ]).then(() => undefined);
     return this.deliveryStopping;
@@ -357,8 +357,8 @@ export class PortalRuntime {
     this.closed = true;
     await this.stopDelivery();
     if (this.opened) {
-      await this.dialer?.beforeApplicationShutdown();
-      this.directory.beforeApplicationShutdown();
+      await this.dialer?.close();
+      this.directory.close();
     }
     this.client.budget.stop();
   }
