@@ -106,14 +106,14 @@ export class PortalRuntime {
     const label = scoped.metricsLabel;
     this.credentials = new OAuthCredentials(scoped.oauth, deps.tokens);
     this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
-    this.client = createPortalClient(
-      this.credentials,
-      scoped.portal,
-      record.portalId,
-      deps.metrics,
-      deps.bucket,
-      label,
-    );
+    this.client = createPortalClient({
+      credentials: this.credentials,
+      settings: scoped.portal,
+      portalId: record.portalId,
+      metrics: deps.metrics,
+      shared: deps.bucket,
+      metricsPortal: label,
+    });
     this.directory = new EmployeeDirectory(this.client, scoped.lookup, this.credentials);
     this.logger = new Logger(`Portal ${record.portalId}`);
     this.clicks = new ClickRegistry(this.bus, deps.calls, record.portalId);
