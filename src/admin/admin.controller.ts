@@ -12,7 +12,6 @@ import {
   UseGuards,
 } from '@nestjs/common';
 import { CallState } from '../calls/call';
-import { requeue } from '../calls/call-lifecycle';
 import { CallStatusView, toStatusView } from '../calls/call-status';
 import { WorkSignal } from '../common/work-signal';
 import { AppConfig } from '../config/app-config';
@@ -20,6 +19,7 @@ import { PORTAL_ID, PORTAL_ID_PATTERN } from '../config/portal-id';
 import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
 import { AdminTokenGuard } from './admin-token.guard';
+import { requeueAllFailed, requeueCalls, RequeueDeps } from './requeue';
 
 const STATES: CallState[] = ['queued', 'registered', 'finished', 'failed'];
 
@@ -82,28 +82,18 @@ export class AdminController {
     if (existing.state !== 'failed') {
       throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
     }
-    const [call] = await this.store.updateCalls(portalId, [callId], (current) =>
-      current.failed ? requeue(current, Date.now(), this.holdMs()) : current,
-    );
-    this.signal.workAdded(portalId);
-    return toStatusView(call);
+    const { calls } = await requeueCalls(this.requeueDeps(), portalId, [callId]);
+    return toStatusView(calls[0]);
   }
 
   @Post('calls/requeue-failed')
   @HttpCode(200)
   async requeueFailed(@Query('portal') portal?: string): Promise<{ requeued: number }> {
-    const portalId = this.portalOf(portal);
-    const failed = await this.store.listCalls(portalId, 'failed', 10_000);
-    const updated = await this.store.updateCalls(
-      portalId,
-      failed.map((call) => call.callId),
-      (current) => (current.failed ? requeue(current, Date.now(), this.holdMs()) : current),
-    );
-    this.signal.workAdded(portalId);
-    return { requeued: updated.filter((call) => !call.failed).length };
+    return { requeued: await requeueAllFailed(this.requeueDeps(), this.portalOf(portal)) };
   }
 
-  private holdMs(): number {
-    return this.delivery.holdEndedWithoutStartMs;
+  private requeueDeps(): RequeueDeps {
+    const { store: calls, signal, delivery } = this;
+    return { calls, signal, holdEndedWithoutStartMs: delivery.holdEndedWithoutStartMs };
   }
 }

@@ -1,6 +1,6 @@
 import { Controller, HttpCode, HttpStatus, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { requeue } from '../calls/call-lifecycle';
+import { requeueAllFailed, requeueCalls, RequeueDeps } from '../admin/requeue';
 import { WorkSignal } from '../common/work-signal';
 import { DeliverySettings } from '../config/settings';
 import { CallStore } from '../store/call-store';
@@ -23,7 +23,7 @@ export class PageCallsController {
   async requeueCall(@Param('callId') callId: string, @Req() request: Request, @Res() response: Response) {
     const session = await this.gate.adminOr403(request, response);
     if (!session) return;
-    if (await this.requeue(session.portalId, [callId])) {
+    if ((await requeueCalls(this.requeueDeps(), session.portalId, [callId])).requeued) {
       const shown = callId.slice(0, 128);
       this.responder.audit(session, 'call-requeued', { callId: shown }, `re-queued call ${shown}`);
     }
@@ -35,29 +35,15 @@ export class PageCallsController {
   async requeueFailed(@Req() request: Request, @Res() response: Response) {
     const session = await this.gate.adminOr403(request, response);
     if (!session) return;
-    const failed = await this.calls.listCalls(session.portalId, 'failed', 10_000);
-    const done = await this.requeue(
-      session.portalId,
-      failed.map((call) => call.callId),
-    );
+    const done = await requeueAllFailed(this.requeueDeps(), session.portalId);
     if (done) {
       this.responder.audit(session, 'calls-requeued', { requeued: done }, `re-queued ${done} failed calls`);
     }
     await this.responder.done(response, session, 'requeued');
   }
 
-  private async requeue(portalId: string, callIds: string[]): Promise<number> {
-    // The calls that were failed when the update ran: a call delivered meanwhile is not re-queued.
-    const requeued = new Set<string>();
-    await this.calls.updateCalls(portalId, callIds, (current) => {
-      if (!current.failed) {
-        requeued.delete(current.callId);
-        return current;
-      }
-      requeued.add(current.callId);
-      return requeue(current, Date.now(), this.delivery.holdEndedWithoutStartMs);
-    });
-    this.signal.workAdded(portalId);
-    return requeued.size;
+  private requeueDeps(): RequeueDeps {
+    const { calls, signal, delivery } = this;
+    return { calls, signal, holdEndedWithoutStartMs: delivery.holdEndedWithoutStartMs };
   }
 }

@@ -2,6 +2,7 @@ import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/c
 import { portalFormBody } from './form-body.middleware';
 import { OAuthStartGuard } from './oauth-start.guard';
 import { OAuthController } from './oauth.controller';
+import { OAuthPorts } from './oauth-ports';
 import { OAuthService } from './oauth.service';
 
 /**
@@ -10,7 +11,7 @@ import { OAuthService } from './oauth.service';
  */
 @Module({
   controllers: [OAuthController],
-  providers: [OAuthService, OAuthStartGuard],
+  providers: [OAuthPorts, OAuthService, OAuthStartGuard],
 })
 export class OAuthModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {

@@ -5,19 +5,17 @@ import {
   Injectable,
   Logger,
   NotFoundException,
-  Optional,
   ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { sameSecret } from '../common/secrets';
 import { WorkSignal } from '../common/work-signal';
-import { PortalClient } from '../portal/portal-client';
-import { PortalCredentials } from '../portal/portal-credentials';
 import { PortalEventStore } from '../store/portal-event-store';
 import { TokenStore } from '../store/token-store';
 import { ApplicationCheck, ApplicationCheckOutcome } from './application-check';
 import { OAuthCredentials } from './oauth-credentials';
+import { OAuthPorts } from './oauth-ports';
 import { PortalInstalls } from './portal-installs';
 import { DEFAULT_TOKEN_LIFETIME_SEC, OAuthRefusal, TokenGrant } from './oauth-token-endpoint';
 import { InstallQueue, InstallQueueLimits } from './portal-post-limits';
@@ -69,16 +67,19 @@ export class OAuthService {
   private readonly mode?: { credentials: OAuthCredentials; check: ApplicationCheck };
   private readonly installQueue = new InstallQueue(INSTALL_QUEUE);
 
+  /** Many portals: installs and events go to the portal registry. */
+  private readonly installs?: PortalInstalls;
+  /** Tells the other replicas of an uninstall, so they stop sending at once too. */
+  private readonly events?: PortalEventStore;
+
   constructor(
     private readonly tokens: TokenStore,
     private readonly signal: WorkSignal,
-    @Optional() credentials?: PortalCredentials,
-    @Optional() client?: PortalClient,
-    /** Many portals: installs and events go to the portal registry. */
-    @Optional() private readonly installs?: PortalInstalls,
-    /** Tells the other replicas of an uninstall, so they stop sending at once too. */
-    @Optional() private readonly events?: PortalEventStore,
+    ports: OAuthPorts,
   ) {
+    const { credentials, client } = ports;
+    this.installs = ports.installs;
+    this.events = ports.events;
     if (credentials instanceof OAuthCredentials && client) {
       const check = new ApplicationCheck(credentials.settings, credentials.address, client.budget);
       this.mode = { credentials, check };

@@ -1,4 +1,4 @@
-import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { LookupSettings } from '../config/settings';
 import { isWithheld } from '../common/phone-number';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
@@ -37,7 +37,7 @@ type LookupSource = 'cache' | 'portal' | 'deadline';
  * for delivery (`bindingFor`) uses the same cache at background priority.
  */
 @Injectable()
-export class CrmLookupService implements OnModuleInit {
+export class CrmLookupService {
   private readonly logger = new Logger('CrmLookup');
   private readonly cache: LookupCache;
   private readonly background: BackgroundSearches;
@@ -69,7 +69,8 @@ export class CrmLookupService implements OnModuleInit {
     this.bindingEnabled = settings.bindCrmEntity;
   }
 
-  onModuleInit(): void {
+  /** Says once, at start, when the portal's budget cannot carry a lookup in time. */
+  open(): void {
     const problem = this.search.capacityProblem(1);
     if (problem) this.logger.warn(`lookups will answer without a match: ${problem.message}`);
   }

@@ -1,4 +1,10 @@
-import { Global, Module } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Global,
+  Module,
+  OnApplicationBootstrap,
+  OnModuleInit,
+} from '@nestjs/common';
 import { CrmLookupService } from './crm-lookup.service';
 import { CrmSearch } from './crm-search';
 import { EmployeeDirectory } from './employee-directory';
@@ -21,4 +27,21 @@ import { SinglePortalCrm } from './single-portal-crm';
   ],
   exports: [CrmLookupService, EmployeeDirectory, PortalCrm],
 })
-export class CrmModule {}
+export class CrmModule implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+  constructor(
+    private readonly lookups: CrmLookupService,
+    private readonly directory: EmployeeDirectory,
+  ) {}
+
+  onModuleInit(): void {
+    this.lookups.open();
+  }
+
+  onApplicationBootstrap(): void {
+    this.directory.start();
+  }
+
+  beforeApplicationShutdown(): void {
+    this.directory.close();
+  }
+}

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { LookupSettings } from '../config/settings';
 import { PortalClient } from '../portal/portal-client';
@@ -21,7 +21,7 @@ interface PortalUser {
  * refresh replaces the copy only when every page arrived, so a failed one keeps the last good copy.
  */
 @Injectable()
-export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class EmployeeDirectory {
   private readonly logger = new Logger('EmployeeDirectory');
   private readonly refreshMs: number;
   private userByExtension = new Map<string, number>();
@@ -42,14 +42,15 @@ export class EmployeeDirectory implements OnApplicationBootstrap, BeforeApplicat
     this.firstLoad = new Promise((resolve) => (this.markLoaded = resolve));
   }
 
-  onApplicationBootstrap(): void {
+  /** Reads the directory now and then every EMPLOYEE_REFRESH_SEC. */
+  start(): void {
     // OAuth: the read at start has no tokens until the application is installed; read as soon as it is,
     // rather than at the next retry.
     if (this.credentials instanceof OAuthCredentials) this.credentials.onGrant(() => this.loadNow());
     void this.refreshAndReschedule();
   }
 
-  beforeApplicationShutdown(): void {
+  close(): void {
     clearTimeout(this.timer);
     this.stopping.abort();
   }

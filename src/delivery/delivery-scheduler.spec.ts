@@ -83,7 +83,13 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
     store = new MemoryCallStore(leases);
     portal = new ScriptedPortal(options.maxBatchSize);
     outcomes = [];
-    lease = new LeaseKeeper(leases, PORTAL, 'replica-1', 60_000, () => undefined);
+    lease = new LeaseKeeper({
+      store: leases,
+      portalId: PORTAL,
+      owner: 'replica-1',
+      ttlMs: 60_000,
+      onAcquired: () => undefined,
+    });
     lease.start();
     for (let i = 0; i < 50 && !lease.current(); i++) await new Promise((resolve) => setImmediate(resolve));
     expect(lease.current()).toBeDefined();
@@ -98,7 +104,9 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
         pauseMs: 30_000,
       },
       lease,
-      { onCommand: (step, outcome) => outcomes.push([step, outcome]), onRetry: () => undefined },
+      {
+        observer: { onCommand: (step, outcome) => outcomes.push([step, outcome]), onRetry: () => undefined },
+      },
     );
   }
 

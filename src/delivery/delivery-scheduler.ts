@@ -43,6 +43,16 @@ export interface LeaseHolder {
   stop(): Promise<void>;
 }
 
+/** What a scheduler may be given beside its store, transport, settings and lease. */
+export interface SchedulerParts {
+  /** Told of each command's outcome, each retry and each card shown (metrics). */
+  observer?: DeliveryObserver;
+  /** The employee and the CRM binding of a call's numbers. */
+  routing?: CallRouting;
+  /** Recording downloads and uploads; without, recordings are not delivered. */
+  recordings?: RecordingOptions;
+}
+
 /** What the portal's state is, for health details and metrics. */
 export interface PortalStatus {
   portalId: string;
@@ -114,10 +124,9 @@ export class DeliveryScheduler {
     private readonly transport: PortalTransport,
     private readonly settings: SchedulerSettings,
     private readonly lease: LeaseHolder,
-    observer?: DeliveryObserver,
-    routing?: CallRouting,
-    recordings?: RecordingOptions,
+    parts: SchedulerParts = {},
   ) {
+    const { observer, routing, recordings } = parts;
     this.logger = new Logger(`Delivery ${transport.portalId}`);
     this.status = { portalId: transport.portalId, paused: false };
     this.recordings =

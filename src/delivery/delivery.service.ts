@@ -1,10 +1,3 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  OnApplicationBootstrap,
-  Optional,
-} from '@nestjs/common';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EgressPolicy } from '../common/egress';
@@ -26,9 +19,6 @@ import { RecordingFetcher } from './recording-fetcher';
 /** After a replica was seen dead, how long its lease is asked for every 200 ms (the store may lag a moment). */
 const TAKEOVER_CHASE_MS = 2000;
 
-/** Injection token of `DeliveryServiceOptions`; unset for the one portal of single mode. */
-export const DELIVERY_SERVICE_OPTIONS = Symbol('DeliveryServiceOptions');
-
 /** How a portal's delivery is run when a deployment serves many (docs/API.md). */
 export interface DeliveryServiceOptions {
   /** The lease owner: this replica's id, so a survivor can take the lease over when this replica dies. */
@@ -43,47 +33,57 @@ export interface DeliveryServiceOptions {
   chaseLeaseMs?: number;
 }
 
+/** What one portal's delivery is built from. */
+export interface DeliveryDeps {
+  store: CallStore;
+  client: PortalClient;
+  delivery: DeliverySettings;
+  metrics: BridgeMetrics;
+  directory: EmployeeDirectory;
+  lookups: CrmLookupService;
+  leases: LeaseStore;
+  recording: RecordingSettings;
+  portal: PortalSettings;
+  options?: DeliveryServiceOptions;
+  /** Single mode only: its replicas' liveness (multi mode's shard map joins the registry instead). */
+  replicas?: ReplicaRegistry;
+  /**
+   * What recording downloads may reach: single mode's policy (unrestricted: the operator's own
+   * RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
+   */
+  egress: EgressPolicy;
+}
+
 /**
  * Owns the portal's delivery scheduler for the application's lifetime, and is the `WorkSignal` the rest of
  * the application wakes it through.
  */
-@Injectable()
-export class DeliveryService extends WorkSignal implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DeliveryService extends WorkSignal {
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
   /** Single mode: the replica's liveness mark and its watch on the others' (multi mode has the shard map). */
   private readonly liveness?: LivenessWatch;
+  private readonly store: CallStore;
+  private readonly client: PortalClient;
 
-  constructor(
-    private readonly store: CallStore,
-    private readonly client: PortalClient,
-    delivery: DeliverySettings,
-    metrics: BridgeMetrics,
-    directory: EmployeeDirectory,
-    lookups: CrmLookupService,
-    leases: LeaseStore,
-    recording: RecordingSettings,
-    portalSettings: PortalSettings,
-    @Optional() @Inject(DELIVERY_SERVICE_OPTIONS) options: DeliveryServiceOptions = {},
-    // Single mode only (Nest injects it; multi mode's runtimes pass none: their shard map joins the registry).
-    @Optional() replicas?: ReplicaRegistry,
-    // What recording downloads may reach: single mode's injected policy (unrestricted: the operator's own
-    // RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
-    @Inject(EgressPolicy) egress?: EgressPolicy,
-  ) {
+  constructor(deps: DeliveryDeps) {
     super();
+    const { store, client, delivery, metrics, directory, lookups, leases, recording, egress } = deps;
+    const { options = {}, replicas } = deps;
     if (!egress) throw new Error('DeliveryService: no egress policy for recording downloads');
+    this.store = store;
+    this.client = client;
     const portal = options.metricsPortal ?? client.portalId;
     // The pod name (hostname) tells operators which replica delivers; the suffix tells restarts apart.
     const owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-    const lease = new LeaseKeeper(
-      leases,
-      client.portalId,
+    const lease = new LeaseKeeper({
+      store: leases,
+      portalId: client.portalId,
       owner,
-      delivery.leaseMs,
-      () => this.notify(),
-      options.chaseLeaseMs,
-    );
+      ttlMs: delivery.leaseMs,
+      onAcquired: () => this.notify(),
+      chaseMs: options.chaseLeaseMs,
+    });
     if (replicas && options.owner === undefined) {
       // The lease owner is the replica's registered id: a survivor takes a dead deliverer's lease at once.
       const liveness = new LivenessWatch(replicas, owner, () => lease.chase(TAKEOVER_CHASE_MS));
@@ -104,31 +104,34 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
       },
       lease,
       {
-        onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
-        onRetry: (reason) => metrics.retries.inc({ portal, reason }),
-        onCardPopped: (elapsedMs) => metrics.ringToCard.observe({ portal }, elapsedMs / 1000),
-      },
-      {
-        employeeFor: (extension) => (directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined),
-        bindingFor: (phone) => lookups.bindingFor(phone),
-        clientFor: (phone) => lookups.clientFor(phone),
-      },
-      {
-        fetcher: new RecordingFetcher({
-          hosts: new RecordingHosts(recording.fetchHosts),
-          authorization: recording.fetchAuthorization,
-          maxBytes: recording.maxBytes,
-          timeoutMs: 30_000,
-          egress,
-        }),
-        requestMaxBytes: recording.requestMaxBytes,
-        maxBackoffMs: Math.min(delivery.maxBackoffMs, 60_000),
-        fetchLeaseMs: 300_000,
-        maxConcurrentFetches: 2,
-        // A progress timeout (nothing moved for this long), so it need not cover a whole file's transfer.
-        uploadTimeoutMs: portalSettings.timeoutMs,
-        requestTimeoutMs: portalSettings.timeoutMs,
-        quotaBytes: recording.quotaBytes,
+        observer: {
+          onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
+          onRetry: (reason) => metrics.retries.inc({ portal, reason }),
+          onCardPopped: (elapsedMs) => metrics.ringToCard.observe({ portal }, elapsedMs / 1000),
+        },
+        routing: {
+          employeeFor: (extension) =>
+            directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined,
+          bindingFor: (phone) => lookups.bindingFor(phone),
+          clientFor: (phone) => lookups.clientFor(phone),
+        },
+        recordings: {
+          fetcher: new RecordingFetcher({
+            hosts: new RecordingHosts(recording.fetchHosts),
+            authorization: recording.fetchAuthorization,
+            maxBytes: recording.maxBytes,
+            timeoutMs: 30_000,
+            egress,
+          }),
+          requestMaxBytes: recording.requestMaxBytes,
+          maxBackoffMs: Math.min(delivery.maxBackoffMs, 60_000),
+          fetchLeaseMs: 300_000,
+          maxConcurrentFetches: 2,
+          // A progress timeout (nothing moved for this long), so it need not cover a whole file's transfer.
+          uploadTimeoutMs: deps.portal.timeoutMs,
+          requestTimeoutMs: deps.portal.timeoutMs,
+          quotaBytes: recording.quotaBytes,
+        },
       },
     );
     if (options.gauges !== false) {
@@ -145,7 +148,8 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
     return this.client.portalId;
   }
 
-  onApplicationBootstrap(): void {
+  /** The delivery loop starts (and, single mode, the replica's liveness mark). */
+  start(): void {
     // Joins in the background: a lease taken before the join completes is taken over once it has (by owner id).
     void this.liveness?.start();
     // Calls another replica took in: the replica delivering them hears of it at once.
@@ -172,7 +176,7 @@ export class DeliveryService extends WorkSignal implements OnApplicationBootstra
   }
 
   /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
-  async beforeApplicationShutdown(): Promise<void> {
+  async close(): Promise<void> {
     await this.stopDelivering();
     this.client.budget.stop();
   }

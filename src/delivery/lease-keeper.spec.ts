@@ -1,6 +1,11 @@
 import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
-import { DeliveryLease } from '../store/coordination-store';
+import { DeliveryLease, LeaseStore } from '../store/coordination-store';
 import { LeaseKeeper } from './lease-keeper';
+
+/** A keeper of portal `portal` as owner `me`, with a 60 s lease (its own ticks every 20 s). */
+function keeperOf(store: LeaseStore, onAcquired: () => unknown, chaseMs?: number): LeaseKeeper {
+  return new LeaseKeeper({ store, portalId: 'portal', owner: 'me', ttlMs: 60_000, onAcquired, chaseMs });
+}
 
 describe('LeaseKeeper.kick', () => {
   it('tries for the lease now rather than at the next tick (a portal this replica was just given)', async () => {
@@ -10,7 +15,7 @@ describe('LeaseKeeper.kick', () => {
     await store.acquireLease('portal', 'other', 5000);
     let acquired = 0;
     // A 60 s lease: the keeper's own ticks come every 20 s, far beyond this test.
-    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1));
+    const keeper = keeperOf(store, () => (acquired += 1));
     keeper.start();
     // Its first try (at start) found the lease taken.
     await new Promise((resolve) => setImmediate(resolve));
@@ -38,7 +43,7 @@ describe('LeaseKeeper chasing a portal it was given', () => {
     const previous = await store.acquireLease('portal', 'other', 60_000);
     let acquired = 0;
     // Ticks every 20 s; chasing for 30 s after start.
-    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1), 30_000);
+    const keeper = keeperOf(store, () => (acquired += 1), 30_000);
     keeper.start();
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(keeper.current()).toBeUndefined();
@@ -52,7 +57,7 @@ describe('LeaseKeeper chasing a portal it was given', () => {
   it('does not chase without being asked to', async () => {
     const store = new MemoryLeaseStore(() => Date.now());
     const previous = await store.acquireLease('portal', 'other', 60_000);
-    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => undefined);
+    const keeper = keeperOf(store, () => undefined);
     keeper.start();
     await new Promise((resolve) => setTimeout(resolve, 50));
     await store.releaseLease(previous!);
@@ -68,7 +73,7 @@ describe('LeaseKeeper after another replica was seen dead', () => {
     const previous = await store.acquireLease('portal', 'dead', 60_000);
     let acquired = 0;
     // No chase at start (single mode: every replica competes); ticks every 20 s.
-    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => (acquired += 1));
+    const keeper = keeperOf(store, () => (acquired += 1));
     keeper.start();
     await new Promise((resolve) => setTimeout(resolve, 50));
     keeper.chase(2000);
@@ -83,7 +88,7 @@ describe('LeaseKeeper after another replica was seen dead', () => {
   it('sends nothing while its replica counts as dead (its liveness mark lost), whatever the lease says', async () => {
     const store = new MemoryLeaseStore(() => Date.now());
     let alive = true;
-    const keeper = new LeaseKeeper(store, 'portal', 'me', 60_000, () => undefined);
+    const keeper = keeperOf(store, () => undefined);
     keeper.holdOnlyWhile(() => alive);
     keeper.start();
     await waitFor(() => keeper.current() !== undefined);
@@ -123,7 +128,8 @@ describe('LeaseKeeper: one renewal per process and tick, whatever the number of 
     const store = new CountingStore(() => now);
     // A 1.5 s lease: the shared tick comes every 500 ms.
     const keepers = ['a', 'b', 'c'].map(
-      (portal) => new LeaseKeeper(store, portal, 'me', 1500, () => undefined),
+      (portal) =>
+        new LeaseKeeper({ store, portalId: portal, owner: 'me', ttlMs: 1500, onAcquired: () => undefined }),
     );
     for (const keeper of keepers) keeper.start();
     await waitFor(() => keepers.every((keeper) => keeper.current() !== undefined));

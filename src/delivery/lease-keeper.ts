@@ -85,6 +85,22 @@ class SharedRenewal {
   }
 }
 
+/** One portal's lease, held as one owner. */
+export interface LeaseKeeperOptions {
+  store: LeaseStore;
+  portalId: string;
+  owner: string;
+  ttlMs: number;
+  /** Told when this replica starts delivering (it took or renewed the lease after holding none). */
+  onAcquired: () => void;
+  /**
+   * For this long after `start`, a lease held by another is asked for again every CHASE_MS rather than at
+   * the next tick: a replica the shard map just gave the portal to takes it as soon as the previous holder
+   * lets go (a hand-over) or is seen dead. 0 (the default): off (every replica of one portal competes).
+   */
+  chaseMs?: number;
+}
+
 /**
  * Holds, renews and gives up one portal's delivery lease (docs/decisions/replicas.md).
  * Every replica runs one: the holder's lease is renewed every third of the lease time, with every other
@@ -107,21 +123,21 @@ export class LeaseKeeper {
   /** Liveness: false while this replica counts as dead to the others (its mark is lost), so it sends nothing. */
   private mayHold: () => boolean = () => true;
   private readonly renewal: SharedRenewal;
+  private readonly store: LeaseStore;
+  private readonly portalId: string;
+  private readonly owner: string;
+  private readonly ttlMs: number;
+  private readonly onAcquired: () => void;
+  private readonly chaseMs: number;
 
-  constructor(
-    private readonly store: LeaseStore,
-    private readonly portalId: string,
-    private readonly owner: string,
-    private readonly ttlMs: number,
-    /** Told when this replica starts delivering (it took or renewed the lease after holding none). */
-    private readonly onAcquired: () => void,
-    /**
-     * For this long after `start`, a lease held by another is asked for again every CHASE_MS rather than at
-     * the next tick: a replica the shard map just gave the portal to takes it as soon as the previous holder
-     * lets go (a hand-over) or is seen dead. 0: off (every replica of one portal competes, as before).
-     */
-    private readonly chaseMs = 0,
-  ) {
+  constructor(options: LeaseKeeperOptions) {
+    const { store, portalId, owner, ttlMs } = options;
+    this.store = store;
+    this.portalId = portalId;
+    this.owner = owner;
+    this.ttlMs = ttlMs;
+    this.onAcquired = options.onAcquired;
+    this.chaseMs = options.chaseMs ?? 0;
     this.logger = new Logger(`Delivery ${portalId}`);
     this.renewal = SharedRenewal.of(store, owner, ttlMs);
   }

@@ -1,18 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleInit,
-  Optional,
-} from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
 import { EgressPolicy, EgressRefused } from '../common/egress';
 import { ClickBus, PortalClick } from '../clicks/click';
-import { PORTAL_ID } from '../config/portal-id';
 import { DialSettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { EmployeeDirectory } from '../crm/employee-directory';
@@ -54,6 +45,25 @@ class Undiallable extends Error {}
 /** Another replica claimed the request while this one worked it: this one leaves it alone. */
 class ClaimLost extends Error {}
 
+/** What a portal's dial worker is built from. */
+export interface DialWorkerDeps {
+  bus: ClickBus;
+  store: DialStore;
+  settings: DialSettings;
+  intake: CallIntake;
+  directory: EmployeeDirectory;
+  lookup: CrmLookupService;
+  metrics: BridgeMetrics;
+  portalId: string;
+  /**
+   * What the PBX connection may reach: single mode's policy (unrestricted: the operator's own settings);
+   * a portal runtime passes the deployment's tenant rule.
+   */
+  egress: EgressPolicy;
+  /** The PBX connection; by default the one DIAL_MODE names (dialer-factory.ts). */
+  dialer?: Dialer;
+}
+
 /**
  * Click-to-call (the API contract (docs/API.md), docs/decisions/click-to-call.md). Subscribed to the ClickBus when
  * DIAL_MODE is set: a click is only stored (`dial_requests`, idempotent by CALL_ID), then a background loop
@@ -65,8 +75,7 @@ class ClaimLost extends Error {}
  * and a request found `sending` after its claim ran out (the bridge died during the originate) is taken as
  * sent, never dialled again. A CALL_ID not of the portal's shape is refused, never sent anywhere.
  */
-@Injectable()
-export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown {
+export class DialWorker {
   private readonly logger = new Logger('Dialer');
   /** This worker's name in the claims it takes. */
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -87,35 +96,42 @@ export class DialWorker implements OnModuleInit, OnApplicationBootstrap, BeforeA
     lastAttemptAt: null,
   };
 
-  constructor(
-    private readonly bus: ClickBus,
-    private readonly store: DialStore,
-    private readonly settings: DialSettings,
-    private readonly intake: CallIntake,
-    private readonly directory: EmployeeDirectory,
-    private readonly lookup: CrmLookupService,
-    private readonly metrics: BridgeMetrics,
-    @Inject(PORTAL_ID) portalId: string,
-    // Single mode: the injected policy (unrestricted: the operator's own settings); a portal runtime passes
-    // the deployment's tenant rule.
-    egress: EgressPolicy,
-    @Optional() @Inject(Dialer) dialer?: Dialer,
-  ) {
-    this.dialer = dialer ?? createDialer(settings, egress);
-    this.portals.add(portalId);
+  private readonly bus: ClickBus;
+  private readonly store: DialStore;
+  private readonly settings: DialSettings;
+  private readonly intake: CallIntake;
+  private readonly directory: EmployeeDirectory;
+  private readonly lookup: CrmLookupService;
+  private readonly metrics: BridgeMetrics;
+
+  constructor(deps: DialWorkerDeps) {
+    ({
+      bus: this.bus,
+      store: this.store,
+      settings: this.settings,
+      intake: this.intake,
+      directory: this.directory,
+      lookup: this.lookup,
+      metrics: this.metrics,
+    } = deps);
+    this.dialer = deps.dialer ?? createDialer(deps.settings, deps.egress);
+    this.portals.add(deps.portalId);
   }
 
-  onModuleInit(): void {
+  /** Subscribes to the ClickBus (with DIAL_MODE set): clicks are stored from now on. */
+  open(): void {
     if (this.dialer) this.bus.subscribe('dialer', (click) => this.accept(click));
   }
 
-  onApplicationBootstrap(): void {
+  /** The loop that works the stored requests starts. */
+  start(): void {
     if (!this.dialer) return;
     this.running = true;
     this.loop = this.run();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** The loop ends after the request it works. */
+  async close(): Promise<void> {
     this.running = false;
     this.poke();
     await this.loop;

@@ -1,12 +1,5 @@
-import {
-  BeforeApplicationShutdown,
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
-import { PORTAL_ID } from '../config/portal-id';
 import { EventSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
@@ -39,6 +32,19 @@ interface OfflineEvent {
   TIMESTAMP_X?: string;
 }
 
+/** What a portal's event binder is built from. */
+export interface PortalEventBinderDeps {
+  settings: EventSettings;
+  credentials: PortalCredentials;
+  client: PortalClient;
+  store: PortalEventStore;
+  processor: PortalEventProcessor;
+  metrics: BridgeMetrics;
+  /** What health and the page show of the portal's events; kept by the registry across runtimes. */
+  status: PortalEventsStatus;
+  portalId: string;
+}
+
 /**
  * OAuth mode (docs/API.md): binds every handled event and ONAPPUNINSTALL (always online: an uninstalled
  * application can no longer read its offline queue) after every grant stored on this replica (install,
@@ -47,8 +53,7 @@ interface OfflineEvent {
  * event durably, then clears exactly those. Requests go through the portal client and its budget
  * (background priority). Webhook mode does nothing here: the operator sets up the outbound webhook.
  */
-@Injectable()
-export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class PortalEventBinder {
   private readonly logger = new Logger(PortalEventBinder.name);
   private readonly offline: boolean;
   private readonly processId: string;
@@ -68,16 +73,27 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
    */
   owns?: () => boolean;
 
-  constructor(
-    private readonly settings: EventSettings,
-    private readonly credentials: PortalCredentials,
-    private readonly client: PortalClient,
-    private readonly store: PortalEventStore,
-    private readonly processor: PortalEventProcessor,
-    private readonly metrics: BridgeMetrics,
-    readonly status: PortalEventsStatus,
-    @Inject(PORTAL_ID) private readonly portalId: string,
-  ) {
+  private readonly settings: EventSettings;
+  private readonly credentials: PortalCredentials;
+  private readonly client: PortalClient;
+  private readonly store: PortalEventStore;
+  private readonly processor: PortalEventProcessor;
+  private readonly metrics: BridgeMetrics;
+  readonly status: PortalEventsStatus;
+  private readonly portalId: string;
+
+  constructor(deps: PortalEventBinderDeps) {
+    const { settings, portalId } = deps;
+    ({
+      settings: this.settings,
+      credentials: this.credentials,
+      client: this.client,
+      store: this.store,
+      processor: this.processor,
+      metrics: this.metrics,
+      status: this.status,
+      portalId: this.portalId,
+    } = deps);
     this.offline = settings.offline;
     // One per portal, shared by every replica and stable across restarts and new pods: events marked and not
     // cleared (a crash) come back to whichever replica asks next; replicas reading the same events store them
@@ -89,7 +105,8 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     return this.credentials instanceof OAuthCredentials ? this.credentials : undefined;
   }
 
-  onApplicationBootstrap(): void {
+  /** OAuth mode: binds once this replica owns the portal, after every grant, and polls offline events. */
+  start(): void {
     const oauth = this.oauth;
     if (!oauth) return;
     this.status.mode = this.offline ? 'offline' : 'online';
@@ -121,7 +138,7 @@ export class PortalEventBinder implements OnApplicationBootstrap, BeforeApplicat
     this.ownerTimer.unref();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  async close(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.retryTimer);
     clearTimeout(this.pollTimer);

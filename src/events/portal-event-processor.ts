@@ -1,12 +1,5 @@
-import {
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  BeforeApplicationShutdown,
-  Inject,
-} from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { ClickBus } from '../clicks/click';
-import { PORTAL_ID } from '../config/portal-id';
 import { LookupSettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { backoffMs } from '../delivery/backoff';
@@ -27,14 +20,23 @@ export const POLL_MS = 500;
 /** Retries of a failing handler wait at most this long. */
 const MAX_BACKOFF_MS = 60_000;
 
+/** What a portal's event processor is built from. */
+export interface PortalEventProcessorDeps {
+  store: PortalEventStore;
+  bus: ClickBus;
+  lookups: CrmLookupService;
+  metrics: BridgeMetrics;
+  lookupSettings: LookupSettings;
+  portalId: string;
+}
+
 /**
  * Handles the stored portal events in the background (docs/API.md): clicks and callbacks go to the
  * ClickBus, CRM changes drop cached lookups. Woken by new posts, else it polls; claims are leased in the
  * store, so replicas never handle one event together and an event a dead process held is taken again.
  * A handler's rejection leaves the event pending with `lastError`, retried with backoff.
  */
-@Injectable()
-export class PortalEventProcessor implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class PortalEventProcessor {
   private readonly logger = new Logger(PortalEventProcessor.name);
   private stopped = false;
   private running?: Promise<void>;
@@ -43,20 +45,31 @@ export class PortalEventProcessor implements OnApplicationBootstrap, BeforeAppli
   /** How often it looks without being woken; with many portals, longer (each post wakes its own portal). */
   pollMs = POLL_MS;
 
-  constructor(
-    private readonly store: PortalEventStore,
-    private readonly bus: ClickBus,
-    private readonly lookups: CrmLookupService,
-    private readonly metrics: BridgeMetrics,
-    private readonly lookupSettings: LookupSettings,
-    @Inject(PORTAL_ID) private readonly portalId: string,
-  ) {}
+  private readonly store: PortalEventStore;
+  private readonly bus: ClickBus;
+  private readonly lookups: CrmLookupService;
+  private readonly metrics: BridgeMetrics;
+  private readonly lookupSettings: LookupSettings;
+  private readonly portalId: string;
 
-  onApplicationBootstrap(): void {
+  constructor(deps: PortalEventProcessorDeps) {
+    ({
+      store: this.store,
+      bus: this.bus,
+      lookups: this.lookups,
+      metrics: this.metrics,
+      lookupSettings: this.lookupSettings,
+      portalId: this.portalId,
+    } = deps);
+  }
+
+  /** The background loop starts. */
+  start(): void {
     this.running = this.loop();
   }
 
-  async beforeApplicationShutdown(): Promise<void> {
+  /** The loop ends after the batch it handles. */
+  async close(): Promise<void> {
     this.stopped = true;
     this.wake();
     await this.running;

@@ -34,6 +34,22 @@ import { storedAnswers } from './stored-answers';
 /** At most this long a stopping bridge keeps storing what its follower handed over (the store may be down). */
 const SINK_DRAIN_MS = 5000;
 
+/** What the one portal's follower is built from (Nest fills the properties). */
+@Injectable()
+class SinglePortalFollow {
+  @Inject(FollowSettings) readonly settings!: FollowSettings;
+  @Inject(IntakeSettings) readonly intakeSettings!: IntakeSettings;
+  @Inject(CallIntake) readonly intake!: CallIntake;
+  @Inject(BridgeMetrics) readonly metrics!: BridgeMetrics;
+  @Inject(PORTAL_ID) readonly portalId!: string;
+  @Inject(CallStore) readonly calls!: CallStore;
+  @Inject(FollowPositionStore) readonly positions!: FollowPositionStore;
+  /** Where delivery runs, the follower runs: the holder of the portal's delivery lease. */
+  @Optional() @Inject(DeliveryService) readonly delivery?: DeliveryService;
+  @Optional() @Inject(PortalCrm) readonly crm?: PortalCrm;
+  @Optional() @Inject(EmployeeDirectory) readonly directory?: EmployeeDirectory;
+}
+
 /**
  * PBX_EVENTS=ami with one portal: follows AMI_URL (esl: ESL_URL) on the replica that holds the portal's delivery lease
  * (`deliveringHere`), so with several replicas one follows at a time and a survivor takes over with the
@@ -48,19 +64,10 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
   private closing = false;
   private followedHere = false;
 
-  constructor(
-    settings: FollowSettings,
-    intakeSettings: IntakeSettings,
-    intake: CallIntake,
-    metrics: BridgeMetrics,
-    @Inject(PORTAL_ID) portalId: string,
-    calls: CallStore,
-    positions: FollowPositionStore,
-    @Optional() delivery?: DeliveryService,
-    @Optional() crm?: PortalCrm,
-    @Optional() directory?: EmployeeDirectory,
-  ) {
+  constructor(deps: SinglePortalFollow) {
     super();
+    const { settings, intakeSettings, intake, metrics, portalId, calls, positions } = deps;
+    const { delivery, crm, directory } = deps;
     this.sink = new IntakeSink(
       intake,
       portalId,
@@ -163,7 +170,7 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
 /** Following the PBX (docs/API.md); imported only when PBX_EVENTS is set. */
 @Module({
   imports: [IntakeModule],
-  providers: [FollowService, { provide: PbxFollower, useExisting: FollowService }],
+  providers: [SinglePortalFollow, FollowService, { provide: PbxFollower, useExisting: FollowService }],
   exports: [PbxFollower],
 })
 export class FollowModule {}

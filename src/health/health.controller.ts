@@ -1,5 +1,5 @@
 import { DialWorker } from '../dialer/dial-worker';
-import { Controller, Get, Optional, Req } from '@nestjs/common';
+import { Controller, Get, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
 import { PortalCredentials } from '../portal/portal-credentials';
@@ -8,11 +8,9 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { presentedToken } from '../common/presented-token';
 import { digestsOf, matchesAny } from '../common/secrets';
-import { SecuritySettings } from '../config/settings';
 import { BackgroundFigures } from './background-figures';
 import { Lifecycle } from './lifecycle';
-import { PortalsHealth } from './portals-health';
-import { PbxFollower } from '../follow/pbx-follower';
+import { HealthSources } from './health-sources';
 
 /** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
 const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
@@ -54,20 +52,13 @@ export class HealthController {
     private readonly indicators: HealthIndicatorService,
     private readonly store: CallStore,
     private readonly lifecycle: Lifecycle,
-    // One portal: its delivery, credentials, events and dialer. Many portals: the registry's overview.
-    @Optional() private readonly delivery?: DeliveryService,
-    @Optional() private readonly credentials?: PortalCredentials,
-    @Optional() private readonly dialer?: DialWorker,
-    @Optional() private readonly portalEvents?: PortalEventsStatus,
-    @Optional() private readonly portals?: PortalsHealth,
-    @Optional() private readonly follower?: PbxFollower,
-    @Optional() security?: SecuritySettings,
+    private readonly sources: HealthSources,
   ) {
-    const registry = portals;
+    const registry = sources.portals;
     if (registry) {
       this.portalFigures = new BackgroundFigures(() => registry.queues(), PORTAL_FIGURES_MAX_AGE_MS);
     }
-    this.detailTokens = digestsOf(security?.adminToken, security?.metricsToken);
+    this.detailTokens = digestsOf(sources.security?.adminToken, sources.security?.metricsToken);
   }
 
   /**
@@ -84,7 +75,7 @@ export class HealthController {
   @HealthCheck()
   ready(@Req() request: Request) {
     const store = this.recentStoreCheck();
-    const { delivery, credentials, dialer, portalEvents } = this;
+    const { delivery, credentials, dialer, portalEvents, follower } = this.sources;
     const portalChecks =
       delivery && credentials && dialer && portalEvents
         ? this.singlePortalChecks(store, delivery, credentials, dialer, portalEvents)
@@ -105,9 +96,7 @@ export class HealthController {
       },
       ...portalChecks,
       // Following the PBX (docs/API.md): a lost connection is reported, never fails readiness (intake is durable).
-      ...(this.follower
-        ? [() => this.indicators.check('pbxFollow').up({ ...(this.follower as PbxFollower).status() })]
-        : []),
+      ...(follower ? [() => this.indicators.check('pbxFollow').up({ ...follower.status() })] : []),
     ]);
   }
 
@@ -167,7 +156,7 @@ export class HealthController {
 
   /** Anonymous: the mode and how many portals. With ADMIN_TOKEN or METRICS_TOKEN: the registry's details. */
   private async manyPortalDetails(request: Request): Promise<Record<string, unknown>> {
-    const portals = this.portals;
+    const portals = this.sources.portals;
     const overview = { mode: 'multi', portals: portals?.count() ?? 0 };
     const token = presentedToken(request);
     if (!portals || !this.portalFigures || !token || !matchesAny(token, this.detailTokens)) return overview;
@@ -193,7 +182,7 @@ export class HealthController {
       this.storeCheck = {
         startedAt: now,
         writable: this.store.checkWritable(),
-        stats: this.delivery?.queueStats(),
+        stats: this.sources.delivery?.queueStats(),
       };
     }
     return this.storeCheck;

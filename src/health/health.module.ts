@@ -3,6 +3,7 @@ import { TerminusModule } from '@nestjs/terminus';
 import { DialerModule } from '../dialer/dialer.module';
 import { FollowModule } from '../follow/follow.module';
 import { HealthController } from './health.controller';
+import { HealthSources } from './health-sources';
 import { Lifecycle } from './lifecycle';
 
 /**
@@ -20,7 +21,7 @@ export class HealthModule {
         ...(options.follow ? [FollowModule] : []),
       ],
       controllers: [HealthController],
-      providers: [Lifecycle],
+      providers: [Lifecycle, HealthSources],
       exports: [Lifecycle],
     };
   }

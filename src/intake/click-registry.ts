@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { ClickBus, PortalClick } from '../clicks/click';
 import { PORTAL_ID } from '../config/portal-id';
 import { CallStore } from '../store/call-store';
@@ -10,14 +10,15 @@ import { CallStore } from '../store/call-store';
  * one portal; with many, each portal's runtime has its own bus and registry).
  */
 @Injectable()
-export class ClickRegistry implements OnModuleInit {
+export class ClickRegistry {
   constructor(
     private readonly bus: ClickBus,
     private readonly store: CallStore,
     @Inject(PORTAL_ID) private readonly portalId: string,
   ) {}
 
-  onModuleInit(): void {
+  /** Subscribes to the bus: from now on every click published is kept. */
+  open(): void {
     this.bus.subscribe('click-registry', (click) => this.keep(click), 'record');
   }
 

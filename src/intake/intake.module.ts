@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Module, OnModuleInit } from '@nestjs/common';
 import { CallIntake } from './call-intake.service';
 import { ClickRegistry } from './click-registry';
 
@@ -11,4 +11,10 @@ import { ClickRegistry } from './click-registry';
   providers: [CallIntake, ClickRegistry],
   exports: [CallIntake],
 })
-export class IntakeModule {}
+export class IntakeModule implements OnModuleInit {
+  constructor(private readonly clicks: ClickRegistry) {}
+
+  onModuleInit(): void {
+    this.clicks.open();
+  }
+}

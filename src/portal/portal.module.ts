@@ -20,21 +20,26 @@ function budgetFor(
     : new RequestBudget(settings.rateLimitRps, settings.burst);
 }
 
-/**
- * A portal client on `credentials` with its own budget (`settings`' rate and burst: each portal has its own),
- * counting its requests under the metrics label `metricsPortal`.
- */
-export function createPortalClient(
-  credentials: PortalCredentials,
-  settings: PortalSettings,
-  portal: string,
-  metrics: BridgeMetrics,
-  shared: SharedBucketStore | null,
-  metricsPortal = portal,
-): PortalClient {
+/** What a portal client is built from. */
+export interface PortalClientParts {
+  credentials: PortalCredentials;
+  /** Its rate, burst, timeout, batch size, allowed domains and operating limit: each portal has its own. */
+  settings: PortalSettings;
+  portalId: string;
+  metrics: BridgeMetrics;
+  /** The database's request buckets (PostgreSQL), or null: one bucket per process. */
+  shared: SharedBucketStore | null;
+  /** The `portal` label of its request metrics; the portal's id by default. */
+  metricsPortal?: string;
+}
+
+/** A portal client on the portal's credentials with its own request budget, counting its requests. */
+export function createPortalClient(parts: PortalClientParts): PortalClient {
+  const { credentials, settings, portalId, metrics, shared } = parts;
+  const metricsPortal = parts.metricsPortal ?? portalId;
   return new PortalClient(
     credentials,
-    budgetFor(settings, portal, shared),
+    budgetFor(settings, portalId, shared),
     {
       timeoutMs: settings.timeoutMs,
       batchSize: settings.batchSize,
@@ -65,10 +70,10 @@ export function createPortalClient(
       useFactory: (
         credentials: PortalCredentials,
         settings: PortalSettings,
-        portal: string,
+        portalId: string,
         metrics: BridgeMetrics,
         shared: SharedBucketStore | null,
-      ) => createPortalClient(credentials, settings, portal, metrics, shared),
+      ) => createPortalClient({ credentials, settings, portalId, metrics, shared }),
     },
   ],
   exports: [PortalClient],

@@ -15,12 +15,12 @@ import { PortalInstalls } from '../auth/portal-installs';
 import { sameSecret } from '../common/secrets';
 import { PORTAL_ID_PATTERN } from '../config/portal-id';
 import { WorkSignal } from '../common/work-signal';
-import { AuthSettings, PortalSettings } from '../config/settings';
 import { domainAllowed } from '../portal/portal-redirects';
 import { PortalEventStore } from '../store/portal-event-store';
 import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalRegistry } from './portal-registry';
+import { RegistryDeps } from './registry-deps';
 
 /**
  * Install checks at the vendor's OAuth server (docs/decisions/many-portals.md, "Installs nobody can forge"):
@@ -61,16 +61,18 @@ export class MultiPortalInstalls extends PortalInstalls {
   private readonly refused = new LRUCache<string, OAuthRefusal>({ max: REFUSED_KEPT });
   private readonly allowedDomains: readonly string[];
 
+  private readonly tokens: TokenStore;
+  private readonly portals: PortalStore;
+  private readonly events: PortalEventStore;
+
   constructor(
-    auth: AuthSettings,
-    portal: PortalSettings,
-    private readonly tokens: TokenStore,
-    private readonly portals: PortalStore,
+    deps: RegistryDeps,
     private readonly registry: PortalRegistry,
     private readonly signal: WorkSignal,
-    private readonly events: PortalEventStore,
   ) {
     super();
+    const { auth, portal } = deps;
+    ({ tokens: this.tokens, portals: this.portals, portalEvents: this.events } = deps);
     this.allowedDomains = portal.allowedDomains;
     this.endpoint = new OAuthTokenEndpoint({
       portalId: '',

@@ -3,31 +3,16 @@ import { BeforeApplicationShutdown, Injectable, OnApplicationBootstrap } from '@
 import { ModuleRef } from '@nestjs/core';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { AppConfig } from '../config/app-config';
-import {
-  AuthSettings,
-  DeliverySettings,
-  EventSettings,
-  IntakeSettings,
-  LookupSettings,
-  PortalSettings,
-  RecordingSettings,
-} from '../config/settings';
-import { BridgeMetrics } from '../metrics/bridge-metrics';
-import { CallStore, QueueStats } from '../store/call-store';
-import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
-import { PortalRecord, PortalStore } from '../store/portal-store';
+import { QueueStats } from '../store/call-store';
+import { PortalRecord } from '../store/portal-store';
 import { PortalIntake } from '../crm/portal-crm';
-import { TokenStore } from '../store/token-store';
-import { PortalEventStore } from '../store/portal-event-store';
-import { DialStore } from '../store/dial-store';
-import { FollowPositionStore } from '../store/follow-position-store';
 import { CallIntake } from '../intake/call-intake.service';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeliveryPlacement } from './delivery-placement';
 import { DeploymentSettings } from './portal-scoped-settings';
 import { PortalSync } from './portal-sync';
 import { DueWork } from './due-work';
+import { RegistryDeps } from './registry-deps';
 import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
@@ -59,44 +44,26 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private sweepTimer?: NodeJS.Timeout;
   private sweeping?: Promise<unknown>;
   private stopWatchingWork?: () => void;
+  private readonly modules: ModuleRef;
 
-  constructor(
-    config: AppConfig,
-    auth: AuthSettings,
-    portal: PortalSettings,
-    delivery: DeliverySettings,
-    lookup: LookupSettings,
-    recording: RecordingSettings,
-    events: EventSettings,
-    intake: IntakeSettings,
-    calls: CallStore,
-    tokens: TokenStore,
-    leases: LeaseStore,
-    bucket: SharedBucketStore,
-    metrics: BridgeMetrics,
-    portals: PortalStore,
-    replicas: ReplicaRegistry,
-    portalEvents: PortalEventStore,
-    dials: DialStore,
-    private readonly modules: ModuleRef,
-    positions: FollowPositionStore,
-    egress: EgressPolicy,
-  ) {
+  constructor(registryDeps: RegistryDeps) {
+    const { config, auth, portal, delivery, lookup, recording, events, intake, egress } = registryDeps;
+    this.modules = registryDeps.modules;
     this.egress = egress;
     this.labelled = config.METRICS_PORTAL_LABEL;
     this.production = config.NODE_ENV === 'production';
     this.deps = {
-      events: portalEvents,
-      dials,
+      events: registryDeps.portalEvents,
+      dials: registryDeps.dials,
       // Intake wakes delivery through WorkSignal, which is this registry: taken once the application is built.
       intake: undefined as unknown as CallIntake,
-      calls,
-      tokens,
-      leases,
-      bucket: bucket ?? null,
-      metrics,
+      calls: registryDeps.calls,
+      tokens: registryDeps.tokens,
+      leases: registryDeps.leases,
+      bucket: registryDeps.bucket ?? null,
+      metrics: registryDeps.metrics,
       replicaId: this.replicaId,
-      positions,
+      positions: registryDeps.positions,
     };
     const deployment: DeploymentSettings = {
       auth,
@@ -111,10 +78,10 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       intake,
     };
     this.runtimes = new PortalRuntimes(deployment, this.deps, config.PORTAL_IDLE_SEC * 1000);
-    this.placement = new DeliveryPlacement(replicas, this.replicaId, this.runtimes);
+    this.placement = new DeliveryPlacement(registryDeps.replicas, this.replicaId, this.runtimes);
     this.runtimes.owns = (portalId) => this.placement.owns(portalId);
-    this.syncer = new PortalSync(portals, this.runtimes, this.placement);
-    this.dueWork = new DueWork(calls, (due) => {
+    this.syncer = new PortalSync(registryDeps.portals, this.runtimes, this.placement);
+    this.dueWork = new DueWork(registryDeps.calls, (due) => {
       for (const { portalId, kind } of due) this.wake(portalId, (runtime) => runtime.wakeDue(kind));
     });
   }

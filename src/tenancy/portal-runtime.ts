@@ -106,14 +106,14 @@ export class PortalRuntime {
     const label = scoped.metricsLabel;
     this.credentials = new OAuthCredentials(scoped.oauth, deps.tokens);
     this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
-    this.client = createPortalClient(
-      this.credentials,
-      scoped.portal,
-      record.portalId,
-      deps.metrics,
-      deps.bucket,
-      label,
-    );
+    this.client = createPortalClient({
+      credentials: this.credentials,
+      settings: scoped.portal,
+      portalId: record.portalId,
+      metrics: deps.metrics,
+      shared: deps.bucket,
+      metricsPortal: label,
+    });
     this.directory = new EmployeeDirectory(this.client, scoped.lookup, this.credentials);
     this.logger = new Logger(`Portal ${record.portalId}`);
     this.clicks = new ClickRegistry(this.bus, deps.calls, record.portalId);
@@ -126,17 +126,17 @@ export class PortalRuntime {
     );
     this.oneShot = this.eventProcessor();
     if (scoped.dial) {
-      this.dialer = new DialWorker(
-        this.bus,
-        deps.dials,
-        scoped.dial,
-        deps.intake,
-        this.directory,
-        this.lookups,
-        deps.metrics,
-        record.portalId,
-        scoped.egress,
-      );
+      this.dialer = new DialWorker({
+        bus: this.bus,
+        store: deps.dials,
+        settings: scoped.dial,
+        intake: deps.intake,
+        directory: this.directory,
+        lookup: this.lookups,
+        metrics: deps.metrics,
+        portalId: record.portalId,
+        egress: scoped.egress,
+      });
       // No loop of its own looks at the store: `DueWork` wakes it (`wakeDue`) when a request is due.
       this.dialer.idlePollMs = undefined;
     }
@@ -175,16 +175,16 @@ export class PortalRuntime {
     this.opened = true;
     await this.credentials.open();
     for (const problem of this.scoped.problems) this.logger.warn(problem);
-    this.clicks.onModuleInit();
-    this.dialer?.onModuleInit();
-    this.lookups.onModuleInit();
-    this.directory.onApplicationBootstrap();
+    this.clicks.open();
+    this.dialer?.open();
+    this.lookups.open();
+    this.directory.start();
   }
 
   /** Published in place of the previous runtime (closed by now): the dialer's loop starts. */
   start(): void {
     if (this.closed) return;
-    this.dialer?.onApplicationBootstrap();
+    this.dialer?.start();
   }
 
   /** An event of this portal was stored here: the processor looks now, or one pass runs if another replica delivers. */
@@ -195,14 +195,14 @@ export class PortalRuntime {
   }
 
   private eventProcessor(): PortalEventProcessor {
-    const processor = new PortalEventProcessor(
-      this.deps.events,
-      this.bus,
-      this.lookups,
-      this.deps.metrics,
-      this.scoped.lookup,
-      this.portalId,
-    );
+    const processor = new PortalEventProcessor({
+      store: this.deps.events,
+      bus: this.bus,
+      lookups: this.lookups,
+      metrics: this.deps.metrics,
+      lookupSettings: this.scoped.lookup,
+      portalId: this.portalId,
+    });
     // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held.
     processor.pollMs = EVENT_POLL_MS;
     return processor;
@@ -218,17 +218,17 @@ export class PortalRuntime {
     await this.deliveryStopping;
     if (this.closed || this.delivery) return;
     const { deps, scoped } = this;
-    this.delivery = new DeliveryService(
-      deps.calls,
-      this.client,
-      scoped.delivery,
-      deps.metrics,
-      this.directory,
-      this.lookups,
-      deps.leases,
-      scoped.recording,
-      scoped.portal,
-      {
+    this.delivery = new DeliveryService({
+      store: deps.calls,
+      client: this.client,
+      delivery: scoped.delivery,
+      metrics: deps.metrics,
+      directory: this.directory,
+      lookups: this.lookups,
+      leases: deps.leases,
+      recording: scoped.recording,
+      portal: scoped.portal,
+      options: {
         owner: deps.replicaId,
         metricsPortal: scoped.metricsLabel,
         gauges: false,
@@ -236,26 +236,25 @@ export class PortalRuntime {
         // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
         chaseLeaseMs: scoped.delivery.leaseMs + 5000,
       },
-      undefined,
-      scoped.egress,
-    );
-    this.delivery.onApplicationBootstrap();
+      egress: scoped.egress,
+    });
+    this.delivery.start();
     // The replica delivering the portal also handles its events in the background and binds them.
     this.processor = this.eventProcessor();
-    this.processor.onApplicationBootstrap();
-    this.binder = new PortalEventBinder(
-      scoped.events,
-      this.credentials,
-      this.client,
-      deps.events,
-      this.processor,
-      deps.metrics,
-      this.eventsStatus,
-      this.portalId,
-    );
+    this.processor.start();
+    this.binder = new PortalEventBinder({
+      settings: scoped.events,
+      credentials: this.credentials,
+      client: this.client,
+      store: deps.events,
+      processor: this.processor,
+      metrics: deps.metrics,
+      status: this.eventsStatus,
+      portalId: this.portalId,
+    });
     // Bound by an earlier runtime of the portal in this process: not again at start (a grant still binds).
     if (this.eventsStatus.boundAt !== null) this.binder.alreadyBound();
-    this.binder.onApplicationBootstrap();
+    this.binder.start();
     this.startFollowing(this.delivery);
   }
 
@@ -323,8 +322,8 @@ export class PortalRuntime {
     if (!delivery) return this.deliveryStopping ?? Promise.resolve();
     this.deliveryStopping = Promise.all([
       delivery.stopDelivering(),
-      processor?.beforeApplicationShutdown(),
-      binder?.beforeApplicationShutdown(),
+      processor?.close(),
+      binder?.close(),
       sink ? followersStopped.then(() => drained(sink)) : followersStopped,
     ]).then(() => undefined);
     return this.deliveryStopping;
@@ -357,8 +356,8 @@ export class PortalRuntime {
     this.closed = true;
     await this.stopDelivery();
     if (this.opened) {
-      await this.dialer?.beforeApplicationShutdown();
-      this.directory.beforeApplicationShutdown();
+      await this.dialer?.close();
+      this.directory.close();
     }
     this.client.budget.stop();
   }

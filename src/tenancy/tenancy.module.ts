@@ -8,6 +8,7 @@ import { adminJsonBody } from './admin-json-body';
 import { MultiPortalInstalls } from './multi-portal-installs';
 import { PortalRegistry } from './portal-registry';
 import { PortalRetention } from './portal-retention';
+import { RegistryDeps } from './registry-deps';
 import { PortalsController } from './portals.controller';
 import { RegistryCrm, RegistryEventRouting, RegistryHealth, RegistrySignal } from './registry-ports';
 import { PortalEventRouting } from '../events/portal-event-routing';
@@ -24,6 +25,7 @@ import { IntakeModule } from '../intake/intake.module';
   imports: [IntakeModule],
   controllers: [PortalsController],
   providers: [
+    RegistryDeps,
     PortalRegistry,
     PortalRetention,
     AdminTokenGuard,
