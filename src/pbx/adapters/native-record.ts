@@ -1,6 +1,6 @@
-import { BadRequestException } from '@nestjs/common';
-import { ClassConstructor, plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
+import { applyDecorators, BadRequestException } from '@nestjs/common';
+import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
+import { IsOptional, IsString, validateSync, ValidationError } from 'class-validator';
 import { isWithheldCaller, WITHHELD_NUMBER } from '../../common/phone-number';
 import { FieldSources } from '../call-event-submission';
 import { FieldProblem } from '../call-event-validation';
@@ -103,6 +103,11 @@ export function optionalText({ value }: { value: unknown }): unknown {
 export function lowerText({ value }: { value: unknown }): unknown {
   const cleaned = optionalText({ value });
   return typeof cleaned === 'string' ? cleaned.toLowerCase() : cleaned;
+}
+
+/** An optional text field of a PBX record (`optionalText`). */
+export function OptionalText(): PropertyDecorator {
+  return applyDecorators(Transform(optionalText), IsOptional(), IsString());
 }
 
 /** Required text: trimmed, numbers as their digits (PBXs are loose about JSON types). */

@@ -4,7 +4,15 @@ import { DateTime } from 'luxon';
 import { createHash } from 'node:crypto';
 import { Direction, EndStatus } from '../../calls/call';
 import { toE164 } from '../../common/phone-number';
-import { AdapterOutcome, badField, lowerText, optionalText, text, validateNative } from './native-record';
+import {
+  AdapterOutcome,
+  badField,
+  lowerText,
+  optionalText,
+  OptionalText,
+  text,
+  validateNative,
+} from './native-record';
 import { secondsAfter } from './pbx-time';
 
 /**
@@ -34,9 +42,7 @@ export class ThreeCxCallDto {
   CallDirection?: Direction;
 
   /** The agent's extension number. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   Agent?: string;
 
   /** hh:mm:ss as 3CX writes [Duration], or whole seconds. */
@@ -50,21 +56,15 @@ export class ThreeCxCallDto {
   @IsString({ message: 'CallStartTimeUTC is required (or DateTime in the PBX local time)' })
   CallStartTimeUTC?: string;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   CallEndTimeUTC?: string;
 
   /** The call's start in the 3CX server's local time, used only without CallStartTimeUTC. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   DateTime?: string;
 
   /** Where 3CX offers it: the recording as a full URL. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   RecordingUrl?: string;
 }
 

@@ -20,7 +20,7 @@ import {
   ignoredPost,
   isRecord,
   lowerText,
-  optionalText,
+  OptionalText,
   text,
   validateNative,
 } from './native-record';
@@ -56,9 +56,7 @@ export class YeastarWebhookDto {
   @IsInt({ message: 'type must be the event id, e.g. 30012' })
   type: number;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   sn?: string;
 
   /** The event itself, as a JSON string (as documented) or an object. */
@@ -122,9 +120,7 @@ export class YeastarCdrDto {
    * A file name on the PBX (its API serves it): attached when the PBX sends a full URL, or through
    * YEASTAR_RECORDING_URL (where the recordings are served, e.g. synced to a web server).
    */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   recording?: string;
 }
 
