@@ -116,16 +116,18 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
     const { portalId, zone, positions, calls } = context.ledger;
     const ami = followers.find((follower): follower is AmiFollower => follower instanceof AmiFollower);
     const ledger = new CdrLedger(
-      new CdrSource(cdr),
-      cdr.label,
-      { endpoints, zone, recordingTemplate: context.recordingTemplate },
-      context.sink,
-      positions,
-      calls,
-      portalId,
+      {
+        source: new CdrSource(cdr),
+        label: cdr.label,
+        mapping: { endpoints, zone, recordingTemplate: context.recordingTemplate },
+        sink: context.sink,
+        positions,
+        calls,
+        portalId,
+        metrics: context.metrics,
+      },
       // Beside AMI: an outbound call transferred on is taken once AMI no longer sees it (cdr-ledger.ts).
       { followHere: context.followHere, liveOnPbx: ami && ((callId) => ami.liveOnPbx(callId)) },
-      context.metrics,
     );
     followers.push({
       start: () => ledger.start(),
