@@ -23,6 +23,22 @@ export interface FollowedCall {
   answeredAt?: number;
 }
 
+/** What a tracker knows of a call when it opens it. */
+export interface CallOpening {
+  callId: string;
+  direction: Direction;
+  phoneNumber: string;
+  outside: string;
+  at: number;
+  caller?: string;
+  crmCallId?: string;
+}
+
+/** A call not started yet (inbound calls start when a phone rings), ringing nobody. */
+export function followedCall({ at, ...opening }: CallOpening): FollowedCall {
+  return { ...opening, startedAt: at, started: false, ringing: new Map(), rang: [] };
+}
+
 /**
  * The calls a tracker follows, by callId and by outside party, bounded: past `maxCalls` the oldest is
  * forgotten (and counted: a lost call). Also the `call.started`s held for parallel dials.

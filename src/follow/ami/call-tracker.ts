@@ -19,7 +19,6 @@ export interface TrackerOptions {
   maxChannels?: number;
 }
 
-/** What a resync found: calls seen live before and gone after, and what it delivered. */
 export interface ResyncOutcome {
   /** Calls followed before the connection dropped whose outside party is gone: their end is unknown. */
   lost: string[];
@@ -113,9 +112,8 @@ export class CallTracker {
   }
 
   /**
-   * The call events `event` gives; `now` is when it arrived (ms). Its time is its `Timestamp`
-   * (timestampevents=yes), else `now` on the PBX's clock as last read. An event whose SequenceNumber was
-   * just seen (several manager sessions, manager debug) is a repeat and gives nothing.
+   * The call events `event` gives, dated by its `Timestamp` (timestampevents=yes), else by `now` on the PBX's
+   * clock. A SequenceNumber just seen (several manager sessions, manager debug) is a repeat: nothing.
    */
   handle(event: AmiMessage, now: number): CallEvent[] {
     if (this.repeated(event.SequenceNumber)) return [];
@@ -233,8 +231,6 @@ export class CallTracker {
     return { lost, unseenChannels, events };
   }
 
-  // ---- events -------------------------------------------------------------------------------------------
-
   private newChannel(event: AmiMessage, at: number): void {
     const channel = this.channels.see(event);
     if (!channel || channel.kind !== 'trunk') return;
@@ -348,8 +344,6 @@ export class CallTracker {
     }
   }
 
-  // ---- calls --------------------------------------------------------------------------------------------
-
   private openInbound(channel: Channel, callerNum: string | undefined, at: number): TrackedCall {
     return this.open(channel, 'inbound', outsideNumber(callerNum), at);
   }
@@ -371,7 +365,7 @@ export class CallTracker {
     const recording = this.recordedEarly.get(callId) ?? {};
     this.recordedEarly.delete(callId);
     return this.calls.open(
-      newCall({ callId, direction, phoneNumber, outside: outside.uniqueid, at, recording }),
+      newCall({ callId, direction, phoneNumber, outside: outside.uniqueid, at }, recording),
     );
   }
 
@@ -444,7 +438,6 @@ export class CallTracker {
     return this.callOf(channel) ? 'in-call' : 'none';
   }
 
-  /** Whether a SequenceNumber was seen lately. */
   private repeated(sequence: string | undefined): boolean {
     if (!sequence) return false;
     if (this.sequence.has(sequence)) return true;

@@ -1,6 +1,14 @@
-import { CallEvent, Direction } from '../../calls/call';
+import { CallEvent } from '../../calls/call';
 import { recordingUrlOf } from '../../pbx/adapters/recording-url';
-import { EndOutcome, endedEvent, FollowedCall, startedEvent, unansweredInbound } from '../followed-calls';
+import {
+  CallOpening,
+  EndOutcome,
+  endedEvent,
+  FollowedCall,
+  followedCall,
+  startedEvent,
+  unansweredInbound,
+} from '../followed-calls';
 import { Recording, recordingFileOf } from './recordings';
 
 /** One call from or to outside: one Linkedid (the callId), followed until its outside party hangs up. */
@@ -12,24 +20,8 @@ export interface TrackedCall extends FollowedCall {
   recording: Recording;
 }
 
-export function newCall(fields: {
-  callId: string;
-  direction: Direction;
-  phoneNumber: string;
-  outside: string;
-  at: number;
-  recording: Recording;
-}): TrackedCall {
-  const { at, ...call } = fields;
-  return {
-    ...call,
-    startedAt: at,
-    started: false,
-    ringing: new Map(),
-    rang: [],
-    announced: new Set(),
-    outcomes: [],
-  };
+export function newCall(opening: CallOpening, recording: Recording): TrackedCall {
+  return { ...followedCall(opening), announced: new Set(), outcomes: [], recording };
 }
 
 /** A `call.started` naming the phones ringing now (or the one that answered an unannounced call). */

@@ -1,7 +1,15 @@
-import { CallEvent, Direction } from '../../calls/call';
+import { CallEvent } from '../../calls/call';
 import { callerNumberOf, statusOf } from '../../pbx/adapters/freeswitch-cdr';
 import { joinedPath, recordingUrlOf } from '../../pbx/adapters/recording-url';
-import { EndOutcome, endedEvent, FollowedCall, startedEvent, unansweredInbound } from '../followed-calls';
+import {
+  CallOpening,
+  EndOutcome,
+  endedEvent,
+  FollowedCall,
+  followedCall,
+  startedEvent,
+  unansweredInbound,
+} from '../followed-calls';
 import { EslEvent, header } from './esl-message';
 
 /** One call from or to outside: one Channel-Call-UUID (the a-leg's uuid, the callId), until its outside leg ends. */
@@ -14,17 +22,8 @@ export interface TrackedCall extends FollowedCall {
   recordFile?: string;
 }
 
-export function newCall(fields: {
-  callId: string;
-  direction: Direction;
-  phoneNumber: string;
-  outside: string;
-  at: number;
-  caller?: string;
-  crmCallId?: string;
-}): TrackedCall {
-  const { at, ...call } = fields;
-  return { ...call, startedAt: at, started: false, ringing: new Map(), rang: [], causes: [] };
+export function newCall(opening: CallOpening): TrackedCall {
+  return { ...followedCall(opening), causes: [] };
 }
 
 /** The recording variables a leg's event carries (`record_url`, `record_path` + name, mod_callcenter's). */

@@ -20,7 +20,6 @@ export interface EslTrackerOptions {
   maxLegs?: number;
 }
 
-/** What a resync found. */
 export interface EslResyncOutcome {
   /** Calls followed before the drop whose outside leg is gone: their end is unknown here. */
   lost: string[];
@@ -208,8 +207,6 @@ export class EslTracker {
     return { lost, unseenChannels, events };
   }
 
-  // ---- events -------------------------------------------------------------------------------------------
-
   private created(event: EslEvent, at: number, out: CallEvent[]): void {
     const leg = this.legs.see(event);
     if (!leg) return;
@@ -298,8 +295,6 @@ export class EslTracker {
       this.calls.forget(call);
     }
   }
-
-  // ---- calls --------------------------------------------------------------------------------------------
 
   private openInbound(uuid: string, phoneNumber: string, at: number): TrackedCall {
     return this.calls.open(newCall({ callId: uuid, direction: 'inbound', phoneNumber, outside: uuid, at }));

@@ -6,10 +6,11 @@ import { internalBecause, InternalNumbers } from './internal-numbers';
 import {
   AdapterOutcome,
   badField,
+  endedAndAnswered,
   lowerText,
   nativeBadRequest,
-  optionalText,
   OptionalText,
+  optionalText,
   text,
   validateNative,
 } from './native-record';
@@ -171,14 +172,8 @@ export function asteriskCdrToEvents(
       ? ((inbound ? extensionOfChannel(cdr.dstchannel, numbers) : undefined) ??
         (internalBecause(extension, numbers) ? extension : undefined))
       : undefined;
-  const answered = answerer && {
-    event: 'call.answered',
-    callId: cdr.linkedid,
-    extension: answerer,
-    at: answeredAt(cdr, startedAt, zone),
-  };
   return {
-    events: answered ? [answered, event] : [event],
+    events: endedAndAnswered(event, answerer, () => answeredAt(cdr, startedAt, zone)),
     sources: {
       callId: 'linkedid',
       crmCallId: 'CRM_CALL_ID',

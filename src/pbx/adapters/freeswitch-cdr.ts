@@ -1,6 +1,13 @@
 import { Direction, EndStatus } from '../../calls/call';
 import { crmCallIdOf } from '../../calls/click-match';
-import { AdapterOutcome, badField, ignoredPost, isRecord, validateNative } from './native-record';
+import {
+  AdapterOutcome,
+  badField,
+  endedAndAnswered,
+  ignoredPost,
+  isRecord,
+  validateNative,
+} from './native-record';
 import { internalBecause, InternalNumbers } from './internal-numbers';
 import { fromEpochSeconds } from './pbx-time';
 import { joinedPath, recordingUrlOf } from './recording-url';
@@ -80,14 +87,8 @@ export function freeSwitchCdrToEvents(
       ? ((inbound ? answererOf(vars, flows, numbers) : undefined) ??
         (internalBecause(extension, numbers) ? extension : undefined))
       : undefined;
-  const answered = answerer && {
-    event: 'call.answered',
-    callId: vars.uuid,
-    extension: answerer,
-    at: answeredAt(vars, endedAt, durationSec, zone),
-  };
   return {
-    events: answered ? [answered, event] : [event],
+    events: endedAndAnswered(event, answerer, () => answeredAt(vars, endedAt, durationSec, zone)),
     sources: {
       callId: 'variables.uuid',
       crmCallId: 'variables.crm_call_id',

@@ -29,6 +29,16 @@ export interface AdapterAnswer {
   ignored?: string;
 }
 
+/** A record's events: its call.ended, after a call.answered naming `answerer` when someone picked up. */
+export function endedAndAnswered(
+  ended: Record<string, unknown> & { callId: string },
+  answerer: string | undefined,
+  answeredAt: () => string,
+): Record<string, unknown>[] {
+  if (!answerer) return [ended];
+  return [{ event: 'call.answered', callId: ended.callId, extension: answerer, at: answeredAt() }, ended];
+}
+
 export function ignoredPost(reason: string): AdapterOutcome {
   return { events: [], sources: {}, ignored: reason };
 }
