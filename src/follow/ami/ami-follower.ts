@@ -15,10 +15,8 @@ import { CallTracker } from './call-tracker';
 export type AmiFollowerOptions = ConnectionFollowerOptions;
 
 /**
- * One long-lived Manager connection (real PBX output): log in, rebuild live calls with `CoreShowChannels`,
- * `Ping` as the keep-alive. AMI has no replay: a call followed before a drop whose outside channel is gone
- * after it is counted as possibly lost (only a ledger can say how it ended), and channels created and gone
- * meanwhile are counted from the Uniqueid counter.
+ * One Manager connection (real PBX output): resync from `CoreShowChannels`, `Ping` as the keep-alive. No
+ * replay: a call whose outside channel went while disconnected is possibly lost (only a ledger can tell).
  */
 export class AmiFollower extends ConnectionFollower<AmiSession, AmiMessage, AmiError> {
   protected readonly wording = {

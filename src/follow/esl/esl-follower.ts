@@ -12,12 +12,7 @@ import { EslEvent, header, parseJsonEvent } from './esl-message';
 import { EslError, eslLabel, EslSession, EslTarget } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
 
-/**
- * The events the tracker needs (real PBX output): legs created (ringing), answered, bridged and unbridged
- * (who talks with the outside party), renamed, their hang-up with every variable (cause, recording
- * variables), record_session starting and stopping (the file; the stop comes at the hang-up, so a follower
- * that began mid-call learns it too), and mod_callcenter's events.
- */
+/** The events the tracker reads (real PBX output); RECORD_STOP too: a follower begun mid-call learns the file. */
 export const ESL_EVENTS =
   'CHANNEL_CREATE CHANNEL_ANSWER CHANNEL_BRIDGE CHANNEL_UNBRIDGE CHANNEL_HANGUP_COMPLETE CHANNEL_UUID RECORD_START RECORD_STOP CUSTOM callcenter::info';
 
@@ -27,11 +22,9 @@ const MAX_DUMPS = 1000;
 export type EslFollowerOptions = ConnectionFollowerOptions;
 
 /**
- * One long-lived event socket connection (real PBX output, §4.8): log in, subscribe (`event json …`), rebuild
- * live calls (`api status`, `api show channels as json`, `api show calls as json`), `api status` as the
- * keep-alive. The event socket has no replay: a call followed before a drop whose outside leg is gone after
- * it is counted as possibly lost (mod_json_cdr, the ledger, posts its real end), and sessions created and
- * gone meanwhile are counted from FreeSWITCH's session counter.
+ * One event socket connection (real PBX output, §4.8): subscribe (`event json …`), resync from `api status`,
+ * `show channels` and `show calls`, `api status` as the keep-alive. No replay: a call whose outside leg went
+ * while disconnected is possibly lost (mod_json_cdr, the ledger, posts its end).
  */
 export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslError> {
   protected readonly wording = {

@@ -59,9 +59,7 @@ export interface EslLiveState {
  *   the target leg's Channel-Call-UUID, which FreeSWITCH resets on unbridge.
  * - `call.ended` at the outside leg's CHANNEL_HANGUP_COMPLETE: talk time from the first answer; a call no
  *   phone was bridged with is missed (voicemail answering the a-leg included), busy when every phone was;
- *   outbound from the gateway leg's Hangup-Cause. The recording: `record_url`, else `record_path` +
- *   `record_name`/`record_file`, else RECORD_START's `Record-File-Path` (record_session), else mod_callcenter's
- *   `cc_record_filename`, made a URL by FREESWITCH_RECORDING_URL as the CDR route does.
+ *   outbound from the gateway leg's Hangup-Cause; the recording as the CDR route makes it a URL.
  * - Phone-to-phone calls (consultations included) have no outside leg: never calls.
  */
 export class EslTracker {

@@ -74,16 +74,11 @@ const EPOCH = '1970-01-01 00:00:00';
 
 /**
  * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, each
- * Party A's rows land when that channel hangs up, so one call's rows land minutes apart and a long call's
- * after later calls'). Every poll reads the rows whose leg ENDED at or after (position − overlap), page by
- * page; each row is taken once (`rowKey`), rows are grouped by `linkedid`. A call is taken only once it is
- * complete (`readiness`: its outside party's rows are in) and quiet for the grace period, from all its rows
- * in the table (read again by linkedid, so a segment written long before is never missed), turned into
- * `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted events
- * already ended it. Positions are the PBX's own clock (row times; a first start from the newest row), never
- * the bridge's. The position (the newest row end read, never past a complete call still waiting) is kept in
- * our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
- * there; the overlap and the intake's `(callId, event)` keys make re-reading harmless.
+ * Party A's rows land when that channel hangs up, so one call's rows land minutes apart). Every poll reads
+ * the rows whose leg ENDED at or after (position − overlap); a call is taken once complete (`readiness`)
+ * and quiet for the grace period, from all its rows in the table, unless followed or posted events already
+ * ended it. The position is on the PBX's clock and is stored only once what was read up to it is stored, so
+ * a restart or a takeover reads on from there; the overlap and the intake's keys make re-reading harmless.
  */
 export class CdrLedger {
   private readonly logger = new Logger('PbxLedger');
@@ -153,7 +148,7 @@ export class CdrLedger {
     };
   }
 
-  /** One read: rows, ready calls to the sink, the position stored. Exposed for the specs. */
+  /** One read: rows, ready calls to the sink, the position stored. */
   async poll(): Promise<void> {
     if (this.position === undefined) {
       // First start: from the newest row's start on the PBX's own clock, minus the overlap (older history

@@ -74,11 +74,8 @@ const LOGIN_REFUSED = new Set([
 ]);
 
 /**
- * The CDR table over a pool of at most two connections (`mysql2`, which reconnects a dropped connection on
- * the next query). Every connection's socket is the destination's (`stream`): the name is resolved and
- * checked by the egress gate each time, and MySQL's own TLS upgrade (`?ssl=true`) runs over that socket,
- * the certificate and its name checked. Times are read as the column's text (`dateStrings`), never shifted
- * through a JavaScript Date: the column is the PBX's local time without a zone.
+ * The CDR table over at most two `mysql2` connections, each socket the egress gate's (TLS, `?ssl=true`,
+ * runs over it). Times are read as text (`dateStrings`): the column is the PBX's local time without a zone.
  */
 export class CdrSource {
   private readonly pool: Pool;
