@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Direction, EndStatus } from '../../calls/call';
 import { crmCallIdOf } from '../../calls/click-match';
 import { internalBecause, InternalNumbers } from './internal-numbers';
@@ -9,8 +9,9 @@ import {
   endedAndAnswered,
   lowerText,
   nativeBadRequest,
-  OptionalText,
   optionalText,
+  OptionalText,
+  RequiredText,
   text,
   validateNative,
 } from './native-record';
@@ -67,9 +68,7 @@ export class AsteriskCdrDto {
   src?: string;
 
   /** The number dialled: the outside number of an outbound call. */
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   dst: string;
 
   /** The employee's internal number when `src`/`dst` is not it (an inbound call's dst is often the DID). */

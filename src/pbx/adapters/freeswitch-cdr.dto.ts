@@ -3,7 +3,6 @@ import {
   ArrayMinSize,
   IsArray,
   IsIn,
-  IsNotEmpty,
   IsObject,
   IsOptional,
   IsString,
@@ -11,7 +10,7 @@ import {
   Matches,
   ValidateNested,
 } from 'class-validator';
-import { lowerText, optionalText, OptionalText, text } from './native-record';
+import { lowerText, OptionalText, optionalText, RequiredText, text } from './native-record';
 
 /**
  * FreeSWITCH mod_json_cdr: one JSON record per channel (leg) at hang-up, as JSON, as the form field
@@ -91,9 +90,7 @@ export class FreeSwitchVariablesDto {
   @Matches(DIGITS, { message: 'billmsec must be whole milliseconds' })
   billmsec?: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   hangup_cause: string;
 
   /** The call's direction as the business sees it: set by FusionPBX, or by the dialplan (docs/PBX.md). */

@@ -1,6 +1,6 @@
 import { applyDecorators, BadRequestException } from '@nestjs/common';
 import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
-import { IsOptional, IsString, validateSync, ValidationError } from 'class-validator';
+import { IsNotEmpty, IsOptional, IsString, validateSync, ValidationError } from 'class-validator';
 import { isWithheldCaller, WITHHELD_NUMBER } from '../../common/phone-number';
 import { FieldSources } from '../call-event-submission';
 import { FieldProblem } from '../call-event-validation';
@@ -118,6 +118,11 @@ export function lowerText({ value }: { value: unknown }): unknown {
 /** An optional text field of a PBX record (`optionalText`). */
 export function OptionalText(): PropertyDecorator {
   return applyDecorators(Transform(optionalText), IsOptional(), IsString());
+}
+
+/** A required text field of a PBX record (`text`), not empty. */
+export function RequiredText(): PropertyDecorator {
+  return applyDecorators(Transform(text), IsString(), IsNotEmpty());
 }
 
 /** Required text: trimmed, numbers as their digits (PBXs are loose about JSON types). */

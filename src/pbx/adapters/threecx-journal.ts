@@ -1,5 +1,5 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { DateTime } from 'luxon';
 import { createHash } from 'node:crypto';
 import { Direction, EndStatus } from '../../calls/call';
@@ -8,8 +8,9 @@ import {
   AdapterOutcome,
   badField,
   lowerText,
-  optionalText,
   OptionalText,
+  optionalText,
+  RequiredText,
   text,
   validateNative,
 } from './native-record';
@@ -31,9 +32,7 @@ export class ThreeCxCallDto {
   CallType: CallType;
 
   /** The outside party. */
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   Number: string;
 
   @Transform(lowerText)

@@ -21,6 +21,7 @@ import {
   isRecord,
   lowerText,
   OptionalText,
+  RequiredText,
   text,
   validateNative,
 } from './native-record';
@@ -86,14 +87,10 @@ export class YeastarCdrDto {
   @Matches(LOCAL_TIME, { message: 'time_start must be YYYY-MM-DD HH:MM:SS (the PBX local time)' })
   time_start: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   call_from: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   call_to: string;
 
   /** Seconds from start to end. */
@@ -129,9 +126,7 @@ const RINGING = ['ALERT', 'RING', 'EARLYMEDIA'];
 const TALKING = ['ANSWERED', 'ANSWER', 'HOLD'];
 
 export class YeastarExtensionMemberDto {
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   number: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))
@@ -140,14 +135,10 @@ export class YeastarExtensionMemberDto {
 }
 
 export class YeastarTrunkMemberDto {
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   from: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   to: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))
