@@ -2,7 +2,7 @@ import { Socket } from 'node:net';
 import { readCredentialUrl } from '../common/credential-url';
 import { Destination, EgressPolicy } from '../common/egress';
 
-/** A followed PBX connection's address (a Destination of the egress policy, the only way to its socket). */
+/** A PBX connection's address (a Destination of the egress policy, the only way to its socket) and login. */
 export interface PbxTarget {
   destination: Destination;
   tls: boolean;
