@@ -25,7 +25,7 @@ export interface ConnectionFollowerOptions {
   answeredAt?: AnsweredAtLookup;
 }
 
-/** What a follower reads of its tracker beyond the events it gives. */
+/** What a follower reads of its tracker (AMI's CallTracker, the event socket's EslTracker). */
 export interface FollowTracker {
   readonly activeCalls: number;
   readonly forgottenCalls: number;
@@ -38,7 +38,6 @@ export interface FollowSession {
   close(): void;
 }
 
-/** What the session callbacks of `open` are. */
 export interface SessionCallbacks<Event, Failure extends Error> {
   onEvent: (event: Event) => void;
   onRead: () => void;

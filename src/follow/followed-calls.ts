@@ -16,7 +16,7 @@ export interface FollowedCall {
   rang: string[];
   /** Outbound: the employee who dialled. */
   caller?: string;
-  /** Click-to-call: the portal's CALL_ID the dialer put on the originate. */
+  /** Click-to-call: the portal's CALL_ID the dialer put on the originate (event socket only). */
   crmCallId?: string;
   answeredBy?: string;
   /** When the call was first taken: talk time counts from here. */

@@ -8,7 +8,7 @@ interface Counter {
  * and when the first channel after it appears); a lower bound, 0 across an Asterisk restart.
  */
 export class UniqueidGaps {
-  /** Highest Uniqueid counter seen, per prefix (before the last dot). */
+  /** Highest Uniqueid counter seen (its prefix: what comes before the last dot). */
   private highest?: Counter;
   /** After a resync: channels above this counter not seen yet were created while disconnected. */
   private gapFrom?: Counter;
