@@ -12,10 +12,9 @@ export interface FollowTargets {
 }
 
 /**
- * The targets of a FollowSettings under `egress` (SPEC §8: a portal's own settings in multi mode may not
- * reach this deployment or its network, and their credentials travel only over TLS): AMI_URL with
- * PBX_EVENTS=ami, ESL_URL with esl, ASTERISK_CDR_URL when set. Problems name the variable and the rule,
- * never a value. Nothing is resolved or connected to here (`EgressPolicy.checkNow` resolves a name).
+ * The targets of a FollowSettings under `egress` (SPEC §8: a portal's settings in multi mode may not reach
+ * this deployment or its network). Problems name the variable and the rule, never a value; nothing is
+ * resolved or connected to here.
  */
 export function followTargetsOf(
   settings: FollowSettings,

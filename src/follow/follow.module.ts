@@ -126,20 +126,22 @@ export class FollowService extends PbxFollower implements OnApplicationBootstrap
       const ami = this.follower instanceof AmiFollower ? this.follower : undefined;
       const cdr = cdrTargetOf(settings.cdrUrl, egress);
       this.ledger = new CdrLedger(
-        new CdrSource(cdr),
-        cdr.label,
         {
-          endpoints,
-          zone: intakeSettings.timeZone,
-          recordingTemplate: intakeSettings.recordingUrls.asterisk,
+          source: new CdrSource(cdr),
+          label: cdr.label,
+          mapping: {
+            endpoints,
+            zone: intakeSettings.timeZone,
+            recordingTemplate: intakeSettings.recordingUrls.asterisk,
+          },
+          sink: this.sink,
+          positions,
+          calls,
+          portalId,
+          metrics,
         },
-        this.sink,
-        positions,
-        calls,
-        portalId,
         // Beside AMI: an outbound call transferred on is taken once AMI no longer sees it (cdr-ledger.ts).
         { followHere, liveOnPbx: ami && ((callId) => ami.liveOnPbx(callId)) },
-        metrics,
       );
     }
   }

@@ -11,11 +11,8 @@ const BATCH = 500;
 const MAX_RETRY_MS = 10_000;
 
 /**
- * The follower's way into the durable intake that posted events use: each event is validated and
- * normalised exactly as a posted one (phone numbers to E.164 with DEFAULT_COUNTRY), then stored in order,
- * one batch at a time; a store failure is retried with backoff, so nothing the tracker produced is dropped
- * while the process lives. A withheld caller is `anonymous`, as posted; an event the API would refuse is
- * logged and counted as rejected.
+ * The follower's way into the durable intake: each event validated and normalised exactly as a posted one,
+ * stored in order, a store failure retried with backoff, so nothing is dropped while the process lives.
  */
 export class IntakeSink extends FollowSink {
   private readonly logger = new Logger('PbxFollow');

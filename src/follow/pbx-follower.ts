@@ -1,9 +1,3 @@
-/**
- * Seams of "follow the PBX" (docs/API.md): a follower per PBX connection (AMI today; the FreeSWITCH event
- * socket later) that turns the PBX's events into call events and hands them to a sink (the durable intake).
- * A ledger (the CDR database) will feed the same sink; multi mode will run one follower per portal.
- */
-
 /** What health details and metrics show of a follower; never a secret. */
 export interface FollowStatusView {
   source: 'ami' | 'esl';
@@ -12,15 +6,12 @@ export interface FollowStatusView {
   /** false while this replica does not hold the portal's delivery lease (another replica follows). */
   followingHere: boolean;
   connected: boolean;
-  /** When the current state (connected or not) began, ISO 8601. */
   since: string | null;
   /** The last connection error (address and reason, no credentials). */
   lastError: string | null;
-  /** AMI events read per second over the last 10 s. */
+  /** PBX events read per second over the last 10 s. */
   eventsPerSec: number;
-  /** Calls followed right now. */
   callsFollowed: number;
-  /** Call events handed to the intake since start. */
   callEvents: number;
   /** Calls followed before a disconnect whose end was never seen (no ledger yet): their call.ended is missing. */
   possiblyLost: number;
@@ -40,7 +31,6 @@ export interface LedgerStatusView {
   lastError: string | null;
   /** Rows whose leg ended before this (the PBX's local time) are all read; stored durably. */
   position: string | null;
-  /** Seconds from the end of the newest row read to now (grows while the PBX is idle). */
   lagSec: number | null;
   rowsRead: number;
   /** Calls the ledger delivered because no followed or posted event had ended them. */

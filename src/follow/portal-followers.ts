@@ -17,20 +17,15 @@ import { FollowPositionStore } from '../store/follow-position-store';
 
 /** What a follower of one portal's PBX reads besides its settings: that portal's own, never another's. */
 export interface FollowContext {
-  /**
-   * What the settings may reach (SPEC §8): a portal's in multi mode (the deployment's tenant rule), the
-   * operator's own unrestricted. Every follower's socket comes from a Destination it made.
-   */
+  /** What the settings may reach (SPEC §8): a portal's in multi mode, the operator's own unrestricted. */
   egress: EgressPolicy;
   /** Where its call events go (the durable intake, under the portal's id and country). */
   sink: FollowSink & { idle(): Promise<void> };
   /** The portal's employee directory: a number of it is a phone (without PBX_TRUNKS). */
   isEmployee: (number: string) => boolean;
-  /** PBX_INTERNAL_MAX_DIGITS: the deployment's. */
   internalMaxDigits: number;
   /** ASTERISK_RECORDING_URL: the deployment's template of recording URLs. */
   recordingTemplate?: string;
-  /** FREESWITCH_RECORDING_URL: the same for FreeSWITCH's recording files. */
   freeswitchRecordingTemplate?: string;
   /** PBX_TIME_ZONE: the PBX's local times (a recording's date folder when its name carries none). */
   timeZone?: string;
@@ -45,87 +40,55 @@ export interface FollowContext {
   answeredAt?: (callIds: string[]) => Promise<ReadonlyMap<string, number>>;
 }
 
-/**
- * A follower as its owner drives it: started, stopped, and shown (no secret). `stop` resolves once what it
- * read before is handed to its sink.
- */
+/** A follower as its owner drives it; `stop` resolves once what it read is handed to its sink. */
 export interface RunningFollower extends PbxFollower {
   start(): void;
   stop(): Promise<void>;
 }
 
 /**
- * Builds the followers a FollowSettings configures (docs/API.md), started by nobody yet: the seam through
- * which each source joins the per-portal wiring. `ami` is here; the FreeSWITCH event socket (`esl`) and a
- * ledger (ASTERISK_CDR_URL) add their builder beside it, fed the same context. Every address becomes a
- * Destination of `context.egress` first (follow-targets.ts). Throws when the settings cannot be built or
- * the policy refuses an address (the message names the setting, never its value); building connects to
- * nothing.
+ * Builds the followers a FollowSettings configures (docs/API.md), started by nobody yet; every address is a
+ * Destination of `context.egress` (follow-targets.ts). Throws when the settings cannot be built or the
+ * policy refuses an address (naming the setting, never its value); building connects to nothing.
  */
 export function createFollowers(settings: FollowSettings, context: FollowContext): RunningFollower[] {
   const followers: RunningFollower[] = [];
   const built = followTargetsOf(settings, context.egress);
-  // The messages name the setting and the rule, never its value.
   if ('problems' in built) throw new Error(built.problems.join('; '));
   const { targets } = built;
+  const numbers = { isEmployee: context.isEmployee, maxDigits: context.internalMaxDigits };
+  const options = { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt };
   if (targets.ami) {
-    const target = targets.ami;
-    const endpoints = new Endpoints(settings.trunks, {
-      isEmployee: context.isEmployee,
-      maxDigits: context.internalMaxDigits,
-    });
-    const tracker = new CallTracker(endpoints, {
-      recordingTemplate: context.recordingTemplate,
-      timeZone: context.timeZone,
-    });
-    followers.push(
-      new AmiFollower(
-        target,
-        tracker,
-        context.sink,
-        { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt },
-        context.metrics,
-      ),
-    );
+    const endpoints = new Endpoints(settings.trunks, numbers);
+    const { recordingTemplate, timeZone } = context;
+    const tracker = new CallTracker(endpoints, { recordingTemplate, timeZone });
+    followers.push(new AmiFollower(targets.ami, tracker, context.sink, options, context.metrics));
   }
   if (targets.esl) {
-    const target = targets.esl;
-    const legs = new Legs(settings.trunks, {
-      isEmployee: context.isEmployee,
-      maxDigits: context.internalMaxDigits,
-    });
+    const legs = new Legs(settings.trunks, numbers);
     const tracker = new EslTracker(legs, { recordingTemplate: context.freeswitchRecordingTemplate });
-    followers.push(
-      new EslFollower(
-        target,
-        tracker,
-        context.sink,
-        { followHere: context.followHere, gateMs: context.gateMs, answeredAt: context.answeredAt },
-        context.metrics,
-      ),
-    );
+    followers.push(new EslFollower(targets.esl, tracker, context.sink, options, context.metrics));
   }
   if (targets.cdr) {
     const cdr = targets.cdr;
     // Without the stores (a settings check), the address is all there is to check.
     if (!context.ledger) return followers;
-    const endpoints = new Endpoints(settings.trunks, {
-      isEmployee: context.isEmployee,
-      maxDigits: context.internalMaxDigits,
-    });
+    const endpoints = new Endpoints(settings.trunks, numbers);
     const { portalId, zone, positions, calls } = context.ledger;
     const ami = followers.find((follower): follower is AmiFollower => follower instanceof AmiFollower);
     const ledger = new CdrLedger(
-      new CdrSource(cdr),
-      cdr.label,
-      { endpoints, zone, recordingTemplate: context.recordingTemplate },
-      context.sink,
-      positions,
-      calls,
-      portalId,
+      {
+        source: new CdrSource(cdr),
+        label: cdr.label,
+        mapping: { endpoints, zone, recordingTemplate: context.recordingTemplate },
+        sink: context.sink,
+        positions,
+        calls,
+        portalId,
+        metrics: context.metrics,
+      },
       // Beside AMI: an outbound call transferred on is taken once AMI no longer sees it (cdr-ledger.ts).
       { followHere: context.followHere, liveOnPbx: ami && ((callId) => ami.liveOnPbx(callId)) },
-      context.metrics,
     );
     followers.push({
       start: () => ledger.start(),

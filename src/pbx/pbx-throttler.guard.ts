@@ -36,11 +36,8 @@ interface Hits {
  * Counts requests per PBX token (hashed, never kept in clear) and route, so one flooding PBX gets 429
  * alone. Reads and writes have limits of their own: a PBX reading the status of the calls it just posted
  * spends none of its write budget, and a PBX polling statuses in a loop cannot starve its own posts.
- *
- * The rule is @nestjs/throttler's (a sliding window of one second; past the limit, every request of that
- * token and route is refused for one second with `Retry-After`, then counting starts again), kept in one
- * Map lookup and an array push per request: its storage filtered every hit of the window on every
- * request and hashed the key twice.
+ * The rule is @nestjs/throttler's (a one-second sliding window; past the limit, refused for a second with
+ * `Retry-After`), in one Map lookup and an array push per request.
  */
 @Injectable()
 export class PbxThrottlerGuard implements CanActivate, OnModuleDestroy {

@@ -52,6 +52,17 @@ export interface PbxSetup {
 type Fields = [string, string][];
 
 /** One live channel of the PBX. */
+/** What a new channel is created with; no `linkedid`: it starts its own. */
+interface NewChannel {
+  name: string;
+  state: number;
+  callerNum: string;
+  context: string;
+  exten: string;
+  linkedid?: string;
+  clock: number;
+}
+
 interface Chan {
   name: string;
   state: number;
@@ -365,15 +376,7 @@ export class AmiDouble extends TcpDouble {
   // ---- what CallScript uses ---------------------------------------------------------------------------
 
   /** A new channel (Newchannel emitted). */
-  newChannel(
-    name: string,
-    state: number,
-    callerNum: string,
-    context: string,
-    exten: string,
-    linkedid: string | undefined,
-    clock: number,
-  ): Chan {
+  newChannel({ name, state, callerNum, context, exten, linkedid, clock }: NewChannel): Chan {
     const uniqueid = `${Math.floor(this.pbxNow())}.${this.counter++}`;
     const chan: Chan = {
       name: `${name}`,
@@ -459,26 +462,24 @@ class CallScript {
     this.fpbx = call.freepbx ?? 17;
     // The first channel is created at once, so the Linkedid is known to the test.
     if (call.kind === 'inbound') {
-      this.first = pbx.newChannel(
-        `PJSIP/trunk1-${pbx.hex()}`,
-        4,
-        call.withheld === 'anonymous' ? 'anonymous' : call.from,
-        'from-pstn',
-        '5550100',
-        undefined,
-        this.clock,
-      );
+      this.first = pbx.newChannel({
+        name: `PJSIP/trunk1-${pbx.hex()}`,
+        state: 4,
+        callerNum: call.withheld === 'anonymous' ? 'anonymous' : call.from,
+        context: 'from-pstn',
+        exten: '5550100',
+        clock: this.clock,
+      });
     } else {
       const target = String(call.to);
-      this.first = pbx.newChannel(
-        `PJSIP/${call.from}-${pbx.hex()}`,
-        4,
-        call.from,
-        'from-internal',
-        target,
-        undefined,
-        this.clock,
-      );
+      this.first = pbx.newChannel({
+        name: `PJSIP/${call.from}-${pbx.hex()}`,
+        state: 4,
+        callerNum: call.from,
+        context: 'from-internal',
+        exten: target,
+        clock: this.clock,
+      });
     }
     this.linkedid = this.first.linkedid;
   }
@@ -512,15 +513,15 @@ class CallScript {
     let phones: Chan[] = [];
     for (const round of rounds) {
       phones = round.map((ext) =>
-        this.pbx.newChannel(
-          `PJSIP/${ext}-${this.pbx.hex()}`,
-          0,
-          ext,
-          'from-internal',
-          's',
-          trunk.linkedid,
-          this.clock,
-        ),
+        this.pbx.newChannel({
+          name: `PJSIP/${ext}-${this.pbx.hex()}`,
+          state: 0,
+          callerNum: ext,
+          context: 'from-internal',
+          exten: 's',
+          linkedid: trunk.linkedid,
+          clock: this.clock,
+        }),
       );
       for (const phone of phones) {
         phone.connectedNum = trunk.callerNum;
@@ -599,24 +600,24 @@ class CallScript {
     ]);
     for (const agent of [c.to].flat()) {
       const hex = this.pbx.hex();
-      const one = this.pbx.newChannel(
-        `Local/${agent}@from-queue-${hex};1`,
-        0,
-        trunk.callerNum,
-        'from-queue',
-        agent,
-        trunk.linkedid,
-        this.clock,
-      );
-      const two = this.pbx.newChannel(
-        `Local/${agent}@from-queue-${hex};2`,
-        4,
-        trunk.callerNum,
-        'from-queue',
-        agent,
-        trunk.linkedid,
-        this.clock,
-      );
+      const one = this.pbx.newChannel({
+        name: `Local/${agent}@from-queue-${hex};1`,
+        state: 0,
+        callerNum: trunk.callerNum,
+        context: 'from-queue',
+        exten: agent,
+        linkedid: trunk.linkedid,
+        clock: this.clock,
+      });
+      const two = this.pbx.newChannel({
+        name: `Local/${agent}@from-queue-${hex};2`,
+        state: 4,
+        callerNum: trunk.callerNum,
+        context: 'from-queue',
+        exten: agent,
+        linkedid: trunk.linkedid,
+        clock: this.clock,
+      });
       const iface = `Local/${agent}@from-queue/n`;
       const member: Fields = [
         ['Queue', queue],
@@ -639,15 +640,15 @@ class CallScript {
       const [ctx, ext] = this.dialContext(agent);
       two.context = ctx;
       two.exten = ext;
-      const phone = this.pbx.newChannel(
-        `PJSIP/${agent}-${this.pbx.hex()}`,
-        0,
-        agent,
-        'from-internal',
-        's',
-        trunk.linkedid,
-        this.clock,
-      );
+      const phone = this.pbx.newChannel({
+        name: `PJSIP/${agent}-${this.pbx.hex()}`,
+        state: 0,
+        callerNum: agent,
+        context: 'from-internal',
+        exten: 's',
+        linkedid: trunk.linkedid,
+        clock: this.clock,
+      });
       this.dial('DialBegin', two, phone, [['DialString', `${agent}/sip:${agent}@192.0.2.10:5060`]]);
       await this.pause();
       this.state(phone, 5);
@@ -762,15 +763,15 @@ class CallScript {
     trunk.exten = transfer.to;
     const hex = this.pbx.hex();
     const local = (half: 1 | 2, state: number) =>
-      this.pbx.newChannel(
-        `Local/${transfer.to}@from-internal-xfer-${hex};${half}`,
+      this.pbx.newChannel({
+        name: `Local/${transfer.to}@from-internal-xfer-${hex};${half}`,
         state,
-        '',
-        'from-internal-xfer',
-        transfer.to,
-        trunk.linkedid,
-        this.clock,
-      );
+        callerNum: '',
+        context: 'from-internal-xfer',
+        exten: transfer.to,
+        linkedid: trunk.linkedid,
+        clock: this.clock,
+      });
     const xOne = local(1, 0);
     const xTwo = local(2, 4);
     this.pbx.emit('LocalBridge', 'call', this.clock, [
@@ -781,15 +782,15 @@ class CallScript {
       ['LocalOptimization', 'Yes'],
     ]);
     this.dial('DialBegin', trunk, xOne, [['DialString', `Local/${transfer.to}@from-internal-xfer`]]);
-    const target = this.pbx.newChannel(
-      `PJSIP/${transfer.to}-${this.pbx.hex()}`,
-      0,
-      '',
-      'from-internal',
-      's',
-      trunk.linkedid,
-      this.clock,
-    );
+    const target = this.pbx.newChannel({
+      name: `PJSIP/${transfer.to}-${this.pbx.hex()}`,
+      state: 0,
+      callerNum: '',
+      context: 'from-internal',
+      exten: 's',
+      linkedid: trunk.linkedid,
+      clock: this.clock,
+    });
     target.callerNum = transfer.to;
     this.pbx.emit('NewCallerid', 'call', this.clock, [
       ...snapshot(target, ''),
@@ -832,15 +833,15 @@ class CallScript {
     this.newExten(phone, 'outrt-1', number, 'Macro', 'user-callerid');
     if (c.recording) this.record(phone, 'out', number);
     // The dialled leg's caller ids are `<unknown>` at first; the number comes in NewCallerid (real output).
-    const trunk = this.pbx.newChannel(
-      `PJSIP/trunk1-${this.pbx.hex()}`,
-      0,
-      '',
-      'from-pstn',
-      's',
-      phone.linkedid,
-      this.clock,
-    );
+    const trunk = this.pbx.newChannel({
+      name: `PJSIP/trunk1-${this.pbx.hex()}`,
+      state: 0,
+      callerNum: '',
+      context: 'from-pstn',
+      exten: 's',
+      linkedid: phone.linkedid,
+      clock: this.clock,
+    });
     trunk.callerNum = number;
     this.pbx.emit('NewCallerid', 'call', this.clock, [
       ...snapshot(trunk, ''),
@@ -875,15 +876,15 @@ class CallScript {
     const caller = this.first;
     const c = this.call;
     const ext = String(c.to);
-    const callee = this.pbx.newChannel(
-      `PJSIP/${ext}-${this.pbx.hex()}`,
-      0,
-      ext,
-      'from-internal',
-      's',
-      caller.linkedid,
-      this.clock,
-    );
+    const callee = this.pbx.newChannel({
+      name: `PJSIP/${ext}-${this.pbx.hex()}`,
+      state: 0,
+      callerNum: ext,
+      context: 'from-internal',
+      exten: 's',
+      linkedid: caller.linkedid,
+      clock: this.clock,
+    });
     const [ctx, dialExten] = this.dialContext(ext);
     caller.context = ctx;
     caller.exten = dialExten;
@@ -913,15 +914,15 @@ class CallScript {
   private async forward(trunk: Chan, number: string): Promise<void> {
     const hex = this.pbx.hex();
     const local = (half: 1 | 2, state: number) =>
-      this.pbx.newChannel(
-        `Local/${number}@from-internal-${hex};${half}`,
+      this.pbx.newChannel({
+        name: `Local/${number}@from-internal-${hex};${half}`,
         state,
-        trunk.callerNum,
-        'from-internal',
-        number,
-        trunk.linkedid,
-        this.clock,
-      );
+        callerNum: trunk.callerNum,
+        context: 'from-internal',
+        exten: number,
+        linkedid: trunk.linkedid,
+        clock: this.clock,
+      });
     const one = local(1, 0);
     const two = local(2, 4);
     this.dial('DialBegin', trunk, one, [['DialString', `Local/${number}@from-internal/n`]]);
@@ -935,15 +936,15 @@ class CallScript {
     const [ctx, ext] = this.fpbx === 17 ? ['trunk-dial-with-exten', number] : ['macro-dialout-trunk', 's'];
     two.context = ctx;
     two.exten = ext;
-    const out = this.pbx.newChannel(
-      `PJSIP/trunk2-${this.pbx.hex()}`,
-      0,
-      number,
-      'from-pstn',
-      's',
-      trunk.linkedid,
-      this.clock,
-    );
+    const out = this.pbx.newChannel({
+      name: `PJSIP/trunk2-${this.pbx.hex()}`,
+      state: 0,
+      callerNum: number,
+      context: 'from-pstn',
+      exten: 's',
+      linkedid: trunk.linkedid,
+      clock: this.clock,
+    });
     out.connectedNum = trunk.callerNum;
     this.dial('DialBegin', two, out, [['DialString', `${number}@trunk2`]]);
     await this.pause();
@@ -1000,15 +1001,15 @@ class CallScript {
       this.leaveBridge(outside);
       this.leaveBridge(employee);
       this.hangup(employee, 16, 'Normal Clearing');
-      target = this.pbx.newChannel(
-        `PJSIP/${transfer.to}-${this.pbx.hex()}`,
-        0,
-        transfer.to,
-        'from-internal',
-        's',
-        outside.linkedid,
-        this.clock,
-      );
+      target = this.pbx.newChannel({
+        name: `PJSIP/${transfer.to}-${this.pbx.hex()}`,
+        state: 0,
+        callerNum: transfer.to,
+        context: 'from-internal',
+        exten: 's',
+        linkedid: outside.linkedid,
+        clock: this.clock,
+      });
       outside.context = 'from-internal-xfer';
       outside.exten = transfer.to;
       this.dial('DialBegin', outside, target, [
@@ -1023,24 +1024,23 @@ class CallScript {
       this.bridge([outside, target]);
     } else {
       // Consultation call from the employee's phone: its own Linkedid (phone to phone) until the transfer.
-      const consult = this.pbx.newChannel(
-        `${employee.name.replace(/-[0-9a-f]+$/, '')}-${this.pbx.hex()}`,
-        4,
-        employee.callerNum,
-        'from-internal',
-        transfer.to,
-        undefined,
-        this.clock,
-      );
-      target = this.pbx.newChannel(
-        `PJSIP/${transfer.to}-${this.pbx.hex()}`,
-        0,
-        transfer.to,
-        'from-internal',
-        's',
-        consult.linkedid,
-        this.clock,
-      );
+      const consult = this.pbx.newChannel({
+        name: `${employee.name.replace(/-[0-9a-f]+$/, '')}-${this.pbx.hex()}`,
+        state: 4,
+        callerNum: employee.callerNum,
+        context: 'from-internal',
+        exten: transfer.to,
+        clock: this.clock,
+      });
+      target = this.pbx.newChannel({
+        name: `PJSIP/${transfer.to}-${this.pbx.hex()}`,
+        state: 0,
+        callerNum: transfer.to,
+        context: 'from-internal',
+        exten: 's',
+        linkedid: consult.linkedid,
+        clock: this.clock,
+      });
       this.dial('DialBegin', consult, target, [
         ['DialString', `${transfer.to}/sip:${transfer.to}@192.0.2.12:5060`],
       ]);

@@ -1,54 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { Socket } from 'node:net';
-import { readCredentialUrl } from '../../common/credential-url';
-import { ConnectorError, Destination, EgressPolicy } from '../../common/egress';
+import { ConnectorError, EgressPolicy } from '../../common/egress';
+import { checkedTarget, connectPbx, oneLine, parsePbxTarget, pbxLabel, PbxTarget } from '../pbx-connection';
 import { AmiFramer, AmiMessage } from './ami-message';
 
-/**
- * Where the Manager Interface is: `tcp://user:secret@host:5038` or `tls://user:secret@host:5039`, as a
- * Destination of the egress policy (the only way to its socket) and the login.
- */
-export interface AmiTarget {
-  destination: Destination;
-  tls: boolean;
-  user: string;
-  secret: string;
-}
+/** Where the Manager Interface is: `tcp://user:secret@host:5038` or `tls://user:secret@host:5039`. */
+export type AmiTarget = PbxTarget;
 
-/**
- * AMI_URL read by hand (a secret may hold any character: `/`, `#`, `@`, …) and made a Destination by
- * `egress`: the problem names the variable and the rule, never the value.
- */
 export function parseAmiTarget(
   url: string,
   egress: EgressPolicy,
   variable = 'AMI_URL',
 ): AmiTarget | { problem: string } {
-  const parsed = readCredentialUrl(url, 'AMI_URL', variable);
-  if ('problem' in parsed) return parsed;
-  const tls = parsed.scheme === 'tls';
-  const destination = egress.destination({
-    variable,
-    host: parsed.host,
-    port: parsed.port ?? (tls ? 5039 : 5038),
-    tls,
-    credentials: true,
-  });
-  if ('problem' in destination) return destination;
-  return { destination, tls, user: parsed.user, secret: parsed.password };
+  return parsePbxTarget(url, egress, { url: 'AMI_URL', variable, port: (tls) => (tls ? 5039 : 5038) });
 }
 
-/** parseAmiTarget for a value already checked (the environment's, a stored setting): a problem throws. */
 export function amiTargetOf(url: string, egress: EgressPolicy, variable = 'AMI_URL'): AmiTarget {
-  const target = parseAmiTarget(url, egress, variable);
-  if ('problem' in target) throw new Error(target.problem);
-  return target;
+  return checkedTarget(parseAmiTarget(url, egress, variable));
 }
 
-/** The address without credentials, for logs and health details. */
-export function amiLabel(target: AmiTarget): string {
-  return `${target.tls ? 'tls' : 'tcp'}://${target.destination.label}`;
-}
+export const amiLabel = pbxLabel;
 
 /** An AMI failure whose message names the address and never the secret. */
 export class AmiError extends ConnectorError {}
@@ -85,8 +56,9 @@ export class AmiSession {
   private readonly waiting = new Map<string, Waiting>();
   private closed = false;
 
+  private socket: Socket;
+
   private constructor(
-    private readonly socket: Socket,
     private readonly label: string,
     private readonly options: AmiSessionOptions,
   ) {}
@@ -95,11 +67,7 @@ export class AmiSession {
   static open(target: AmiTarget, options: AmiSessionOptions): Promise<AmiSession> {
     const label = amiLabel(target);
     return new Promise((resolve, reject) => {
-      // Through the egress gate: the name is resolved and checked at every connection (SPEC §8).
-      const socket: Socket = target.tls
-        ? target.destination.connectTls({ rejectUnauthorized: options.rejectUnauthorized ?? true })
-        : target.destination.connect();
-      const session = new AmiSession(socket, label, options);
+      const session = new AmiSession(label, options);
       let banner: (line: string) => void = () => undefined;
       const greeted = new Promise<string>((done) => (banner = done));
       const framer = new AmiFramer(
@@ -110,25 +78,16 @@ export class AmiSession {
         () => session.end(new AmiError(`no Manager banner from ${label} within ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
-      socket.setEncoding('utf8');
-      socket.setKeepAlive(true, 10_000);
-      socket.on('data', (chunk: string) => {
-        try {
-          framer.push(chunk);
-        } catch (error) {
-          session.end(new AmiError(`${(error as Error).message} from ${label}`));
-          return;
-        }
-        options.onRead?.();
+      session.socket = connectPbx(target, {
+        label,
+        rejectUnauthorized: options.rejectUnauthorized,
+        onData: (chunk) => {
+          framer.push(chunk as string);
+          options.onRead?.();
+        },
+        end: (message, details) => session.end(new AmiError(message, details)),
       });
-      socket.on('error', (error: NodeJS.ErrnoException) =>
-        session.end(
-          error.code === 'EGRESS_REFUSED'
-            ? new AmiError(`${label} is not allowed: ${error.message}`, { code: error.code })
-            : new AmiError(`${error.code ?? error.message} ${label}`, { code: error.code }),
-        ),
-      );
-      socket.on('close', () => session.end(new AmiError(`${label} closed the connection`)));
+      session.socket.setEncoding('utf8');
       session.closedWith = (error: Error) => {
         clearTimeout(timer);
         reject(error);
@@ -142,7 +101,7 @@ export class AmiSession {
         try {
           const login = await session.action('Login', [
             ['Username', target.user],
-            ['Secret', target.secret],
+            ['Secret', target.password],
             ['Events', 'on'],
           ]);
           if (!/^success$/i.test(login.Response ?? '')) {
@@ -253,8 +212,4 @@ export class AmiSession {
     if (this.established) this.options.onClose(error);
     else this.closedWith?.(error);
   }
-}
-
-function oneLine(value: string): string {
-  return value.replace(/[\r\n]+/g, ' ');
 }

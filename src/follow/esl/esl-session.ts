@@ -1,56 +1,29 @@
 import { Socket } from 'node:net';
-import { readCredentialUrl } from '../../common/credential-url';
-import { ConnectorError, Destination, EgressPolicy } from '../../common/egress';
+import { ConnectorError, EgressPolicy } from '../../common/egress';
+import { checkedTarget, connectPbx, oneLine, parsePbxTarget, pbxLabel, PbxTarget } from '../pbx-connection';
 import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
  * Where the event socket is: `tcp://:password@host:8021` (mod_event_socket's `auth <password>`), or
- * `tcp://user%40domain:password@host:8021` for a directory user with `esl-password` (`userauth`);
- * `tls://…` for an event socket behind a TLS terminator (stunnel, a proxy: mod_event_socket has no TLS of
- * its own). The address is a Destination of the egress policy, the only way to its socket.
+ * `tcp://user%40domain:password@host:8021` for a directory user with `esl-password` (`userauth`: `user`
+ * is `user@domain`); `tls://…` for an event socket behind a TLS terminator (stunnel, a proxy:
+ * mod_event_socket has no TLS of its own).
  */
-export interface EslTarget {
-  destination: Destination;
-  tls: boolean;
-  /** `user@domain` for `userauth`; empty: `auth`. */
-  user: string;
-  password: string;
-}
+export type EslTarget = PbxTarget;
 
-/**
- * ESL_URL read by hand (a password may hold any character) and made a Destination by `egress`: the
- * problem names the variable and the rule, never the value.
- */
 export function parseEslTarget(
   url: string,
   egress: EgressPolicy,
   variable = 'ESL_URL',
 ): EslTarget | { problem: string } {
-  const parsed = readCredentialUrl(url, 'ESL_URL', variable);
-  if ('problem' in parsed) return parsed;
-  const tls = parsed.scheme === 'tls';
-  const destination = egress.destination({
-    variable,
-    host: parsed.host,
-    port: parsed.port ?? 8021,
-    tls,
-    credentials: true,
-  });
-  if ('problem' in destination) return destination;
-  return { destination, tls, user: parsed.user, password: parsed.password };
+  return parsePbxTarget(url, egress, { url: 'ESL_URL', variable, port: () => 8021 });
 }
 
-/** parseEslTarget for a value already checked (the environment's, a stored setting): a problem throws. */
 export function eslTargetOf(url: string, egress: EgressPolicy, variable = 'ESL_URL'): EslTarget {
-  const target = parseEslTarget(url, egress, variable);
-  if ('problem' in target) throw new Error(target.problem);
-  return target;
+  return checkedTarget(parseEslTarget(url, egress, variable));
 }
 
-/** The address without credentials, for logs and health details. */
-export function eslLabel(target: EslTarget): string {
-  return `${target.tls ? 'tls' : 'tcp'}://${target.destination.label}`;
-}
+export const eslLabel = pbxLabel;
 
 /** An event socket failure whose message names the address and never the password. */
 export class EslError extends ConnectorError {}
@@ -89,8 +62,9 @@ export class EslSession {
   private greeted?: () => void;
   private refusedBeforeLogin?: (error: Error) => void;
 
+  private socket: Socket;
+
   private constructor(
-    private readonly socket: Socket,
     private readonly label: string,
     private readonly options: EslSessionOptions,
   ) {}
@@ -99,34 +73,21 @@ export class EslSession {
   static open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
     const label = eslLabel(target);
     return new Promise((resolve, reject) => {
-      // Through the egress gate: the name is resolved and checked at every connection (SPEC §8).
-      const socket: Socket = target.tls
-        ? target.destination.connectTls({ rejectUnauthorized: options.rejectUnauthorized ?? true })
-        : target.destination.connect();
-      const session = new EslSession(socket, label, options);
+      const session = new EslSession(label, options);
       const framer = new EslFramer((message) => session.received(message));
       const timer = setTimeout(
         () => session.end(new EslError(`no auth/request from ${label} within ${options.timeoutMs} ms`)),
         options.timeoutMs,
       );
-      socket.setKeepAlive(true, 10_000);
-      socket.on('data', (chunk: Buffer) => {
-        try {
-          framer.push(chunk);
-        } catch (error) {
-          session.end(new EslError(`${(error as Error).message} from ${label}`));
-          return;
-        }
-        if (session.established) options.onRead?.();
+      session.socket = connectPbx(target, {
+        label,
+        rejectUnauthorized: options.rejectUnauthorized,
+        onData: (chunk) => {
+          framer.push(chunk as Buffer);
+          if (session.established) options.onRead?.();
+        },
+        end: (message, details) => session.end(new EslError(message, details)),
       });
-      socket.on('error', (error: NodeJS.ErrnoException) =>
-        session.end(
-          error.code === 'EGRESS_REFUSED'
-            ? new EslError(`${label} is not allowed: ${error.message}`, { code: error.code })
-            : new EslError(`${error.code ?? error.message} ${label}`, { code: error.code }),
-        ),
-      );
-      socket.on('close', () => session.end(new EslError(`${label} closed the connection`)));
       session.greeted = () => {
         clearTimeout(timer);
         const login = target.user
@@ -248,8 +209,4 @@ export class EslSession {
     if (this.established) this.options.onClose(error);
     else this.refusedBeforeLogin?.(error);
   }
-}
-
-function oneLine(value: string): string {
-  return value.replace(/[\r\n]+/g, ' ');
 }

@@ -1,44 +1,17 @@
-import { CallEvent, Direction, EndStatus } from '../../calls/call';
-import { crmCallIdOf } from '../../calls/click-match';
-import { callerNumberOf, statusOf } from '../../pbx/adapters/freeswitch-cdr';
-import { joinedPath, recordingUrlOf } from '../../pbx/adapters/recording-url';
+import { CallEvent } from '../../calls/call';
+import { answeredEvent, CallTable, noteRinging } from '../followed-calls';
+import {
+  endedEventOf,
+  hidden,
+  newCall,
+  noteRecording,
+  outsideNumberOf,
+  startedEventOf,
+  TrackedCall,
+} from './esl-call';
 import { EslEvent, header } from './esl-message';
-import { LegClass, Legs } from './legs';
-
-/** One FreeSWITCH leg (channel) as the tracker last saw it. */
-interface Leg {
-  uuid: string;
-  kind: LegClass['kind'];
-  extension?: string;
-  /** The leg it is bridged with now (CHANNEL_BRIDGE's other Unique-ID). */
-  partner?: string;
-  /** Click-to-call: the portal's CALL_ID the dialer put on the originate (`crm_call_id`). */
-  crmCallId?: string;
-}
-
-/** One call from or to outside: one Channel-Call-UUID (the a-leg's uuid, the callId), until its outside leg ends. */
-interface TrackedCall {
-  callId: string;
-  direction: Direction;
-  phoneNumber: string;
-  /** The outside party's leg: its hang-up ends the call; the phone bridged with it is who talks. */
-  outside: string;
-  startedAt: number;
-  started: boolean;
-  /** Ringing phone legs → their internal numbers. */
-  ringing: Map<string, string>;
-  rang: string[];
-  /** Hang-up causes of phone legs that rang and were never bridged with the outside leg. */
-  causes: string[];
-  caller?: string;
-  crmCallId?: string;
-  answeredBy?: string;
-  answeredAt?: number;
-  /** Recording candidates, most telling first when the call ends. */
-  recordUrl?: string;
-  recordPath?: string;
-  recordFile?: string;
-}
+import { Leg, LegMap } from './leg-map';
+import { Legs } from './legs';
 
 export interface EslTrackerOptions {
   /** FREESWITCH_RECORDING_URL: turns a recording's path into a URL. */
@@ -47,7 +20,6 @@ export interface EslTrackerOptions {
   maxLegs?: number;
 }
 
-/** What a resync found. */
 export interface EslResyncOutcome {
   /** Calls followed before the drop whose outside leg is gone: their end is unknown here. */
   lost: string[];
@@ -87,30 +59,21 @@ export interface EslLiveState {
  *   the target leg's Channel-Call-UUID, which FreeSWITCH resets on unbridge.
  * - `call.ended` at the outside leg's CHANNEL_HANGUP_COMPLETE: talk time from the first answer; a call no
  *   phone was bridged with is missed (voicemail answering the a-leg included), busy when every phone was;
- *   outbound from the gateway leg's Hangup-Cause. The recording: `record_url`, else `record_path` +
- *   `record_name`/`record_file`, else RECORD_START's `Record-File-Path` (record_session), else mod_callcenter's
- *   `cc_record_filename`, made a URL by FREESWITCH_RECORDING_URL as the CDR route does.
+ *   outbound from the gateway leg's Hangup-Cause; the recording as the CDR route makes it a URL.
  * - Phone-to-phone calls (consultations included) have no outside leg: never calls.
  */
 export class EslTracker {
-  private readonly legs = new Map<string, Leg>();
-  private readonly calls = new Map<string, TrackedCall>();
-  /** outside leg uuid → callId (outbound calls: the outside leg is not the a-leg). */
-  private readonly byOutside = new Map<string, string>();
-  /** Calls whose `call.started` waits for more simultaneous-ring legs → the ring's time (PBX clock, ms). */
-  private readonly pendingStarts = new Map<string, number>();
-  private readonly maxCalls: number;
-  private readonly maxLegs: number;
+  private readonly legs: LegMap;
+  private readonly calls: CallTable<TrackedCall>;
   private highestSession = 0;
   private unseen = 0;
-  private forgotten = 0;
 
   constructor(
-    private readonly classes: Legs,
+    classes: Legs,
     private readonly options: EslTrackerOptions = {},
   ) {
-    this.maxCalls = options.maxCalls ?? 5000;
-    this.maxLegs = options.maxLegs ?? 20000;
+    this.legs = new LegMap(classes, options.maxLegs ?? 20000);
+    this.calls = new CallTable(options.maxCalls ?? 5000);
   }
 
   get activeCalls(): number {
@@ -122,7 +85,7 @@ export class EslTracker {
   }
 
   get forgottenCalls(): number {
-    return this.forgotten;
+    return this.calls.forgotten;
   }
 
   /** Sessions created and gone while disconnected (from FreeSWITCH's session counter); a lower bound. */
@@ -131,7 +94,7 @@ export class EslTracker {
   }
 
   get holdsStarts(): boolean {
-    return this.pendingStarts.size > 0;
+    return this.calls.holdsStarts;
   }
 
   /** The call events `event` gives; `now` (ms) stands in when it carries no Event-Date-Timestamp. */
@@ -149,7 +112,7 @@ export class EslTracker {
         this.bridged(event, at, out);
         break;
       case 'CHANNEL_UNBRIDGE':
-        this.unbridged(event);
+        this.legs.unpair(...bridgeOf(event));
         break;
       case 'CHANNEL_UUID':
         this.renamed(event);
@@ -163,7 +126,7 @@ export class EslTracker {
         this.hungUp(event, at, out);
         break;
       default:
-        this.see(event);
+        this.legs.see(event);
     }
     return out;
   }
@@ -184,23 +147,13 @@ export class EslTracker {
     const before = this.highestSession;
     const liveIds = new Set(live.channels.map((row) => row.uuid).filter(Boolean));
     const lost: string[] = [];
-    for (const call of [...this.calls.values()]) {
+    for (const call of this.calls.values()) {
       if (liveIds.has(call.outside) || hangingUp.has(call.outside)) continue;
       lost.push(call.callId);
-      this.forget(call);
+      this.calls.forget(call);
     }
-    for (const uuid of [...this.legs.keys()]) {
-      if (!liveIds.has(uuid) && !hangingUp.has(uuid)) this.legs.delete(uuid);
-    }
-    for (const leg of this.legs.values()) leg.partner = undefined;
-    let fresh = 0;
-    for (const row of live.channels) {
-      if (!row.uuid || this.legs.has(row.uuid)) continue;
-      fresh++;
-      const kind = this.classes.classifyRow(row);
-      this.legs.set(row.uuid, { uuid: row.uuid, kind: kind.kind, extension: kind.extension });
-    }
-    for (const [a, b] of live.bridged) this.pair(a, b);
+    const keep = (uuid: string) => liveIds.has(uuid) || hangingUp.has(uuid);
+    const fresh = this.legs.resync(live.channels, live.bridged, keep);
     const events: CallEvent[] = [];
     const createdAt = new Map(live.channels.map((row) => [row.uuid, Number(row.created_epoch) * 1000]));
     // Calls that began while nobody listened and are still up.
@@ -219,7 +172,7 @@ export class EslTracker {
           outsideNumberOf(row.dest, false),
           startedAt,
         );
-        events.push(this.startedEvent(call, startedAt));
+        events.push(startedEventOf(call, startedAt));
       }
     }
     // Inbound calls not started yet: phones ringing now (legs whose call_uuid is the call's).
@@ -252,10 +205,8 @@ export class EslTracker {
     return { lost, unseenChannels, events };
   }
 
-  // ---- events -------------------------------------------------------------------------------------------
-
   private created(event: EslEvent, at: number, out: CallEvent[]): void {
-    const leg = this.see(event);
+    const leg = this.legs.see(event);
     if (!leg) return;
     const uuid = leg.uuid;
     const callUuid = header(event, 'Channel-Call-UUID');
@@ -275,7 +226,7 @@ export class EslTracker {
         const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
         const call = this.openOutbound(uuid, uuid, undefined, dialled, at);
         this.flushInto(out);
-        out.push(this.startedEvent(call, at));
+        out.push(startedEventOf(call, at));
         return;
       }
       this.openInbound(uuid, outsideNumberOf(header(event, 'Caller-Caller-ID-Number'), hidden(event)), at);
@@ -289,49 +240,25 @@ export class EslTracker {
     const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
     const call = this.openOutbound(root.uuid, uuid, root, dialled, at);
     this.flushInto(out);
-    out.push(this.startedEvent(call, at));
+    out.push(startedEventOf(call, at));
   }
 
   private bridged(event: EslEvent, at: number, out: CallEvent[]): void {
-    this.see(event);
-    const a = header(event, 'Bridge-A-Unique-ID') ?? header(event, 'Unique-ID');
-    const b = header(event, 'Bridge-B-Unique-ID') ?? header(event, 'Other-Leg-Unique-ID');
+    this.legs.see(event);
+    const [a, b] = bridgeOf(event);
     if (!a || !b) return;
-    this.pair(a, b);
+    this.legs.pair(a, b);
     for (const uuid of [a, b]) {
-      const call = this.callOfOutside(uuid);
+      const call = this.calls.ofOutside(uuid);
       if (call) this.checkAnswer(call, at, out);
-    }
-  }
-
-  private unbridged(event: EslEvent): void {
-    const a = header(event, 'Bridge-A-Unique-ID') ?? header(event, 'Unique-ID');
-    const b = header(event, 'Bridge-B-Unique-ID') ?? header(event, 'Other-Leg-Unique-ID');
-    for (const [one, other] of [
-      [a, b],
-      [b, a],
-    ]) {
-      const leg = one ? this.legs.get(one) : undefined;
-      if (leg && leg.partner === other) leg.partner = undefined;
     }
   }
 
   private renamed(event: EslEvent): void {
     const old = header(event, 'Old-Unique-ID');
     const uuid = header(event, 'Unique-ID');
-    const leg = old ? this.legs.get(old) : undefined;
-    if (!old || !uuid || !leg) return;
-    this.legs.delete(old);
-    leg.uuid = uuid;
-    this.legs.set(uuid, leg);
-    for (const other of this.legs.values()) if (other.partner === old) other.partner = uuid;
-    const callId = this.byOutside.get(old);
-    if (callId) {
-      this.byOutside.delete(old);
-      this.byOutside.set(uuid, callId);
-      const call = this.calls.get(callId);
-      if (call) call.outside = uuid;
-    }
+    if (!old || !uuid || !this.legs.rename(old, uuid)) return;
+    this.calls.renameOutside(old, uuid);
     for (const call of this.calls.values()) {
       const ringing = call.ringing.get(old);
       if (ringing === undefined) continue;
@@ -341,47 +268,34 @@ export class EslTracker {
   }
 
   private recording(event: EslEvent): void {
-    const leg = this.see(event);
+    const leg = this.legs.see(event);
     const call = leg && this.callOfAnyLeg(leg.uuid, event);
     if (!call) return;
-    this.noteRecording(call, event);
+    noteRecording(call, event);
     // RECORD_STOP comes at the hang-up: a follower that started after RECORD_START still learns the file.
     call.recordFile ??= header(event, 'Record-File-Path');
   }
 
   private hungUp(event: EslEvent, at: number, out: CallEvent[]): void {
-    const leg = this.see(event);
+    const leg = this.legs.see(event);
     if (!leg) return;
     const call = this.callOfAnyLeg(leg.uuid, event);
-    if (call) this.noteRecording(call, event);
+    if (call) noteRecording(call, event);
     if (call && call.ringing.has(leg.uuid)) {
       call.ringing.delete(leg.uuid);
       if (call.answeredBy === undefined) call.causes.push(header(event, 'Hangup-Cause') ?? '');
     }
-    const partner = leg.partner ? this.legs.get(leg.partner) : undefined;
-    if (partner?.partner === leg.uuid) partner.partner = undefined;
-    this.legs.delete(leg.uuid);
+    this.legs.remove(leg);
     if (call && call.outside === leg.uuid) {
       if (call.answeredAt === undefined) this.answerFromHangup(call, event, out);
-      out.push(this.endedEvent(call, at, header(event, 'Hangup-Cause') ?? ''));
-      this.forget(call);
+      const cause = header(event, 'Hangup-Cause') ?? '';
+      out.push(endedEventOf(call, at, cause, this.options.recordingTemplate));
+      this.calls.forget(call);
     }
   }
 
-  // ---- calls --------------------------------------------------------------------------------------------
-
   private openInbound(uuid: string, phoneNumber: string, at: number): TrackedCall {
-    return this.open({
-      callId: uuid,
-      direction: 'inbound',
-      phoneNumber,
-      outside: uuid,
-      startedAt: at,
-      started: false,
-      ringing: new Map(),
-      rang: [],
-      causes: [],
-    });
+    return this.calls.open(newCall({ callId: uuid, direction: 'inbound', phoneNumber, outside: uuid, at }));
   }
 
   private openOutbound(
@@ -391,38 +305,10 @@ export class EslTracker {
     phoneNumber: string,
     at: number,
   ): TrackedCall {
-    return this.open({
-      callId,
-      direction: 'outbound',
-      phoneNumber,
-      outside,
-      startedAt: at,
-      started: true,
-      ringing: new Map(),
-      rang: [],
-      causes: [],
-      caller: root?.extension,
-      crmCallId: root?.crmCallId,
-    });
-  }
-
-  private open(call: TrackedCall): TrackedCall {
-    if (this.calls.size >= this.maxCalls) {
-      const oldest = this.calls.values().next().value;
-      if (oldest) {
-        this.forget(oldest);
-        this.forgotten++;
-      }
-    }
-    this.calls.set(call.callId, call);
-    this.byOutside.set(call.outside, call.callId);
-    return call;
-  }
-
-  private forget(call: TrackedCall): void {
-    this.calls.delete(call.callId);
-    this.byOutside.delete(call.outside);
-    this.pendingStarts.delete(call.callId);
+    const { extension: caller, crmCallId } = root ?? {};
+    const call = newCall({ callId, direction: 'outbound', phoneNumber, outside, at, caller, crmCallId });
+    call.started = true;
+    return this.calls.open(call);
   }
 
   /**
@@ -431,36 +317,27 @@ export class EslTracker {
    * phones ringing now, at the ring's time; another device of a phone already ringing adds nothing.
    */
   private ring(call: TrackedCall, leg: Leg, at: number): void {
-    if (!leg.extension) return;
-    const ringingAlready = [...call.ringing.values()].includes(leg.extension);
-    call.ringing.set(leg.uuid, leg.extension);
-    if (ringingAlready) return;
-    if (!call.rang.includes(leg.extension)) call.rang.push(leg.extension);
+    if (!leg.extension || noteRinging(call, leg.uuid, leg.extension)) return;
     if (!call.started) {
       call.started = true;
-      this.pendingStarts.set(call.callId, call.startedAt);
-    } else if (!this.pendingStarts.has(call.callId)) {
-      this.pendingStarts.set(call.callId, at);
+      this.calls.holdStart(call, call.startedAt);
+    } else {
+      this.calls.holdStart(call, at);
     }
   }
 
   private flushInto(out: CallEvent[]): void {
-    for (const [callId, at] of this.pendingStarts) {
-      const call = this.calls.get(callId);
-      if (call) out.push(this.startedEvent(call, at));
-    }
-    this.pendingStarts.clear();
+    for (const [call, at] of this.calls.takeStarts()) out.push(startedEventOf(call, at));
   }
 
   /** The phone bridged with the outside leg; a new one is a `call.answered` (again on each transfer). */
   private checkAnswer(call: TrackedCall, at: number, out: CallEvent[]): void {
-    const outside = this.legs.get(call.outside);
-    const partner = outside?.partner ? this.legs.get(outside.partner) : undefined;
+    const partner = this.legs.partnerOf(call.outside);
     const extension = partner?.kind === 'phone' ? partner.extension : undefined;
     if (!extension || extension === call.answeredBy) return;
     if (!call.started) {
       call.started = true;
-      out.push(this.startedEvent(call, call.startedAt, extension));
+      out.push(startedEventOf(call, call.startedAt, extension));
     }
     this.answered(call, extension, at, out);
   }
@@ -474,13 +351,9 @@ export class EslTracker {
       Number(header(event, 'Caller-Channel-Bridged-Time')) ||
       Number(header(event, 'variable_bridge_epoch')) * 1e6;
     if (!(bridgedUs > 0)) return;
-    const known = this.legs.get(header(event, 'variable_last_bridge_to') ?? '');
     const other =
-      known ??
-      this.classes.classify({
-        'Channel-Name': header(event, 'variable_bridge_channel'),
-        'Call-Direction': 'outbound',
-      });
+      this.legs.get(header(event, 'variable_last_bridge_to') ?? '') ??
+      this.legs.classifyChannel(header(event, 'variable_bridge_channel'));
     const extension =
       other.kind === 'phone' ? other.extension : call.direction === 'outbound' ? call.caller : undefined;
     if (extension) this.answered(call, extension, Math.round(bridgedUs / 1000), out);
@@ -488,27 +361,13 @@ export class EslTracker {
 
   private answered(call: TrackedCall, extension: string, at: number, out: CallEvent[]): void {
     for (const [uuid, ringing] of call.ringing) if (ringing === extension) call.ringing.delete(uuid);
-    call.answeredBy = extension;
-    call.answeredAt ??= at;
-    out.push({ event: 'call.answered', callId: call.callId, extension, at: iso(at) });
-  }
-
-  private pair(a: string, b: string): void {
-    const one = this.legs.get(a);
-    const other = this.legs.get(b);
-    if (one) one.partner = b;
-    if (other) other.partner = a;
+    out.push(answeredEvent(call, extension, at));
   }
 
   /** The call `uuid` is the a-leg or the outside leg of. */
   private callOfLeg(uuid: string | undefined): TrackedCall | undefined {
     if (!uuid) return undefined;
-    return this.calls.get(uuid) ?? this.callOfOutside(uuid);
-  }
-
-  private callOfOutside(uuid: string): TrackedCall | undefined {
-    const callId = this.byOutside.get(uuid);
-    return callId ? this.calls.get(callId) : undefined;
+    return this.calls.get(uuid) ?? this.calls.ofOutside(uuid);
   }
 
   /** The call a leg belongs to: its own, its originator's, its call uuid's, a queue member's, or a ringing leg's. */
@@ -521,104 +380,14 @@ export class EslTracker {
     if (direct) return direct;
     for (const call of this.calls.values()) if (call.ringing.has(uuid)) return call;
     const partner = this.legs.get(uuid)?.partner;
-    return partner ? this.callOfOutside(partner) : undefined;
-  }
-
-  private noteRecording(call: TrackedCall, event: EslEvent): void {
-    call.recordUrl ??= header(event, 'variable_record_url');
-    const path = joinedPath(
-      header(event, 'variable_record_path'),
-      header(event, 'variable_record_name') ?? header(event, 'variable_record_file'),
-    );
-    call.recordPath ??= path ?? header(event, 'variable_cc_record_filename');
-  }
-
-  private startedEvent(call: TrackedCall, at: number, answerer?: string): CallEvent {
-    const extensions = [...new Set(call.ringing.values())];
-    if (extensions.length === 0 && answerer) extensions.push(answerer);
-    // An outbound call's card is the dialling phone's, until a transfer makes another phone ring.
-    const extension = extensions[0] ?? (call.direction === 'outbound' ? call.caller : undefined);
-    return {
-      event: 'call.started',
-      callId: call.callId,
-      direction: call.direction,
-      phoneNumber: call.phoneNumber,
-      ...(extension ? { extension } : {}),
-      ...(extensions.length > 1 ? { extensions: extensions.slice(0, 50) } : {}),
-      ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
-      at: iso(at),
-    };
-  }
-
-  private endedEvent(call: TrackedCall, at: number, outsideCause: string): CallEvent {
-    const { status, failedReason } = this.statusOf(call, outsideCause);
-    const file = call.recordUrl ?? call.recordPath ?? call.recordFile;
-    const recordingUrl =
-      status === 'answered' ? recordingUrlOf(file, this.options.recordingTemplate) : undefined;
-    const extension = call.answeredBy ?? (call.direction === 'outbound' ? call.caller : call.rang[0]);
-    return {
-      event: 'call.ended',
-      callId: call.callId,
-      direction: call.direction,
-      phoneNumber: call.phoneNumber,
-      ...(extension ? { extension } : {}),
-      startedAt: iso(call.startedAt),
-      at: iso(at),
-      durationSec: call.answeredAt === undefined ? 0 : Math.max(0, Math.round((at - call.answeredAt) / 1000)),
-      status,
-      ...(failedReason ? { failedReason } : {}),
-      ...(recordingUrl ? { recordingUrl } : {}),
-      ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
-    };
-  }
-
-  private statusOf(call: TrackedCall, outsideCause: string): { status: EndStatus; failedReason?: string } {
-    if (call.answeredAt !== undefined) return { status: 'answered' };
-    if (call.direction === 'inbound') {
-      const causes = call.causes;
-      return { status: causes.length > 0 && causes.every((c) => c === 'USER_BUSY') ? 'busy' : 'missed' };
-    }
-    // Never bridged with the phone: NORMAL_CLEARING here is no answer (statusOf with no talk time).
-    return statusOf(outsideCause || 'NORMAL_CLEARING', false, 'outbound');
-  }
-
-  // ---- legs ---------------------------------------------------------------------------------------------
-
-  /** The leg an event is about: registered when new (classified from the event's headers). */
-  private see(event: EslEvent): Leg | undefined {
-    const uuid = header(event, 'Unique-ID');
-    if (!uuid) return undefined;
-    let leg = this.legs.get(uuid);
-    if (!leg) {
-      if (!header(event, 'Channel-Name')) return undefined;
-      const kind = this.classes.classify(event);
-      leg = { uuid, kind: kind.kind, extension: kind.extension };
-      if (this.legs.size >= this.maxLegs) {
-        const oldest = this.legs.keys().next().value;
-        if (oldest !== undefined) this.legs.delete(oldest);
-      }
-      this.legs.set(uuid, leg);
-    }
-    leg.crmCallId ??= crmCallIdOf(header(event, 'variable_crm_call_id'));
-    return leg;
+    return partner ? this.calls.ofOutside(partner) : undefined;
   }
 }
 
-/**
- * The outside party's number, or `anonymous` when it is withheld (FreeSWITCH's placeholders, a masked number,
- * presentation prohibited) or is no number at all (SPEC §9: a followed call is still reported).
- */
-function outsideNumberOf(value: string | undefined, hidden: boolean): string {
-  const number = callerNumberOf(value, hidden);
-  return /^\+?\d+$/.test(number.replace(/[\s().-]/g, '')) ? number : 'anonymous';
-}
-
-/** Caller ID presentation prohibited: the caller profile's privacy flag, or a SIP Privacy header of `id`. */
-function hidden(event: EslEvent): boolean {
-  const privacy = header(event, 'variable_sip_Privacy') ?? header(event, 'variable_sip_h_Privacy') ?? '';
-  return header(event, 'Caller-Privacy-Hide-Number') === 'true' || /\bid\b/i.test(privacy);
-}
-
-function iso(ms: number): string {
-  return new Date(ms).toISOString();
+/** CHANNEL_BRIDGE's and CHANNEL_UNBRIDGE's two legs. */
+function bridgeOf(event: EslEvent): [string | undefined, string | undefined] {
+  return [
+    header(event, 'Bridge-A-Unique-ID') ?? header(event, 'Unique-ID'),
+    header(event, 'Bridge-B-Unique-ID') ?? header(event, 'Other-Leg-Unique-ID'),
+  ];
 }

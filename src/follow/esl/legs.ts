@@ -11,17 +11,9 @@ export interface LegClass {
 }
 
 /**
- * Tells trunk legs from phone legs (real PBX output). FreeSWITCH's `Call-Direction` is per leg and relative to
- * the switch, so it cannot tell; what can:
- * - with PBX_TRUNKS patterns (`sofia/external/*`, `*` matches anything), a leg whose Channel-Name matches one
- *   is a trunk and every other sofia/verto leg a phone;
- * - else a leg to or from a gateway (`sip_gateway_name`, `sip_gateway`) is a trunk; a leg FreeSWITCH dialled
- *   to a directory user (`dialed_user`, set by the `user/` endpoint) is that user's phone; a leg that came in
- *   to the `public` context (where unauthenticated calls from trunks land) is a trunk; a leg whose user
- *   (authenticated `user_name`/`sip_auth_username`, else its caller id or, for dialled legs, the number
- *   dialled) is an internal number (the employee directory, or at most PBX_INTERNAL_MAX_DIGITS digits) is a
- *   phone, any other a trunk.
- * Loopback and other non-endpoint legs are `other`: followed through nothing.
+ * Tells trunk legs from phone legs (real PBX output): PBX_TRUNKS patterns when set, else gateways, the
+ * `user/` endpoint's `dialed_user`, the `public` context (where calls from trunks land) and internal
+ * numbers. FreeSWITCH's `Call-Direction` is per leg and relative to the switch, so it cannot tell.
  */
 export class Legs {
   private readonly trunks: GlobSet;

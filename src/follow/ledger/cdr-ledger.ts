@@ -41,6 +41,19 @@ export interface CdrLedgerOptions {
   reconnectMaxMs?: number;
 }
 
+/** What a ledger reads from and writes to: the table, the sink, and the portal's stores. */
+export interface CdrLedgerParts {
+  source: CdrSource;
+  /** The database without credentials, for health details and logs. */
+  label: string;
+  mapping: LedgerMapping;
+  sink: FollowSink & { idle(): Promise<void> };
+  positions: FollowPositionStore;
+  calls: CallStore;
+  portalId: string;
+  metrics?: BridgeMetrics;
+}
+
 interface PendingCall {
   rows: CdrRow[];
   /** When (our clock) a row of it was last read for the first time. */
@@ -61,16 +74,11 @@ const EPOCH = '1970-01-01 00:00:00';
 
 /**
  * Reads FreePBX's `asteriskcdrdb.cdr` as the ledger of record (real PBX output: no increasing key, each
- * Party A's rows land when that channel hangs up, so one call's rows land minutes apart and a long call's
- * after later calls'). Every poll reads the rows whose leg ENDED at or after (position − overlap), page by
- * page; each row is taken once (`rowKey`), rows are grouped by `linkedid`. A call is taken only once it is
- * complete (`readiness`: its outside party's rows are in) and quiet for the grace period, from all its rows
- * in the table (read again by linkedid, so a segment written long before is never missed), turned into
- * `call.ended` (ledgerCallOf) and fed to the same sink as followed events, unless followed or posted events
- * already ended it. Positions are the PBX's own clock (row times; a first start from the newest row), never
- * the bridge's. The position (the newest row end read, never past a complete call still waiting) is kept in
- * our store once what was read up to it is stored, so a restart, a kill -9 or a takeover reads on from
- * there; the overlap and the intake's `(callId, event)` keys make re-reading harmless.
+ * Party A's rows land when that channel hangs up, so one call's rows land minutes apart). Every poll reads
+ * the rows whose leg ENDED at or after (position − overlap); a call is taken once complete (`readiness`)
+ * and quiet for the grace period, from all its rows in the table, unless followed or posted events already
+ * ended it. The position is on the PBX's clock and is stored only once what was read up to it is stored, so
+ * a restart or a takeover reads on from there; the overlap and the intake's keys make re-reading harmless.
  */
 export class CdrLedger {
   private readonly logger = new Logger('PbxLedger');
@@ -92,15 +100,8 @@ export class CdrLedger {
   private callsTaken = 0;
 
   constructor(
-    private readonly source: CdrSource,
-    private readonly label: string,
-    private readonly mapping: LedgerMapping,
-    private readonly sink: FollowSink & { idle(): Promise<void> },
-    private readonly positions: FollowPositionStore,
-    private readonly calls: CallStore,
-    private readonly portalId: string,
+    private readonly parts: CdrLedgerParts,
     options: CdrLedgerOptions = {},
-    private readonly metrics?: BridgeMetrics,
   ) {
     this.options = {
       pollMs: 1000,
@@ -124,18 +125,18 @@ export class CdrLedger {
   async stop(): Promise<void> {
     this.stopped = true;
     clearTimeout(this.timer);
-    this.metrics?.ledgerConnected.set(0);
-    await this.source.close();
+    this.parts.metrics?.ledgerConnected.set(0);
+    await this.parts.source.close();
   }
 
   status(): LedgerStatusView {
     const newest = this.newest
-      ? DateTime.fromFormat(this.newest, 'yyyy-MM-dd HH:mm:ss', { zone: this.mapping.zone })
+      ? DateTime.fromFormat(this.newest, 'yyyy-MM-dd HH:mm:ss', { zone: this.parts.mapping.zone })
       : undefined;
     const lagSec = newest?.isValid ? Math.max(0, Math.round((Date.now() - newest.toMillis()) / 1000)) : null;
     return {
       source: SOURCE,
-      target: this.label,
+      target: this.parts.label,
       readingHere: this.readingHere,
       connected: this.connected,
       lastError: this.lastError ?? null,
@@ -147,13 +148,14 @@ export class CdrLedger {
     };
   }
 
-  /** One read: rows, ready calls to the sink, the position stored. Exposed for the specs. */
+  /** One read: rows, ready calls to the sink, the position stored. */
   async poll(): Promise<void> {
     if (this.position === undefined) {
       // First start: from the newest row's start on the PBX's own clock, minus the overlap (older history
       // is not replayed; the bridge's clock says nothing about the PBX's); afterwards, the stored one.
       this.position =
-        (await this.positions.get(this.portalId, SOURCE)) ?? (await this.source.newestCalldate());
+        (await this.parts.positions.get(this.parts.portalId, SOURCE)) ??
+        (await this.parts.source.newestCalldate());
     }
     const endedFrom = this.position === undefined ? EPOCH : minus(this.position, this.options.overlapSec);
     await this.read(endedFrom);
@@ -189,7 +191,7 @@ export class CdrLedger {
       this.setConnected(false);
       this.failures++;
       // mysql2's messages name the user and host, never the password; the URL itself is never printed.
-      this.lastError = `${this.label}: ${(error as Error).message}`;
+      this.lastError = `${this.parts.label}: ${(error as Error).message}`;
       const step = Math.min(
         this.options.reconnectMaxMs,
         this.options.reconnectMinMs * 2 ** Math.min(this.failures - 1, 10),
@@ -214,14 +216,14 @@ export class CdrLedger {
 
   private setConnected(connected: boolean): void {
     this.connected = connected;
-    this.metrics?.ledgerConnected.set(connected ? 1 : 0);
+    this.parts.metrics?.ledgerConnected.set(connected ? 1 : 0);
   }
 
   private async read(endedFrom: string): Promise<void> {
     const calldateFrom = endedFrom === EPOCH ? EPOCH : minus(endedFrom, this.options.maxCallSec);
     let cursor: PageCursor | undefined;
     for (;;) {
-      const rows = await this.source.page(calldateFrom, endedFrom, cursor);
+      const rows = await this.parts.source.page(calldateFrom, endedFrom, cursor);
       for (const row of rows) this.accept(row);
       if (rows.length < PAGE_ROWS) break;
       const last = rows[rows.length - 1];
@@ -237,7 +239,7 @@ export class CdrLedger {
     if (this.seen.has(key)) return;
     this.seen.set(key, row.ended);
     this.rowsRead++;
-    this.metrics?.ledgerRows.inc();
+    this.parts.metrics?.ledgerRows.inc();
     if (!this.newest || row.ended > this.newest) this.newest = row.ended;
     const took = this.taken.get(row.linkedid);
     if (took !== undefined) {
@@ -258,7 +260,7 @@ export class CdrLedger {
    * when nothing says the trunk talks on. Anything else (a queue member's row, a consultation) is partial.
    */
   private readiness(linkedid: string, rows: CdrRow[]): Readiness {
-    const kindOf = (channel: string) => this.mapping.endpoints.classify(channel || undefined).kind;
+    const kindOf = (channel: string) => this.parts.mapping.endpoints.classify(channel || undefined).kind;
     if (rows.some((row) => kindOf(row.channel) === 'trunk')) return 'complete';
     const origin = rows.filter((row) => row.uniqueid === linkedid);
     if (origin.length === 0) return 'partial';
@@ -289,42 +291,42 @@ export class CdrLedger {
         continue;
       }
       const rows = await this.callRows(linkedid, call.rows);
-      const known = await this.calls.findCall(this.portalId, linkedid);
+      const known = await this.parts.calls.findCall(this.parts.portalId, linkedid);
       this.pending.delete(linkedid);
       if (known?.ended) {
         this.markTaken(linkedid, rows);
-        this.metrics?.ledgerCalls.inc({ outcome: 'already_ended' });
+        this.parts.metrics?.ledgerCalls.inc({ outcome: 'already_ended' });
         continue;
       }
       let outcome;
       try {
-        outcome = ledgerCallOf(linkedid, rows, this.mapping);
+        outcome = ledgerCallOf(linkedid, rows, this.parts.mapping);
       } catch (error) {
         this.markTaken(linkedid, rows);
-        this.metrics?.ledgerCalls.inc({ outcome: 'rejected' });
+        this.parts.metrics?.ledgerCalls.inc({ outcome: 'rejected' });
         this.logger.warn(`ledger call ${linkedid} not taken: ${(error as Error).message}`);
         continue;
       }
       if ('ignored' in outcome) {
         // Phone to phone so far: not marked taken, so a later row naming a trunk still makes it a call.
-        this.metrics?.ledgerCalls.inc({ outcome: 'internal' });
+        this.parts.metrics?.ledgerCalls.inc({ outcome: 'internal' });
         continue;
       }
       this.markTaken(linkedid, rows);
       events.push(...outcome.events);
       this.callsTaken++;
-      this.metrics?.ledgerCalls.inc({ outcome: 'taken' });
+      this.parts.metrics?.ledgerCalls.inc({ outcome: 'taken' });
     }
     if (events.length === 0) return;
-    this.sink.submit(events);
+    this.parts.sink.submit(events);
     // The position moves only past what is stored: a crash before this re-reads these calls.
-    await this.sink.idle();
+    await this.parts.sink.idle();
   }
 
   /** The call's rows in the table (the segments written long before, whatever was read) and those read. */
   private async callRows(linkedid: string, read: CdrRow[]): Promise<CdrRow[]> {
     const earliest = read.map((row) => row.calldate).reduce((a, b) => (a < b ? a : b));
-    const stored = await this.source.callRows(linkedid, minus(earliest, this.options.maxCallSec));
+    const stored = await this.parts.source.callRows(linkedid, minus(earliest, this.options.maxCallSec));
     const rows = new Map(read.map((row) => [rowKey(row), row]));
     for (const row of stored) if (!rows.has(rowKey(row))) rows.set(rowKey(row), row);
     return [...rows.values()];
@@ -348,11 +350,11 @@ export class CdrLedger {
       for (const row of call.rows) if (next && row.ended < next) next = row.ended;
     }
     if (!next || (this.position && (next <= this.position || next < endedFrom))) {
-      if (this.newest) this.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
+      if (this.newest) this.parts.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
       return;
     }
     this.position = next;
-    await this.positions.put(this.portalId, SOURCE, next, Date.now());
-    this.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
+    await this.parts.positions.put(this.parts.portalId, SOURCE, next, Date.now());
+    this.parts.metrics?.ledgerLag.set(this.status().lagSec ?? 0);
   }
 }

@@ -1,7 +1,8 @@
 import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { readCredentialUrl } from '../../common/credential-url';
-import { Destination, EgressPolicy } from '../../common/egress';
+import { EgressPolicy } from '../../common/egress';
 import { CdrRow } from './cdr-calls';
+import { checkedTarget, PbxTarget } from '../pbx-connection';
 
 /** Rows per query at most: a busy window is read in pages, never in one unbounded result. */
 export const PAGE_ROWS = 500;
@@ -13,17 +14,10 @@ export interface PageCursor {
   sequence: number;
 }
 
-/**
- * ASTERISK_CDR_URL: the database's Destination (the egress policy's: the only way to its socket), the login
- * and a label without credentials for health and logs.
- */
-export interface CdrTarget {
-  destination: Destination;
-  /** `?ssl=true` (any value but false/0/off/disabled): MySQL's TLS upgrade before the login. */
-  tls: boolean;
-  user: string;
-  password: string;
+/** ASTERISK_CDR_URL; `tls` is MySQL's TLS upgrade before the login (`mysqls://`, `?ssl=true`). */
+export interface CdrTarget extends PbxTarget {
   database: string;
+  /** Without credentials, for health and logs. */
   label: string;
 }
 
@@ -60,9 +54,7 @@ export function parseCdrTarget(
 
 /** parseCdrTarget for a value already checked (the environment's, a stored setting): a problem throws. */
 export function cdrTargetOf(url: string, egress: EgressPolicy, variable = 'ASTERISK_CDR_URL'): CdrTarget {
-  const target = parseCdrTarget(url, egress, variable);
-  if ('problem' in target) throw new Error(target.problem);
-  return target;
+  return checkedTarget(parseCdrTarget(url, egress, variable));
 }
 
 /** What a server answers when it refuses the login (or the grant to read `cdr`): wrong user or password. */
@@ -74,11 +66,8 @@ const LOGIN_REFUSED = new Set([
 ]);
 
 /**
- * The CDR table over a pool of at most two connections (`mysql2`, which reconnects a dropped connection on
- * the next query). Every connection's socket is the destination's (`stream`): the name is resolved and
- * checked by the egress gate each time, and MySQL's own TLS upgrade (`?ssl=true`) runs over that socket,
- * the certificate and its name checked. Times are read as the column's text (`dateStrings`), never shifted
- * through a JavaScript Date: the column is the PBX's local time without a zone.
+ * The CDR table over at most two `mysql2` connections, each socket the egress gate's (TLS, `?ssl=true`,
+ * runs over it). Times are read as text (`dateStrings`): the column is the PBX's local time without a zone.
  */
 export class CdrSource {
   private readonly pool: Pool;

@@ -1,14 +1,17 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, Length, Matches } from 'class-validator';
+import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Direction, EndStatus } from '../../calls/call';
 import { crmCallIdOf } from '../../calls/click-match';
 import { internalBecause, InternalNumbers } from './internal-numbers';
 import {
   AdapterOutcome,
   badField,
+  endedAndAnswered,
   lowerText,
   nativeBadRequest,
   optionalText,
+  OptionalText,
+  RequiredText,
   text,
   validateNative,
 } from './native-record';
@@ -48,9 +51,7 @@ export class AsteriskCdrDto {
   @Length(1, 128)
   linkedid: string;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   uniqueid?: string;
 
   /** Set by the dialplan; when absent, inferred from `src` and `dst`. */
@@ -63,21 +64,15 @@ export class AsteriskCdrDto {
    * The caller: the outside number of an inbound call (empty when the caller withheld it), the extension
    * of an outbound one.
    */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   src?: string;
 
   /** The number dialled: the outside number of an outbound call. */
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   dst: string;
 
   /** The employee's internal number when `src`/`dst` is not it (an inbound call's dst is often the DID). */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   extension?: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))
@@ -100,18 +95,14 @@ export class AsteriskCdrDto {
   start: string;
 
   /** The recording as a full URL the PBX serves. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   recording?: string;
 
   /**
    * `${CDR(dstchannel)}`: the channel that took the call (`PJSIP/201-0000001a`, `SIP/201-…`,
    * `Local/201@from-queue-…;1`); on an answered inbound call, whoever picked up (ring group, queue, transfer).
    */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   dstchannel?: string;
 
   /** `${CDR(answer)}`: when the call was answered, the PBX's local time like `start`. */
@@ -121,30 +112,22 @@ export class AsteriskCdrDto {
   answer?: string;
 
   /** `${CDR(recordingfile)}` (FreePBX): the recording's file name, made a URL by ASTERISK_RECORDING_URL. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   recordingfile?: string;
 
   /** `${MIXMONITOR_FILENAME}`: the file MixMonitor wrote, made a URL by ASTERISK_RECORDING_URL. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   MIXMONITOR_FILENAME?: string;
 
   /** `${MONITOR_FILENAME}` (Monitor(), older dialplans): the same. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   MONITOR_FILENAME?: string;
 
   /**
    * Click-to-call: `${CRM_CALL_ID}`, the portal's CALL_ID the dialer set on the call (a channel variable,
    * inherited by the outbound leg; empty or malformed: none). The call is then finished, never registered.
    */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   CRM_CALL_ID?: string;
 }
 
@@ -188,14 +171,8 @@ export function asteriskCdrToEvents(
       ? ((inbound ? extensionOfChannel(cdr.dstchannel, numbers) : undefined) ??
         (internalBecause(extension, numbers) ? extension : undefined))
       : undefined;
-  const answered = answerer && {
-    event: 'call.answered',
-    callId: cdr.linkedid,
-    extension: answerer,
-    at: answeredAt(cdr, startedAt, zone),
-  };
   return {
-    events: answered ? [answered, event] : [event],
+    events: endedAndAnswered(event, answerer, () => answeredAt(cdr, startedAt, zone)),
     sources: {
       callId: 'linkedid',
       crmCallId: 'CRM_CALL_ID',

@@ -9,6 +9,7 @@ import {
   isRecord,
   lowerText,
   optionalText,
+  OptionalText,
   text,
   validateNative,
 } from './native-record';
@@ -41,37 +42,25 @@ export class AsteriskLiveDto {
   @IsIn(['inbound', 'outbound'], { message: 'direction must be inbound or outbound, or left out' })
   direction?: Direction;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   src?: string;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   dst?: string;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   extension?: string;
 
   /** What Dial() dials: `PJSIP/101&PJSIP/102&Local/103@from-internal,30,tT` (options after the comma ignored). */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   dial?: string;
 
   /** A queue's members, as `${QUEUE_MEMBER_LIST(queue)}` writes them: `PJSIP/101,PJSIP/102`. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   members?: string;
 
   /** On `answered`: the channel that picked up (`${CHANNEL}` in Dial's U() subroutine, `PJSIP/102-0000001b`). */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   dstchannel?: string;
 
   /** When it happened, the PBX's local time (`${STRFTIME(,,%Y-%m-%d %H:%M:%S)}`); else the receipt time. */
@@ -81,9 +70,7 @@ export class AsteriskLiveDto {
   at?: string;
 
   /** Click-to-call: `${CRM_CALL_ID}`, the portal's CALL_ID the dialer set on the call (empty: none). */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   CRM_CALL_ID?: string;
 }
 

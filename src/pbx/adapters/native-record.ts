@@ -1,6 +1,6 @@
-import { BadRequestException } from '@nestjs/common';
-import { ClassConstructor, plainToInstance } from 'class-transformer';
-import { validateSync, ValidationError } from 'class-validator';
+import { applyDecorators, BadRequestException } from '@nestjs/common';
+import { ClassConstructor, plainToInstance, Transform } from 'class-transformer';
+import { IsNotEmpty, IsOptional, IsString, validateSync, ValidationError } from 'class-validator';
 import { isWithheldCaller, WITHHELD_NUMBER } from '../../common/phone-number';
 import { FieldSources } from '../call-event-submission';
 import { FieldProblem } from '../call-event-validation';
@@ -27,6 +27,16 @@ export interface AdapterAnswer {
   duplicates: number;
   callId?: string;
   ignored?: string;
+}
+
+/** A record's events: its call.ended, after a call.answered naming `answerer` when someone picked up. */
+export function endedAndAnswered(
+  ended: Record<string, unknown> & { callId: string },
+  answerer: string | undefined,
+  answeredAt: () => string,
+): Record<string, unknown>[] {
+  if (!answerer) return [ended];
+  return [{ event: 'call.answered', callId: ended.callId, extension: answerer, at: answeredAt() }, ended];
 }
 
 export function ignoredPost(reason: string): AdapterOutcome {
@@ -103,6 +113,16 @@ export function optionalText({ value }: { value: unknown }): unknown {
 export function lowerText({ value }: { value: unknown }): unknown {
   const cleaned = optionalText({ value });
   return typeof cleaned === 'string' ? cleaned.toLowerCase() : cleaned;
+}
+
+/** An optional text field of a PBX record (`optionalText`). */
+export function OptionalText(): PropertyDecorator {
+  return applyDecorators(Transform(optionalText), IsOptional(), IsString());
+}
+
+/** A required text field of a PBX record (`text`), not empty. */
+export function RequiredText(): PropertyDecorator {
+  return applyDecorators(Transform(text), IsString(), IsNotEmpty());
 }
 
 /** Required text: trimmed, numbers as their digits (PBXs are loose about JSON types). */

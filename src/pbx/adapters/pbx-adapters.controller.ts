@@ -1,4 +1,5 @@
 import {
+  applyDecorators,
   BadRequestException,
   Body,
   Controller,
@@ -55,6 +56,11 @@ const TZ_QUERY = {
   example: 'Europe/Berlin',
 };
 
+/** A route that takes one PBX record: the `tz` query, answered 202 (stored) or 400. */
+function PostedRecord(): MethodDecorator {
+  return applyDecorators(HttpCode(202), ApiQuery(TZ_QUERY), ApiResponse(ANSWERED), ApiResponse(REJECTED));
+}
+
 /**
  * PBXs that cannot be taught the JSON API post what they post: each route turns one PBX's own record into
  * call events and hands them to the same intake as POST /v1/calls/events (docs/PBX.md).
@@ -87,7 +93,6 @@ export class PbxAdaptersController {
   ) {}
 
   @Post('freeswitch')
-  @HttpCode(202)
   @ApiOperation({
     summary: 'FreeSWITCH mod_json_cdr: one record per leg; the a-leg is the call, a b-leg is ignored',
   })
@@ -97,9 +102,7 @@ export class PbxAdaptersController {
     'application/x-www-form-base64-encoded',
   )
   @ApiBody({ description: 'The JSON CDR, or `cdr=<JSON>` (encode=true), or `cdr=<base64>` (encode=base64)' })
-  @ApiQuery(TZ_QUERY)
-  @ApiResponse(ANSWERED)
-  @ApiResponse(REJECTED)
+  @PostedRecord()
   freeSwitch(
     @PbxPortal() portalId: string,
     @Body() body: unknown,
@@ -114,7 +117,6 @@ export class PbxAdaptersController {
   }
 
   @Post('asterisk')
-  @HttpCode(202)
   @ApiOperation({
     summary:
       'Asterisk: the form a dialplan hang-up handler posts with CURL(); with event=ringing|answered, a live event',
@@ -128,9 +130,7 @@ export class PbxAdaptersController {
         '&extension=101&disposition=ANSWERED&duration=127&billsec=121&start=2026-11-22%2010%3A00%3A00',
     },
   })
-  @ApiQuery(TZ_QUERY)
-  @ApiResponse(ANSWERED)
-  @ApiResponse(REJECTED)
+  @PostedRecord()
   asterisk(
     @PbxPortal() portalId: string,
     @Body() body: unknown,
@@ -147,7 +147,6 @@ export class PbxAdaptersController {
   }
 
   @Post('yeastar')
-  @HttpCode(202)
   @ApiOperation({
     summary:
       'Yeastar P-Series webhook: 30011 starts and answers a call (ring groups: every member), 30013/30014 move it to a new answerer, 30012 ends it; other events ignored',
@@ -164,9 +163,7 @@ export class PbxAdaptersController {
       },
     },
   })
-  @ApiQuery(TZ_QUERY)
-  @ApiResponse(ANSWERED)
-  @ApiResponse(REJECTED)
+  @PostedRecord()
   yeastar(
     @PbxPortal() portalId: string,
     @Body() body: unknown,
@@ -206,7 +203,6 @@ export class PbxAdaptersController {
   }
 
   @Post('3cx/calls')
-  @HttpCode(202)
   @ApiOperation({ summary: '3CX CRM template, call journaling (ReportCall); the call id is derived' })
   @ApiConsumes('application/json', 'application/x-www-form-urlencoded')
   @ApiBody({
@@ -221,9 +217,7 @@ export class PbxAdaptersController {
       },
     },
   })
-  @ApiQuery(TZ_QUERY)
-  @ApiResponse(ANSWERED)
-  @ApiResponse(REJECTED)
+  @PostedRecord()
   threeCxCall(
     @PbxPortal() portalId: string,
     @Body() body: unknown,

@@ -1,10 +1,19 @@
 import { Transform } from 'class-transformer';
-import { IsIn, IsNotEmpty, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
+import { IsIn, IsOptional, IsString, Matches, ValidateIf } from 'class-validator';
 import { DateTime } from 'luxon';
 import { createHash } from 'node:crypto';
 import { Direction, EndStatus } from '../../calls/call';
 import { toE164 } from '../../common/phone-number';
-import { AdapterOutcome, badField, lowerText, optionalText, text, validateNative } from './native-record';
+import {
+  AdapterOutcome,
+  badField,
+  lowerText,
+  OptionalText,
+  optionalText,
+  RequiredText,
+  text,
+  validateNative,
+} from './native-record';
 import { secondsAfter } from './pbx-time';
 
 /**
@@ -23,9 +32,7 @@ export class ThreeCxCallDto {
   CallType: CallType;
 
   /** The outside party. */
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   Number: string;
 
   @Transform(lowerText)
@@ -34,9 +41,7 @@ export class ThreeCxCallDto {
   CallDirection?: Direction;
 
   /** The agent's extension number. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   Agent?: string;
 
   /** hh:mm:ss as 3CX writes [Duration], or whole seconds. */
@@ -50,21 +55,15 @@ export class ThreeCxCallDto {
   @IsString({ message: 'CallStartTimeUTC is required (or DateTime in the PBX local time)' })
   CallStartTimeUTC?: string;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   CallEndTimeUTC?: string;
 
   /** The call's start in the 3CX server's local time, used only without CallStartTimeUTC. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   DateTime?: string;
 
   /** Where 3CX offers it: the recording as a full URL. */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   RecordingUrl?: string;
 }
 

@@ -20,7 +20,8 @@ import {
   ignoredPost,
   isRecord,
   lowerText,
-  optionalText,
+  OptionalText,
+  RequiredText,
   text,
   validateNative,
 } from './native-record';
@@ -56,9 +57,7 @@ export class YeastarWebhookDto {
   @IsInt({ message: 'type must be the event id, e.g. 30012' })
   type: number;
 
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   sn?: string;
 
   /** The event itself, as a JSON string (as documented) or an object. */
@@ -88,14 +87,10 @@ export class YeastarCdrDto {
   @Matches(LOCAL_TIME, { message: 'time_start must be YYYY-MM-DD HH:MM:SS (the PBX local time)' })
   time_start: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   call_from: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   call_to: string;
 
   /** Seconds from start to end. */
@@ -122,9 +117,7 @@ export class YeastarCdrDto {
    * A file name on the PBX (its API serves it): attached when the PBX sends a full URL, or through
    * YEASTAR_RECORDING_URL (where the recordings are served, e.g. synced to a web server).
    */
-  @Transform(optionalText)
-  @IsOptional()
-  @IsString()
+  @OptionalText()
   recording?: string;
 }
 
@@ -133,9 +126,7 @@ const RINGING = ['ALERT', 'RING', 'EARLYMEDIA'];
 const TALKING = ['ANSWERED', 'ANSWER', 'HOLD'];
 
 export class YeastarExtensionMemberDto {
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   number: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))
@@ -144,14 +135,10 @@ export class YeastarExtensionMemberDto {
 }
 
 export class YeastarTrunkMemberDto {
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   from: string;
 
-  @Transform(text)
-  @IsString()
-  @IsNotEmpty()
+  @RequiredText()
   to: string;
 
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))

@@ -1,0 +1,199 @@
+import { CallEvent, Direction, EndStatus } from '../calls/call';
+
+/** One call from or to outside as a tracker (AMI, event socket) follows it, until its outside party hangs up. */
+export interface FollowedCall {
+  callId: string;
+  direction: Direction;
+  phoneNumber: string;
+  /** The outside party's channel (the trunk leg): its hang-up ends the call. */
+  outside: string;
+  startedAt: number;
+  /** call.started sent (or held): inbound calls start when the first phone rings. */
+  started: boolean;
+  /** Ringing legs → the internal number they ring. */
+  ringing: Map<string, string>;
+  /** Everyone this call rang, in order, for the call.ended of a call nobody answered. */
+  rang: string[];
+  /** Outbound: the employee who dialled. */
+  caller?: string;
+  /** Click-to-call: the portal's CALL_ID the dialer put on the originate (event socket only). */
+  crmCallId?: string;
+  answeredBy?: string;
+  /** When the call was first taken: talk time counts from here. */
+  answeredAt?: number;
+}
+
+/** What a tracker knows of a call when it opens it. */
+export interface CallOpening {
+  callId: string;
+  direction: Direction;
+  phoneNumber: string;
+  outside: string;
+  at: number;
+  caller?: string;
+  crmCallId?: string;
+}
+
+/** A call not started yet (inbound calls start when a phone rings), ringing nobody. */
+export function followedCall({ at, ...opening }: CallOpening): FollowedCall {
+  return { ...opening, startedAt: at, started: false, ringing: new Map(), rang: [] };
+}
+
+/**
+ * The calls a tracker follows, by callId and by outside party, bounded: past `maxCalls` the oldest is
+ * forgotten (and counted: a lost call). Also the `call.started`s held for parallel dials.
+ */
+export class CallTable<Call extends FollowedCall> {
+  private readonly calls = new Map<string, Call>();
+  private readonly byOutside = new Map<string, string>();
+  /** Calls whose `call.started` waits for more parallel dials → the time it gives (PBX clock, ms). */
+  private readonly pendingStarts = new Map<string, number>();
+  private forgottenCalls = 0;
+
+  constructor(private readonly maxCalls: number) {}
+
+  get size(): number {
+    return this.calls.size;
+  }
+
+  get forgotten(): number {
+    return this.forgottenCalls;
+  }
+
+  get holdsStarts(): boolean {
+    return this.pendingStarts.size > 0;
+  }
+
+  get(callId: string): Call | undefined {
+    return this.calls.get(callId);
+  }
+
+  values(): Call[] {
+    return [...this.calls.values()];
+  }
+
+  /** The call whose outside party is `id`. */
+  ofOutside(id: string): Call | undefined {
+    const callId = this.byOutside.get(id);
+    return callId === undefined ? undefined : this.calls.get(callId);
+  }
+
+  isOutside(id: string): boolean {
+    return this.byOutside.has(id);
+  }
+
+  open(call: Call): Call {
+    if (this.calls.size >= this.maxCalls) {
+      const oldest = this.calls.values().next().value;
+      if (oldest) {
+        this.forget(oldest);
+        this.forgottenCalls++;
+      }
+    }
+    this.calls.set(call.callId, call);
+    this.byOutside.set(call.outside, call.callId);
+    return call;
+  }
+
+  forget(call: Call): void {
+    this.calls.delete(call.callId);
+    this.pendingStarts.delete(call.callId);
+    if (this.byOutside.get(call.outside) === call.callId) this.byOutside.delete(call.outside);
+  }
+
+  /** The outside party's channel got a new id (FreeSWITCH's CHANNEL_UUID). */
+  renameOutside(old: string, id: string): void {
+    const call = this.ofOutside(old);
+    if (!call) return;
+    this.byOutside.delete(old);
+    this.byOutside.set(id, call.callId);
+    call.outside = id;
+  }
+
+  /** Holds the call's `call.started` (dated `at`) unless one is held already. */
+  holdStart(call: Call, at: number): void {
+    if (!this.pendingStarts.has(call.callId)) this.pendingStarts.set(call.callId, at);
+  }
+
+  /** The held starts, each with its time, now released. */
+  takeStarts(): [Call, number][] {
+    const taken: [Call, number][] = [];
+    for (const [callId, at] of this.pendingStarts) {
+      const call = this.calls.get(callId);
+      if (call) taken.push([call, at]);
+    }
+    this.pendingStarts.clear();
+    return taken;
+  }
+}
+
+/** Notes a phone ringing for the call; whether it rang already (another device of it, a repeat). */
+export function noteRinging(call: FollowedCall, leg: string, extension: string): boolean {
+  const ringingAlready = [...call.ringing.values()].includes(extension);
+  call.ringing.set(leg, extension);
+  if (!call.rang.includes(extension)) call.rang.push(extension);
+  return ringingAlready;
+}
+
+export function startedEvent(
+  call: FollowedCall,
+  at: number,
+  extension: string | undefined,
+  extensions: string[],
+): CallEvent {
+  return {
+    event: 'call.started',
+    callId: call.callId,
+    direction: call.direction,
+    phoneNumber: call.phoneNumber,
+    ...(extension ? { extension } : {}),
+    ...(extensions.length > 1 ? { extensions: extensions.slice(0, 50) } : {}),
+    ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+    at: iso(at),
+  };
+}
+
+/** Notes who took the call and gives its `call.answered`. */
+export function answeredEvent(call: FollowedCall, extension: string, at: number): CallEvent {
+  call.answeredBy = extension;
+  call.answeredAt ??= at;
+  return { event: 'call.answered', callId: call.callId, extension, at: iso(at) };
+}
+
+export interface EndOutcome {
+  status: EndStatus;
+  failedReason?: string;
+}
+
+/** The call.ended of a call whose outside party hung up at `at`: talk time from the first answer. */
+export function endedEvent(
+  call: FollowedCall,
+  at: number,
+  { status, failedReason }: EndOutcome,
+  recordingUrl: string | undefined,
+): CallEvent {
+  const extension = call.answeredBy ?? (call.direction === 'outbound' ? call.caller : call.rang[0]);
+  return {
+    event: 'call.ended',
+    callId: call.callId,
+    direction: call.direction,
+    phoneNumber: call.phoneNumber,
+    ...(extension ? { extension } : {}),
+    startedAt: iso(call.startedAt),
+    at: iso(at),
+    durationSec: call.answeredAt === undefined ? 0 : Math.max(0, Math.round((at - call.answeredAt) / 1000)),
+    status,
+    ...(failedReason ? { failedReason } : {}),
+    ...(recordingUrl ? { recordingUrl } : {}),
+    ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+  };
+}
+
+/** An inbound call no phone took: busy when every leg that rang was busy, else missed. */
+export function unansweredInbound(outcomes: string[], busy: string): EndOutcome {
+  return { status: outcomes.length > 0 && outcomes.every((o) => o === busy) ? 'busy' : 'missed' };
+}
+
+function iso(ms: number): string {
+  return new Date(ms).toISOString();
+}
