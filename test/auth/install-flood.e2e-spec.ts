@@ -107,11 +107,13 @@ describe('Install and event posts: limits before the portal budget', () => {
         // Forty addresses, so the per-source limit alone would let many through.
         const source = `127.0.0.${10 + (i % 40)}`;
         answers.push(postFrom(source, `${bridge.url}/oauth/install`, forgedInstall(sandbox)));
+        // Load shaping, not a wait: 20 forgeries a second for 10 s, the flood the title names.
         await sleep(50);
       }
     })();
     for (const body of callBodies('flooded', 200)) {
       await postCalls(bridge, body);
+      // Load shaping: the calls arrive throughout the flood, not before it.
       await sleep(400);
     }
     await flood;

@@ -9,13 +9,13 @@ import {
   installApp,
   OAuthBridge,
   postCalls,
-  sleep,
   startOAuthBridge,
   tempDir,
   untilAllFinished,
 } from '../auth/oauth-harness';
 import { callBodies, eventually, PBX_TOKEN, started } from '../support/bridge-harness';
 import { injectFault } from '../support/sandbox-inspect';
+import { untilAccessTokenExpired } from '../support/wait';
 
 interface Panel {
   id: number;
@@ -60,7 +60,7 @@ function sampledSeries(page: string): Set<string> {
 async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: string[]): Promise<string> {
   expect((await installApp(sandbox, bridge)).status).toBe(200);
   // Outlives the first access token, so delivery starts with a refresh.
-  await sleep(2500);
+  await untilAccessTokenExpired(bridge.storedTokens);
   await injectFault(sandbox, { kind: 'http', status: 500, error: 'INTERNAL_SERVER_ERROR', times: 1 });
   for (const body of callBodies('dash', 6)) await postCalls(bridge, body);
   // One call that rings before it ends, so its card pops (bridge_ring_to_card_seconds).
