@@ -56,12 +56,13 @@ describe('portal events in OAuth mode', () => {
       expect(bound.lines).toEqual([expect.objectContaining({ NUMBER: 'pbx-bridge' })]);
 
       // A re-install drops the handlers on the portal: the bridge binds them again, the line stays one.
+      const reinstalledAt = Date.now();
       expect((await installApp(sandbox, bridge)).status).toBe(200);
+      // The bridge's binding pass after the re-install has finished (events, then the line): nothing more comes.
       await eventually(async () => {
-        const events = await sandboxEvents(sandbox);
-        return events.bindings.length === 12 ? events : undefined;
+        const { boundAt } = (await bridge.portalHealth()).events as { boundAt: string | null };
+        return boundAt !== null && Date.parse(boundAt) >= reinstalledAt ? true : undefined;
       }, 10000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
       const after = await sandboxEvents(sandbox);
       expect(after.bindings).toHaveLength(12);
       expect(after.lines).toHaveLength(1);
