@@ -41,7 +41,7 @@ async function allFinished(portal: FollowedPortal, prefix: string, count: number
     if (mine.filter((call) => call.finished).length >= count) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  // A moment more: a duplicate delivered late would show now.
+  // Bounded observation: a duplicate delivered late would show now; nothing marks that none is coming.
   await new Promise((resolve) => setTimeout(resolve, 1500));
 }
 
