@@ -119,7 +119,7 @@ describe('click-to-call end to end: kill -9 of the bridge between the click and 
       return stored?.state === 'processed' && dial?.state === 'pending' && dial.attempts >= 1
         ? true
         : undefined;
-    }, 10_000);
+    });
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(first.output()).toContain(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
@@ -246,7 +246,7 @@ describe('click-to-call end to end: offline events (OAuth, B24_EVENTS=offline)',
           (binding) => binding.eventType === 'offline',
         );
         return offline.some((binding) => binding.event === 'ONEXTERNALCALLSTART') ? true : undefined;
-      }, 10_000);
+      });
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;

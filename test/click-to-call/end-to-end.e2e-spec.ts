@@ -326,7 +326,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
     const originates = await eventually(async () => {
       const found = pbx.originatesFor(portalCallId);
       return found.length > 0 ? found : undefined;
-    }, 10_000);
+    });
     expect(originates).toEqual([pbx.expected(portalCallId, phone, '101', 2)]);
     return { portalCallId, callsBefore };
   }
@@ -334,7 +334,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
   /** A fresh click, waited for until the PBX has it: whatever was stored before it had its turn. */
   async function laterClickDialled(): Promise<void> {
     const later = await click(h, freshNumber());
-    await eventually(async () => (pbx.originatesFor(later).length > 0 ? true : undefined), 10_000);
+    await eventually(async () => (pbx.originatesFor(later).length > 0 ? true : undefined));
   }
 
   it(`the click is dialled (${mode}); the PBX's report WITH the CALL_ID finishes the portal's call once, with the recording`, async () => {
@@ -373,7 +373,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
     const originates = await eventually(async () => {
       const found = pbx.originatesFor(portalCallId);
       return found.length > 0 ? found : undefined;
-    }, 10_000);
+    });
     expect(originates).toEqual([pbx.expected(portalCallId, '+493098765432', '102', 3)]);
   });
 
@@ -389,7 +389,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
     const originates = await eventually(async () => {
       const found = pbx.originatesFor(portalCallId);
       return found.length > 0 ? found : undefined;
-    }, 10_000);
+    });
     expect(originates).toEqual([pbx.expected(portalCallId, '+4915112345678', '102', 3)]);
   });
 
@@ -405,7 +405,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
       crmEntityId: (lead as { ID: number }).ID,
     });
     const portalCallId = (data as { CALL_ID: string }).CALL_ID;
-    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined), 10_000);
+    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined));
     expect(pbx.originatesFor(portalCallId)).toEqual([pbx.expected(portalCallId, phone, '102', 3)]);
     const report = await pbx.report(h, phone, undefined, '102');
     const call = await portalFinished(h, portalCallId, true);
@@ -420,7 +420,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
   it('the portal posting the same click twice dials it once', async () => {
     const phone = freshNumber();
     const portalCallId = await click(h, phone);
-    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined), 10_000);
+    await eventually(async () => (pbx.originatesFor(portalCallId).length > 0 ? true : undefined));
     const { data: events } = await axios.get(`${h.sandbox.url}/_sandbox/events`);
     expect((events as { posts: unknown[] }).posts.length).toBeGreaterThan(0);
     const repeat = await h.http
@@ -497,7 +497,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
     const request = await eventually(async () => {
       const found = await h.app.get(DialStore).find('sandbox', hostile);
       return found?.state === 'failed' ? found : undefined;
-    }, 10_000);
+    });
     expect(request.lastError).toMatch(
       /is not a portal call id \(externalCall\.<hex>\.<digits>\): refused, never dialled/,
     );
@@ -609,7 +609,7 @@ describe('click-to-call end to end: no DIAL_MODE', () => {
       return events.some((event) => event.data.CALL_ID === portalCallId && event.state !== 'pending')
         ? response
         : undefined;
-    }, 5000);
+    });
     const [event] = (
       body as { events: { state: string; lastError: string; data: Record<string, unknown> }[] }
     ).events.filter((item) => item.data.CALL_ID === portalCallId);

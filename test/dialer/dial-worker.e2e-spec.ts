@@ -134,7 +134,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     const request = await eventually(async () => {
       const found = await dialRequest(harness!, 'externalCall.90e.1732269000');
       return found?.state === 'failed' ? found : undefined;
-    }, 10_000);
+    });
     expect(request.lastError).toBe(`PBX unreachable: ECONNREFUSED 127.0.0.1:${port}`);
     const events = await storedEvents(harness.config.DATABASE_URL!, 'dial-externalCall.90e.1732269000');
     const ended = events.find((event) => event.event === 'call.ended');

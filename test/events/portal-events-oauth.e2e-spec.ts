@@ -48,7 +48,7 @@ describe('portal events in OAuth mode', () => {
       const bound = await eventually(async () => {
         const events = await sandboxEvents(sandbox);
         return events.bindings.length === 12 && events.lines.length === 1 ? events : undefined;
-      }, 10000);
+      });
       expect(new Set(bound.bindings.map((binding) => binding.handler))).toEqual(new Set([handler]));
       expect(bound.bindings.map((binding) => binding.event)).toEqual(
         expect.arrayContaining(['ONEXTERNALCALLSTART', 'ONEXTERNALCALLBACKSTART', 'ONCRMLEADDELETE']),
@@ -62,7 +62,7 @@ describe('portal events in OAuth mode', () => {
       await eventually(async () => {
         const { boundAt } = (await bridge.portalHealth()).events as { boundAt: string | null };
         return boundAt !== null && Date.parse(boundAt) >= reinstalledAt ? true : undefined;
-      }, 10000);
+      });
       const after = await sandboxEvents(sandbox);
       expect(after.bindings).toHaveLength(12);
       expect(after.lines).toHaveLength(1);
@@ -74,7 +74,7 @@ describe('portal events in OAuth mode', () => {
       const stored = await eventually(async () => {
         const events = (await storedEvents(bridge)).filter((event) => event.data.CALL_ID === clicked.CALL_ID);
         return events[0]?.state === 'ignored' ? events : undefined;
-      }, 5000);
+      });
       expect(stored).toHaveLength(1);
 
       // A post with another token is refused and stores nothing.
@@ -104,7 +104,7 @@ describe('portal events in OAuth mode', () => {
         return events.bindings.filter((binding) => binding.eventType === 'offline').length === 11
           ? events
           : undefined;
-      }, 10000);
+      });
     } finally {
       first.child.kill('SIGKILL');
       await first.exited;

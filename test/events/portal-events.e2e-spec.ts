@@ -95,7 +95,7 @@ describe('portal events (webhook mode)', () => {
     const settled = await eventually(async () => {
       const events = (await listEvents(h)).filter((event) => event.data.CALL_ID === 'externalCall.one');
       return events.length === 1 && events[0].state !== 'pending' ? events : undefined;
-    }, 5000);
+    });
     expect(settled[0]).toMatchObject({
       event: 'ONEXTERNALCALLSTART',
       state: 'ignored',
@@ -161,7 +161,7 @@ describe('portal events (webhook mode)', () => {
     const stored = await eventually(async () => {
       const events = (await listEvents(h)).filter((event) => event.data.CALL_ID === click.CALL_ID);
       return events[0]?.state === 'ignored' ? events : undefined;
-    }, 5000);
+    });
     expect(stored).toHaveLength(1);
     expect(stored[0].data).toMatchObject({ USER_ID: '1', LINE_NUMBER: 'bridge', IS_MOBILE: '0' });
     const { body: events } = await control.get('/_sandbox/events').expect(200);
@@ -203,7 +203,7 @@ describe('portal events (webhook mode)', () => {
     const settled = await eventually(async () => {
       const [event] = (await listEvents(h)).filter((item) => item.data.CALL_ID === 'externalCall.retry');
       return event?.state === 'processed' ? event : undefined;
-    }, 5000);
+    });
     expect(settled).toMatchObject({ attempts: 2, lastError: 'test-dialer: PBX unreachable' });
     const { text } = await h.http.get('/metrics');
     expect(metric(text, 'ONEXTERNALCALLSTART', 'retried')).toBe(1);

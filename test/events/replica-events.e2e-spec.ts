@@ -107,7 +107,7 @@ describe('portal events with two replicas on one database', () => {
       const found = await eventually(async () => {
         const { body } = await lookupOnB().expect(200);
         return body.match ? body : undefined;
-      }, 5000);
+      });
       expect(found.match).toMatchObject({ entityType: 'CONTACT', entityId: added.ID });
       expect(searches(cachedAt).length).toBeGreaterThan(0);
     } finally {

@@ -76,11 +76,11 @@ async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: st
   await eventually(async () => {
     const { data } = await axios.get<{ bindings: unknown[] }>(`${sandbox.url}/_sandbox/events`);
     return data.bindings.length > 0 ? true : undefined;
-  }, 10000);
+  });
   const click = await axios.post(`${sandbox.url}/_sandbox/click`, { phone: '+49 151 3000000', userId: 2 });
   expect(click.status).toBe(200);
   await untilAllFinished(sandbox, 'dash', 6);
-  await eventually(async () => (dialled.length > 0 ? true : undefined), 10000);
+  await eventually(async () => (dialled.length > 0 ? true : undefined));
   await eventually(async () =>
     sandbox.calls({ EXTERNAL_CALL_ID: 'ringing-dash' }).length ? true : undefined,
   );

@@ -65,7 +65,7 @@ describe('graceful shutdown and logs', () => {
     const notReady = await eventually(async () => {
       const response = await client.get(`${bridge.url}/health/ready`).catch(() => undefined);
       return response?.status === 503 ? response : undefined;
-    }, 5000);
+    });
     expect(notReady.data.error.lifecycle.status).toBe('down');
     const exit = await bridge.exited;
     stop = true;
