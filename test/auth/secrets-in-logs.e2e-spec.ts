@@ -68,8 +68,7 @@ describe('OAuth secrets stay out of logs and answers', () => {
     const db = new Database(join(workspace.dir, 'bridge.sqlite'), { readonly: true, fileMustExist: true });
     try {
       const row = db.prepare('SELECT access_expires_at FROM portal_tokens').get() as
-        | { access_expires_at: number }
-        | undefined;
+        { access_expires_at: number } | undefined;
       return row && { accessExpiresAt: Number(row.access_expires_at) };
     } finally {
       db.close();

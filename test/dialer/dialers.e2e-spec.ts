@@ -133,7 +133,9 @@ describe('AMI dialer against an AMI double over TCP', () => {
     // A later dial reaches the PBX on its own connection: the refused one opened none before it.
     await dialer.originate(REQUEST);
     expect(await names(ami)).toEqual(['Login', 'Originate', 'Logoff']);
-    expect(ami.originates()).toEqual([expect.objectContaining({ Variable: 'CRM_CALL_ID=externalCall.abc123' })]);
+    expect(ami.originates()).toEqual([
+      expect.objectContaining({ Variable: 'CRM_CALL_ID=externalCall.abc123' }),
+    ]);
   });
 });
 
@@ -339,7 +341,9 @@ describe('ESL dialer against an event-socket double over TCP', () => {
     }
     // A later dial reaches the PBX: the refused ones sent nothing before it.
     await dialer.originate(REQUEST);
-    expect(esl.originates()).toEqual(['bgapi originate {crm_call_id=externalCall.abc123}user/101 +4930123456 XML default']);
+    expect(esl.originates()).toEqual([
+      'bgapi originate {crm_call_id=externalCall.abc123}user/101 +4930123456 XML default',
+    ]);
     expect(esl.commands.filter((entry) => /0900666|user\/666/.test(entry.command))).toEqual([]);
   });
 });
