@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { createServer, IncomingMessage, request as httpRequest, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
-import { ADMIN_TOKEN } from '../support/bridge-harness';
+import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { FormAnswer, postFrom } from '../support/post-from';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 
@@ -151,6 +151,7 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
             ? junkInstall(other)
             : junkInstall(other, { member_id: randomBytes(16).toString('hex') });
       answers.push(postFrom('127.0.0.8', `${bridge.url}/oauth/install`, form));
+      // Load shaping, not a wait: 20 posts a second, the rate the per-address credit is measured against.
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     const settled = await Promise.all(answers);
@@ -168,13 +169,16 @@ describe('install posts: queued, never refused for rate; forgeries cost their so
   it('a junk flood from one address against a slow OAuth server leaves a real install through', async () => {
     oauth.delayMs = 1500;
     oauth.tokenRequests = 0;
+    let answered = 0;
     const flood = Array.from({ length: 40 }, () =>
-      postFrom('127.0.0.7', `${bridge.url}/oauth/install`, junkInstall(other)).then(
-        (answer) => answer.status,
-      ),
+      postFrom('127.0.0.7', `${bridge.url}/oauth/install`, junkInstall(other)).then((answer) => {
+        answered += 1;
+        return answer.status;
+      }),
     );
-    // The flood's checks are under way at the OAuth server when the real portal installs.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The flood has reached the bridge (a check held at the OAuth server, or a post answered unchecked)
+    // when the real portal installs.
+    await eventually(async () => (oauth.tokenRequests > 0 || answered > 0 ? true : undefined));
     expect(await install(tenant, bridge.url)).toBe(200);
     const statuses = await Promise.all(flood);
     expect(statuses.filter((status) => status !== 403 && status !== 503)).toEqual([]);

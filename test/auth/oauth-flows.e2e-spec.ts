@@ -143,6 +143,7 @@ describe('OAuth application: install and code flows', () => {
     await bridge.close();
     bridge = await startOAuthBridge(sandbox, workspace.dir, { OAUTH_STATE_TTL_SEC: '1' });
     const flow = await authorizeInBrowser(bridge);
+    // Past the state's 1 s TTL, a duration the bridge keeps by the clock: a longer wait only ages it more.
     await sleep(1500);
     expect((await completeInBrowser(flow)).status).toBe(400);
     expect(await bridge.storedTokens()).toBeUndefined();
@@ -229,6 +230,7 @@ describe('OAuth application: install and code flows', () => {
       credentialsAccepted: false,
     });
     await postCalls(bridge, callBodies('after-uninstall', 1)[0]);
+    // Bounded observation: nothing marks "delivery had its chance"; the re-install below proves it queued.
     await sleep(500);
     expect(
       sandbox.calls().filter((call) => call.EXTERNAL_CALL_ID?.startsWith('after-uninstall')),

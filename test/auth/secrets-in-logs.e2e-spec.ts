@@ -6,7 +6,8 @@ import { SandboxPortal } from '../../sandbox';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
 import { callBodies } from '../support/bridge-harness';
-import { oauthEnv, sleep, tempDir } from './oauth-harness';
+import { oauthEnv, tempDir } from './oauth-harness';
+import { untilAccessTokenExpired } from '../support/wait';
 
 /**
  * Every OAuth secret the bridge handles during a run (client secret, application token, the code, every
@@ -62,6 +63,18 @@ describe('OAuth secrets stay out of logs and answers', () => {
     };
   }
 
+  /** The stored pair's expiry, read from the SQLite file as the samples are. */
+  async function storedExpiry(): Promise<{ accessExpiresAt: number } | undefined> {
+    const db = new Database(join(workspace.dir, 'bridge.sqlite'), { readonly: true, fileMustExist: true });
+    try {
+      const row = db.prepare('SELECT access_expires_at FROM portal_tokens').get() as
+        { access_expires_at: number } | undefined;
+      return row && { accessExpiresAt: Number(row.access_expires_at) };
+    } finally {
+      db.close();
+    }
+  }
+
   const post = (path: string, body: unknown) =>
     axios.post(`${bridge.url}${path}`, body, {
       headers: { Authorization: `Bearer ${PBX_TOKEN}` },
@@ -89,7 +102,7 @@ describe('OAuth secrets stay out of logs and answers', () => {
     const stopSampling = sampleStoredTokens();
     for (const body of callBodies('secret', 30)) {
       expect((await post('/v1/calls/events', body)).status).toBe(202);
-      await sleep(2500);
+      await untilAccessTokenExpired(storedExpiry);
     }
     await eventually(async () => {
       const mine = sandbox.calls().filter((call) => call.EXTERNAL_CALL_ID?.startsWith('secret-'));

@@ -16,6 +16,7 @@ import {
   untilAllFinished,
 } from './oauth-harness';
 import { sandboxStats } from '../support/sandbox-inspect';
+import { untilAccessTokenExpired } from '../support/wait';
 
 /** One portal call through the bridge's own client (budget, credentials, renewal), as delivery makes them. */
 const appInfo = (bridge: OAuthBridge) =>
@@ -45,6 +46,7 @@ describe('OAuth tokens: refresh', () => {
 
     for (const body of callBodies('ttl', 200)) {
       await postCalls(bridge, body);
+      // Load shaping, not a wait: the posts span several 2 s token lifetimes (the portal's clock rule).
       await sleep(300);
     }
     await untilAllFinished(sandbox, 'ttl', 200, 120_000);
@@ -64,7 +66,7 @@ describe('OAuth tokens: refresh', () => {
     const sandbox = open(await SandboxPortal.start({ accessTokenTtlSec: 2 }));
     const bridge = open(await startOAuthBridge(sandbox, workspace.dir));
     await installApp(sandbox, bridge);
-    await sleep(2500);
+    await untilAccessTokenExpired(bridge.storedTokens);
 
     const before = (await sandboxStats(sandbox)).tokenRefreshes;
     const answers = await Promise.all(Array.from({ length: 10 }, () => appInfo(bridge)));
@@ -79,7 +81,7 @@ describe('OAuth tokens: refresh', () => {
     const second = open(await startOAuthBridge(sandbox, workspace.dir));
     await installApp(sandbox, first);
     await Promise.all([appInfo(first), appInfo(second)]);
-    await sleep(2500);
+    await untilAccessTokenExpired(first.storedTokens);
 
     const before = (await sandboxStats(sandbox)).tokenRefreshes;
     const sentFrom = Date.now();
@@ -134,6 +136,7 @@ describe('OAuth tokens: refresh', () => {
 
     const startedAt = Date.now();
     await appInfo(bridge);
+    // A lower bound on a product duration: the dead replica's lease (1.5 s) was honoured, not broken.
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(1000);
     expect(await sandboxStats(sandbox)).toMatchObject({ tokenRefreshes: 1, refreshTokenReuse: 0 });
   });

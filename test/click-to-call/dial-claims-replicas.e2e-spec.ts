@@ -12,6 +12,8 @@ import { onPostgres } from '../support/test-database';
 const SECRET = 'ami-replicas-secret';
 /** Longer than a dial request's claim (15 s): the replica asking the portal would lose an unrenewed claim. */
 const SLOW_LOOKUP_MS = 20_000;
+/** A dial request's claim (the dialer's CLAIM_MS). */
+const CLAIM_MS = 15_000;
 
 /**
  * Two bridges on one database (one SQLite file, or one PostgreSQL schema), both dialling through one AMI
@@ -66,8 +68,19 @@ describe(`click-to-call across replicas, a lookup slower than the claim (${onPos
       async () => ((await store.find('sandbox', callId))?.state === 'sent' ? true : undefined),
       60_000,
     );
-    // Past the slow answer, and past a claim running out after it: nothing dials it again.
-    await new Promise((resolve) => setTimeout(resolve, SLOW_LOOKUP_MS + 3_000 - (Date.now() - started)));
+    // The slow lookup (the first, sent within the claim) has been answered: the sandbox logs it then.
+    await eventually(
+      async () =>
+        sandbox
+          .requests(started)
+          .some((entry) => entry.method === 'crm.contact.get' && entry.at < started + CLAIM_MS)
+          ? true
+          : undefined,
+      60_000,
+    );
+    // Bounded observation: a replica dialling on that late answer would do so at once; nothing marks
+    // that it chose not to.
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(originatesOf(callId)).toHaveLength(1);
     expect(originatesOf(callId)[0]).toMatchObject({ Channel: 'PJSIP/102', Exten: '+4930555777' });
     expect(await store.find('sandbox', callId)).toMatchObject({ state: 'sent', extension: '102', userId: 3 });
@@ -78,7 +91,7 @@ describe(`click-to-call across replicas, a lookup slower than the claim (${onPos
   it('the replica waiting on the portal keeps its claim: exactly one Originate', async () => {
     await injectFault(sandbox, { kind: 'latency', ms: SLOW_LOOKUP_MS, method: 'crm.contact.get', times: 1 });
     const callId = 'externalCall.5a0e1.1732269000';
-    started = Date.now();
+    started = sandbox.state.now();
     await replicas[0].app.get(ClickBus).publish(callback(callId));
     await dialledOnce(callId);
   }, 90_000);
@@ -94,7 +107,7 @@ describe(`click-to-call across replicas, a lookup slower than the claim (${onPos
     });
     await injectFault(sandbox, { kind: 'latency', ms: SLOW_LOOKUP_MS, method: 'crm.contact.get', times: 1 });
     const callId = 'externalCall.1a7ef.1732269000';
-    started = Date.now();
+    started = sandbox.state.now();
     await replicas[0].app.get(ClickBus).publish(callback(callId));
     await dialledOnce(callId);
   }, 90_000);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { SandboxPortal } from '../../sandbox';
 import { loadConfig } from '../../src/config/app-config';
 import { createStores, Stores } from '../../src/store/store.module';
-import { oauthEnv } from '../auth/oauth-harness';
+import { oauthEnv, PORTAL_ID } from '../auth/oauth-harness';
 import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, eventually, PBX_TOKEN, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, freePort, startBridgeProcess } from '../support/bridge-process';
@@ -41,7 +41,27 @@ async function click(sandbox: SandboxPortal, phone: string): Promise<string> {
   return (data as { CALL_ID: string }).CALL_ID;
 }
 
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Stores a fresh click for the running bridge, as another replica would, and waits for its Originate: the
+ * bridge has since looked at everything due before it, so a second dial of an earlier click would be in.
+ */
+async function laterClickDialled(stores: Stores, ami: AmiServer, portalId: string): Promise<string> {
+  const portalCallId = `externalCall.${Date.now().toString(16)}.1732269000`;
+  const now = Date.now();
+  await stores.dials.add({
+    portalId,
+    portalCallId,
+    kind: 'click',
+    userId: 2,
+    phoneNumber: '+4930777000999',
+    clickedAt: now,
+    deadline: now + 60_000,
+  });
+  await eventually(async () =>
+    ami.originates().some((action) => action.Variable === `CRM_CALL_ID=${portalCallId}`) ? true : undefined,
+  );
+  return portalCallId;
+}
 
 describe('click-to-call end to end: kill -9 of the bridge between the click and the originate', () => {
   let sandbox: SandboxPortal;
@@ -99,7 +119,7 @@ describe('click-to-call end to end: kill -9 of the bridge between the click and 
       return stored?.state === 'processed' && dial?.state === 'pending' && dial.attempts >= 1
         ? true
         : undefined;
-    }, 10_000);
+    });
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(first.output()).toContain(`PBX unreachable: ECONNREFUSED 127.0.0.1:${amiPort}`);
@@ -114,13 +134,14 @@ describe('click-to-call end to end: kill -9 of the bridge between the click and 
     ami = await AmiServer.start('crm', SECRET, amiPort);
     children.push(await startBridgeProcess(env(60)));
     await eventually(async () => (ami!.originates().length > 0 ? true : undefined), 20_000);
-    await pause(2500);
+    const later = await laterClickDialled(stores, ami, 'sandbox');
     expect(ami.originates()).toEqual([
       expect.objectContaining({
         Channel: 'PJSIP/101',
         Exten: phone,
         Variable: `CRM_CALL_ID=${portalCallId}`,
       }),
+      expect.objectContaining({ Variable: `CRM_CALL_ID=${later}` }),
     ]);
     expect((await portalCall(sandbox, portalCallId))?.finished).toBeNull();
 
@@ -161,7 +182,9 @@ describe('click-to-call end to end: kill -9 of the bridge between the click and 
 
   it('restarted past DIAL_TIMEOUT_SEC, it dials nothing and the portal call is finished as failed', async () => {
     const portalCallId = await clickThenKill(3, '+4930777000222');
-    await pause(3500);
+    // The case itself: the stored deadline (DIAL_TIMEOUT_SEC, by the clock) passes while no bridge runs.
+    const { deadline } = (await stores.dials.find('sandbox', portalCallId))!;
+    await eventually(async () => (Date.now() > deadline ? true : undefined));
     ami = await AmiServer.start('crm', SECRET, amiPort);
     children.push(await startBridgeProcess(env(3)));
     const call = await eventually(async () => {
@@ -177,8 +200,8 @@ describe('click-to-call end to end: kill -9 of the bridge between the click and 
     expect(
       (await sandboxCalls(sandbox)).filter((other) => other.EXTERNAL_CALL_ID?.startsWith('dial-')),
     ).toEqual([]);
-    await pause(1000);
-    expect(ami.originates()).toEqual([]);
+    const later = await laterClickDialled(stores, ami, 'sandbox');
+    expect(ami.originates().map((action) => action.Variable)).toEqual([`CRM_CALL_ID=${later}`]);
   });
 });
 
@@ -223,7 +246,7 @@ describe('click-to-call end to end: offline events (OAuth, B24_EVENTS=offline)',
           (binding) => binding.eventType === 'offline',
         );
         return offline.some((binding) => binding.event === 'ONEXTERNALCALLSTART') ? true : undefined;
-      }, 10_000);
+      });
     } finally {
       first.child.kill('SIGTERM');
       await first.exited;
@@ -231,15 +254,22 @@ describe('click-to-call end to end: offline events (OAuth, B24_EVENTS=offline)',
 
     const phones = ['+4930777100001', '+4930777100002', '+4930777100003'];
     const callIds: string[] = [];
+    // No bridge runs: the clicks wait in the portal's offline queue.
     for (const phone of phones) callIds.push(await click(sandbox, phone));
-    await pause(500);
     expect(ami.originates()).toEqual([]);
 
     const second = await startBridgeProcess(env);
     try {
       await eventually(async () => (ami.originates().length >= 3 ? true : undefined), 20_000);
-      await pause(2000);
-      const originates = ami.originates();
+      const stores = await createStores(loadConfig(env));
+      let later: string;
+      try {
+        later = await laterClickDialled(stores, ami, PORTAL_ID);
+      } finally {
+        await stores.calls.close();
+      }
+      expect(ami.originates().at(-1)).toMatchObject({ Variable: `CRM_CALL_ID=${later}` });
+      const originates = ami.originates().slice(0, -1);
       expect(originates).toHaveLength(3);
       expect(originates.map((action) => action.Variable).sort()).toEqual(
         callIds.map((callId) => `CRM_CALL_ID=${callId}`).sort(),

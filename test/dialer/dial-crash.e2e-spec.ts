@@ -67,8 +67,13 @@ describe('dialer crash recovery (SIGKILL)', () => {
 
   const request = (callId: string): Promise<DialRequest | undefined> => stores.dials.find('sandbox', callId);
 
-  async function killAfterAnAttempt(callId: string): Promise<void> {
+  /**
+   * Stores the click once a bridge runs (its deadline then counts from a live dialer, not from a start a
+   * loaded machine makes slow), and kills that bridge by SIGKILL after its first failed attempt.
+   */
+  async function killAfterAnAttempt(callId: string, timeoutMs: number): Promise<void> {
     const first = await startBridgeProcess(env);
+    await storeClick(callId, timeoutMs);
     await eventually(async () => ((await request(callId))!.attempts >= 1 ? true : undefined));
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
@@ -78,8 +83,7 @@ describe('dialer crash recovery (SIGKILL)', () => {
   }
 
   it('restarted within DIAL_TIMEOUT_SEC, it dials once', async () => {
-    await storeClick('externalCall.a1.1732269000', 60_000);
-    await killAfterAnAttempt('externalCall.a1.1732269000');
+    await killAfterAnAttempt('externalCall.a1.1732269000', 60_000);
     expect((await request('externalCall.a1.1732269000'))!.state).toBe('pending');
 
     ami = await AmiServer.start('crm', SECRET, amiPort);
@@ -88,17 +92,23 @@ describe('dialer crash recovery (SIGKILL)', () => {
       async () => ((await request('externalCall.a1.1732269000'))?.state === 'sent' ? true : undefined),
       30_000,
     );
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A request stored after it is dialled too: the restarted bridge had its chance to dial a1 again.
+    await storeClick('externalCall.a3.1732269000', 60_000);
+    await eventually(
+      async () => ((await request('externalCall.a3.1732269000'))?.state === 'sent' ? true : undefined),
+      30_000,
+    );
     expect(ami.originates().map((action) => action.Variable)).toEqual([
       'CRM_CALL_ID=externalCall.a1.1732269000',
+      'CRM_CALL_ID=externalCall.a3.1732269000',
     ]);
     expect(ami.originates()[0]).toMatchObject({ Channel: 'PJSIP/101', Exten: '+4930777888' });
   });
 
   it('restarted past DIAL_TIMEOUT_SEC, the portal call is finished as failed and nothing is dialled', async () => {
-    await storeClick('externalCall.a2.1732269000', 2500);
-    await killAfterAnAttempt('externalCall.a2.1732269000');
+    await killAfterAnAttempt('externalCall.a2.1732269000', 2500);
     const left = await request('externalCall.a2.1732269000');
+    // The case itself: the stored deadline (DIAL_TIMEOUT_SEC, by the clock) passes while no bridge runs.
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, left!.deadline - Date.now() + 200)));
 
     ami = await AmiServer.start('crm', SECRET, amiPort);

@@ -130,8 +130,12 @@ describe('AMI dialer against an AMI double over TCP', () => {
     expect(error.message).toBe(
       'the CALL_ID holds characters the PBX would split on: refused, never sent to the PBX',
     );
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(ami.actions).toEqual([]);
+    // A later dial reaches the PBX on its own connection: the refused one opened none before it.
+    await dialer.originate(REQUEST);
+    expect(await names(ami)).toEqual(['Login', 'Originate', 'Logoff']);
+    expect(ami.originates()).toEqual([
+      expect.objectContaining({ Variable: 'CRM_CALL_ID=externalCall.abc123' }),
+    ]);
   });
 });
 
@@ -335,8 +339,12 @@ describe('ESL dialer against an event-socket double over TCP', () => {
       const error = await dialer.originate({ ...REQUEST, crmCallId }).catch((caught: Error) => caught);
       expect(error).toBeInstanceOf(DialRefused);
     }
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(esl.commands).toEqual([]);
+    // A later dial reaches the PBX: the refused ones sent nothing before it.
+    await dialer.originate(REQUEST);
+    expect(esl.originates()).toEqual([
+      'bgapi originate {crm_call_id=externalCall.abc123}user/101 +4930123456 XML default',
+    ]);
+    expect(esl.commands.filter((entry) => /0900666|user\/666/.test(entry.command))).toEqual([]);
   });
 });
 

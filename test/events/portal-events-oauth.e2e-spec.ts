@@ -48,7 +48,7 @@ describe('portal events in OAuth mode', () => {
       const bound = await eventually(async () => {
         const events = await sandboxEvents(sandbox);
         return events.bindings.length === 12 && events.lines.length === 1 ? events : undefined;
-      }, 10000);
+      });
       expect(new Set(bound.bindings.map((binding) => binding.handler))).toEqual(new Set([handler]));
       expect(bound.bindings.map((binding) => binding.event)).toEqual(
         expect.arrayContaining(['ONEXTERNALCALLSTART', 'ONEXTERNALCALLBACKSTART', 'ONCRMLEADDELETE']),
@@ -56,12 +56,16 @@ describe('portal events in OAuth mode', () => {
       expect(bound.lines).toEqual([expect.objectContaining({ NUMBER: 'pbx-bridge' })]);
 
       // A re-install drops the handlers on the portal: the bridge binds them again, the line stays one.
+      const boundAt = async () =>
+        ((await bridge.portalHealth()).events as { boundAt: string | null }).boundAt;
+      // The install's binding pass has finished (events, then the line) before the re-install starts another.
+      const firstPass = await eventually(async () => (await boundAt()) ?? undefined);
       expect((await installApp(sandbox, bridge)).status).toBe(200);
+      // The re-install's pass has finished too: nothing more comes.
       await eventually(async () => {
-        const events = await sandboxEvents(sandbox);
-        return events.bindings.length === 12 ? events : undefined;
-      }, 10000);
-      await new Promise((resolve) => setTimeout(resolve, 300));
+        const at = await boundAt();
+        return at !== null && at !== firstPass ? true : undefined;
+      });
       const after = await sandboxEvents(sandbox);
       expect(after.bindings).toHaveLength(12);
       expect(after.lines).toHaveLength(1);
@@ -73,7 +77,7 @@ describe('portal events in OAuth mode', () => {
       const stored = await eventually(async () => {
         const events = (await storedEvents(bridge)).filter((event) => event.data.CALL_ID === clicked.CALL_ID);
         return events[0]?.state === 'ignored' ? events : undefined;
-      }, 5000);
+      });
       expect(stored).toHaveLength(1);
 
       // A post with another token is refused and stores nothing.
@@ -103,7 +107,7 @@ describe('portal events in OAuth mode', () => {
         return events.bindings.filter((binding) => binding.eventType === 'offline').length === 11
           ? events
           : undefined;
-      }, 10000);
+      });
     } finally {
       first.child.kill('SIGKILL');
       await first.exited;

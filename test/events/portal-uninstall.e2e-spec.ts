@@ -81,6 +81,7 @@ describe('uninstall heard on /v1/portal/events (OAuth mode)', () => {
 
     // Calls keep being taken (stored, 202), and not one request reaches the portal.
     for (const body of callBodies('after', 20)) await postCalls(bridge, body as unknown[]);
+    // Bounded observation: nothing marks "delivery had its chance"; a pause it ignored shows here.
     await sleep(3000);
     expect(sandbox.requests(since)).toEqual([]);
   });

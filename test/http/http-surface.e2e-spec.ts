@@ -218,7 +218,8 @@ describe('the HTTP surface', () => {
         const answers = await Promise.all(Array.from({ length: 40 }, () => h.http.get('/health/ready')));
         const elapsedSec = (Date.now() - began) / 1000;
         expect(answers.every((answer) => answer.status === 200)).toBe(true);
-        // A store check at most every second, however slow the machine made the burst.
+        // A store check at most every second, however slow the machine made the burst (the allowance
+        // grows with the time the burst took, so a loaded machine cannot fail it).
         expect(writes.mock.calls.length).toBeLessThanOrEqual(Math.floor(elapsedSec) + 1);
         expect(answers[0].body.details.store.status).toBe('up');
         expect(answers[0].body.details.portal.queueDepth).toEqual(expect.any(Number));

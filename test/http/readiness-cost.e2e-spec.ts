@@ -89,10 +89,12 @@ describe('many-portal readiness: O(1) per probe, details for the operator only',
             expect.objectContaining({ portalId: tenant.memberId, queueDepth: WAITING }),
           ]);
         }
+        // Load shaping, not a wait: the probes span a second or more.
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
       const elapsedSec = (Date.now() - startedAt) / 1000;
-      // 200 probes: the first read, then at most one more per 5 s of probing.
+      // 200 probes: the first read, then at most one more per 5 s of probing (the allowance grows with the
+      // time the probes took, so a loaded machine cannot fail it).
       expect(scans.mock.calls.length).toBeGreaterThanOrEqual(1);
       expect(scans.mock.calls.length).toBeLessThanOrEqual(2 + Math.floor(elapsedSec / 5));
     } finally {

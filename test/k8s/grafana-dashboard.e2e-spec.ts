@@ -9,13 +9,13 @@ import {
   installApp,
   OAuthBridge,
   postCalls,
-  sleep,
   startOAuthBridge,
   tempDir,
   untilAllFinished,
 } from '../auth/oauth-harness';
 import { callBodies, eventually, PBX_TOKEN, started } from '../support/bridge-harness';
 import { injectFault } from '../support/sandbox-inspect';
+import { untilAccessTokenExpired } from '../support/wait';
 
 interface Panel {
   id: number;
@@ -60,7 +60,7 @@ function sampledSeries(page: string): Set<string> {
 async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: string[]): Promise<string> {
   expect((await installApp(sandbox, bridge)).status).toBe(200);
   // Outlives the first access token, so delivery starts with a refresh.
-  await sleep(2500);
+  await untilAccessTokenExpired(bridge.storedTokens);
   await injectFault(sandbox, { kind: 'http', status: 500, error: 'INTERNAL_SERVER_ERROR', times: 1 });
   for (const body of callBodies('dash', 6)) await postCalls(bridge, body);
   // One call that rings before it ends, so its card pops (bridge_ring_to_card_seconds).
@@ -76,11 +76,11 @@ async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: st
   await eventually(async () => {
     const { data } = await axios.get<{ bindings: unknown[] }>(`${sandbox.url}/_sandbox/events`);
     return data.bindings.length > 0 ? true : undefined;
-  }, 10000);
+  });
   const click = await axios.post(`${sandbox.url}/_sandbox/click`, { phone: '+49 151 3000000', userId: 2 });
   expect(click.status).toBe(200);
   await untilAllFinished(sandbox, 'dash', 6);
-  await eventually(async () => (dialled.length > 0 ? true : undefined), 10000);
+  await eventually(async () => (dialled.length > 0 ? true : undefined));
   await eventually(async () =>
     sandbox.calls({ EXTERNAL_CALL_ID: 'ringing-dash' }).length ? true : undefined,
   );

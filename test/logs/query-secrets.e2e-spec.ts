@@ -104,7 +104,7 @@ describe.each(['json', 'pretty'] as const)('query values in the request log (LOG
           .find((line) => line.includes(`${request.path.split('?', 1)[0]}?`)),
       );
       return found.every(Boolean) ? (found as string[]) : undefined;
-    }, 10_000);
+    });
     const output = bridge.output();
     for (const value of REQUESTS.flatMap((request) => request.secrets)) {
       expect({ value, inLogs: output.includes(value) }).toEqual({ value, inLogs: false });

@@ -53,6 +53,7 @@ describe('graceful shutdown and logs', () => {
             headers: { Authorization: `Bearer ${PBX_TOKEN}` },
           });
           if (response.status === 202) acknowledged.push(callId);
+          // Load shaping, not a wait: four senders, a short gap between posts.
           await new Promise((resolve) => setTimeout(resolve, 5));
         } catch {
           return; // the server closed: this request was never acknowledged
@@ -64,7 +65,7 @@ describe('graceful shutdown and logs', () => {
     const notReady = await eventually(async () => {
       const response = await client.get(`${bridge.url}/health/ready`).catch(() => undefined);
       return response?.status === 503 ? response : undefined;
-    }, 5000);
+    });
     expect(notReady.data.error.lifecycle.status).toBe('down');
     const exit = await bridge.exited;
     stop = true;

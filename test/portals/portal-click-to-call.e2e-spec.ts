@@ -120,7 +120,8 @@ describe('portal events and click-to-call per portal', () => {
     const dials = bridge.app.get(DialStore);
     const claims = jest.spyOn(dials, 'claim');
     try {
-      // Idle: the dial-enabled portal's dialer has no loop of its own looking at the store.
+      // Idle: the dial-enabled portal's dialer has no loop of its own looking at the store. Bounded
+      // observation (three single-mode idle looks long): an absence of polls has no event to wait on.
       await new Promise((resolve) => setTimeout(resolve, 3000));
       expect(claims).not.toHaveBeenCalled();
       // Stored as another replica's click would be: nothing on this process is told of it.

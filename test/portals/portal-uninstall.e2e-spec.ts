@@ -109,6 +109,7 @@ describe('a portal uninstalled through its ONAPPUNINSTALL (multi mode)', () => {
     await eventually(async () =>
       other.calls().some((c) => c.EXTERNAL_CALL_ID === 'other-0' && c.finished) ? true : undefined,
     );
+    // Bounded observation: the other portal delivered since, but runs its own runtime; a pause ignored shows here.
     await sleep(2500);
     expect(tenant.requests(since)).toEqual([]);
   });
@@ -160,6 +161,7 @@ describe('a portal uninstalled through its ONAPPUNINSTALL (multi mode)', () => {
           (await postTo(deliverer, call(`late-${n}`, `+4915160001${String(n).padStart(3, '0')}`))).status,
         ).toBe(202);
       }
+      // Bounded observation: nothing marks "the deliverer had its chance"; a pause it ignored shows here.
       await sleep(2500);
       expect(tenant.requests(since)).toEqual([]);
       const paused = (await admin(deliverer)).body;

@@ -249,7 +249,7 @@ describe('recordings: a delivery that stops aborts its downloads', () => {
       await post(h, [started(callId), ended(callId, { recordingUrl: `http://127.0.0.1:${port}/r.wav` })]);
       await eventually(async () => (opened ? true : undefined));
       await h.app.close();
-      await eventually(async () => (closed ? true : undefined), 10_000);
+      await eventually(async () => (closed ? true : undefined));
       expect(closed).toBe(true);
     } finally {
       clearInterval(timer);

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
-import { ADMIN_TOKEN, testEnv } from '../support/bridge-harness';
+import { ADMIN_TOKEN, eventually, testEnv } from '../support/bridge-harness';
 import { BridgeProcess, startBridgeProcess } from '../support/bridge-process';
 import {
   FollowedPortal,
@@ -35,13 +35,12 @@ function expectEachOnce(portal: FollowedPortal, prefix: string, outcome: Takeove
 }
 
 async function allFinished(portal: FollowedPortal, prefix: string, count: number): Promise<void> {
-  const deadline = Date.now() + 90_000;
-  while (Date.now() < deadline) {
+  // Not met in time: the assertions after this say what is missing.
+  await eventually(() => {
     const mine = portal.calls().filter((call) => call.PHONE_NUMBER.startsWith(prefix));
-    if (mine.filter((call) => call.finished).length >= count) break;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  // A moment more: a duplicate delivered late would show now.
+    return Promise.resolve(mine.filter((call) => call.finished).length >= count ? true : undefined);
+  }, 90_000).catch(() => undefined);
+  // Bounded observation: a duplicate delivered late would show now; nothing marks that none is coming.
   await new Promise((resolve) => setTimeout(resolve, 1500));
 }
 

@@ -1,6 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { SandboxPortal } from '../../sandbox';
+import { eventually } from '../support/bridge-harness';
 import { request } from './http';
 
 describe('sandbox portal: fault injection and the inspection API', () => {
@@ -103,7 +104,7 @@ describe('sandbox portal: fault injection and the inspection API', () => {
       answered = true;
       return answer;
     });
-    while (portal.calls().length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+    await eventually(() => Promise.resolve(portal.calls().length > 0 ? true : undefined));
     // The call is registered while its answer is still held back: a client timing out here retries.
     expect(answered).toBe(false);
     expect((await pending).status).toBe(200);

@@ -42,7 +42,8 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
   it('a batch of n commands answers no sooner than n × commandMs, each command charged to its own method', async () => {
     const sent = Date.now();
     const answer = await batch({ r_1: register(1), r_2: register(2), me: 'user.current' });
-    // (a few ms of slack: timers and Date.now round differently)
+    // A lower bound on the sandbox's own rule (commandMs of server time per command), by its timers;
+    // a few ms of slack: timers and Date.now round differently.
     expect(Date.now() - sent).toBeGreaterThanOrEqual(290);
     const times = answer.body.result.result_time;
     expect(times.r_1.operating).toBeCloseTo(0.1);
@@ -143,6 +144,7 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     await eventually(async () =>
       portal.operatingRuns().filter((run) => run.method === REGISTER).length >= 5 ? true : undefined,
     );
+    // Partway into the slow batch: its commands run on real timers (commandMs) and nothing marks a midpoint.
     await new Promise((resolve) => setTimeout(resolve, 150));
     const quick = await batch({ r_q: register(50) });
     const answer = await slow;
