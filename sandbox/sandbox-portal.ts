@@ -60,16 +60,17 @@ export class SandboxPortal extends PortalEndpoint {
   /** The default full-rights webhook base, `${url}/rest/1/<code>/`. */
   readonly webhookUrl: string;
   private readonly sockets = new Set<Socket>();
+  private readonly timers: Set<NodeJS.Timeout>;
 
   private constructor(
     private readonly server: Server,
     state: PortalState,
     url: string,
-    private readonly timers: Set<NodeJS.Timeout>,
     private readonly tenants: TenantPortals,
-    parts: { registry: MethodRegistry; sleep: (ms: number) => Promise<void> },
+    parts: { registry: MethodRegistry; sleep: (ms: number) => Promise<void>; timers: Set<NodeJS.Timeout> },
   ) {
     super(state, parts.registry, parts.sleep, (token) => tenants.issuerOf(token));
+    this.timers = parts.timers;
     this.url = url;
     const [hook] = state.credentials.webhookList();
     this.webhookUrl = hook ? this.controls.webhookUrl(hook) : `${this.url}/rest/`;
@@ -132,7 +133,7 @@ export class SandboxPortal extends PortalEndpoint {
       registry,
       sleep,
     });
-    const portal = new SandboxPortal(server, state, url, timers, tenants, { registry, sleep });
+    const portal = new SandboxPortal(server, state, url, tenants, { registry, sleep, timers });
     for (let index = 0; index < (options.portals ?? 0); index += 1) tenants.add();
     return portal;
   }

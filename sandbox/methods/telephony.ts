@@ -73,7 +73,7 @@ export function register(params: Params, context: MethodContext): MethodResult {
   }
 
   const callId = CallRegistry.newCallId(context.now);
-  const answer = bindCall(params, context, user, type, phone, callId);
+  const answer = bindCall(params, context, { user, type, phone, callId });
   const call: PortalCall = {
     CALL_ID: callId,
     EXTERNAL_CALL_ID: externalCallId,
@@ -105,11 +105,9 @@ export function register(params: Params, context: MethodContext): MethodResult {
 function bindCall(
   params: Params,
   context: MethodContext,
-  user: EmployeeSeed,
-  type: number,
-  phone: string,
-  callId: string,
+  call: { user: EmployeeSeed; type: number; phone: string; callId: string },
 ): RegisterAnswer {
+  const { user, type, phone, callId } = call;
   const explicitType = stringParam(params, 'CRM_ENTITY_TYPE')?.toUpperCase();
   const explicitId = intParam(params, 'CRM_ENTITY_ID');
   if (
