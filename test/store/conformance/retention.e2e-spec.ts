@@ -1,17 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallEvent, CallRecord } from '../../src/calls/call';
-import { applyEvent, newCall, plan } from '../../src/calls/call-lifecycle';
-import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { storeSettingsOf } from '../../src/config/settings';
-import { BridgeMetrics } from '../../src/metrics/bridge-metrics';
-import { CallRetention } from '../../src/store/call-retention';
-import { CallStore } from '../../src/store/call-store';
-import { createStores } from '../../src/store/store.module';
-import { eventually, PBX_TOKEN, startHarness } from '../support/bridge-harness';
-import { onPostgres, testDatabaseUrl } from '../support/test-database';
-import { endedEvent, startedEvent } from '../support/call-events';
+import { CallEvent, CallRecord } from '../../../src/calls/call';
+import { applyEvent, newCall, plan } from '../../../src/calls/call-lifecycle';
+import { AppConfig, loadConfig } from '../../../src/config/app-config';
+import { storeSettingsOf } from '../../../src/config/settings';
+import { BridgeMetrics } from '../../../src/metrics/bridge-metrics';
+import { CallRetention } from '../../../src/store/call-retention';
+import { CallStore } from '../../../src/store/call-store';
+import { createStores } from '../../../src/store/store.module';
+import { eventually, PBX_TOKEN, startHarness } from '../../support/bridge-harness';
+import { TEST_ENGINES, TestEngine } from '../../support/test-database';
+import { endedEvent, startedEvent } from '../../support/call-events';
 
 const PORTAL = 'sandbox';
 const DAY = 86_400_000;
@@ -58,7 +58,8 @@ const ids = (prefix: string, count: number) => Array.from({ length: count }, (_,
  * RETENTION_DAYS on the real store (SQLite, or PostgreSQL with TEST_DATABASE=postgres): rows are written
  * through the store with old timestamps, as the bridge would have written them a month ago.
  */
-describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {
+describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf) => {
+  let engine: TestEngine;
   let dir: string;
   let config: AppConfig;
   const opened: CallStore[] = [];
@@ -70,11 +71,13 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
   };
 
   beforeEach(() => {
+    engine = engineOf();
     dir = mkdtempSync(join(tmpdir(), 'bridge-retention-'));
-    config = loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: testDatabaseUrl(dir) });
+    config = loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: engine.settings().databaseUrl });
   });
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
+    await engine.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -177,7 +180,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     await store.close();
     opened.splice(0);
 
-    const h = await startHarness({ RETENTION_DAYS: '30' }, {}, { dir });
+    const h = await startHarness({ RETENTION_DAYS: '30', DATABASE_URL: engine.settings().databaseUrl }, {}, { dir });
     try {
       const status = (callId: string) =>
         h.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${PBX_TOKEN}`);
