@@ -132,18 +132,15 @@ describe.each(TEST_ENGINES)('DialStore (%s)', (name, engineOf) => {
     expect(await store.find('p1', 'new-sent')).toMatchObject({ state: 'sent' });
   });
 
-  it(
-    `two stores on one database claiming at once never take the same request (${name})`,
-    async () => {
-      for (let index = 0; index < 40; index += 1) await store.add(newRequest(`r${index}`));
-      const claims = await Promise.all(
-        Array.from({ length: 8 }, (_, index) =>
-          (index % 2 ? second : stores).dials.claim('p1', `replica-${index}`, 10_000, 7),
-        ),
-      );
-      const ids = claims.flat().map((request) => request.portalCallId);
-      expect(new Set(ids).size).toBe(ids.length);
-      expect(ids).toHaveLength(40);
-    },
-  );
+  it(`two stores on one database claiming at once never take the same request (${name})`, async () => {
+    for (let index = 0; index < 40; index += 1) await store.add(newRequest(`r${index}`));
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        (index % 2 ? second : stores).dials.claim('p1', `replica-${index}`, 10_000, 7),
+      ),
+    );
+    const ids = claims.flat().map((request) => request.portalCallId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(40);
+  });
 });

@@ -3,11 +3,19 @@ import { TestEngine } from '../../support/test-database';
 
 /** The stores of `engine`'s database, as the bridge opens them (migrated on open). */
 export function openEngine(engine: TestEngine): Promise<Stores> {
-  return openStores({ ...engine.settings(), retentionMs: 1, retentionDays: 1, portalRetentionMs: 86_400_000 });
+  return openStores({
+    ...engine.settings(),
+    retentionMs: 1,
+    retentionDays: 1,
+    portalRetentionMs: 86_400_000,
+  });
 }
 
 /** Opens the stores once for each test and closes them and drops the database after it. */
-export function storesPerTest(engineOf: () => TestEngine): { stores: () => Stores; engine: () => TestEngine } {
+export function storesPerTest(engineOf: () => TestEngine): {
+  stores: () => Stores;
+  engine: () => TestEngine;
+} {
   let engine: TestEngine;
   let stores: Stores;
   beforeEach(async () => {

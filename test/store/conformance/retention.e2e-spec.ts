@@ -180,7 +180,11 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     await store.close();
     opened.splice(0);
 
-    const h = await startHarness({ RETENTION_DAYS: '30', DATABASE_URL: engine.settings().databaseUrl }, {}, { dir });
+    const h = await startHarness(
+      { RETENTION_DAYS: '30', DATABASE_URL: engine.settings().databaseUrl },
+      {},
+      { dir },
+    );
     try {
       const status = (callId: string) =>
         h.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${PBX_TOKEN}`);
