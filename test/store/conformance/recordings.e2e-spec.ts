@@ -34,7 +34,12 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
     const content = Buffer.alloc(RECORDING_CHUNK_BYTES + 10, 7);
     const staged = await calls().stageRecording(P, pieces(content.subarray(0, 5), content.subarray(5)));
     expect(staged.bytes).toBe(content.length);
-    const put = await calls().putRecording(P, 'c1', staged, storedAt(1000));
+    const put = await calls().putRecording({
+      portalId: P,
+      callId: 'c1',
+      staged: staged,
+      mutate: storedAt(1000),
+    });
     expect(put?.recording).toMatchObject({ storedAt: 1000 });
     const read = (await calls().readRecording(P, 'c1'))!;
     expect(read.bytes).toBe(content.length);
@@ -51,32 +56,46 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
   });
 
   it('a new push replaces the held one; a quota that would be passed stores nothing', async () => {
-    await calls().putRecording(
-      P,
-      'c1',
-      await calls().stageRecording(P, pieces(Buffer.alloc(600, 1))),
-      storedAt(1),
-    );
-    await calls().putRecording(
-      P,
-      'c1',
-      await calls().stageRecording(P, pieces(Buffer.alloc(400, 2))),
-      storedAt(2),
-    );
+    await calls().putRecording({
+      portalId: P,
+      callId: 'c1',
+      staged: await calls().stageRecording(P, pieces(Buffer.alloc(600, 1))),
+      mutate: storedAt(1),
+    });
+    await calls().putRecording({
+      portalId: P,
+      callId: 'c1',
+      staged: await calls().stageRecording(P, pieces(Buffer.alloc(400, 2))),
+      mutate: storedAt(2),
+    });
     expect(await calls().recordingBytes(P)).toBe(400);
     const staged = await calls().stageRecording(P, pieces(Buffer.alloc(700, 3)));
-    await expect(calls().putRecording(P, 'c2', staged, storedAt(3), undefined, 1000)).rejects.toBeInstanceOf(
-      RecordingQuotaError,
-    );
+    await expect(
+      calls().putRecording({
+        portalId: P,
+        callId: 'c2',
+        staged: staged,
+        mutate: storedAt(3),
+        quotaBytes: 1000,
+      }),
+    ).rejects.toBeInstanceOf(RecordingQuotaError);
     await calls().discardStagedRecording(P, staged);
     expect(await calls().readRecording(P, 'c2')).toBeUndefined();
     // The call's own previous recording does not count against its replacement.
     const replacement = await calls().stageRecording(P, pieces(Buffer.alloc(900, 4)));
-    await calls().putRecording(P, 'c1', replacement, storedAt(4), undefined, 1000);
+    await calls().putRecording({
+      portalId: P,
+      callId: 'c1',
+      staged: replacement,
+      mutate: storedAt(4),
+      quotaBytes: 1000,
+    });
     expect(await calls().recordingBytes(P)).toBe(900);
     // Unknown call: nothing stored.
     const orphan = await calls().stageRecording(P, pieces(Buffer.alloc(10)));
-    expect(await calls().putRecording(P, 'nobody', orphan, storedAt(5))).toBeUndefined();
+    expect(
+      await calls().putRecording({ portalId: P, callId: 'nobody', staged: orphan, mutate: storedAt(5) }),
+    ).toBeUndefined();
   });
 
   it('a stale fence stores nothing; a source that throws leaves nothing behind', async () => {
@@ -84,9 +103,9 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
     await stores().leases.releaseLease(ours);
     await stores().leases.acquireLease(P, 'other', 60_000);
     const staged = await calls().stageRecording(P, pieces(Buffer.alloc(10)));
-    await expect(calls().putRecording(P, 'c1', staged, storedAt(1), ours)).rejects.toBeInstanceOf(
-      LeaseLostError,
-    );
+    await expect(
+      calls().putRecording({ portalId: P, callId: 'c1', staged: staged, mutate: storedAt(1), fence: ours }),
+    ).rejects.toBeInstanceOf(LeaseLostError);
     expect(await calls().readRecording(P, 'c1')).toBeUndefined();
     async function* broken(): AsyncIterable<Buffer> {
       yield Buffer.alloc(RECORDING_CHUNK_BYTES + 1);
@@ -96,18 +115,18 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
   });
 
   it('retention expires recordings stored before the cut-off, and staged chunks nobody took', async () => {
-    await calls().putRecording(
-      P,
-      'c1',
-      await calls().stageRecording(P, pieces(Buffer.alloc(10))),
-      storedAt(1),
-    );
-    await calls().putRecording(
-      P,
-      'c2',
-      await calls().stageRecording(P, pieces(Buffer.alloc(20))),
-      storedAt(Date.now() + 60_000),
-    );
+    await calls().putRecording({
+      portalId: P,
+      callId: 'c1',
+      staged: await calls().stageRecording(P, pieces(Buffer.alloc(10))),
+      mutate: storedAt(1),
+    });
+    await calls().putRecording({
+      portalId: P,
+      callId: 'c2',
+      staged: await calls().stageRecording(P, pieces(Buffer.alloc(20))),
+      mutate: storedAt(Date.now() + 60_000),
+    });
     await calls().stageRecording(P, pieces(Buffer.alloc(30)));
     expect(await calls().expireRecordings(Date.now(), Date.now() + 60_000, 10)).toBe(1);
     expect(await calls().readRecording(P, 'c1')).toBeUndefined();
