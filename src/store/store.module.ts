@@ -1,7 +1,8 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { AppConfig } from '../config/app-config';
-import { StoreSettings, storeSettingsOf } from '../config/settings';
+import { RecordingSettings, StoreSettings, storeSettingsOf } from '../config/settings';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallRetention } from './call-retention';
 import { CallStore } from './call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from './coordination-store';
@@ -108,7 +109,16 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       inject: [STORES],
     },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
-    CallRetention,
+    {
+      provide: CallRetention,
+      useFactory: (
+        stores: Stores,
+        settings: StoreSettings,
+        metrics: BridgeMetrics,
+        recordings?: RecordingSettings,
+      ) => new CallRetention(stores, settings, metrics, recordings),
+      inject: [STORES, StoreSettings, BridgeMetrics, { token: RecordingSettings, optional: true }],
+    },
   ],
   exports: [
     CallStore,

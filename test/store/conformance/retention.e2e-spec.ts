@@ -101,7 +101,7 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     });
 
     const metrics = new BridgeMetrics();
-    const retention = new CallRetention(store, storeSettingsOf(config), metrics);
+    const retention = new CallRetention({ calls: store }, storeSettingsOf(config), metrics);
     expect(await retention.deleteExpired(NOW)).toBe(2);
     expect(await deletedCounter(metrics)).toBe(2);
 
@@ -143,7 +143,7 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     const store = await openStore();
     await seed(store, ids('bulk', 1201), OLD, 'finished');
 
-    const stopping = new CallRetention(store, storeSettingsOf(config), new BridgeMetrics());
+    const stopping = new CallRetention({ calls: store }, storeSettingsOf(config), new BridgeMetrics());
     const run = stopping.deleteExpired(NOW);
     await stopping.onModuleDestroy();
     expect(await run).toBe(500);
@@ -151,7 +151,9 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
 
     // The rest goes in the next run (two more batches: 500 and 201).
     const metrics = new BridgeMetrics();
-    expect(await new CallRetention(store, storeSettingsOf(config), metrics).deleteExpired(NOW)).toBe(701);
+    expect(
+      await new CallRetention({ calls: store }, storeSettingsOf(config), metrics).deleteExpired(NOW),
+    ).toBe(701);
     expect(await deletedCounter(metrics)).toBe(701);
     for (const id of ['bulk-1', 'bulk-600', 'bulk-1200']) {
       expect(await store.findCall(PORTAL, id)).toBeUndefined();
@@ -165,8 +167,8 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     await seed(first, ['shared-recent'], RECENT, 'failed');
 
     const [a, b] = await Promise.all([
-      new CallRetention(first, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
-      new CallRetention(second, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention({ calls: first }, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention({ calls: second }, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
     ]);
     expect(a + b).toBe(1500);
     expect(await first.queueStats(PORTAL)).toMatchObject({ failed: 1 });
