@@ -29,7 +29,7 @@ const POSTGRES_SPECS = [
   'dialer/dial-store',
   'portals/portal-uninstall',
   'recordings/push',
-  'store/',
+  'store/(?!conformance/)',
   'tasks/missed-call-tasks',
   'tenancy/portal-runtimes',
 ];

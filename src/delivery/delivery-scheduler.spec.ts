@@ -8,8 +8,12 @@ import { BatchOutcome } from '../portal/portal-client';
 import { classifyPortalError, PortalError } from '../portal/portal-error';
 import { OperatingTime } from '../portal/operating-time';
 import { RequestBudget } from '../portal/request-budget';
-import { MemoryCallStore } from '../store/memory/memory-call-store';
-import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteCallStore } from '../store/sqlite/sqlite-call-store';
+import { SqliteDatabase } from '../store/sqlite/sqlite-database';
+import { SqliteLeaseStore } from '../store/sqlite/sqlite-lease-store';
 import { DeliveryScheduler } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
 import { PortalTransport } from './portal-transport';
@@ -70,17 +74,20 @@ class ScriptedPortal implements PortalTransport {
 
 const methods = (request: WireCommand[]) => request.map((command) => command.method.split('.').pop());
 
-describe('DeliveryScheduler (the loop) with an in-memory store and a scripted portal', () => {
-  let leases: MemoryLeaseStore;
-  let store: MemoryCallStore;
+describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file and a scripted portal', () => {
+  let dir: string;
+  let leases: SqliteLeaseStore;
+  let store: SqliteCallStore;
   let portal: ScriptedPortal;
   let lease: LeaseKeeper;
   let scheduler: DeliveryScheduler;
   let outcomes: [PortalStep, string][];
 
   async function setUp(options: { maxBatchSize?: number; defaultUserId?: number } = {}) {
-    leases = new MemoryLeaseStore();
-    store = new MemoryCallStore(leases);
+    dir = mkdtempSync(join(tmpdir(), 'bridge-scheduler-'));
+    const database = new SqliteDatabase(join(dir, 'bridge.sqlite'));
+    leases = new SqliteLeaseStore(database);
+    store = new SqliteCallStore(database);
     portal = new ScriptedPortal(options.maxBatchSize);
     outcomes = [];
     lease = new LeaseKeeper({
@@ -117,6 +124,8 @@ describe('DeliveryScheduler (the loop) with an in-memory store and a scripted po
   afterEach(async () => {
     await scheduler.stop();
     portal.budget.stop();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
   async function take(events: Partial<CallEvent>[], holdEndedWithoutStartMs = 60_000) {

@@ -1,6 +1,44 @@
-import { MemoryLeaseStore } from '../store/memory/memory-lease-store';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { SqliteDatabase } from '../store/sqlite/sqlite-database';
+import { SqliteLeaseStore } from '../store/sqlite/sqlite-lease-store';
 import { DeliveryLease, LeaseStore } from '../store/coordination-store';
 import { LeaseKeeper } from './lease-keeper';
+
+/** The real SQLite lease store on a temporary file, on the spec's clock, and who holds a portal's lease. */
+class LeaseFile extends SqliteLeaseStore {
+  constructor(
+    private readonly database: SqliteDatabase,
+    now: () => number = Date.now,
+  ) {
+    super(database, now);
+  }
+
+  holder(portalId: string): { owner: string; epoch: number } | undefined {
+    return this.database.connection
+      .prepare('SELECT owner, epoch FROM portal_leases WHERE portal_id = ?')
+      .get(portalId) as { owner: string; epoch: number } | undefined;
+  }
+}
+
+let dir: string;
+const databases: SqliteDatabase[] = [];
+beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'bridge-lease-keeper-'))));
+afterEach(() => {
+  for (const database of databases.splice(0)) database.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function openDatabase(): SqliteDatabase {
+  const database = new SqliteDatabase(join(dir, 'bridge.sqlite'));
+  databases.push(database);
+  return database;
+}
+
+function leaseFile(now?: () => number): LeaseFile {
+  return new LeaseFile(openDatabase(), now);
+}
 
 /** A keeper of portal `portal` as owner `me`, with a 60 s lease (its own ticks every 20 s). */
 function keeperOf(store: LeaseStore, onAcquired: () => unknown, chaseMs?: number): LeaseKeeper {
@@ -10,7 +48,7 @@ function keeperOf(store: LeaseStore, onAcquired: () => unknown, chaseMs?: number
 describe('LeaseKeeper.kick', () => {
   it('tries for the lease now rather than at the next tick (a portal this replica was just given)', async () => {
     let now = 1_000_000;
-    const store = new MemoryLeaseStore(() => now);
+    const store = leaseFile(() => now);
     // Another replica holds the portal for 5 s.
     await store.acquireLease('portal', 'other', 5000);
     let acquired = 0;
@@ -39,7 +77,7 @@ describe('LeaseKeeper.kick', () => {
 
 describe('LeaseKeeper chasing a portal it was given', () => {
   it('takes the lease as soon as the previous holder lets go, long before its own next tick', async () => {
-    const store = new MemoryLeaseStore(() => Date.now());
+    const store = leaseFile(() => Date.now());
     const previous = await store.acquireLease('portal', 'other', 60_000);
     let acquired = 0;
     // Ticks every 20 s; chasing for 30 s after start.
@@ -55,7 +93,7 @@ describe('LeaseKeeper chasing a portal it was given', () => {
   });
 
   it('does not chase without being asked to', async () => {
-    const store = new MemoryLeaseStore(() => Date.now());
+    const store = leaseFile(() => Date.now());
     const previous = await store.acquireLease('portal', 'other', 60_000);
     const keeper = keeperOf(store, () => undefined);
     keeper.start();
@@ -69,7 +107,7 @@ describe('LeaseKeeper chasing a portal it was given', () => {
 
 describe('LeaseKeeper after another replica was seen dead', () => {
   it("chases the lease when told (the store then hands a dead owner's lease over), long before its tick", async () => {
-    const store = new MemoryLeaseStore(() => Date.now());
+    const store = leaseFile(() => Date.now());
     const previous = await store.acquireLease('portal', 'dead', 60_000);
     let acquired = 0;
     // No chase at start (single mode: every replica competes); ticks every 20 s.
@@ -86,7 +124,7 @@ describe('LeaseKeeper after another replica was seen dead', () => {
   });
 
   it('sends nothing while its replica counts as dead (its liveness mark lost), whatever the lease says', async () => {
-    const store = new MemoryLeaseStore(() => Date.now());
+    const store = leaseFile(() => Date.now());
     let alive = true;
     const keeper = keeperOf(store, () => undefined);
     keeper.holdOnlyWhile(() => alive);
@@ -109,8 +147,8 @@ async function waitFor(condition: () => boolean): Promise<void> {
 }
 
 describe('LeaseKeeper: one renewal per process and tick, whatever the number of portals', () => {
-  /** The memory store, counting what the keepers ask of it. */
-  class CountingStore extends MemoryLeaseStore {
+  /** The SQLite store, counting what the keepers ask of it. */
+  class CountingStore extends LeaseFile {
     acquired = 0;
     renewals: DeliveryLease[][] = [];
     override acquireLease(portalId: string, owner: string, ttlMs: number) {
@@ -125,7 +163,7 @@ describe('LeaseKeeper: one renewal per process and tick, whatever the number of 
 
   it('renews every lease the process holds in one call per tick; each keeper learns its own', async () => {
     let now = Date.now();
-    const store = new CountingStore(() => now);
+    const store = new CountingStore(openDatabase(), () => now);
     // A 1.5 s lease: the shared tick comes every 500 ms.
     const keepers = ['a', 'b', 'c'].map(
       (portal) =>

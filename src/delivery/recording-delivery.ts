@@ -194,15 +194,15 @@ export class RecordingDelivery {
     );
     const now = Date.now();
     try {
-      await this.store.putRecording(
-        this.portalId,
-        call.callId,
+      await this.store.putRecording({
+        portalId: this.portalId,
+        callId: call.callId,
         staged,
-        (current) =>
+        mutate: (current) =>
           current.nextStep === 'fetchRecord' ? markRecordingStored(current, 'fetch', stored, now) : current,
-        lease,
-        this.options.quotaBytes,
-      );
+        fence: lease,
+        quotaBytes: this.options.quotaBytes,
+      });
     } catch (error) {
       await this.store.discardStagedRecording(this.portalId, staged);
       if (error instanceof RecordingQuotaError) {

@@ -1,4 +1,3 @@
-import { MemoryPortalEventStore } from '../store/memory/memory-portal-event-store';
 import {
   applicationTokenOf,
   bodyOf,
@@ -109,29 +108,5 @@ describe('portal events, pure parts', () => {
     expect(dedupeKeyOf(a)).not.toBe(dedupeKeyOf({ ...a, ts: '2' }));
     const click = bodyOf(form)!;
     expect(dedupeKeyOf(click)).toBe(dedupeKeyOf({ ...click, ts: '1764000001' }));
-  });
-});
-
-describe('MemoryPortalEventStore', () => {
-  it('dedupes, claims due events once per lease, retries later and settles for good', async () => {
-    let now = 1000;
-    const store = new MemoryPortalEventStore(() => now);
-    const event = { portalId: 'p', dedupeKey: 'k', event: 'E', payload: '{}', receivedAt: now };
-    expect(await store.add(event)).toEqual({ id: 1, duplicate: false });
-    expect(await store.add(event)).toEqual({ id: 1, duplicate: true });
-    expect(await store.claimDue('p', 100, 10)).toHaveLength(1);
-    expect(await store.claimDue('p', 100, 10)).toHaveLength(0);
-    now += 100;
-    const [again] = await store.claimDue('p', 100, 10);
-    expect(again.attempts).toBe(2);
-    await store.retry(1, 50, 'dialer: down');
-    now += 49;
-    expect(await store.claimDue('p', 100, 10)).toHaveLength(0);
-    now += 1;
-    expect(await store.claimDue('p', 100, 10)).toHaveLength(1);
-    await store.settle(1, 'processed');
-    now += 1000;
-    expect(await store.claimDue('p', 100, 10)).toHaveLength(0);
-    expect((await store.list('p', 10))[0]).toMatchObject({ state: 'processed', lastError: 'dialer: down' });
   });
 });

@@ -127,14 +127,13 @@ export class RecordingController {
     const now = Date.now();
     let call: CallRecord | undefined;
     try {
-      call = await this.store.putRecording(
+      call = await this.store.putRecording({
         portalId,
         callId,
         staged,
-        (current) => markRecordingStored(current, 'push', stored, now),
-        undefined,
-        quota,
-      );
+        mutate: (current) => markRecordingStored(current, 'push', stored, now),
+        quotaBytes: quota,
+      });
     } catch (error) {
       await discard();
       if (error instanceof RecordingQuotaError) {

@@ -1,16 +1,16 @@
-import {
-  Inject,
-  Injectable,
-  Logger,
-  OnApplicationBootstrap,
-  OnModuleDestroy,
-  Optional,
-} from '@nestjs/common';
+import { Logger, OnApplicationBootstrap, OnModuleDestroy } from '@nestjs/common';
 import { RecordingSettings, StoreSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from './call-store';
 import { DialStore } from './dial-store';
 import { PortalEventStore } from './portal-event-store';
+
+/** What retention deletes from: the calls, and where they are kept, dial requests and portal events. */
+export interface RetainedStores {
+  calls: CallStore;
+  dials?: DialStore;
+  events?: PortalEventStore;
+}
 
 /** Calls deleted per transaction: small, so intake never waits long behind one. */
 export const RETENTION_BATCH = 500;
@@ -27,7 +27,6 @@ const EVERY_MS = 3_600_000;
  * PostgreSQL concurrent runs skip each other's rows, so two replicas at once only share the work). A
  * call still due, or re-queued since, is never deleted; a repeat of a deleted call's event is new again.
  */
-@Injectable()
 export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('CallRetention');
   private timer?: NodeJS.Timeout;
@@ -36,12 +35,10 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
   private endPause?: () => void;
 
   constructor(
-    @Inject(CallStore) private readonly store: CallStore,
+    private readonly stores: RetainedStores,
     private readonly settings: StoreSettings,
     private readonly metrics: BridgeMetrics,
-    @Optional() @Inject(DialStore) private readonly dials?: DialStore,
-    @Optional() @Inject(PortalEventStore) private readonly events?: PortalEventStore,
-    @Optional() private readonly recordings?: RecordingSettings,
+    private readonly recordings?: RecordingSettings,
   ) {}
 
   onApplicationBootstrap(): void {
@@ -65,7 +62,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     const before = now - this.settings.retentionMs;
     let deleted = 0;
     while (!this.stopped) {
-      const batch = await this.store.deleteSettledCalls(before, RETENTION_BATCH);
+      const batch = await this.stores.calls.deleteSettledCalls(before, RETENTION_BATCH);
       deleted += batch;
       this.metrics.callsDeleted.inc(batch);
       if (batch < RETENTION_BATCH || this.stopped) break;
@@ -86,8 +83,8 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
   private async deleteExpiredClicksAndPortalEvents(before: number): Promise<number> {
     let deleted = 0;
     for (const deleteBatch of [
-      (limit: number) => this.dials?.deleteSettled(before, limit) ?? 0,
-      (limit: number) => this.events?.deleteSettled(before, limit) ?? 0,
+      (limit: number) => this.stores.dials?.deleteSettled(before, limit) ?? 0,
+      (limit: number) => this.stores.events?.deleteSettled(before, limit) ?? 0,
     ]) {
       while (!this.stopped) {
         const batch = await deleteBatch(RETENTION_BATCH);
@@ -107,7 +104,7 @@ export class CallRetention implements OnApplicationBootstrap, OnModuleDestroy {
     if (!this.recordings) return 0;
     let expired = 0;
     while (!this.stopped) {
-      const batch = await this.store.expireRecordings(
+      const batch = await this.stores.calls.expireRecordings(
         now - this.recordings.keepMs,
         now - ORPHAN_CHUNK_MS,
         RETENTION_BATCH,

@@ -53,6 +53,16 @@ export async function* rechunk(
   if (filled > 0) yield chunk.subarray(0, filled);
 }
 
+/** `CallStore.putRecording`'s request: staged content to make the call's recording. */
+export interface PutRecording {
+  portalId: string;
+  callId: string;
+  staged: StagedRecording;
+  mutate: CallMutator;
+  fence?: DeliveryLease;
+  quotaBytes?: number;
+}
+
 /** What one intake transaction did with the events of one PBX request. */
 export interface IngestResult {
   accepted: number;
@@ -203,14 +213,7 @@ export abstract class CallStore {
    * portal whose recordings (this one in, the call's previous one out) would pass it gets a
    * RecordingQuotaError and nothing changes. The caller discards the staged chunks when this throws.
    */
-  abstract putRecording(
-    portalId: string,
-    callId: string,
-    staged: StagedRecording,
-    mutate: CallMutator,
-    fence?: DeliveryLease,
-    quotaBytes?: number,
-  ): Promise<CallRecord | undefined>;
+  abstract putRecording(put: PutRecording): Promise<CallRecord | undefined>;
 
   /** The recording's content a chunk at a time (each read is one chunk), or undefined when none is held. */
   abstract readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined>;

@@ -1,4 +1,4 @@
-import { fencedUpdate, Fence, SqlDialect, Statement, StatementBuilder } from './fence';
+import { fencedUpdate, Fence, sql, SqlDialect, SqlRunner, Statement, StatementBuilder } from './fence';
 
 /**
  * Click-to-call dial requests (docs/API.md), stored durably when a click arrives and worked by the dialer in
@@ -228,3 +228,54 @@ export const dialStatements = {
     );
   },
 };
+
+/**
+ * Dial requests in either engine's database, with the statements above, timed by the database's clock: a
+ * claim skips rows another replica is claiming (PostgreSQL `FOR UPDATE SKIP LOCKED`; SQLite's writes are
+ * serial), moves their `due_at` past the lease and gives each a new claim epoch, and every later change
+ * names that claim, so a request is worked by one replica at a time and one that lost its claim changes nothing.
+ */
+export class SqlDialStore extends DialStore {
+  constructor(private readonly db: SqlRunner) {
+    super();
+  }
+
+  async add(request: NewDialRequest): Promise<boolean> {
+    return (await this.db.all(dialStatements.add(this.db.dialect, request))).length === 1;
+  }
+
+  async claim(portalId: string, owner: string, leaseMs: number, limit: number): Promise<DialRequest[]> {
+    await this.db.all(dialStatements.settleStale(this.db.dialect, portalId));
+    const rows = await this.db.all<DialRow>(
+      dialStatements.claim(this.db.dialect, portalId, owner, leaseMs, limit),
+    );
+    return rows.map(dialRequestOf);
+  }
+
+  async update(portalId: string, portalCallId: string, fenced: FencedDialChange): Promise<boolean> {
+    const statement = dialStatements.update(this.db.dialect, portalId, portalCallId, fenced);
+    return (await this.db.all(statement)).length === 1;
+  }
+
+  async find(portalId: string, portalCallId: string): Promise<DialRequest | undefined> {
+    const [row] = await this.db.all<DialRow>(
+      sql(
+        this.db.dialect,
+        (q) =>
+          `SELECT * FROM dial_requests WHERE portal_id = ${q.value(portalId)} AND portal_call_id = ${q.value(portalCallId)}`,
+      ),
+    );
+    return row && dialRequestOf(row);
+  }
+
+  async nextDueAt(portalId: string): Promise<number | undefined> {
+    const [row] = await this.db.all<{ due: number | null }>(
+      dialStatements.nextDueAt(this.db.dialect, portalId),
+    );
+    return row?.due ?? undefined;
+  }
+
+  async deleteSettled(before: number, limit: number): Promise<number> {
+    return (await this.db.all(dialStatements.deleteSettled(this.db.dialect, before, limit))).length;
+  }
+}

@@ -34,6 +34,21 @@ export interface Statement {
   values: unknown[];
 }
 
+/**
+ * The seam between a store concern defined once and the engine that runs it: the dialect its statements
+ * are built in, and a run that answers the rows (those a RETURNING names; none for a plain write).
+ */
+export interface SqlRunner {
+  readonly dialect: SqlDialect;
+  all<R>(statement: Statement): Promise<R[]>;
+}
+
+/** A statement with placeholders `text` builds from `value(x)`, in `dialect`. */
+export function sql(dialect: SqlDialect, text: (q: StatementBuilder) => string): Statement {
+  const builder = new StatementBuilder(dialect);
+  return builder.build(text(builder));
+}
+
 /** Builds a statement: `value(x)` is a placeholder for the next parameter, in order of appearance. */
 export class StatementBuilder {
   readonly values: unknown[] = [];

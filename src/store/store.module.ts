@@ -1,7 +1,8 @@
 import { Global, Inject, Module, OnApplicationShutdown } from '@nestjs/common';
 import { resolve } from 'node:path';
 import { AppConfig } from '../config/app-config';
-import { StoreSettings, storeSettingsOf } from '../config/settings';
+import { RecordingSettings, StoreSettings, storeSettingsOf } from '../config/settings';
+import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallRetention } from './call-retention';
 import { CallStore } from './call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from './coordination-store';
@@ -16,18 +17,14 @@ import { SqliteDatabase } from './sqlite/sqlite-database';
 import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
 import { SqliteTokenStore } from './sqlite/sqlite-token-store';
 import { TokenStore } from './token-store';
-import { DialStore } from './dial-store';
-import { PostgresDialStore } from './postgres/postgres-dial-store';
-import { SqliteDialStore } from './sqlite/sqlite-dial-store';
+import { DialStore, SqlDialStore } from './dial-store';
 import { PortalEventStore } from './portal-event-store';
 import { SqlitePortalEventStore } from './sqlite/sqlite-portal-event-store';
 import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store';
 import { PortalStore } from './portal-store';
 import { SqlitePortalStore } from './sqlite/sqlite-portal-store';
 import { PostgresPortalStore } from './postgres/postgres-portal-store';
-import { FollowPositionStore } from './follow-position-store';
-import { SqliteFollowPositionStore } from './sqlite/sqlite-follow-position-store';
-import { PostgresFollowPositionStore } from './postgres/postgres-follow-position-store';
+import { FollowPositionStore, SqlFollowPositionStore } from './follow-position-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
@@ -68,10 +65,10 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       tokens: new SqliteTokenStore(database),
       leases: new SqliteLeaseStore(database),
       replicas: new LocalReplicaRegistry(),
-      dials: new SqliteDialStore(database),
+      dials: new SqlDialStore(database),
       events: new SqlitePortalEventStore(database),
       portals: new SqlitePortalStore(database),
-      followPositions: new SqliteFollowPositionStore(database),
+      followPositions: new SqlFollowPositionStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -87,10 +84,10 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     tokens: new PostgresTokenStore(database),
     leases: new PostgresLeaseStore(database),
     replicas: new PostgresReplicaRegistry(database),
-    dials: new PostgresDialStore(database),
+    dials: new SqlDialStore(database),
     events: new PostgresPortalEventStore(database),
     portals: new PostgresPortalStore(database),
-    followPositions: new PostgresFollowPositionStore(database),
+    followPositions: new SqlFollowPositionStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -112,7 +109,16 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       inject: [STORES],
     },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
-    CallRetention,
+    {
+      provide: CallRetention,
+      useFactory: (
+        stores: Stores,
+        settings: StoreSettings,
+        metrics: BridgeMetrics,
+        recordings?: RecordingSettings,
+      ) => new CallRetention(stores, settings, metrics, recordings),
+      inject: [STORES, StoreSettings, BridgeMetrics, { token: RecordingSettings, optional: true }],
+    },
   ],
   exports: [
     CallStore,

@@ -1,4 +1,7 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
+import { Client } from 'pg';
 
 /**
  * Which store the behaviour tests run on: SQLite files by default, PostgreSQL when TEST_DATABASE=postgres
@@ -53,3 +56,51 @@ function schemaFor(dir: string, file: string): string {
   const name = `${basename(dir)}_${file.replace(/\.sqlite$/, '')}`;
   return (TEST_SCHEMA_PREFIX + name.toLowerCase().replace(/[^a-z0-9_]/g, '_')).slice(0, 63);
 }
+
+/**
+ * The stores of each engine on a database of its own, for specs run against both (test/store/conformance):
+ * SQLite on a file in a fresh temporary folder, PostgreSQL on a fresh `bridge_test_…` schema that `drop`
+ * removes. `open` may be called again for a second process on the same database (a replica).
+ */
+export interface TestEngine {
+  name: 'sqlite' | 'postgres';
+  /** Settings for `openStores` on this engine's database (fresh per `TestEngine` instance). */
+  settings(): { databaseUrl: string; poolSize: number };
+  /** Removes the database (the folder, or the schema). */
+  drop(): Promise<void>;
+}
+
+let engineCount = 0;
+
+export function sqliteTestEngine(): TestEngine {
+  const dir = mkdtempSync(join(tmpdir(), 'bridge-store-'));
+  return {
+    name: 'sqlite',
+    settings: () => ({ databaseUrl: `sqlite:${join(dir, 'bridge.sqlite')}`, poolSize: 4 }),
+    drop: async () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+export function postgresTestEngine(): TestEngine {
+  engineCount += 1;
+  const schema = `${TEST_SCHEMA_PREFIX}store_${process.pid}_${engineCount}_${Date.now().toString(36)}`;
+  return {
+    name: 'postgres',
+    settings: () => ({ databaseUrl: postgresUrlForSchema(schema), poolSize: 4 }),
+    drop: async () => {
+      const client = new Client({ connectionString: TEST_POSTGRES_URL });
+      await client.connect();
+      try {
+        await client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+      } finally {
+        await client.end();
+      }
+    },
+  };
+}
+
+/** Both engines, for `describe.each(TEST_ENGINES)`. */
+export const TEST_ENGINES: [string, () => TestEngine][] = [
+  ['sqlite', sqliteTestEngine],
+  ['postgres', postgresTestEngine],
+];

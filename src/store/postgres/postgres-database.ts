@@ -1,5 +1,5 @@
 import { Client, Pool, PoolClient, QueryResultRow, types } from 'pg';
-import { SqlDialect } from '../fence';
+import { SqlDialect, SqlRunner, Statement } from '../fence';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 
 /** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
@@ -38,7 +38,7 @@ export interface CommitNotices {
  * once. `DATABASE_URL` is a libpq-style URL; its `options=-c search_path=NAME` selects a schema, which is
  * created when it does not exist yet.
  */
-export class PostgresDatabase {
+export class PostgresDatabase implements SqlRunner {
   readonly pool: Pool;
   private ready?: Promise<void>;
   /** The schema this database's tables live in (set once migrated): replicas share it, tests each have one. */
@@ -84,6 +84,13 @@ export class PostgresDatabase {
     return (
       await this.pool.query<R>(name ? { name, text: sql, values: params } : { text: sql, values: params })
     ).rows;
+  }
+
+  /** The statements store concerns define once for both engines (`SqlRunner`). */
+  readonly dialect = POSTGRES_DIALECT;
+
+  all<R>(statement: Statement): Promise<R[]> {
+    return this.query<R & QueryResultRow>(statement.text, statement.values);
   }
 
   /**

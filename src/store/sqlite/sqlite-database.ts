@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SqlDialect } from '../fence';
+import { SqlDialect, SqlRunner, Statement } from '../fence';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 
 /**
@@ -21,8 +21,11 @@ const MAX_SYNCS = 2;
  * One SQLite file shared by the call store and the token store: opened once in WAL mode with
  * synchronous=FULL (a commit is on disk before its promise resolves) and migrated once.
  */
-export class SqliteDatabase {
+export class SqliteDatabase implements SqlRunner {
   readonly connection: Database.Database;
+  readonly dialect = SQLITE_DIALECT;
+  /** Statements of the concerns defined once for both engines, prepared once each. */
+  private readonly prepared = new Map<string, Database.Statement>();
   /** The WAL file, opened for `fdatasync` only (never written through), when the file is in WAL mode. */
   private walFd?: number;
   private readonly synchronousNormal?: Database.Statement;
@@ -46,6 +49,25 @@ export class SqliteDatabase {
       this.synchronousNormal = this.connection.prepare('PRAGMA synchronous = NORMAL');
       this.synchronousFull = this.connection.prepare('PRAGMA synchronous = FULL');
     }
+  }
+
+  /** Runs `statement` now (better-sqlite3 is synchronous): the rows it answers, none for a plain write. */
+  async all<R>(statement: Statement): Promise<R[]> {
+    return this.runNow<R>(statement);
+  }
+
+  /** `all`, for a transaction's body, which must not wait. */
+  runNow<R>(statement: Statement): R[] {
+    let prepared = this.prepared.get(statement.text);
+    if (!prepared) {
+      prepared = this.connection.prepare(statement.text);
+      this.prepared.set(statement.text, prepared);
+    }
+    if (!prepared.reader) {
+      prepared.run(...statement.values);
+      return [];
+    }
+    return prepared.all(...statement.values) as R[];
   }
 
   close(): void {

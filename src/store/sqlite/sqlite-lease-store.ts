@@ -8,7 +8,11 @@ export class SqliteLeaseStore extends LeaseStore {
   private readonly release: Database.Statement;
   private readonly renew: Database.Statement;
 
-  constructor(database: SqliteDatabase) {
+  /** `now`: the host's clock, the same for every process on the file (specs hand in their own). */
+  constructor(
+    database: SqliteDatabase,
+    private readonly now: () => number = Date.now,
+  ) {
     super();
     const db = database.connection;
     // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher.
@@ -32,7 +36,7 @@ export class SqliteLeaseStore extends LeaseStore {
   }
 
   async acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined> {
-    const now = Date.now();
+    const now = this.now();
     const row = this.acquire.get({ portalId, owner, now, until: now + ttlMs }) as
       { owner: string; epoch: number } | undefined;
     return row && { portalId, owner: row.owner, epoch: row.epoch };
@@ -42,7 +46,7 @@ export class SqliteLeaseStore extends LeaseStore {
     if (held.length === 0) return [];
     const rows = this.renew.all({
       owner,
-      until: Date.now() + ttlMs,
+      until: this.now() + ttlMs,
       held: JSON.stringify(held.map((lease) => [lease.portalId, lease.epoch])),
     }) as { portal_id: string; epoch: number }[];
     return rows.map((row) => ({ portalId: row.portal_id, owner, epoch: row.epoch }));

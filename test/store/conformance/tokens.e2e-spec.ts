@@ -1,12 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { PortalTokens } from '../token-store';
-import { SqliteDatabase } from './sqlite-database';
-import { SqliteTokenStore } from './sqlite-token-store';
+import { Stores } from '../../../src/store/store.module';
+import { PortalTokens, TokenStore } from '../../../src/store/token-store';
+import { TEST_ENGINES, TestEngine } from '../../support/test-database';
+import { openEngine } from './engines';
 
 const PORTAL = 'portal.example.com';
-const T0 = 1_800_000_000_000;
+/** Now: PostgreSQL times refresh leases by its own clock, SQLite by the caller's. */
+const T0 = Date.now();
 
 const grant = (suffix: string, extra: Partial<PortalTokens> = {}): PortalTokens => ({
   portalId: PORTAL,
@@ -27,24 +26,21 @@ const refreshed = (suffix: string) => ({
   obtainedAt: T0 + 3600_000,
 });
 
-/** Two connections to one file stand for two replicas. */
-describe('SqliteTokenStore', () => {
-  let dir: string;
-  let databases: SqliteDatabase[];
-  let replicaA: SqliteTokenStore;
-  let replicaB: SqliteTokenStore;
+/** OAuth tokens, the same on both engines: two stores on one database stand for two replicas. */
+describe.each(TEST_ENGINES)('TokenStore (%s)', (_name, engineOf) => {
+  let engine: TestEngine;
+  let opened: Stores[];
+  let replicaA: TokenStore;
+  let replicaB: TokenStore;
 
-  beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'token-store-'));
-    databases = [
-      new SqliteDatabase(join(dir, 'bridge.sqlite')),
-      new SqliteDatabase(join(dir, 'bridge.sqlite')),
-    ];
-    [replicaA, replicaB] = databases.map((database) => new SqliteTokenStore(database));
+  beforeEach(async () => {
+    engine = engineOf();
+    opened = [await openEngine(engine), await openEngine(engine)];
+    [replicaA, replicaB] = opened.map((stores) => stores.tokens);
   });
-  afterEach(() => {
-    databases.forEach((database) => database.close());
-    rmSync(dir, { recursive: true, force: true });
+  afterEach(async () => {
+    for (const stores of opened) await stores.calls.close();
+    await engine.drop();
   });
 
   it('gives the refresh lease to one replica at a time, and the pair it commits to everyone', async () => {
@@ -66,8 +62,10 @@ describe('SqliteTokenStore', () => {
 
   it('lets another replica take an expired lease, and fences the late commit of the old holder', async () => {
     await replicaA.saveGrant(grant('1'));
-    await replicaA.claimRefresh(PORTAL, 'access-1', 'a', T0, 10_000);
-    expect(await replicaB.claimRefresh(PORTAL, 'access-1', 'b', T0 + 10_000, 10_000)).toBeDefined();
+    // A lease of 1 ms, run out by the time the next claim looks (whoever's clock times it).
+    await replicaA.claimRefresh(PORTAL, 'access-1', 'a', Date.now(), 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await replicaB.claimRefresh(PORTAL, 'access-1', 'b', Date.now(), 10_000)).toBeDefined();
     expect(await replicaA.commitRefresh(PORTAL, 'a', refreshed('late'))).toBe(false);
     expect(await replicaB.commitRefresh(PORTAL, 'b', refreshed('2'))).toBe(true);
     expect((await replicaA.findTokens(PORTAL))?.accessToken).toBe('access-2');

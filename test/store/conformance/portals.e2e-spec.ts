@@ -1,21 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { applyEvent, newCall } from '../../src/calls/call-lifecycle';
-import { openStores, Stores } from '../../src/store/store.module';
-import { startedEvent } from '../support/call-events';
-import { testDatabaseUrl } from '../support/test-database';
+import { applyEvent, newCall } from '../../../src/calls/call-lifecycle';
+import { openStores, Stores } from '../../../src/store/store.module';
+import { startedEvent } from '../../support/call-events';
+import { TEST_ENGINES, TestEngine } from '../../support/test-database';
 
-/** The portal records of many-portal mode (docs/API.md) on this run's real database (SQLite file or PostgreSQL). */
-describe('PortalStore', () => {
-  let dir: string;
+/** The portal records of many-portal mode (docs/API.md), the same on both engines. */
+describe.each(TEST_ENGINES)('PortalStore (%s)', (_name, engineOf) => {
+  let engine: TestEngine;
   let stores: Stores;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bridge-portalstore-'));
+    engine = engineOf();
     stores = await openStores({
-      databaseUrl: testDatabaseUrl(dir),
-      poolSize: 4,
+      ...engine.settings(),
       retentionMs: 1,
       retentionDays: 1,
       portalRetentionMs: 1,
@@ -23,7 +19,7 @@ describe('PortalStore', () => {
   });
   afterEach(async () => {
     await stores.calls.close();
-    rmSync(dir, { recursive: true, force: true });
+    await engine.drop();
   });
 
   const install = (portalId: string, now: number, domain = `${portalId}.example.com`) =>

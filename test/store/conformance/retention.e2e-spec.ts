@@ -1,17 +1,17 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallEvent, CallRecord } from '../../src/calls/call';
-import { applyEvent, newCall, plan } from '../../src/calls/call-lifecycle';
-import { AppConfig, loadConfig } from '../../src/config/app-config';
-import { storeSettingsOf } from '../../src/config/settings';
-import { BridgeMetrics } from '../../src/metrics/bridge-metrics';
-import { CallRetention } from '../../src/store/call-retention';
-import { CallStore } from '../../src/store/call-store';
-import { createStores } from '../../src/store/store.module';
-import { eventually, PBX_TOKEN, startHarness } from '../support/bridge-harness';
-import { onPostgres, testDatabaseUrl } from '../support/test-database';
-import { endedEvent, startedEvent } from '../support/call-events';
+import { CallEvent, CallRecord } from '../../../src/calls/call';
+import { applyEvent, newCall, plan } from '../../../src/calls/call-lifecycle';
+import { AppConfig, loadConfig } from '../../../src/config/app-config';
+import { storeSettingsOf } from '../../../src/config/settings';
+import { BridgeMetrics } from '../../../src/metrics/bridge-metrics';
+import { CallRetention } from '../../../src/store/call-retention';
+import { CallStore } from '../../../src/store/call-store';
+import { createStores } from '../../../src/store/store.module';
+import { eventually, PBX_TOKEN, startHarness } from '../../support/bridge-harness';
+import { TEST_ENGINES, TestEngine } from '../../support/test-database';
+import { endedEvent, startedEvent } from '../../support/call-events';
 
 const PORTAL = 'sandbox';
 const DAY = 86_400_000;
@@ -58,7 +58,8 @@ const ids = (prefix: string, count: number) => Array.from({ length: count }, (_,
  * RETENTION_DAYS on the real store (SQLite, or PostgreSQL with TEST_DATABASE=postgres): rows are written
  * through the store with old timestamps, as the bridge would have written them a month ago.
  */
-describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`, () => {
+describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf) => {
+  let engine: TestEngine;
   let dir: string;
   let config: AppConfig;
   const opened: CallStore[] = [];
@@ -70,11 +71,13 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
   };
 
   beforeEach(() => {
+    engine = engineOf();
     dir = mkdtempSync(join(tmpdir(), 'bridge-retention-'));
-    config = loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: testDatabaseUrl(dir) });
+    config = loadConfig({ NODE_ENV: 'test', PBX_TOKENS: 'x', DATABASE_URL: engine.settings().databaseUrl });
   });
   afterEach(async () => {
     for (const store of opened.splice(0)) await store.close();
+    await engine.drop();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -98,7 +101,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     });
 
     const metrics = new BridgeMetrics();
-    const retention = new CallRetention(store, storeSettingsOf(config), metrics);
+    const retention = new CallRetention({ calls: store }, storeSettingsOf(config), metrics);
     expect(await retention.deleteExpired(NOW)).toBe(2);
     expect(await deletedCounter(metrics)).toBe(2);
 
@@ -140,7 +143,7 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     const store = await openStore();
     await seed(store, ids('bulk', 1201), OLD, 'finished');
 
-    const stopping = new CallRetention(store, storeSettingsOf(config), new BridgeMetrics());
+    const stopping = new CallRetention({ calls: store }, storeSettingsOf(config), new BridgeMetrics());
     const run = stopping.deleteExpired(NOW);
     await stopping.onModuleDestroy();
     expect(await run).toBe(500);
@@ -148,7 +151,9 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
 
     // The rest goes in the next run (two more batches: 500 and 201).
     const metrics = new BridgeMetrics();
-    expect(await new CallRetention(store, storeSettingsOf(config), metrics).deleteExpired(NOW)).toBe(701);
+    expect(
+      await new CallRetention({ calls: store }, storeSettingsOf(config), metrics).deleteExpired(NOW),
+    ).toBe(701);
     expect(await deletedCounter(metrics)).toBe(701);
     for (const id of ['bulk-1', 'bulk-600', 'bulk-1200']) {
       expect(await store.findCall(PORTAL, id)).toBeUndefined();
@@ -162,8 +167,8 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     await seed(first, ['shared-recent'], RECENT, 'failed');
 
     const [a, b] = await Promise.all([
-      new CallRetention(first, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
-      new CallRetention(second, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention({ calls: first }, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
+      new CallRetention({ calls: second }, storeSettingsOf(config), new BridgeMetrics()).deleteExpired(NOW),
     ]);
     expect(a + b).toBe(1500);
     expect(await first.queueStats(PORTAL)).toMatchObject({ failed: 1 });
@@ -177,7 +182,11 @@ describe(`retention of settled calls (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
     await store.close();
     opened.splice(0);
 
-    const h = await startHarness({ RETENTION_DAYS: '30' }, {}, { dir });
+    const h = await startHarness(
+      { RETENTION_DAYS: '30', DATABASE_URL: engine.settings().databaseUrl },
+      {},
+      { dir },
+    );
     try {
       const status = (callId: string) =>
         h.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${PBX_TOKEN}`);

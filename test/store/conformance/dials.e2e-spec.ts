@@ -1,11 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { MemoryDialStore } from '../../src/store/memory/memory-dial-store';
-import { DialStore, NewDialRequest } from '../../src/store/dial-store';
-import { openStores, Stores } from '../../src/store/store.module';
-import { eventually } from '../support/bridge-harness';
-import { onPostgres, testDatabaseUrl } from '../support/test-database';
+import { DialStore, NewDialRequest } from '../../../src/store/dial-store';
+import { Stores } from '../../../src/store/store.module';
+import { eventually } from '../../support/bridge-harness';
+import { TEST_ENGINES, TestEngine } from '../../support/test-database';
+import { openEngine } from './engines';
 
 function newRequest(callId: string, clickedAt = 1_000): NewDialRequest {
   return {
@@ -22,35 +19,23 @@ function newRequest(callId: string, clickedAt = 1_000): NewDialRequest {
   };
 }
 
-/** The same rules in every engine: the real database of this run (SQLite file or PostgreSQL), and memory. */
-describe.each(['database', 'memory'] as const)('DialStore (%s)', (kind) => {
-  let dir: string;
-  let stores: Stores | undefined;
+/** The dial store's contract, the same on both engines: two stores on one database are two replicas. */
+describe.each(TEST_ENGINES)('DialStore (%s)', (name, engineOf) => {
+  let engine: TestEngine;
+  let stores: Stores;
   let store: DialStore;
-  let second: Stores | undefined;
+  let second: Stores;
 
   beforeEach(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'bridge-dialstore-'));
-    if (kind === 'memory') {
-      store = new MemoryDialStore();
-      return;
-    }
-    const settings = {
-      databaseUrl: testDatabaseUrl(dir),
-      poolSize: 4,
-      retentionMs: 1,
-      retentionDays: 1,
-      portalRetentionMs: 30 * 86_400_000,
-    };
-    stores = await openStores(settings);
-    second = await openStores(settings);
+    engine = engineOf();
+    stores = await openEngine(engine);
+    second = await openEngine(engine);
     store = stores.dials;
   });
   afterEach(async () => {
-    await stores?.calls.close();
-    await second?.calls.close();
-    stores = second = undefined;
-    rmSync(dir, { recursive: true, force: true });
+    await stores.calls.close();
+    await second.calls.close();
+    await engine.drop();
   });
 
   it('stores a click once per CALL_ID, with every field, due at once on the database clock', async () => {
@@ -147,18 +132,15 @@ describe.each(['database', 'memory'] as const)('DialStore (%s)', (kind) => {
     expect(await store.find('p1', 'new-sent')).toMatchObject({ state: 'sent' });
   });
 
-  (kind === 'database' ? it : it.skip)(
-    `two stores on one database claiming at once never take the same request (${onPostgres ? 'PostgreSQL' : 'SQLite'})`,
-    async () => {
-      for (let index = 0; index < 40; index += 1) await store.add(newRequest(`r${index}`));
-      const claims = await Promise.all(
-        Array.from({ length: 8 }, (_, index) =>
-          (index % 2 ? second! : stores!).dials.claim('p1', `replica-${index}`, 10_000, 7),
-        ),
-      );
-      const ids = claims.flat().map((request) => request.portalCallId);
-      expect(new Set(ids).size).toBe(ids.length);
-      expect(ids).toHaveLength(40);
-    },
-  );
+  it(`two stores on one database claiming at once never take the same request (${name})`, async () => {
+    for (let index = 0; index < 40; index += 1) await store.add(newRequest(`r${index}`));
+    const claims = await Promise.all(
+      Array.from({ length: 8 }, (_, index) =>
+        (index % 2 ? second : stores).dials.claim('p1', `replica-${index}`, 10_000, 7),
+      ),
+    );
+    const ids = claims.flat().map((request) => request.portalCallId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids).toHaveLength(40);
+  });
 });
