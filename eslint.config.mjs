@@ -16,8 +16,8 @@ export default tseslint.config(
       'no-console': ['error', { allow: ['error'] }],
       // A body on its own line is braced; `if (done) return;` may stay on one line.
       curly: ['error', 'multi-line'],
-      // A constructor or function over five parameters takes one object of named dependencies instead.
-      'max-params': ['warn', 5],
+      // Over five parameters: take one object of named dependencies instead.
+      'max-params': ['error', 5],
     },
   },
   {
