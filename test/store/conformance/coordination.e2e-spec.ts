@@ -1,3 +1,4 @@
+import { eventually } from '../../support/bridge-harness';
 import { TEST_ENGINES } from '../../support/test-database';
 import { openEngine, storesPerTest } from './engines';
 
@@ -26,8 +27,12 @@ describe.each(TEST_ENGINES)('coordination (%s)', (name, engineOf) => {
     expect(await leases.acquireLease('p', 'me', 60_000)).toBeUndefined();
     // A short lease runs out on its own: anyone takes it, one epoch higher.
     await leases.acquireLease('s', 'a', 1);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(await leases.acquireLease('s', 'b', 60_000)).toEqual({ portalId: 's', owner: 'b', epoch: 2 });
+    // Taken once the database's clock has passed it: the wait is on the lease, not on a guessed time.
+    expect(await eventually(() => leases.acquireLease('s', 'b', 60_000))).toEqual({
+      portalId: 's',
+      owner: 'b',
+      epoch: 2,
+    });
   });
 
   it('a second process on the same database sees the same leases', async () => {
