@@ -1,7 +1,5 @@
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { DialerModule } from '../dialer/dialer.module';
-import { FollowModule } from '../follow/follow.module';
 import { appPageFormBody } from './app-page-form';
 import { AppPageController } from './app-page.controller';
 import { DialTest } from './dial-test';
@@ -35,10 +33,9 @@ function pageSessions(config: AppConfig): PageSessions {
  */
 @Module({})
 export class AppPageModule implements NestModule {
-  static forRoot(options: { multi: boolean; follow?: boolean }): DynamicModule {
+  static forRoot(options: { multi: boolean }): DynamicModule {
     return {
       module: AppPageModule,
-      imports: options.multi ? [] : [DialerModule, ...(options.follow ? [FollowModule] : [])],
       controllers: [
         AppPageController,
         PageSettingsController,

@@ -1,27 +1,20 @@
-import { Injectable, Optional } from '@nestjs/common';
-import { DeliveryService } from '../delivery/delivery.service';
-import { DialWorker } from '../dialer/dial-worker';
-import { PortalEventsStatus } from '../events/portal-events-status';
-import { PbxFollower } from '../follow/pbx-follower';
-import { PortalCredentials } from '../portal/portal-credentials';
+import { Injectable } from '@nestjs/common';
+import { PortalRuntime } from '../tenancy/portal-runtime';
 import { ConnectionLine } from './page-source';
 import { followLine } from './page-views';
 
-/** The connection state of a deployment serving one portal: this process's own parts. */
+/** The connection state of a deployment serving one portal: its seeded runtime's parts. */
 @Injectable()
 export class SingleConnection {
-  constructor(
-    private readonly credentials: PortalCredentials,
-    private readonly delivery: DeliveryService,
-    @Optional() private readonly events?: PortalEventsStatus,
-    @Optional() private readonly dialer?: DialWorker,
-    @Optional() private readonly follower?: PbxFollower,
-  ) {}
+  constructor(private readonly runtime: PortalRuntime) {}
 
   lines(): ConnectionLine[] {
-    const authorisation = this.credentials.authorisation();
-    const status = this.delivery.portalStatus();
-    const dialer = this.dialer?.dialerStatus;
+    const { runtime } = this;
+    const authorisation = runtime.credentials.authorisation();
+    const status = runtime.status();
+    const dialer = runtime.dialer?.dialerStatus;
+    const events = runtime.eventsStatus;
+    const follow = runtime.followView();
     return [
       {
         key: 'portalState',
@@ -30,21 +23,17 @@ export class SingleConnection {
       },
       {
         key: 'delivery',
-        ok: !status.paused,
-        detail: [status.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status.lastError]
+        ok: !status?.paused,
+        detail: [status?.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status?.lastError]
           .filter(Boolean)
           .join('; '),
       },
-      ...(this.events
-        ? [
-            {
-              key: 'events' as const,
-              ok: this.events.lastError ? false : this.events.boundAt !== null ? true : null,
-              detail: this.events.lastError ?? `${this.events.mode}, line ${this.events.line ?? '-'}`,
-            },
-          ]
-        : []),
-      ...(this.follower ? [followLine([this.follower.status()])] : []),
+      {
+        key: 'events' as const,
+        ok: events.lastError ? false : events.boundAt !== null ? true : null,
+        detail: events.lastError ?? `${events.mode}, line ${events.line ?? '-'}`,
+      },
+      ...(follow ? [followLine([follow])] : []),
       {
         key: 'dialer',
         ok: dialer ? dialer.pbxReachable !== false : null,

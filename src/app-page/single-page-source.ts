@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { PORTAL_ID } from '../config/portal-id';
 import { createHash } from 'node:crypto';
 import { PortalBudget } from '../portal/budget-waiters';
-import { PortalClient } from '../portal/portal-client';
+import { PortalRuntime } from '../tenancy/portal-runtime';
 import { TokenStore } from '../store/token-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
@@ -24,7 +24,7 @@ export class SinglePageSource extends PageSource {
   constructor(
     private readonly config: AppConfig,
     @Inject(PORTAL_ID) private readonly portalId: string,
-    private readonly client: PortalClient,
+    private readonly runtime: PortalRuntime,
     private readonly tokenStore: TokenStore,
     private readonly status: SingleConnection,
   ) {
@@ -62,7 +62,7 @@ export class SinglePageSource extends PageSource {
   }
 
   async budget(): Promise<PortalBudget | undefined> {
-    return this.config.authMode === 'oauth' ? this.client.budget : undefined;
+    return this.config.authMode === 'oauth' ? this.runtime.client.budget : undefined;
   }
 
   async connection(): Promise<ConnectionLine[]> {
@@ -70,7 +70,7 @@ export class SinglePageSource extends PageSource {
   }
 
   employees(): Promise<PageEmployee[] | undefined> {
-    return readEmployees(this.client);
+    return readEmployees(this.runtime.client);
   }
 
   async settings(): Promise<PageSettings> {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { LookupSettings } from '../config/settings';
 import { isWithheld } from '../common/phone-number';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
@@ -36,7 +36,6 @@ type LookupSource = 'cache' | 'portal' | 'deadline';
  * budget included; a cached answer, even an expired one, is served when the portal fails. Binding calls
  * for delivery (`bindingFor`) uses the same cache at background priority.
  */
-@Injectable()
 export class CrmLookupService {
   private readonly logger = new Logger('CrmLookup');
   private readonly cache: LookupCache;

@@ -1,4 +1,3 @@
-import { Injectable } from '@nestjs/common';
 import { LookupSettings } from '../config/settings';
 import { BatchCommand, BatchOutcome, PortalClient, SendOptions } from '../portal/portal-client';
 import { PortalError } from '../portal/portal-error';
@@ -38,7 +37,6 @@ export type SearchResults = Map<string, CrmMatch | null | PortalError>;
  * (`$result[…]` references) reads name, responsible and DATE_MODIFY, newest first. One request per
  * lookup, and several numbers can share one.
  */
-@Injectable()
 export class CrmSearch {
   private readonly defaultCountry?: string;
 

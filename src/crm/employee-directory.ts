@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { LookupSettings } from '../config/settings';
 import { PortalClient } from '../portal/portal-client';
@@ -20,7 +20,6 @@ interface PortalUser {
  * (every page), held in memory and read again every EMPLOYEE_REFRESH_SEC at background priority. A
  * refresh replaces the copy only when every page arrived, so a failed one keeps the last good copy.
  */
-@Injectable()
 export class EmployeeDirectory {
   private readonly logger = new Logger('EmployeeDirectory');
   private readonly refreshMs: number;

@@ -1,12 +1,3 @@
-import { Inject, Injectable } from '@nestjs/common';
-import { OAuthCredentials } from '../auth/oauth-credentials';
-import { PORTAL_ID } from '../config/portal-id';
-import { PortalCredentials } from '../portal/portal-credentials';
-import { PortalEventStore } from '../store/portal-event-store';
-import { applicationTokenOf } from './portal-event';
-import { PortalEventProcessor } from './portal-event-processor';
-import { PortalEventTokens } from './portal-event-tokens';
-
 /** Why a portal's delivery is paused after its ONAPPUNINSTALL. */
 export const UNINSTALLED = 'the application was uninstalled from the portal (ONAPPUNINSTALL)';
 
@@ -28,37 +19,4 @@ export abstract class PortalEventRouting {
   abstract uninstall(portalId: string): Promise<boolean>;
   /** The portal `GET /v1/admin/portal-events` lists (`?portal=`); throws a 400 when it must be named. */
   abstract listed(portal: string | undefined): string;
-}
-
-@Injectable()
-export class SinglePortalEventRouting extends PortalEventRouting {
-  constructor(
-    private readonly tokens: PortalEventTokens,
-    private readonly processor: PortalEventProcessor,
-    @Inject(PORTAL_ID) private readonly portalId: string,
-    private readonly credentials: PortalCredentials,
-    private readonly store: PortalEventStore,
-  ) {
-    super();
-  }
-
-  /** OAuth mode: the pair needs re-authorisation (a reinstall resumes), as /oauth/events does it. */
-  async uninstall(portalId: string): Promise<boolean> {
-    if (!(this.credentials instanceof OAuthCredentials)) return false;
-    await this.credentials.requireReauthorisation(UNINSTALLED);
-    await this.store.publish({ portalId, kind: 'uninstalled' });
-    return true;
-  }
-
-  async portalOf(form: unknown): Promise<string | undefined> {
-    return (await this.tokens.accepts(applicationTokenOf(form))) ? this.portalId : undefined;
-  }
-
-  stored(): void {
-    this.processor.wake();
-  }
-
-  listed(): string {
-    return this.portalId;
-  }
 }

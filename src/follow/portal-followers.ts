@@ -11,7 +11,7 @@ import { FollowSink } from './follow-sink';
 import { CdrLedger } from './ledger/cdr-ledger';
 import { followTargetsOf } from './follow-targets';
 import { CdrSource } from './ledger/cdr-source';
-import { PbxFollower } from './pbx-follower';
+import { FollowHealthView, PbxFollower } from './pbx-follower';
 import { CallStore } from '../store/call-store';
 import { FollowPositionStore } from '../store/follow-position-store';
 
@@ -97,4 +97,16 @@ export function createFollowers(settings: FollowSettings, context: FollowContext
     });
   }
   return followers;
+}
+
+/**
+ * A portal's followers as one view: the followed connection with its ledger beside it (the calls the
+ * connection counts as possibly lost are then not lost: the ledger delivers their call.ended), or the ledger
+ * alone.
+ */
+export function followViewOf(views: FollowHealthView[]): FollowHealthView {
+  const connection = views.find((view) => view.source !== 'ledger');
+  const ledger = views.find((view) => view.source === 'ledger')?.ledger;
+  if (!connection) return views[0];
+  return { ...connection, ...(ledger ? { ledger, possiblyLostResolvedBy: 'ledger' as const } : {}) };
 }

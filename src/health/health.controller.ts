@@ -1,16 +1,13 @@
-import { DialWorker } from '../dialer/dial-worker';
 import { Controller, Get, Req } from '@nestjs/common';
 import type { Request } from 'express';
 import { HealthCheck, HealthCheckService, HealthIndicatorService } from '@nestjs/terminus';
-import { PortalCredentials } from '../portal/portal-credentials';
-import { DeliveryService } from '../delivery/delivery.service';
 import { CallStore, QueueStats } from '../store/call-store';
-import { PortalEventsStatus } from '../events/portal-events-status';
 import { presentedToken } from '../common/presented-token';
 import { digestsOf, matchesAny } from '../common/secrets';
 import { BackgroundFigures } from './background-figures';
 import { Lifecycle } from './lifecycle';
 import { HealthSources } from './health-sources';
+import { PortalHealth } from './portals-health';
 
 /** What terminus answers for a check list with nothing in it: liveness depends on nothing. */
 const LIVE = Object.freeze({ status: 'ok', info: {}, error: {}, details: {} });
@@ -75,11 +72,11 @@ export class HealthController {
   @HealthCheck()
   ready(@Req() request: Request) {
     const store = this.recentStoreCheck();
-    const { delivery, credentials, dialer, portalEvents, follower } = this.sources;
-    const portalChecks =
-      delivery && credentials && dialer && portalEvents
-        ? this.singlePortalChecks(store, delivery, credentials, dialer, portalEvents)
-        : [async () => this.indicators.check('portals').up(await this.manyPortalDetails(request))];
+    const { portal } = this.sources;
+    const portalChecks = portal
+      ? this.singlePortalChecks(store, portal)
+      : [async () => this.indicators.check('portals').up(await this.manyPortalDetails(request))];
+    const follow = portal?.follow();
     return this.health.check([
       async () => {
         const check = this.indicators.check('store');
@@ -96,61 +93,18 @@ export class HealthController {
       },
       ...portalChecks,
       // Following the PBX (docs/API.md): a lost connection is reported, never fails readiness (intake is durable).
-      ...(follower ? [() => this.indicators.check('pbxFollow').up({ ...follower.status() })] : []),
+      ...(follow ? [() => this.indicators.check('pbxFollow').up(follow)] : []),
     ]);
   }
 
-  private singlePortalChecks(
-    store: StoreCheck,
-    delivery: DeliveryService,
-    credentials: PortalCredentials,
-    dialer: DialWorker,
-    portalEvents: PortalEventsStatus,
-  ) {
+  private singlePortalChecks(store: StoreCheck, portal: PortalHealth) {
     return [
       async () => {
         const stats = (await store.stats) ?? { depth: 0, failed: 0 };
-        const status = delivery.portalStatus();
-        const authorisation = credentials.authorisation();
-        return this.indicators.check('portal').up({
-          portalId: status.portalId,
-          credentialsAccepted: !status.paused && authorisation.state === 'authorised',
-          // OAuth mode: awaiting-installation or needs-reauthorisation pause delivery until an operator acts.
-          authorisation: authorisation.state,
-          authorisationAction: authorisation.action ?? null,
-          paused: status.paused,
-          // Several replicas: exactly one delivers a portal at a time (docs/decisions/replicas.md).
-          deliveringHere: status.deliveringHere,
-          pausedReason: status.pausedReason ?? null,
-          lastRequestOk: status.lastRequestOk ?? null,
-          // Batches awaiting the portal's answer, and how many its answer time calls for (docs/decisions/delivery-and-budget.md).
-          batchesInFlight: status.batchesInFlight,
-          inFlightLimit: status.inFlightLimit,
-          // Server time per method against the portal's operating limit (B24_OPERATING_LIMIT_SEC).
-          operatingTime: status.operatingTime.map((use) => ({
-            method: use.method,
-            usedSec: Math.round(use.usedSec * 10) / 10,
-            limitSec: use.limitSec,
-            blockedUntil: use.blockedUntil ? new Date(use.blockedUntil).toISOString() : null,
-          })),
-          queueDepth: stats.depth,
-          failedCalls: stats.failed,
-          // Portal events (docs/API.md): OAuth bindings, the line to choose as the default outgoing number.
-          events: portalEvents.view(),
-          oldestWaitingSec: stats.oldestCreatedAt
-            ? Math.round((Date.now() - stats.oldestCreatedAt) / 1000)
-            : 0,
-        });
+        return this.indicators.check('portal').up(portal.portal(stats));
       },
-      () => {
-        // Click-to-call (docs/API.md): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
-        const status = dialer.dialerStatus;
-        return this.indicators
-          .check('dialer')
-          .up(
-            status ?? { mode: null, target: null, pbxReachable: null, lastError: null, lastAttemptAt: null },
-          );
-      },
+      // Click-to-call (docs/API.md): DIAL_MODE and whether the PBX took the last originate; never fails readiness.
+      () => this.indicators.check('dialer').up(portal.dialer()),
     ];
   }
 
@@ -182,7 +136,7 @@ export class HealthController {
       this.storeCheck = {
         startedAt: now,
         writable: this.store.checkWritable(),
-        stats: this.sources.delivery?.queueStats(),
+        stats: this.sources.portal?.queueStats(),
       };
     }
     return this.storeCheck;

@@ -1,20 +1,17 @@
-import { Inject, Injectable } from '@nestjs/common';
 import { ClickBus, PortalClick } from '../clicks/click';
-import { PORTAL_ID } from '../config/portal-id';
 import { CallStore } from '../store/call-store';
 
 /**
  * Click-to-call (docs/API.md): keeps every click the portal published, so the PBX's later report of the call
  * (without a CRM_CALL_ID) can be matched to it at intake (click-match.ts). Idempotent by CALL_ID: the
- * publisher may hand the same click again after a crash. Stored under the click's portal (`PORTAL_ID` with
- * one portal; with many, each portal's runtime has its own bus and registry).
+ * publisher may hand the same click again after a crash. Each portal's runtime has its own bus and registry:
+ * a click is stored under its portal.
  */
-@Injectable()
 export class ClickRegistry {
   constructor(
     private readonly bus: ClickBus,
     private readonly store: CallStore,
-    @Inject(PORTAL_ID) private readonly portalId: string,
+    private readonly portalId: string,
   ) {}
 
   /** Subscribes to the bus: from now on every click published is kept. */

@@ -13,6 +13,7 @@ import { DeploymentSettings } from './portal-scoped-settings';
 import { PortalSync } from './portal-sync';
 import { DueWork } from './due-work';
 import { RegistryDeps } from './registry-deps';
+import { SeededPortal, seededPortal } from './seeded-portal';
 import { PortalRuntimes, RuntimeFailure } from './portal-runtimes';
 
 /** How often each replica reads the portal list: installs, uninstalls and settings made on other replicas. */
@@ -21,11 +22,13 @@ const SYNC_MS = 2000;
 const IDLE_SWEEP_MS = 5000;
 
 /**
- * The portals this deployment serves (`B24_APP_MODE=multi`, the API contract (docs/API.md)): one `PortalRuntime` per installed
- * portal, on every replica (lookups and PBX posts may reach any replica), following the portal records in
- * the store. It wires three parts, each with one job: `PortalSync` follows the store's portal list,
- * `PortalRuntimes` builds, opens, publishes and closes each portal's runtime (a failure stays that
- * portal's), and `DeliveryPlacement` runs delivery only for the portals the shard map gives this replica.
+ * The portals this deployment serves, in either mode: one `PortalRuntime` per portal, on every replica
+ * (lookups and PBX posts may reach any replica). With many portals (`B24_APP_MODE=multi`, docs/API.md) it
+ * follows the portal records in the store and wires three parts, each with one job: `PortalSync` follows
+ * the store's portal list, `PortalRuntimes` builds, opens, publishes and closes each portal's runtime (a
+ * failure stays that portal's), and `DeliveryPlacement` runs delivery only for the portals the shard map
+ * gives this replica. With one portal, the registry serves the record seeded from the environment
+ * (`seeded-portal.ts`): built at start, delivering on every replica (their deliveries compete for its lease).
  */
 @Injectable()
 export class PortalRegistry implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -45,6 +48,9 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   private sweeping?: Promise<unknown>;
   private stopWatchingWork?: () => void;
   private readonly modules: ModuleRef;
+  /** Single mode's one portal; undefined with many portals. */
+  readonly seeded?: SeededPortal;
+  private seededStarted = false;
 
   constructor(registryDeps: RegistryDeps) {
     const { config, auth, portal, delivery, lookup, recording, events, intake, egress } = registryDeps;
@@ -64,6 +70,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       metrics: registryDeps.metrics,
       replicaId: this.replicaId,
       positions: registryDeps.positions,
+      replicas: registryDeps.replicas,
     };
     const deployment: DeploymentSettings = {
       auth,
@@ -77,9 +84,14 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       egress,
       intake,
     };
-    this.runtimes = new PortalRuntimes(deployment, this.deps, config.PORTAL_IDLE_SEC * 1000);
+    if (config.B24_APP_MODE !== 'multi') {
+      const { dial, follow, portalId } = registryDeps;
+      this.seeded = seededPortal({ ...deployment, dial, follow, intake, portalId });
+    }
+    this.runtimes = new PortalRuntimes(deployment, this.deps, config.PORTAL_IDLE_SEC * 1000, this.seeded);
     this.placement = new DeliveryPlacement(registryDeps.replicas, this.replicaId, this.runtimes);
-    this.runtimes.owns = (portalId) => this.placement.owns(portalId);
+    // The seeded portal is delivered by every replica once the application is up.
+    this.runtimes.owns = (portalId) => (this.seeded ? this.seededStarted : this.placement.owns(portalId));
     this.syncer = new PortalSync(registryDeps.portals, this.runtimes, this.placement);
     this.dueWork = new DueWork(registryDeps.calls, (due) => {
       for (const { portalId, kind } of due) this.wake(portalId, (runtime) => runtime.wakeDue(kind));
@@ -97,8 +109,28 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     void this.runtimes.use(portalId).then((runtime) => runtime && act(runtime));
   }
 
+  /**
+   * Single mode: builds and opens the seeded portal's runtime (its stored tokens read, its directory
+   * started); the application's single-portal parts are its. Throws when it cannot be built: the bridge
+   * does not start.
+   */
+  async openSeeded(intake: CallIntake): Promise<PortalRuntime> {
+    const seeded = this.seeded;
+    if (!seeded) throw new Error('no seeded portal with B24_APP_MODE=multi');
+    this.deps.intake = intake;
+    await this.runtimes.recordIs(seeded.record);
+    const runtime = this.runtimes.get(seeded.record.portalId);
+    if (!runtime) throw new Error(this.runtimes.failureOf(seeded.record.portalId)?.reason ?? 'not built');
+    return runtime;
+  }
+
   async onApplicationBootstrap(): Promise<void> {
     this.deps.intake = this.modules.get(CallIntake, { strict: false });
+    if (this.seeded) {
+      this.seededStarted = true;
+      await this.runtimes.get(this.seeded.record.portalId)?.startDelivery();
+      return;
+    }
     await this.placement.start();
     await this.sync();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);
@@ -115,6 +147,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   async beforeApplicationShutdown(): Promise<void> {
+    if (this.seeded) return this.runtimes.closeAll();
     clearInterval(this.timer);
     clearInterval(this.sweepTimer);
     this.stopWatchingWork?.();

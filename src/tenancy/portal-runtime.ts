@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
+import { WebhookCredentials } from '../auth/webhook-credentials';
 import { ClickBus } from '../clicks/click';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { CrmSearch } from '../crm/crm-search';
@@ -13,15 +14,16 @@ import { CallIntake } from '../intake/call-intake.service';
 import { ClickRegistry } from '../intake/click-registry';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
-import { createPortalClient } from '../portal/portal.module';
-import { CallStore } from '../store/call-store';
-import { LeaseStore, SharedBucketStore } from '../store/coordination-store';
+import { PortalCredentials } from '../portal/portal-credentials';
+import { createPortalClient } from '../portal/portal-client-factory';
+import { CallStore, QueueStats } from '../store/call-store';
+import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { DialStore } from '../store/dial-store';
 import { FollowPositionStore } from '../store/follow-position-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { IntakeSink } from '../follow/intake-sink';
 import { FollowHealthView } from '../follow/pbx-follower';
-import { createFollowers, RunningFollower } from '../follow/portal-followers';
+import { createFollowers, followViewOf, RunningFollower } from '../follow/portal-followers';
 import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
@@ -56,6 +58,20 @@ export interface RuntimeDeps {
   replicaId: string;
   /** Where a followed PBX's ledger (ASTERISK_CDR_URL) keeps its position. */
   positions: FollowPositionStore;
+  /** The replicas' liveness marks: the seeded portal's deliveries compete for its lease through them. */
+  replicas: ReplicaRegistry;
+}
+
+/** How a runtime is run besides its settings. */
+export interface RuntimeOptions {
+  /** Kept by the registry across the portal's runtimes: what was bound stays bound when one is dropped. */
+  eventsStatus?: PortalEventsStatus;
+  /**
+   * The one portal of single mode (seeded from the environment): every replica runs its delivery, which
+   * competes for the portal's lease (there is no shard map); its metrics carry the portal's id and it fills
+   * its own queue gauges; it is never dropped.
+   */
+  seeded?: boolean;
 }
 
 /**
@@ -71,7 +87,10 @@ export interface RuntimeDeps {
  */
 export class PortalRuntime {
   readonly portalId: string;
-  readonly credentials: OAuthCredentials;
+  readonly credentials: PortalCredentials;
+  /** The credentials when they are an OAuth pair (every installed portal; single mode with OAuth). */
+  readonly oauth?: OAuthCredentials;
+  readonly seeded: boolean;
   readonly client: PortalClient;
   readonly directory: EmployeeDirectory;
   readonly lookups: CrmLookupService;
@@ -87,11 +106,16 @@ export class PortalRuntime {
   private readonly oneShot: PortalEventProcessor;
   private readonly logger: Logger;
   private delivery?: DeliveryService;
+  /** The seeded portal's last delivery and followers: what readiness shows while the bridge stops. */
+  private stopped?: { delivery?: DeliveryService; followers: RunningFollower[] };
   private processor?: PortalEventProcessor;
   private binder?: PortalEventBinder;
   private followers: RunningFollower[] = [];
   private followSink?: IntakeSink;
   private deliveryStopping?: Promise<void>;
+  /** Stopping delivery: followers keep the session they had until their own stop drains it. */
+  private followingStopped = false;
+  private lastFollowHere = false;
   private opened = false;
   private closed = false;
 
@@ -99,13 +123,23 @@ export class PortalRuntime {
     readonly record: PortalRecord,
     readonly scoped: PortalScopedSettings,
     private readonly deps: RuntimeDeps,
-    eventsStatus = new PortalEventsStatus(),
+    options: RuntimeOptions = {},
   ) {
     this.portalId = record.portalId;
-    this.eventsStatus = eventsStatus;
+    this.eventsStatus = options.eventsStatus ?? new PortalEventsStatus();
+    this.seeded = options.seeded === true;
     const label = scoped.metricsLabel;
-    this.credentials = new OAuthCredentials(scoped.oauth, deps.tokens);
-    this.credentials.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
+    if ('oauth' in scoped.access) {
+      const oauth = new OAuthCredentials(scoped.access.oauth, deps.tokens);
+      oauth.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
+      this.credentials = this.oauth = oauth;
+    } else {
+      this.credentials = new WebhookCredentials(
+        scoped.access.webhookUrl,
+        scoped.portal.apiVersion,
+        record.portalId,
+      );
+    }
     this.client = createPortalClient({
       credentials: this.credentials,
       settings: scoped.portal,
@@ -137,8 +171,9 @@ export class PortalRuntime {
         portalId: record.portalId,
         egress: scoped.egress,
       });
-      // No loop of its own looks at the store: `DueWork` wakes it (`wakeDue`) when a request is due.
-      this.dialer.idlePollMs = undefined;
+      // No loop of its own looks at the store: `DueWork` wakes it (`wakeDue`) when a request is due. The
+      // seeded portal has no registry-wide look: its dialer looks on its own.
+      if (!this.seeded) this.dialer.idlePollMs = undefined;
     }
   }
 
@@ -157,7 +192,12 @@ export class PortalRuntime {
    * and state of their own, and offline events are polled.
    */
   get pinned(): boolean {
-    return this.scoped.dial !== undefined || this.scoped.follow !== undefined || this.scoped.events.offline;
+    return (
+      this.seeded ||
+      this.scoped.dial !== undefined ||
+      this.scoped.follow !== undefined ||
+      this.scoped.events.offline
+    );
   }
 
   /** Nothing of the portal's runs here now (no batch in flight, no binding): closing it loses nothing. */
@@ -173,7 +213,7 @@ export class PortalRuntime {
   async open(): Promise<void> {
     if (this.closed) throw new Error('the portal runtime is closed');
     this.opened = true;
-    await this.credentials.open();
+    await this.oauth?.open();
     for (const problem of this.scoped.problems) this.logger.warn(problem);
     this.clicks.open();
     this.dialer?.open();
@@ -203,8 +243,9 @@ export class PortalRuntime {
       lookupSettings: this.scoped.lookup,
       portalId: this.portalId,
     });
-    // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held.
-    processor.pollMs = EVENT_POLL_MS;
+    // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held
+    // (`DueWork` finds them sooner; the seeded portal, without it, keeps the processor's own poll).
+    if (!this.seeded) processor.pollMs = EVENT_POLL_MS;
     return processor;
   }
 
@@ -218,6 +259,7 @@ export class PortalRuntime {
     await this.deliveryStopping;
     if (this.closed || this.delivery) return;
     const { deps, scoped } = this;
+    this.followingStopped = false;
     this.delivery = new DeliveryService({
       store: deps.calls,
       client: this.client,
@@ -228,14 +270,18 @@ export class PortalRuntime {
       leases: deps.leases,
       recording: scoped.recording,
       portal: scoped.portal,
-      options: {
-        owner: deps.replicaId,
-        metricsPortal: scoped.metricsLabel,
-        gauges: false,
-        idleLookMs: IDLE_LOOK_MS,
-        // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
-        chaseLeaseMs: scoped.delivery.leaseMs + 5000,
-      },
+      options: this.seeded
+        ? // Every replica competes for the lease, each with its own liveness mark (LivenessWatch).
+          { metricsPortal: scoped.metricsLabel }
+        : {
+            owner: deps.replicaId,
+            metricsPortal: scoped.metricsLabel,
+            gauges: false,
+            idleLookMs: IDLE_LOOK_MS,
+            // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
+            chaseLeaseMs: scoped.delivery.leaseMs + 5000,
+          },
+      replicas: this.seeded ? deps.replicas : undefined,
       egress: scoped.egress,
     });
     this.delivery.start();
@@ -254,6 +300,10 @@ export class PortalRuntime {
     });
     // Bound by an earlier runtime of the portal in this process: not again at start (a grant still binds).
     if (this.eventsStatus.boundAt !== null) this.binder.alreadyBound();
+    // The seeded portal's replicas all deliver (competing): the one holding the lease binds, so replicas
+    // starting together do not bind side by side (and one taking the lease over checks them once).
+    const delivery = this.delivery;
+    if (this.seeded) this.binder.owns = () => delivery.portalStatus().deliveringHere;
     this.binder.start();
     this.startFollowing(this.delivery);
   }
@@ -288,7 +338,7 @@ export class PortalRuntime {
           positions: this.deps.positions,
           calls: this.deps.calls,
         },
-        followHere: () => delivery.portalStatus().deliveringHere,
+        followHere: () => this.followHere(delivery),
         gateMs: FOLLOW_GATE_MS,
         metrics: this.deps.metrics,
         answeredAt: (callIds) => storedAnswers(this.deps.calls, this.portalId, callIds),
@@ -302,13 +352,36 @@ export class PortalRuntime {
     for (const follower of this.followers) follower.start();
   }
 
+  /**
+   * Delivery may give up its lease first while it stops: the followers then keep the session they had until
+   * their own stop drains it (a survivor following meanwhile only adds duplicates).
+   */
+  private followHere(delivery: DeliveryService): boolean {
+    if (this.followingStopped) return this.lastFollowHere;
+    return (this.lastFollowHere = delivery.portalStatus().deliveringHere);
+  }
+
   /** What the portal's followers on this replica show (no secret); null when it follows no PBX. */
   followStatus(): FollowHealthView[] | null {
-    return this.scoped.follow ? this.followers.map((follower) => follower.status()) : null;
+    if (!this.scoped.follow) return null;
+    const followers = this.followers.length ? this.followers : (this.stopped?.followers ?? []);
+    return followers.map((follower) => follower.status());
+  }
+
+  /** The followers as one view (the connection, with its ledger beside it); null when it follows no PBX. */
+  followView(): FollowHealthView | null {
+    const views = this.followStatus();
+    return views && views.length ? followViewOf(views) : null;
+  }
+
+  /** The portal's queue as the store has it. */
+  queueStats(): Promise<QueueStats> {
+    return this.deps.calls.queueStats(this.portalId);
   }
 
   /** Another replica delivers the portal now (or this one stops): the batches in flight settle, the lease goes. */
   stopDelivery(): Promise<void> {
+    this.followingStopped = true;
     const delivery = this.delivery;
     const processor = this.processor;
     const binder = this.binder;
@@ -316,6 +389,7 @@ export class PortalRuntime {
     // Each follower reads what its PBX sent until the goodbye and hands over its held starts; what they
     // handed over is stored still (the sink retries), and the sink stops once drained.
     const followersStopped = Promise.all(this.followers.map((follower) => follower.stop()));
+    if (this.seeded) this.stopped = { delivery, followers: this.followers };
     this.followers = [];
     const sink = this.followSink;
     this.followSink = undefined;
@@ -347,7 +421,7 @@ export class PortalRuntime {
   }
 
   status(): ReturnType<DeliveryService['portalStatus']> | undefined {
-    return this.delivery?.portalStatus();
+    return (this.delivery ?? this.stopped?.delivery)?.portalStatus();
   }
 
   /** Stops whatever was started; safe on a runtime never opened, half opened, or closed already. */

@@ -4,7 +4,8 @@ import { PortalIntake } from '../crm/portal-crm';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { PortalRecord } from '../store/portal-store';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
-import { DeploymentSettings, resolvePortalSettings } from './portal-scoped-settings';
+import { DeploymentSettings, PortalScopedSettings, resolvePortalSettings } from './portal-scoped-settings';
+import { SeededPortal } from './seeded-portal';
 
 /** Why a portal's runtime could not be (re)built here; no value of its settings, no secret. */
 export interface RuntimeFailure {
@@ -51,7 +52,19 @@ export class PortalRuntimes {
     private readonly deps: RuntimeDeps,
     /** A runtime unused this long is dropped (PORTAL_IDLE_SEC). */
     private readonly idleMs = Infinity,
+    /** Single mode's one portal, seeded from the environment: its settings are the environment's. */
+    private readonly seeded?: SeededPortal,
   ) {}
+
+  /** The portal's settings: the seeded portal's from the environment, any other's from its record. */
+  private scopedOf(record: PortalRecord): PortalScopedSettings {
+    if (this.isSeeded(record)) return (this.seeded as SeededPortal).scoped;
+    return resolvePortalSettings(record, this.deployment);
+  }
+
+  private isSeeded(record: PortalRecord): boolean {
+    return this.seeded?.record.portalId === record.portalId;
+  }
 
   /** The portal's runtime if it is built now (nothing is built). */
   get(portalId: string): PortalRuntime | undefined {
@@ -119,7 +132,7 @@ export class PortalRuntimes {
     if (!record) return undefined;
     const made = this.intakes.get(portalId);
     if (made?.updatedAt === record.updatedAt) return made.intake;
-    const scoped = resolvePortalSettings(record, this.deployment);
+    const scoped = this.scopedOf(record);
     const hosts = new RecordingHosts(scoped.recording.fetchHosts);
     const intake: PortalIntake = {
       dialMatchMs: scoped.delivery.dialMatchMs,
@@ -139,7 +152,8 @@ export class PortalRuntimes {
     this.records.set(record.portalId, record);
     const { portalId } = record;
     // A failed build is tried again each sync, as a built or pinned portal's change is.
-    if (this.runtimes.has(portalId) || this.failures.has(portalId) || pinnedRecord(record)) {
+    const pinned = pinnedRecord(record) || this.isSeeded(record);
+    if (this.runtimes.has(portalId) || this.failures.has(portalId) || pinned) {
       await this.replace(record);
     }
   }
@@ -210,12 +224,10 @@ export class PortalRuntimes {
     const { portalId } = record;
     let runtime: PortalRuntime | undefined;
     try {
-      runtime = new PortalRuntime(
-        record,
-        resolvePortalSettings(record, this.deployment),
-        this.deps,
-        this.eventStatuses.get(portalId),
-      );
+      runtime = new PortalRuntime(record, this.scopedOf(record), this.deps, {
+        eventsStatus: this.eventStatuses.get(portalId),
+        seeded: this.isSeeded(record),
+      });
       await runtime.open();
     } catch (error) {
       await runtime?.close().catch(() => undefined);

@@ -67,7 +67,7 @@ describe('resolvePortalSettings: each setting by its rule', () => {
     expect(scoped.recording.fetchHosts).toEqual([]);
     expect(scoped.recording.fetchAuthorization).toBeUndefined();
     expect(scoped.dial).toBeUndefined();
-    expect(scoped.oauth.portalUrl).toBe('https://one.example.com');
+    expect('oauth' in scoped.access && scoped.access.oauth.portalUrl).toBe('https://one.example.com');
   });
 
   it('takes the portal’s own values: plan, user, country, line, DIAL_MATCH_SEC, recording hosts', () => {

@@ -48,7 +48,11 @@ export interface DeploymentSettings {
  */
 export interface PortalScopedSettings {
   readonly portalId: string;
-  readonly oauth: OAuthSettings;
+  /**
+   * How the portal is reached: its OAuth pair (the published application's credentials, the portal's own
+   * endpoint), or, for the one portal of single mode, the environment's B24_WEBHOOK_URL (a secret).
+   */
+  readonly access: { oauth: OAuthSettings } | { webhookUrl: string };
   readonly portal: PortalSettings;
   readonly lookup: LookupSettings;
   readonly delivery: DeliverySettings;
@@ -160,16 +164,18 @@ export function resolvePortalSettings(
   return Object.freeze({
     portalId: record.portalId,
     // Deployment only: the one published application's credentials; the portal's own endpoint.
-    oauth: {
-      portalId: record.portalId,
-      portalUrl: new URL(record.clientEndpoint).origin,
-      oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
-      clientId: auth.clientId ?? '',
-      clientSecret: auth.clientSecret ?? '',
-      publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
-      apiVersion: deployment.portal.apiVersion,
-      stateTtlMs: auth.stateTtlMs,
-      timeoutMs: deployment.portal.timeoutMs,
+    access: {
+      oauth: {
+        portalId: record.portalId,
+        portalUrl: new URL(record.clientEndpoint).origin,
+        oauthUrl: new URL(auth.oauthUrl ?? 'http://unset.invalid').origin,
+        clientId: auth.clientId ?? '',
+        clientSecret: auth.clientSecret ?? '',
+        publicUrl: auth.publicUrl?.replace(/\/+$/, ''),
+        apiVersion: deployment.portal.apiVersion,
+        stateTtlMs: auth.stateTtlMs,
+        timeoutMs: deployment.portal.timeoutMs,
+      },
     },
     portal,
     lookup,

@@ -2,10 +2,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { ModuleRef } from '@nestjs/core';
 import { EgressPolicy } from '../common/egress';
 import { AppConfig } from '../config/app-config';
+import { PORTAL_ID } from '../config/portal-id';
 import {
   AuthSettings,
   DeliverySettings,
+  DialSettings,
   EventSettings,
+  FollowSettings,
   IntakeSettings,
   LookupSettings,
   PortalSettings,
@@ -35,6 +38,10 @@ export class RegistryDeps {
   @Inject(RecordingSettings) readonly recording!: RecordingSettings;
   @Inject(EventSettings) readonly events!: EventSettings;
   @Inject(IntakeSettings) readonly intake!: IntakeSettings;
+  /** Single mode's one portal: its click-to-call and its followed PBX, from the environment. */
+  @Inject(DialSettings) readonly dial!: DialSettings;
+  @Inject(FollowSettings) readonly follow!: FollowSettings;
+  @Inject(PORTAL_ID) readonly portalId!: string;
   /** What a portal's own settings may reach (SPEC §8). */
   @Inject(EgressPolicy) readonly egress!: EgressPolicy;
   @Inject(CallStore) readonly calls!: CallStore;

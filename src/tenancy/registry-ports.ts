@@ -211,7 +211,7 @@ export class RegistryEventRouting extends PortalEventRouting implements OnModule
       runtime?.lookups.forgetRecord(signal.entityType, signal.entityId);
       return;
     }
-    void (runtime?.credentials.uninstalled(UNINSTALLED) ?? Promise.resolve())
+    void (runtime?.oauth?.uninstalled(UNINSTALLED) ?? Promise.resolve())
       .catch((error: Error) => this.logger.warn(`reading an uninstalled pair failed: ${error.message}`))
       .then(() => this.registry.sync());
   }

@@ -1,7 +1,16 @@
-import { Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import {
+  DynamicModule,
+  Global,
+  Inject,
+  MiddlewareConsumer,
+  Module,
+  NestModule,
+  RequestMethod,
+} from '@nestjs/common';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { PortalInstalls } from '../auth/portal-installs';
 import { WorkSignal } from '../common/work-signal';
+import { AppConfig } from '../config/app-config';
 import { PortalCrm } from '../crm/portal-crm';
 import { PortalsHealth } from '../health/portals-health';
 import { adminJsonBody } from './admin-json-body';
@@ -13,35 +22,51 @@ import { PortalsController } from './portals.controller';
 import { RegistryCrm, RegistryEventRouting, RegistryHealth, RegistrySignal } from './registry-ports';
 import { PortalEventRouting } from '../events/portal-event-routing';
 import { IntakeModule } from '../intake/intake.module';
+import { SINGLE_PORTAL_PORTS, singlePortalProviders } from './single-portal';
 
 /**
- * Many portals in one deployment (`B24_APP_MODE=multi`, the API contract (docs/API.md)): the portal registry and what it
- * provides through the ports of the folders below it: `PortalCrm` (lookups and directories by portal),
- * `WorkSignal` (wakes one portal's delivery), `PortalInstalls` (the OAuth endpoints' installs and events)
- * and `PortalsHealth`; and `/v1/admin/portals`. Single-portal mode does not load it.
+ * The portal registry, in every deployment (docs/API.md), and what it provides through the ports of the
+ * folders below it: `PortalCrm` (lookups and directories by portal) and `WorkSignal` (wakes one portal's
+ * delivery) in both modes. With many portals (`B24_APP_MODE=multi`): `PortalInstalls` (the OAuth
+ * endpoints' installs and events), `PortalsHealth`, event routing by `member_id`, and `/v1/admin/portals`.
+ * With one portal: its seeded runtime and its parts (`single-portal.ts`).
  */
 @Global()
-@Module({
-  imports: [IntakeModule],
-  controllers: [PortalsController],
-  providers: [
-    RegistryDeps,
-    PortalRegistry,
-    PortalRetention,
-    AdminTokenGuard,
-    { provide: PortalCrm, useClass: RegistryCrm },
-    { provide: WorkSignal, useClass: RegistrySignal },
-    MultiPortalInstalls,
-    { provide: PortalInstalls, useExisting: MultiPortalInstalls },
-    { provide: PortalsHealth, useClass: RegistryHealth },
-    { provide: PortalEventRouting, useClass: RegistryEventRouting },
-  ],
-  exports: [PortalRegistry, PortalCrm, WorkSignal, PortalInstalls, PortalsHealth, PortalEventRouting],
-})
+@Module({})
 export class TenancyModule implements NestModule {
-  constructor(private readonly admin: AdminTokenGuard) {}
+  constructor(
+    private readonly admin: AdminTokenGuard,
+    @Inject(AppConfig) private readonly config: AppConfig,
+  ) {}
+
+  static forRoot(options: { multi: boolean }): DynamicModule {
+    const common = [
+      RegistryDeps,
+      PortalRegistry,
+      AdminTokenGuard,
+      { provide: PortalCrm, useClass: RegistryCrm },
+      { provide: WorkSignal, useClass: RegistrySignal },
+    ];
+    const multi = [
+      PortalRetention,
+      MultiPortalInstalls,
+      { provide: PortalInstalls, useExisting: MultiPortalInstalls },
+      { provide: PortalsHealth, useClass: RegistryHealth },
+      { provide: PortalEventRouting, useClass: RegistryEventRouting },
+    ];
+    return {
+      module: TenancyModule,
+      imports: [IntakeModule],
+      controllers: options.multi ? [PortalsController] : [],
+      providers: [...common, ...(options.multi ? multi : singlePortalProviders)],
+      exports: options.multi
+        ? [PortalRegistry, PortalCrm, WorkSignal, PortalInstalls, PortalsHealth, PortalEventRouting]
+        : [PortalRegistry, PortalCrm, WorkSignal, ...SINGLE_PORTAL_PORTS],
+    };
+  }
 
   configure(consumer: MiddlewareConsumer): void {
+    if (this.config.B24_APP_MODE !== 'multi') return;
     consumer
       .apply(adminJsonBody(this.admin))
       .forRoutes(

@@ -1,5 +1,3 @@
-import { Global, Module } from '@nestjs/common';
-import { PORTAL_ID } from '../config/portal-id';
 import { PortalSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { SharedBucketStore } from '../store/coordination-store';
@@ -56,26 +54,3 @@ export function createPortalClient(parts: PortalClientParts): PortalClient {
     },
   );
 }
-
-/**
- * The portal client, on the credentials AuthModule provides under the `PortalCredentials` port (this
- * folder's own abstract class: portal imports nothing from auth).
- */
-@Global()
-@Module({
-  providers: [
-    {
-      provide: PortalClient,
-      inject: [PortalCredentials, PortalSettings, PORTAL_ID, BridgeMetrics, SharedBucketStore],
-      useFactory: (
-        credentials: PortalCredentials,
-        settings: PortalSettings,
-        portalId: string,
-        metrics: BridgeMetrics,
-        shared: SharedBucketStore | null,
-      ) => createPortalClient({ credentials, settings, portalId, metrics, shared }),
-    },
-  ],
-  exports: [PortalClient],
-})
-export class PortalModule {}
