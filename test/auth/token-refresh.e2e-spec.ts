@@ -1,4 +1,4 @@
-import { PortalClient } from '../../src/portal/portal-client';
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { SandboxPortal } from '../../sandbox';
 import { TokenStore } from '../../src/store/token-store';
 import { callBodies, eventually } from '../support/bridge-harness';
@@ -20,7 +20,7 @@ import { untilAccessTokenExpired } from '../support/wait';
 
 /** One portal call through the bridge's own client (budget, credentials, renewal), as delivery makes them. */
 const appInfo = (bridge: OAuthBridge) =>
-  bridge.app.get(PortalClient).call<{ client_id: string }>('app.info', {});
+  bridge.app.get(PortalRuntime).client.call<{ client_id: string }>('app.info', {});
 
 describe('OAuth tokens: refresh', () => {
   let workspace: ReturnType<typeof tempDir>;

@@ -1,6 +1,6 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import axios from 'axios';
-import { ClickBus, PortalClick } from '../../src/clicks/click';
-import { EmployeeDirectory } from '../../src/crm/employee-directory';
+import { PortalClick } from '../../src/clicks/click';
 import { CallStore } from '../../src/store/call-store';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { callsByExternalId, sandboxCalls, SandboxCall } from '../support/sandbox-inspect';
@@ -20,7 +20,7 @@ describe('click-to-call: the PBX report finishes the portal call', () => {
 
   beforeAll(async () => {
     h = await startHarness({ DIAL_MATCH_SEC: '60', PBX_TIME_ZONE: 'Europe/Berlin' });
-    await h.app.get(EmployeeDirectory).whenLoaded();
+    await h.app.get(PortalRuntime).directory.whenLoaded();
   });
   afterAll(async () => {
     await h.close();
@@ -186,7 +186,7 @@ describe('click-to-call: the PBX report finishes the portal call', () => {
     it('is stored once (a repeat changes nothing), and the next call from its extension to its number takes it', async () => {
       const phone = number();
       const portalCallId = await portalRegisters(2, phone);
-      const bus = h.app.get(ClickBus);
+      const bus = h.app.get(PortalRuntime).bus;
       expect(bus.subscribers).toContain('click-registry');
       await bus.publish(click(portalCallId, phone));
       await bus.publish(click(portalCallId, phone));
@@ -219,7 +219,7 @@ describe('click-to-call: the PBX report finishes the portal call', () => {
     it('a call to another number, or after DIAL_MATCH_SEC, is registered normally', async () => {
       const phone = number();
       const portalCallId = await portalRegisters(2, phone);
-      await h.app.get(ClickBus).publish(click(portalCallId, phone, Date.now() - 120_000));
+      await h.app.get(PortalRuntime).bus.publish(click(portalCallId, phone, Date.now() - 120_000));
 
       const late = `late-${Date.now()}`;
       const other = `other-number-${Date.now()}`;
@@ -241,7 +241,7 @@ describe('click-to-call: the PBX report finishes the portal call', () => {
   it("the dialer's dial-<CALL_ID> timeout finishes the portal call as failed, once; a late PBX report does not finish it again", async () => {
     const phone = number();
     const portalCallId = await portalRegisters(2, phone);
-    await h.app.get(ClickBus).publish({
+    await h.app.get(PortalRuntime).bus.publish({
       portalId: 'sandbox',
       kind: 'click',
       portalCallId,

@@ -1,8 +1,9 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../../sandbox';
-import { ClickBus, PortalClick } from '../../src/clicks/click';
+import { PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
 import { AmiServer } from '../support/ami-server';
 import { eventually, Harness, startHarness } from '../support/bridge-harness';
@@ -92,7 +93,7 @@ describe(`click-to-call across replicas, a lookup slower than the claim (${onPos
     await injectFault(sandbox, { kind: 'latency', ms: SLOW_LOOKUP_MS, method: 'crm.contact.get', times: 1 });
     const callId = 'externalCall.5a0e1.1732269000';
     started = sandbox.state.now();
-    await replicas[0].app.get(ClickBus).publish(callback(callId));
+    await replicas[0].app.get(PortalRuntime).bus.publish(callback(callId));
     await dialledOnce(callId);
   }, 90_000);
 
@@ -108,7 +109,7 @@ describe(`click-to-call across replicas, a lookup slower than the claim (${onPos
     await injectFault(sandbox, { kind: 'latency', ms: SLOW_LOOKUP_MS, method: 'crm.contact.get', times: 1 });
     const callId = 'externalCall.1a7ef.1732269000';
     started = sandbox.state.now();
-    await replicas[0].app.get(ClickBus).publish(callback(callId));
+    await replicas[0].app.get(PortalRuntime).bus.publish(callback(callId));
     await dialledOnce(callId);
   }, 90_000);
 });

@@ -1,7 +1,6 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import axios from 'axios';
 import { createServer, IncomingMessage, Server } from 'node:http';
-import { EmployeeDirectory } from '../../src/crm/employee-directory';
-import { DialWorker } from '../../src/dialer/dial-worker';
 import { DialStore } from '../../src/store/dial-store';
 import { AmiServer } from '../support/ami-server';
 import { ADMIN_TOKEN, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
@@ -49,7 +48,7 @@ async function subscribeBridge(h: Harness): Promise<void> {
     url: `${h.url}/v1/portal/events`,
     applicationToken: APP_TOKEN,
   });
-  await h.app.get(EmployeeDirectory).whenLoaded();
+  await h.app.get(PortalRuntime).directory.whenLoaded();
 }
 
 /** An employee clicks `phone` in the CRM: the portal registers the call and fires the event; its CALL_ID. */
@@ -446,7 +445,7 @@ describe.each(MODES)('click-to-call end to end, DIAL_MODE=%s', (mode, startPbx) 
   it('a click goes to the PBX at once, never waiting for a look at the store; bridge_click_to_originate_seconds counts it', async () => {
     // SPEC's 500 ms (click to the PBX's request) holds because the click itself wakes the dialer: with its
     // idle look at the store turned off, every click below can only be dialled that way.
-    const worker = h.app.get(DialWorker);
+    const worker = h.app.get(PortalRuntime).dialer!;
     const idlePollMs = worker.idlePollMs;
     worker.idlePollMs = undefined;
     try {

@@ -1,3 +1,4 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { CrmLookupService } from '../../src/crm/crm-lookup.service';
 import { PortalError } from '../../src/portal/portal-error';
 import { Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
@@ -11,7 +12,7 @@ describe('binding calls to the CRM client', () => {
 
   beforeAll(async () => {
     h = await startHarness({ B24_BIND_CRM_ENTITY: '1' });
-    lookups = h.app.get(CrmLookupService);
+    lookups = h.app.get(PortalRuntime).lookups;
   });
   afterAll(async () => {
     await h.close();
@@ -92,7 +93,7 @@ describe('binding calls with B24_BIND_CRM_ENTITY off (the default)', () => {
 
   it('names no client and asks the portal nothing', async () => {
     const before = await portalRequests(h.sandbox);
-    await expect(h.app.get(CrmLookupService).bindingFor('+4915112345678')).resolves.toBeUndefined();
+    await expect(h.app.get(PortalRuntime).lookups.bindingFor('+4915112345678')).resolves.toBeUndefined();
     expect(await portalRequests(h.sandbox)).toBe(before);
   });
 });

@@ -1,3 +1,4 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { EmployeeDirectory } from '../../src/crm/employee-directory';
 import { EmployeeSeed } from '../../sandbox';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
@@ -48,7 +49,7 @@ describe('employee directory', () => {
         },
       },
     );
-    directory = h.app.get(EmployeeDirectory);
+    directory = h.app.get(PortalRuntime).directory;
     await eventually(async () => (directory.loaded ? true : undefined));
   });
   afterAll(async () => {

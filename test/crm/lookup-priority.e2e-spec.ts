@@ -1,5 +1,4 @@
-import { PortalClient } from '../../src/portal/portal-client';
-import { EmployeeDirectory } from '../../src/crm/employee-directory';
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { RequestLogEntry } from '../../sandbox';
 import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 import { sandboxCalls } from '../support/sandbox-inspect';
@@ -65,7 +64,7 @@ describe('lookups ahead of the delivery backlog', () => {
     await eventually(async () => (h.sandbox.requests().filter(isDelivery).length >= 3 ? true : undefined));
     // More background work queues behind delivery (as the employee directory's reads do).
     const queuedAt = Date.now();
-    const client = h.app.get(PortalClient);
+    const client = h.app.get(PortalRuntime).client;
     const background = Array.from({ length: QUEUED_BACKGROUND }, () =>
       client.call('user.get', { FILTER: { ID: 2 } }, { priority: 'background' }),
     );
@@ -108,7 +107,7 @@ describe('a lookup waiting for the budget past its deadline', () => {
   beforeAll(async () => {
     // Room for one request, then one every 10 s: the directory's first read takes it at start-up.
     h = await startHarness({ B24_RATE_LIMIT_RPS: '0.1', B24_RATE_BURST: '1', LOOKUP_DEADLINE_MS: '1000' });
-    await eventually(async () => (h.app.get(EmployeeDirectory).loaded ? true : undefined));
+    await eventually(async () => (h.app.get(PortalRuntime).directory.loaded ? true : undefined));
   });
   afterAll(async () => {
     await h.close();
@@ -126,7 +125,7 @@ describe('a lookup waiting for the budget past its deadline', () => {
       match: null,
       reason: 'the portal did not answer within 1000 ms (the caller gave up waiting for the request budget)',
     });
-    expect(h.app.get(PortalClient).budget.snapshot().waiting).toBe(0);
+    expect(h.app.get(PortalRuntime).client.budget.snapshot().waiting).toBe(0);
     expect(h.sandbox.requests()).toHaveLength(requestsBefore);
   });
 });

@@ -1,4 +1,4 @@
-import { PortalClient } from '../../src/portal/portal-client';
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
 import { postEvents } from './delivery-support';
 
@@ -32,7 +32,7 @@ describe('delivery keeps a share of the budget under a lookup wave', () => {
     // Eight lookups always waiting: more than the 2 units a second the budget grants.
     const wave = Array.from({ length: 8 }, (_, lane) => lookupLoop(lane));
     try {
-      const budget = h.app.get(PortalClient).budget;
+      const budget = h.app.get(PortalRuntime).client.budget;
       await eventually(async () => (budget.snapshot().waiting >= 4 ? true : undefined));
       const ids = Array.from({ length: 5 }, (_, i) => `wave-${Date.now()}-${i}`);
       await postEvents(
@@ -62,7 +62,7 @@ describe('shutdown while delivery waits for the budget', () => {
     try {
       const callId = `stuck-${Date.now()}`;
       await postEvents(h, [started(callId), ended(callId)]);
-      const budget = h.app.get(PortalClient).budget;
+      const budget = h.app.get(PortalRuntime).client.budget;
       await eventually(async () => (budget.snapshot().waiting >= 1 ? true : undefined));
     } finally {
       // Before the fix this never resolved (the loop's wait was not cancelled): the test timed out.

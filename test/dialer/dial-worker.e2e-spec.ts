@@ -1,7 +1,8 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ClickBus, PortalClick } from '../../src/clicks/click';
+import { PortalClick } from '../../src/clicks/click';
 import { DialStore } from '../../src/store/dial-store';
 import { createStores } from '../../src/store/store.module';
 import { createServer } from 'node:http';
@@ -51,7 +52,7 @@ async function dialRequest(harness: Harness, callId: string) {
  * it, so a second dial of an earlier request would have come by now.
  */
 async function laterClickDialled(harness: Harness, ami: AmiServer, callId: string): Promise<void> {
-  await harness.app.get(ClickBus).publish(click(callId));
+  await harness.app.get(PortalRuntime).bus.publish(click(callId));
   await eventually(async () =>
     ami.originates().some((action) => action.Variable === `CRM_CALL_ID=${callId}`) ? true : undefined,
   );
@@ -71,7 +72,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('a click published on the ClickBus rings the employee extension once, even when published again', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port);
-    const bus = harness.app.get(ClickBus);
+    const bus = harness.app.get(PortalRuntime).bus;
     expect(bus.subscribers).toContain('dialer');
     const theClick = click('externalCall.c1.1732269000');
     await bus.publish(theClick);
@@ -109,7 +110,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('PBX down, then up within DIAL_TIMEOUT_SEC: dials once', async () => {
     const port = await freePort();
     harness = await bridge(port);
-    await harness.app.get(ClickBus).publish(click('externalCall.1a7e.1732269000'));
+    await harness.app.get(PortalRuntime).bus.publish(click('externalCall.1a7e.1732269000'));
     await eventually(async () =>
       (await dialRequest(harness!, 'externalCall.1a7e.1732269000'))!.attempts >= 2 ? true : undefined,
     );
@@ -130,7 +131,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('PBX down past DIAL_TIMEOUT_SEC: the portal call is finished as failed through intake, never dialled', async () => {
     const port = await freePort();
     harness = await bridge(port, { DIAL_TIMEOUT_SEC: '2' });
-    await harness.app.get(ClickBus).publish(click('externalCall.90e.1732269000'));
+    await harness.app.get(PortalRuntime).bus.publish(click('externalCall.90e.1732269000'));
     const request = await eventually(async () => {
       const found = await dialRequest(harness!, 'externalCall.90e.1732269000');
       return found?.state === 'failed' ? found : undefined;
@@ -159,7 +160,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('an employee without an internal number: failed at once with a clear reason', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port);
-    await harness.app.get(ClickBus).publish(click('externalCall.0b0d1.1732269000', { userId: 999 }));
+    await harness.app.get(PortalRuntime).bus.publish(click('externalCall.0b0d1.1732269000', { userId: 999 }));
     const request = await eventually(async () => {
       const found = await dialRequest(harness!, 'externalCall.0b0d1.1732269000');
       return found?.state === 'failed' ? found : undefined;
@@ -177,7 +178,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
   it('a callback rings the responsible employee, else B24_DEFAULT_USER_ID', async () => {
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
-    await harness.app.get(ClickBus).publish(
+    await harness.app.get(PortalRuntime).bus.publish(
       click('externalCall.cb.1732269000', {
         kind: 'callback',
         userId: undefined,
@@ -197,7 +198,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     ami = await AmiServer.start('crm', SECRET);
     harness = await bridge(ami.port, { B24_DEFAULT_USER_ID: '3' });
     // The sandbox's seeded contact with +49 151 12345678 is assigned to user 2 (internal number 101).
-    await harness.app.get(ClickBus).publish(
+    await harness.app.get(PortalRuntime).bus.publish(
       click('externalCall.cb2.1732269000', {
         kind: 'callback',
         userId: undefined,
@@ -212,7 +213,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
     const esl = await EslServer.start('esl-pw');
     try {
       harness = await startHarness({ DIAL_MODE: 'esl', ESL_URL: esl.url() });
-      await harness.app.get(ClickBus).publish(click('externalCall.f5.1732269000'));
+      await harness.app.get(PortalRuntime).bus.publish(click('externalCall.f5.1732269000'));
       await eventually(async () => (esl.originates().length ? true : undefined));
       expect(esl.originates()).toEqual([
         'bgapi originate {crm_call_id=externalCall.f5.1732269000}user/101 +4930555123 XML default',
@@ -243,7 +244,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
         DIAL_URL: `http://127.0.0.1:${port}/dial?ext={extension}&to={number}`,
         DIAL_AUTH: 'bearer:dial-t0ken',
       });
-      await harness.app.get(ClickBus).publish(click('externalCall.eb.1732269000'));
+      await harness.app.get(PortalRuntime).bus.publish(click('externalCall.eb.1732269000'));
       await eventually(async () =>
         (await dialRequest(harness!, 'externalCall.eb.1732269000'))?.state === 'sent' ? true : undefined,
       );
@@ -281,7 +282,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       harness = await bridge(port);
       // This jest worker's RSS holds whatever specs ran in it before: what the attack adds is measured.
       const rssBefore = process.memoryUsage().rss;
-      await harness.app.get(ClickBus).publish(click('externalCall.a0571e.1732269000'));
+      await harness.app.get(PortalRuntime).bus.publish(click('externalCall.a0571e.1732269000'));
       const request = await eventually(async () => {
         const found = await dialRequest(harness!, 'externalCall.a0571e.1732269000');
         return found && found.attempts >= 2 ? found : undefined;
@@ -300,7 +301,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
 
   it('DIAL_MODE unset: nobody subscribes, health shows the dialer off', async () => {
     harness = await startHarness();
-    expect(harness.app.get(ClickBus).subscribers).not.toContain('dialer');
+    expect(harness.app.get(PortalRuntime).bus.subscribers).not.toContain('dialer');
     const ready = await harness.http.get('/health/ready');
     expect(ready.body.details.dialer).toMatchObject({ mode: null, pbxReachable: null });
   });

@@ -1,5 +1,5 @@
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import request from 'supertest';
-import { ClickBus } from '../../src/clicks/click';
 import { ADMIN_TOKEN, eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-harness';
 
 const APP_TOKEN = 'outbound-hook-code-5d1e';
@@ -193,7 +193,7 @@ describe('portal events (webhook mode)', () => {
   // what is asserted is the store's state and the metric, not what the subscriber saw.
   it('with a subscriber: a click is published, retried after a rejection (lastError kept) and settled once', async () => {
     let failNext = true;
-    h.app.get(ClickBus).subscribe('test-dialer', async (click) => {
+    h.app.get(PortalRuntime).bus.subscribe('test-dialer', async (click) => {
       if (click.portalCallId === 'externalCall.retry' && failNext) {
         failNext = false;
         throw new Error('PBX unreachable');

@@ -1,4 +1,4 @@
-import { EmployeeDirectory } from '../../src/crm/employee-directory';
+import { PortalRuntime } from '../../src/tenancy/portal-runtime';
 import { defaultSeed } from '../../sandbox';
 import { Harness, startHarness } from '../support/bridge-harness';
 import { basic, callStatus, finishedOnPortal, fixtureForm, namedFields } from './adapter-support';
@@ -19,7 +19,7 @@ describe('Asterisk CDR without direction', () => {
     seed.employees.push({ ...LONG_EXTENSION, UF_PHONE_INNER: '7001234' });
     h = await startHarness({}, { seed: { employees: seed.employees } });
     // The directory rule needs the directory's first copy; the digit rule works without it.
-    await h.app.get(EmployeeDirectory).whenLoaded();
+    await h.app.get(PortalRuntime).directory.whenLoaded();
   });
   afterAll(async () => {
     await h.close();
