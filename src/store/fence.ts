@@ -24,6 +24,10 @@ export interface SqlDialect {
   readonly nowMs: string;
   /** After a subquery that picks rows to claim or delete: skip rows another transaction holds. */
   readonly skipLocked: string;
+  /** After a read whose rows its transaction goes on to change: lock them (SQLite's writes are serial). */
+  readonly forUpdate: string;
+  /** The scalar function answering the larger of its arguments (SQLite's MAX, PostgreSQL's GREATEST). */
+  readonly greatest: string;
   /** The placeholder of the `index`-th parameter (1-based). */
   placeholder(index: number): string;
 }
@@ -41,6 +45,20 @@ export interface Statement {
 export interface SqlRunner {
   readonly dialect: SqlDialect;
   all<R>(statement: Statement): Promise<R[]>;
+  /** Runs the statements `work` yields in one transaction: committed when it returns, rolled back when one throws. */
+  atomically<T>(work: () => SqlTransaction<T>): Promise<T>;
+}
+
+/**
+ * A transaction's body, written once for both engines: it yields each statement and goes on with the rows
+ * it answered (`const rows = yield* rowsOf<Row>(statement)`). SQLite runs it through without waiting, so
+ * no other caller's statement lands inside the transaction; PostgreSQL runs it on one pooled connection.
+ */
+export type SqlTransaction<T> = Generator<Statement, T, unknown[]>;
+
+/** Inside a `SqlTransaction`: runs `statement` there and answers its rows. */
+export function* rowsOf<R>(statement: Statement): Generator<Statement, R[], unknown[]> {
+  return (yield statement) as R[];
 }
 
 /** A statement with placeholders `text` builds from `value(x)`, in `dialect`. */
@@ -62,6 +80,14 @@ export class StatementBuilder {
 
   get now(): string {
     return this.dialect.nowMs;
+  }
+
+  /**
+   * A time a store is timed by: an SQL expression (the database's clock, shared by replicas on several
+   * machines) as it is, or ms read in JavaScript (the host's clock, the one specs control) as a parameter.
+   */
+  at(time: string | number): string {
+    return typeof time === 'string' ? time : this.value(time);
   }
 
   build(text: string): Statement {

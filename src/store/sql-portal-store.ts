@@ -1,0 +1,273 @@
+import { rowsOf, sql, SqlDialect, SqlRunner } from './fence';
+import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from './portal-store';
+import { saveGrant } from './sql-token-store';
+import { PortalTokens } from './token-store';
+
+/** A `portals` row as both engines return it. */
+interface PortalRow {
+  portal_id: string;
+  domain: string;
+  client_endpoint: string;
+  status: string;
+  installed_at: number;
+  uninstalled_at: number | null;
+  settings: string;
+  updated_at: number;
+}
+
+export interface PbxTokenRow {
+  id: string;
+  portal_id: string;
+  label: string | null;
+  digest: string;
+  created_at: number;
+}
+
+/** A PBX token found by its digest, with its portal's status. */
+export type FoundPbxToken = PbxTokenRecord & { digest: string; status: PortalStatus };
+
+/** Every table keyed by a portal's id: what deleting a portal's data goes through (docs/API.md). */
+const PORTAL_TABLES = [
+  'call_events',
+  'calls',
+  'recordings',
+  'clicks',
+  'dial_requests',
+  'portal_events',
+  'portal_tokens',
+  'oauth_states',
+  'portal_leases',
+  'pbx_tokens',
+] as const;
+
+function portalOf(row: PortalRow): PortalRecord {
+  return {
+    portalId: row.portal_id,
+    domain: row.domain,
+    clientEndpoint: row.client_endpoint,
+    status: row.status as PortalStatus,
+    installedAt: Number(row.installed_at),
+    uninstalledAt: row.uninstalled_at === null ? undefined : Number(row.uninstalled_at),
+    settings: JSON.parse(row.settings) as PortalOwnSettings,
+    updatedAt: Number(row.updated_at),
+  };
+}
+
+export function tokenOf(row: PbxTokenRow): PbxTokenRecord & { digest: string } {
+  return {
+    id: row.id,
+    portalId: row.portal_id,
+    label: row.label ?? undefined,
+    createdAt: Number(row.created_at),
+    digest: row.digest,
+  };
+}
+
+/** `patch` over `settings`: a key set to null goes (back to the deployment's). */
+function mergedSettings(
+  settings: PortalOwnSettings,
+  patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
+): PortalOwnSettings {
+  const merged: Record<string, unknown> = { ...settings };
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === undefined) continue;
+    if (value === null) delete merged[key];
+    else merged[key] = value;
+  }
+  return merged as PortalOwnSettings;
+}
+
+/** Portal records and PBX tokens in either engine's database; each method one short transaction. */
+export class SqlPortalStore extends PortalStore {
+  /** `ownTables`: the engine's tables keyed by a portal's id beyond those both schemas have. */
+  constructor(
+    protected readonly db: SqlRunner,
+    private readonly ownTables: readonly string[] = [],
+  ) {
+    super();
+  }
+
+  private get d(): SqlDialect {
+    return this.db.dialect;
+  }
+
+  async saveInstall(install: {
+    portalId: string;
+    domain: string;
+    clientEndpoint: string;
+    now: number;
+    grant: PortalTokens;
+  }): Promise<PortalRecord> {
+    const d = this.d;
+    return this.db.atomically(function* () {
+      // The portal's row first: it waits for a purge holding it, and a purge after it finds it active.
+      const [row] = yield* rowsOf<PortalRow>(
+        sql(
+          d,
+          (
+            q,
+          ) => `INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at,
+             settings, updated_at)
+           VALUES (${q.value(install.portalId)}, ${q.value(install.domain)}, ${q.value(install.clientEndpoint)},
+             'active', ${q.value(install.now)}, NULL, '{}', ${q.value(install.now)})
+           ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
+             status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
+             updated_at = ${d.greatest}(portals.updated_at + 1, excluded.updated_at)
+           RETURNING *`,
+        ),
+      );
+      yield saveGrant(d, install.grant);
+      return portalOf(row);
+    });
+  }
+
+  async markUninstalled(portalId: string, now: number): Promise<boolean> {
+    const rows = await this.db.all(
+      sql(
+        this.d,
+        (q) => `UPDATE portals SET status = 'uninstalled', uninstalled_at = ${q.value(now)},
+           updated_at = ${this.d.greatest}(updated_at + 1, ${q.value(now)})
+         WHERE portal_id = ${q.value(portalId)} RETURNING portal_id`,
+      ),
+    );
+    return rows.length === 1;
+  }
+
+  async findPortal(portalId: string): Promise<PortalRecord | undefined> {
+    const [row] = await this.db.all<PortalRow>(
+      sql(this.d, (q) => `SELECT * FROM portals WHERE portal_id = ${q.value(portalId)}`),
+    );
+    return row && portalOf(row);
+  }
+
+  async listPortals(page: { after?: string; limit: number }): Promise<PortalRecord[]> {
+    const rows = await this.db.all<PortalRow>(
+      sql(
+        this.d,
+        (q) =>
+          `SELECT * FROM portals WHERE portal_id > ${q.value(page.after ?? '')} ORDER BY portal_id LIMIT ${q.value(page.limit)}`,
+      ),
+    );
+    return rows.map(portalOf);
+  }
+
+  async portalVersions(): Promise<Array<{ portalId: string; status: PortalStatus; updatedAt: number }>> {
+    const rows = await this.db.all<Pick<PortalRow, 'portal_id' | 'status' | 'updated_at'>>(
+      sql(this.d, () => 'SELECT portal_id, status, updated_at FROM portals ORDER BY portal_id'),
+    );
+    return rows.map((row) => ({
+      portalId: row.portal_id,
+      status: row.status as PortalStatus,
+      updatedAt: Number(row.updated_at),
+    }));
+  }
+
+  async updateSettings(
+    portalId: string,
+    patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
+    now: number,
+  ): Promise<PortalRecord | undefined> {
+    const d = this.d;
+    return this.db.atomically(function* () {
+      const [row] = yield* rowsOf<PortalRow>(
+        sql(d, (q) => `SELECT * FROM portals WHERE portal_id = ${q.value(portalId)}${d.forUpdate}`),
+      );
+      if (!row) return undefined;
+      const settings = mergedSettings(portalOf(row).settings, patch);
+      const [updated] = yield* rowsOf<PortalRow>(
+        sql(
+          d,
+          (q) => `UPDATE portals SET settings = ${q.value(JSON.stringify(settings))},
+             updated_at = ${d.greatest}(updated_at + 1, ${q.value(now)})
+           WHERE portal_id = ${q.value(portalId)} RETURNING *`,
+        ),
+      );
+      return portalOf(updated);
+    });
+  }
+
+  async addPbxToken(token: PbxTokenRecord & { digest: string }): Promise<boolean> {
+    const rows = await this.db.all(
+      sql(
+        this.d,
+        (q) => `INSERT INTO pbx_tokens (id, portal_id, label, digest, created_at)
+         SELECT ${q.value(token.id)}, ${q.value(token.portalId)}, ${q.value(token.label)}, ${q.value(token.digest)},
+           ${q.value(token.createdAt)}
+         WHERE EXISTS (SELECT 1 FROM portals WHERE portal_id = ${q.value(token.portalId)})
+         RETURNING id`,
+      ),
+    );
+    return rows.length === 1;
+  }
+
+  async revokePbxToken(portalId: string, id: string): Promise<boolean> {
+    const rows = await this.db.all(
+      sql(
+        this.d,
+        (q) =>
+          `DELETE FROM pbx_tokens WHERE portal_id = ${q.value(portalId)} AND id = ${q.value(id)} RETURNING id`,
+      ),
+    );
+    return rows.length === 1;
+  }
+
+  async listPbxTokens(portalId: string): Promise<PbxTokenRecord[]> {
+    const rows = await this.db.all<PbxTokenRow>(
+      sql(
+        this.d,
+        (q) => `SELECT * FROM pbx_tokens WHERE portal_id = ${q.value(portalId)} ORDER BY created_at, id`,
+      ),
+    );
+    return rows.map((row) => {
+      // What may be listed of a PBX token: everything but its digest.
+      const { digest: _digest, ...token } = tokenOf(row);
+      return token;
+    });
+  }
+
+  async findPbxToken(digest: string): Promise<FoundPbxToken | undefined> {
+    const [row] = await this.db.all<PbxTokenRow & { status: string }>(
+      sql(
+        this.d,
+        (q) => `SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id
+         WHERE t.digest = ${q.value(digest)}`,
+      ),
+    );
+    return row && { ...tokenOf(row), status: row.status as PortalStatus };
+  }
+
+  async purgeUninstalled(before: number): Promise<string[]> {
+    const d = this.d;
+    const due = await this.db.all<{ portal_id: string }>(
+      sql(
+        d,
+        (q) =>
+          `SELECT portal_id FROM portals WHERE status = 'uninstalled' AND uninstalled_at < ${q.value(before)} LIMIT 100`,
+      ),
+    );
+    const tables = [...PORTAL_TABLES, ...this.ownTables];
+    const deleted: string[] = [];
+    for (const { portal_id: portalId } of due) {
+      const purged = await this.db.atomically(function* () {
+        // Locked and re-checked: a portal installed again meanwhile keeps everything; replicas purging
+        // together skip each other's portals.
+        const gone = yield* rowsOf(
+          sql(
+            d,
+            (q) => `DELETE FROM portals WHERE portal_id = ${q.value(portalId)} AND status = 'uninstalled'
+               AND uninstalled_at < ${q.value(before)}
+               AND portal_id IN (SELECT portal_id FROM portals WHERE portal_id = ${q.value(portalId)}${d.skipLocked})
+             RETURNING portal_id`,
+          ),
+        );
+        if (gone.length !== 1) return false;
+        for (const table of tables) {
+          yield sql(d, (q) => `DELETE FROM ${table} WHERE portal_id = ${q.value(portalId)}`);
+        }
+        return true;
+      });
+      if (purged) deleted.push(portalId);
+    }
+    return deleted;
+  }
+}
