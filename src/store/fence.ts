@@ -67,6 +67,35 @@ export function sql(dialect: SqlDialect, text: (q: StatementBuilder) => string):
   return builder.build(text(builder));
 }
 
+/** SQL a `sqlOf` template takes as it is, not as a parameter: a clock, a dialect's keyword, a table's name. */
+export class RawSql {
+  constructor(readonly text: string) {}
+}
+
+export function raw(text: string): RawSql {
+  return new RawSql(text);
+}
+
+/** A tag of statements (`sqlOf`). */
+export type SqlTag = (strings: TemplateStringsArray, ...values: unknown[]) => Statement;
+
+/**
+ * The tag of statements in `dialect`: each value interpolated is the next parameter, but `raw` SQL stays as
+ * it is, and a function of the builder puts in place the SQL it writes (with its own parameters).
+ */
+export function sqlOf(dialect: SqlDialect): SqlTag {
+  return (strings, ...values) => {
+    const builder = new StatementBuilder(dialect);
+    const parts = values.map((value) => {
+      if (value instanceof RawSql) return value.text;
+      return typeof value === 'function'
+        ? (value as (q: StatementBuilder) => string)(builder)
+        : builder.value(value);
+    });
+    return builder.build(strings.reduce((text, string, index) => text + parts[index - 1] + string));
+  };
+}
+
 /** Builds a statement: `value(x)` is a placeholder for the next parameter, in order of appearance. */
 export class StatementBuilder {
   readonly values: unknown[] = [];
@@ -80,14 +109,6 @@ export class StatementBuilder {
 
   get now(): string {
     return this.dialect.nowMs;
-  }
-
-  /**
-   * A time a store is timed by: an SQL expression (the database's clock, shared by replicas on several
-   * machines) as it is, or ms read in JavaScript (the host's clock, the one specs control) as a parameter.
-   */
-  at(time: string | number): string {
-    return typeof time === 'string' ? time : this.value(time);
   }
 
   build(text: string): Statement {

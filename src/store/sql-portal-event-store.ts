@@ -1,4 +1,4 @@
-import { sql, SqlDialect, SqlRunner } from './fence';
+import { raw, RawSql, sqlOf, SqlRunner, SqlTag } from './fence';
 import { NewPortalEvent, PortalEventState, PortalEventStore, StoredPortalEvent } from './portal-event-store';
 
 /** A `portal_events` row as both engines return it (PostgreSQL bigints may come back as strings). */
@@ -39,40 +39,32 @@ function fromPortalEventRow(row: PortalEventRow): StoredPortalEvent {
  * the other processes is each engine's own.
  */
 export abstract class SqlPortalEventStore extends PortalEventStore {
+  private readonly sql: SqlTag;
+
   /**
    * `clock`: the time leases and settlements are stamped with, read at each statement: the database's
-   * clock as SQL (PostgreSQL, shared by replicas on several machines) or the host's in ms (SQLite).
+   * clock (PostgreSQL, shared by replicas on several machines) or the host's in ms (SQLite).
    */
   constructor(
     protected readonly db: SqlRunner,
-    private readonly clock: () => string | number,
+    private readonly clock: () => RawSql | number,
   ) {
     super();
-  }
-
-  private get d(): SqlDialect {
-    return this.db.dialect;
+    this.sql = sqlOf(db.dialect);
   }
 
   async add(event: NewPortalEvent): Promise<{ id: number; duplicate: boolean }> {
     const [inserted] = await this.db.all<{ id: number | string }>(
-      sql(
-        this.d,
-        (
-          q,
-        ) => `INSERT INTO portal_events (portal_id, dedupe_key, event, payload, received_at, state, attempts, due_at)
-         VALUES (${q.value(event.portalId)}, ${q.value(event.dedupeKey)}, ${q.value(event.event)},
-           ${q.value(event.payload)}, ${q.value(event.receivedAt)}, 'pending', 0, ${q.value(event.receivedAt)})
-         ON CONFLICT (portal_id, dedupe_key) DO NOTHING RETURNING id`,
-      ),
+      this
+        .sql`INSERT INTO portal_events (portal_id, dedupe_key, event, payload, received_at, state, attempts, due_at)
+       VALUES (${event.portalId}, ${event.dedupeKey}, ${event.event}, ${event.payload}, ${event.receivedAt},
+         'pending', 0, ${event.receivedAt})
+       ON CONFLICT (portal_id, dedupe_key) DO NOTHING RETURNING id`,
     );
     if (inserted) return { id: Number(inserted.id), duplicate: false };
     const [existing] = await this.db.all<{ id: number | string }>(
-      sql(
-        this.d,
-        (q) =>
-          `SELECT id FROM portal_events WHERE portal_id = ${q.value(event.portalId)} AND dedupe_key = ${q.value(event.dedupeKey)}`,
-      ),
+      this
+        .sql`SELECT id FROM portal_events WHERE portal_id = ${event.portalId} AND dedupe_key = ${event.dedupeKey}`,
     );
     return { id: Number(existing?.id), duplicate: true };
   }
@@ -80,50 +72,33 @@ export abstract class SqlPortalEventStore extends PortalEventStore {
   async claimDue(portalId: string, leaseMs: number, limit: number): Promise<StoredPortalEvent[]> {
     const now = this.clock();
     const rows = await this.db.all<PortalEventRow>(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_events SET due_at = ${q.at(now)} + ${q.value(leaseMs)}, attempts = attempts + 1
-         WHERE id IN (SELECT id FROM portal_events
-                      WHERE portal_id = ${q.value(portalId)} AND state = 'pending' AND due_at <= ${q.at(now)}
-                      ORDER BY id LIMIT ${q.value(limit)}${this.d.skipLocked})
-         RETURNING *`,
-      ),
+      this.sql`UPDATE portal_events SET due_at = ${now} + ${leaseMs}, attempts = attempts + 1
+       WHERE id IN (SELECT id FROM portal_events
+                    WHERE portal_id = ${portalId} AND state = 'pending' AND due_at <= ${now}
+                    ORDER BY id LIMIT ${limit}${raw(this.db.dialect.skipLocked)})
+       RETURNING *`,
     );
     return rows.map(fromPortalEventRow).sort((a, b) => a.id - b.id);
   }
 
   async settle(id: number, state: 'processed' | 'ignored', note?: string): Promise<void> {
-    const now = this.clock();
     await this.db.all(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_events SET state = ${q.value(state)}, due_at = NULL, settled_at = ${q.at(now)},
-           last_error = COALESCE(${q.value(note)}, last_error)
-         WHERE id = ${q.value(id)} AND state = 'pending'`,
-      ),
+      this.sql`UPDATE portal_events SET state = ${state}, due_at = NULL, settled_at = ${this.clock()},
+         last_error = COALESCE(${note}, last_error)
+       WHERE id = ${id} AND state = 'pending'`,
     );
   }
 
   async retry(id: number, delayMs: number, error: string): Promise<void> {
-    const now = this.clock();
     await this.db.all(
-      sql(
-        this.d,
-        (
-          q,
-        ) => `UPDATE portal_events SET due_at = ${q.at(now)} + ${q.value(delayMs)}, last_error = ${q.value(error)}
-         WHERE id = ${q.value(id)} AND state = 'pending'`,
-      ),
+      this.sql`UPDATE portal_events SET due_at = ${this.clock()} + ${delayMs}, last_error = ${error}
+       WHERE id = ${id} AND state = 'pending'`,
     );
   }
 
   async list(portalId: string, limit: number): Promise<StoredPortalEvent[]> {
     const rows = await this.db.all<PortalEventRow>(
-      sql(
-        this.d,
-        (q) =>
-          `SELECT * FROM portal_events WHERE portal_id = ${q.value(portalId)} ORDER BY id DESC LIMIT ${q.value(limit)}`,
-      ),
+      this.sql`SELECT * FROM portal_events WHERE portal_id = ${portalId} ORDER BY id DESC LIMIT ${limit}`,
     );
     return rows.map(fromPortalEventRow);
   }
@@ -131,14 +106,10 @@ export abstract class SqlPortalEventStore extends PortalEventStore {
   /** Retention, a batch at a time; pending events are never deleted, rows another transaction holds wait. */
   async deleteSettled(before: number, limit: number): Promise<number> {
     const rows = await this.db.all(
-      sql(
-        this.d,
-        (q) => `DELETE FROM portal_events WHERE id IN (
-           SELECT id FROM portal_events
-           WHERE state <> 'pending' AND settled_at < ${q.value(before)}
-           ORDER BY settled_at LIMIT ${q.value(limit)}${this.d.skipLocked})
-         RETURNING id`,
-      ),
+      this.sql`DELETE FROM portal_events WHERE id IN (
+         SELECT id FROM portal_events WHERE state <> 'pending' AND settled_at < ${before}
+         ORDER BY settled_at LIMIT ${limit}${raw(this.db.dialect.skipLocked)})
+       RETURNING id`,
     );
     return rows.length;
   }

@@ -1,4 +1,4 @@
-import { rowsOf, sql, SqlDialect, SqlRunner } from './fence';
+import { raw, rowsOf, sqlOf, SqlRunner, SqlTag } from './fence';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from './portal-store';
 import { saveGrant } from './sql-token-store';
 import { PortalTokens } from './token-store';
@@ -79,16 +79,15 @@ function mergedSettings(
 
 /** Portal records and PBX tokens in either engine's database; each method one short transaction. */
 export class SqlPortalStore extends PortalStore {
+  private readonly sql: SqlTag;
+
   /** `ownTables`: the engine's tables keyed by a portal's id beyond those both schemas have. */
   constructor(
     protected readonly db: SqlRunner,
     private readonly ownTables: readonly string[] = [],
   ) {
     super();
-  }
-
-  private get d(): SqlDialect {
-    return this.db.dialect;
+    this.sql = sqlOf(db.dialect);
   }
 
   async saveInstall(install: {
@@ -98,62 +97,49 @@ export class SqlPortalStore extends PortalStore {
     now: number;
     grant: PortalTokens;
   }): Promise<PortalRecord> {
-    const d = this.d;
-    return this.db.atomically(function* () {
+    const { sql, db } = this;
+    return db.atomically(function* () {
       // The portal's row first: it waits for a purge holding it, and a purge after it finds it active.
       const [row] = yield* rowsOf<PortalRow>(
-        sql(
-          d,
-          (
-            q,
-          ) => `INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at,
-             settings, updated_at)
-           VALUES (${q.value(install.portalId)}, ${q.value(install.domain)}, ${q.value(install.clientEndpoint)},
-             'active', ${q.value(install.now)}, NULL, '{}', ${q.value(install.now)})
-           ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
-             status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
-             updated_at = ${d.greatest}(portals.updated_at + 1, excluded.updated_at)
-           RETURNING *`,
-        ),
+        sql`INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at, settings,
+           updated_at)
+         VALUES (${install.portalId}, ${install.domain}, ${install.clientEndpoint}, 'active', ${install.now}, NULL,
+           '{}', ${install.now})
+         ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
+           status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
+           updated_at = ${raw(db.dialect.greatest)}(portals.updated_at + 1, excluded.updated_at)
+         RETURNING *`,
       );
-      yield saveGrant(d, install.grant);
+      yield saveGrant(db.dialect, install.grant);
       return portalOf(row);
     });
   }
 
   async markUninstalled(portalId: string, now: number): Promise<boolean> {
     const rows = await this.db.all(
-      sql(
-        this.d,
-        (q) => `UPDATE portals SET status = 'uninstalled', uninstalled_at = ${q.value(now)},
-           updated_at = ${this.d.greatest}(updated_at + 1, ${q.value(now)})
-         WHERE portal_id = ${q.value(portalId)} RETURNING portal_id`,
-      ),
+      this.sql`UPDATE portals SET status = 'uninstalled', uninstalled_at = ${now},
+         updated_at = ${raw(this.db.dialect.greatest)}(updated_at + 1, ${now})
+       WHERE portal_id = ${portalId} RETURNING portal_id`,
     );
     return rows.length === 1;
   }
 
   async findPortal(portalId: string): Promise<PortalRecord | undefined> {
-    const [row] = await this.db.all<PortalRow>(
-      sql(this.d, (q) => `SELECT * FROM portals WHERE portal_id = ${q.value(portalId)}`),
-    );
+    const [row] = await this.db.all<PortalRow>(this.sql`SELECT * FROM portals WHERE portal_id = ${portalId}`);
     return row && portalOf(row);
   }
 
   async listPortals(page: { after?: string; limit: number }): Promise<PortalRecord[]> {
     const rows = await this.db.all<PortalRow>(
-      sql(
-        this.d,
-        (q) =>
-          `SELECT * FROM portals WHERE portal_id > ${q.value(page.after ?? '')} ORDER BY portal_id LIMIT ${q.value(page.limit)}`,
-      ),
+      this
+        .sql`SELECT * FROM portals WHERE portal_id > ${page.after ?? ''} ORDER BY portal_id LIMIT ${page.limit}`,
     );
     return rows.map(portalOf);
   }
 
   async portalVersions(): Promise<Array<{ portalId: string; status: PortalStatus; updatedAt: number }>> {
     const rows = await this.db.all<Pick<PortalRow, 'portal_id' | 'status' | 'updated_at'>>(
-      sql(this.d, () => 'SELECT portal_id, status, updated_at FROM portals ORDER BY portal_id'),
+      this.sql`SELECT portal_id, status, updated_at FROM portals ORDER BY portal_id`,
     );
     return rows.map((row) => ({
       portalId: row.portal_id,
@@ -167,20 +153,17 @@ export class SqlPortalStore extends PortalStore {
     patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
     now: number,
   ): Promise<PortalRecord | undefined> {
-    const d = this.d;
-    return this.db.atomically(function* () {
+    const { sql, db } = this;
+    return db.atomically(function* () {
       const [row] = yield* rowsOf<PortalRow>(
-        sql(d, (q) => `SELECT * FROM portals WHERE portal_id = ${q.value(portalId)}${d.forUpdate}`),
+        sql`SELECT * FROM portals WHERE portal_id = ${portalId}${raw(db.dialect.forUpdate)}`,
       );
       if (!row) return undefined;
       const settings = mergedSettings(portalOf(row).settings, patch);
       const [updated] = yield* rowsOf<PortalRow>(
-        sql(
-          d,
-          (q) => `UPDATE portals SET settings = ${q.value(JSON.stringify(settings))},
-             updated_at = ${d.greatest}(updated_at + 1, ${q.value(now)})
-           WHERE portal_id = ${q.value(portalId)} RETURNING *`,
-        ),
+        sql`UPDATE portals SET settings = ${JSON.stringify(settings)},
+           updated_at = ${raw(db.dialect.greatest)}(updated_at + 1, ${now})
+         WHERE portal_id = ${portalId} RETURNING *`,
       );
       return portalOf(updated);
     });
@@ -188,35 +171,24 @@ export class SqlPortalStore extends PortalStore {
 
   async addPbxToken(token: PbxTokenRecord & { digest: string }): Promise<boolean> {
     const rows = await this.db.all(
-      sql(
-        this.d,
-        (q) => `INSERT INTO pbx_tokens (id, portal_id, label, digest, created_at)
-         SELECT ${q.value(token.id)}, ${q.value(token.portalId)}, ${q.value(token.label)}, ${q.value(token.digest)},
-           ${q.value(token.createdAt)}
-         WHERE EXISTS (SELECT 1 FROM portals WHERE portal_id = ${q.value(token.portalId)})
-         RETURNING id`,
-      ),
+      this.sql`INSERT INTO pbx_tokens (id, portal_id, label, digest, created_at)
+       SELECT ${token.id}, ${token.portalId}, ${token.label}, ${token.digest}, ${token.createdAt}
+       WHERE EXISTS (SELECT 1 FROM portals WHERE portal_id = ${token.portalId})
+       RETURNING id`,
     );
     return rows.length === 1;
   }
 
   async revokePbxToken(portalId: string, id: string): Promise<boolean> {
     const rows = await this.db.all(
-      sql(
-        this.d,
-        (q) =>
-          `DELETE FROM pbx_tokens WHERE portal_id = ${q.value(portalId)} AND id = ${q.value(id)} RETURNING id`,
-      ),
+      this.sql`DELETE FROM pbx_tokens WHERE portal_id = ${portalId} AND id = ${id} RETURNING id`,
     );
     return rows.length === 1;
   }
 
   async listPbxTokens(portalId: string): Promise<PbxTokenRecord[]> {
     const rows = await this.db.all<PbxTokenRow>(
-      sql(
-        this.d,
-        (q) => `SELECT * FROM pbx_tokens WHERE portal_id = ${q.value(portalId)} ORDER BY created_at, id`,
-      ),
+      this.sql`SELECT * FROM pbx_tokens WHERE portal_id = ${portalId} ORDER BY created_at, id`,
     );
     return rows.map((row) => {
       // What may be listed of a PBX token: everything but its digest.
@@ -227,43 +199,30 @@ export class SqlPortalStore extends PortalStore {
 
   async findPbxToken(digest: string): Promise<FoundPbxToken | undefined> {
     const [row] = await this.db.all<PbxTokenRow & { status: string }>(
-      sql(
-        this.d,
-        (q) => `SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id
-         WHERE t.digest = ${q.value(digest)}`,
-      ),
+      this.sql`SELECT t.*, p.status FROM pbx_tokens t JOIN portals p ON p.portal_id = t.portal_id
+       WHERE t.digest = ${digest}`,
     );
     return row && { ...tokenOf(row), status: row.status as PortalStatus };
   }
 
   async purgeUninstalled(before: number): Promise<string[]> {
-    const d = this.d;
-    const due = await this.db.all<{ portal_id: string }>(
-      sql(
-        d,
-        (q) =>
-          `SELECT portal_id FROM portals WHERE status = 'uninstalled' AND uninstalled_at < ${q.value(before)} LIMIT 100`,
-      ),
+    const { sql, db } = this;
+    const due = await db.all<{ portal_id: string }>(
+      sql`SELECT portal_id FROM portals WHERE status = 'uninstalled' AND uninstalled_at < ${before} LIMIT 100`,
     );
     const tables = [...PORTAL_TABLES, ...this.ownTables];
     const deleted: string[] = [];
     for (const { portal_id: portalId } of due) {
-      const purged = await this.db.atomically(function* () {
+      const purged = await db.atomically(function* () {
         // Locked and re-checked: a portal installed again meanwhile keeps everything; replicas purging
         // together skip each other's portals.
         const gone = yield* rowsOf(
-          sql(
-            d,
-            (q) => `DELETE FROM portals WHERE portal_id = ${q.value(portalId)} AND status = 'uninstalled'
-               AND uninstalled_at < ${q.value(before)}
-               AND portal_id IN (SELECT portal_id FROM portals WHERE portal_id = ${q.value(portalId)}${d.skipLocked})
-             RETURNING portal_id`,
-          ),
+          sql`DELETE FROM portals WHERE portal_id = ${portalId} AND status = 'uninstalled' AND uninstalled_at < ${before}
+             AND portal_id IN (SELECT portal_id FROM portals WHERE portal_id = ${portalId}${raw(db.dialect.skipLocked)})
+           RETURNING portal_id`,
         );
         if (gone.length !== 1) return false;
-        for (const table of tables) {
-          yield sql(d, (q) => `DELETE FROM ${table} WHERE portal_id = ${q.value(portalId)}`);
-        }
+        for (const table of tables) yield sql`DELETE FROM ${raw(table)} WHERE portal_id = ${portalId}`;
         return true;
       });
       if (purged) deleted.push(portalId);

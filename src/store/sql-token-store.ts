@@ -1,4 +1,4 @@
-import { sql, SqlDialect, SqlRunner, Statement } from './fence';
+import { RawSql, SqlDialect, sqlOf, SqlRunner, SqlTag, Statement } from './fence';
 import { PortalTokens, RefreshedPair, TokenStore } from './token-store';
 
 /** A `portal_tokens` row as both engines return it (column names are the same in both schemas). */
@@ -32,22 +32,18 @@ function tokensOf(row: TokenRow): PortalTokens {
 
 /** A grant's upsert: also run by a multi-mode install in the transaction that stores the portal's record. */
 export function saveGrant(dialect: SqlDialect, tokens: PortalTokens): Statement {
-  return sql(
+  return sqlOf(
     dialect,
-    (
-      q,
-    ) => `INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token, refresh_token,
-       access_expires_at, obtained_at, application_token)
-     VALUES (${q.value(tokens.portalId)}, ${q.value(tokens.memberId)}, ${q.value(tokens.domain)},
-       ${q.value(tokens.clientEndpoint)}, ${q.value(tokens.accessToken)}, ${q.value(tokens.refreshToken)},
-       ${q.value(tokens.accessExpiresAt)}, ${q.value(tokens.obtainedAt)}, ${q.value(tokens.applicationToken)})
-     ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
-       client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
-       refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
-       obtained_at = excluded.obtained_at,
-       application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
-       reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`,
-  );
+  )`INSERT INTO portal_tokens (portal_id, member_id, domain, client_endpoint, access_token,
+     refresh_token, access_expires_at, obtained_at, application_token)
+   VALUES (${tokens.portalId}, ${tokens.memberId}, ${tokens.domain}, ${tokens.clientEndpoint}, ${tokens.accessToken},
+     ${tokens.refreshToken}, ${tokens.accessExpiresAt}, ${tokens.obtainedAt}, ${tokens.applicationToken})
+   ON CONFLICT (portal_id) DO UPDATE SET member_id = excluded.member_id, domain = excluded.domain,
+     client_endpoint = excluded.client_endpoint, access_token = excluded.access_token,
+     refresh_token = excluded.refresh_token, access_expires_at = excluded.access_expires_at,
+     obtained_at = excluded.obtained_at,
+     application_token = COALESCE(excluded.application_token, portal_tokens.application_token),
+     reauthorisation_reason = NULL, refresh_owner = NULL, refresh_lock_until = NULL`;
 }
 
 /**
@@ -56,30 +52,29 @@ export function saveGrant(dialect: SqlDialect, tokens: PortalTokens): Statement 
  * columns make the refresh single-flight across processes and replicas.
  */
 export class SqlTokenStore extends TokenStore {
+  private readonly sql: SqlTag;
+
   /**
-   * `sharedClock`: the SQL expression of the database's clock, which times the refresh lease where replicas
-   * on several machines share the store (they may disagree); without it, the caller's `now` does.
+   * `sharedClock`: the database's clock, which times the refresh lease where replicas on several machines
+   * share the store (they may disagree); without it, the caller's `now` does.
    */
   constructor(
     private readonly db: SqlRunner,
-    private readonly sharedClock?: string,
+    private readonly sharedClock?: RawSql,
   ) {
     super();
-  }
-
-  private get d(): SqlDialect {
-    return this.db.dialect;
+    this.sql = sqlOf(db.dialect);
   }
 
   async findTokens(portalId: string): Promise<PortalTokens | undefined> {
     const [row] = await this.db.all<TokenRow>(
-      sql(this.d, (q) => `SELECT * FROM portal_tokens WHERE portal_id = ${q.value(portalId)}`),
+      this.sql`SELECT * FROM portal_tokens WHERE portal_id = ${portalId}`,
     );
     return row && tokensOf(row);
   }
 
   async saveGrant(tokens: PortalTokens): Promise<void> {
-    await this.db.all(saveGrant(this.d, tokens));
+    await this.db.all(saveGrant(this.db.dialect, tokens));
   }
 
   async claimRefresh(
@@ -91,54 +86,40 @@ export class SqlTokenStore extends TokenStore {
   ): Promise<PortalTokens | undefined> {
     const clock = this.sharedClock ?? now;
     const [row] = await this.db.all<TokenRow>(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_tokens SET refresh_owner = ${q.value(owner)},
-           refresh_lock_until = ${q.at(clock)} + ${q.value(leaseMs)}
-         WHERE portal_id = ${q.value(portalId)} AND access_token = ${q.value(staleAccessToken)}
-           AND reauthorisation_reason IS NULL
-           AND (refresh_lock_until IS NULL OR refresh_lock_until <= ${q.at(clock)})
-         RETURNING *`,
-      ),
+      this.sql`UPDATE portal_tokens SET refresh_owner = ${owner}, refresh_lock_until = ${clock} + ${leaseMs}
+       WHERE portal_id = ${portalId} AND access_token = ${staleAccessToken} AND reauthorisation_reason IS NULL
+         AND (refresh_lock_until IS NULL OR refresh_lock_until <= ${clock})
+       RETURNING *`,
     );
     return row && tokensOf(row);
   }
 
   async commitRefresh(portalId: string, owner: string, pair: RefreshedPair): Promise<boolean> {
     const rows = await this.db.all(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_tokens SET access_token = ${q.value(pair.accessToken)},
-           refresh_token = ${q.value(pair.refreshToken)}, access_expires_at = ${q.value(pair.accessExpiresAt)},
-           obtained_at = ${q.value(pair.obtainedAt)},
-           client_endpoint = COALESCE(${q.value(pair.clientEndpoint)}, client_endpoint),
-           refresh_owner = NULL, refresh_lock_until = NULL
-         WHERE portal_id = ${q.value(portalId)} AND refresh_owner = ${q.value(owner)}
-         RETURNING portal_id`,
-      ),
+      this
+        .sql`UPDATE portal_tokens SET access_token = ${pair.accessToken}, refresh_token = ${pair.refreshToken},
+         access_expires_at = ${pair.accessExpiresAt}, obtained_at = ${pair.obtainedAt},
+         client_endpoint = COALESCE(${pair.clientEndpoint}, client_endpoint),
+         refresh_owner = NULL, refresh_lock_until = NULL
+       WHERE portal_id = ${portalId} AND refresh_owner = ${owner}
+       RETURNING portal_id`,
     );
     return rows.length === 1;
   }
 
   async releaseRefresh(portalId: string, owner: string): Promise<void> {
     await this.db.all(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_tokens SET refresh_owner = NULL, refresh_lock_until = NULL
-         WHERE portal_id = ${q.value(portalId)} AND refresh_owner = ${q.value(owner)}`,
-      ),
+      this.sql`UPDATE portal_tokens SET refresh_owner = NULL, refresh_lock_until = NULL
+       WHERE portal_id = ${portalId} AND refresh_owner = ${owner}`,
     );
   }
 
   async requireReauthorisation(portalId: string, reason: string, refreshToken?: string): Promise<void> {
     await this.db.all(
-      sql(
-        this.d,
-        (q) => `UPDATE portal_tokens SET reauthorisation_reason = ${q.value(reason)},
-           refresh_owner = NULL, refresh_lock_until = NULL
-         WHERE portal_id = ${q.value(portalId)}
-           AND (CAST(${q.value(refreshToken)} AS TEXT) IS NULL OR refresh_token = ${q.value(refreshToken)})`,
-      ),
+      this.sql`UPDATE portal_tokens SET reauthorisation_reason = ${reason}, refresh_owner = NULL,
+         refresh_lock_until = NULL
+       WHERE portal_id = ${portalId}
+         AND (CAST(${refreshToken} AS TEXT) IS NULL OR refresh_token = ${refreshToken})`,
     );
   }
 
@@ -148,24 +129,17 @@ export class SqlTokenStore extends TokenStore {
     expiresAt: number,
     now: number,
   ): Promise<void> {
-    const d = this.d;
+    const sql = this.sql;
     await this.db.atomically(function* () {
-      yield sql(d, (q) => `DELETE FROM oauth_states WHERE expires_at <= ${q.value(now)}`);
-      yield sql(
-        d,
-        (q) => `INSERT INTO oauth_states (state, portal_id, expires_at)
-         VALUES (${q.value(state)}, ${q.value(portalId)}, ${q.value(expiresAt)})`,
-      );
+      yield sql`DELETE FROM oauth_states WHERE expires_at <= ${now}`;
+      yield sql`INSERT INTO oauth_states (state, portal_id, expires_at) VALUES (${state}, ${portalId}, ${expiresAt})`;
     });
   }
 
   async takeAuthorisationState(state: string, portalId: string, now: number): Promise<boolean> {
     const [row] = await this.db.all<{ expires_at: number }>(
-      sql(
-        this.d,
-        (q) => `DELETE FROM oauth_states WHERE state = ${q.value(state)} AND portal_id = ${q.value(portalId)}
-         RETURNING expires_at`,
-      ),
+      this
+        .sql`DELETE FROM oauth_states WHERE state = ${state} AND portal_id = ${portalId} RETURNING expires_at`,
     );
     return row !== undefined && row.expires_at > now;
   }

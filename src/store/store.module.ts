@@ -10,7 +10,7 @@ import { LocalReplicaRegistry } from './local-replica-registry';
 import { PostgresReplicaRegistry } from './postgres/postgres-replica-registry';
 import { PostgresCallStore } from './postgres/postgres-call-store';
 import { PostgresBucketStore, PostgresLeaseStore } from './postgres/postgres-coordination';
-import { DB_NOW_MS, PostgresDatabase } from './postgres/postgres-database';
+import { DB_CLOCK, PostgresDatabase } from './postgres/postgres-database';
 import { SqliteCallStore } from './sqlite/sqlite-call-store';
 import { SqliteDatabase } from './sqlite/sqlite-database';
 import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
@@ -80,7 +80,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
   }
   return {
     calls: new PostgresCallStore(database),
-    tokens: new SqlTokenStore(database, DB_NOW_MS),
+    tokens: new SqlTokenStore(database, DB_CLOCK),
     leases: new PostgresLeaseStore(database),
     replicas: new PostgresReplicaRegistry(database),
     dials: new SqlDialStore(database),

@@ -1,6 +1,6 @@
 import { BucketRequest, BucketState, SharedBucketStore } from '../coordination-store';
 import { SqlLeaseStore } from '../sql-lease-store';
-import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+import { DB_CLOCK, DB_NOW_MS, PostgresDatabase } from './postgres-database';
 import { replicaLockHeld } from './postgres-replica-registry';
 import { runsWithoutRepeats, StatementGroup } from './statement-group';
 
@@ -17,8 +17,8 @@ interface TakeRequest extends BucketRequest {
 export class PostgresLeaseStore extends SqlLeaseStore {
   constructor(db: PostgresDatabase) {
     super(db, {
-      clock: () => DB_NOW_MS,
-      pairs: (q, held) =>
+      clock: () => DB_CLOCK,
+      pairs: (held) => (q) =>
         `SELECT * FROM unnest(${q.value(held.map((lease) => lease.portalId))}::text[],
            ${q.value(held.map((lease) => lease.epoch))}::bigint[])`,
       takeOver: `EXISTS (SELECT 1 FROM bridge_replicas r

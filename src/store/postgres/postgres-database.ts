@@ -1,5 +1,5 @@
 import { Client, Pool, PoolClient, QueryResultRow, types } from 'pg';
-import { SqlDialect, SqlRunner, SqlTransaction, Statement } from '../fence';
+import { raw, SqlDialect, SqlRunner, SqlTransaction, Statement } from '../fence';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 
 /** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
@@ -15,6 +15,8 @@ const MIGRATION_LOCK = 7_240_531_001;
 
 /** The database clock in ms epoch: leases and the shared bucket use it, so replicas' clocks do not matter. */
 export const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+/** `DB_NOW_MS` in a statement written once for both engines, where SQLite reads the host's clock instead. */
+export const DB_CLOCK = raw(DB_NOW_MS);
 
 /** PostgreSQL's side of the statements defined once for both engines: the database clock, SKIP LOCKED. */
 export const POSTGRES_DIALECT: SqlDialect = {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PortalSignal, signalOf, SignalListeners } from '../portal-event-store';
 import { SqlPortalEventStore } from '../sql-portal-event-store';
-import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+import { DB_CLOCK, PostgresDatabase } from './postgres-database';
 
 /** NOTIFY channel of portal signals (payload: JSON with the schema, the sender and the signal). */
 const SIGNAL_CHANNEL = 'bridge_portal_signals';
@@ -14,7 +14,7 @@ export class PostgresPortalEventStore extends SqlPortalEventStore {
   private stopListening?: () => void;
 
   constructor(private readonly database: PostgresDatabase) {
-    super(database, () => DB_NOW_MS);
+    super(database, () => DB_CLOCK);
   }
 
   /**

@@ -7,7 +7,7 @@ export class SqliteLeaseStore extends SqlLeaseStore {
   constructor(database: SqliteDatabase, now: () => number = Date.now) {
     super(database, {
       clock: now,
-      pairs: (q, held) =>
+      pairs: (held) => (q) =>
         `SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]')
          FROM json_each(${q.value(JSON.stringify(held.map((lease) => [lease.portalId, lease.epoch])))})`,
     });

@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { sql } from '../fence';
+import { sqlOf } from '../fence';
 import { PortalSignal, signalOf, SignalListeners } from '../portal-event-store';
 import { SqlPortalEventStore } from '../sql-portal-event-store';
-import { SQLITE_DIALECT as D, SqliteDatabase } from './sqlite-database';
+import { SQLITE_DIALECT, SqliteDatabase } from './sqlite-database';
 
 /** Other processes on the file look for new signals this often (one indexed read while anyone watches). */
 export const SIGNAL_POLL_MS = 250;
 /** Signals older than this are deleted: every process has long read them. */
 const SIGNAL_KEEP_MS = 600_000;
+const sql = sqlOf(SQLITE_DIALECT);
 
 /**
  * Portal events in the SQLite file, timed by the host's clock. A claim is one UPDATE … RETURNING, atomic in
@@ -33,22 +34,17 @@ export class SqlitePortalEventStore extends SqlPortalEventStore {
     this.listeners.emit(signal);
     const now = Date.now();
     this.database.runNow(
-      sql(
-        D,
-        (q) => `INSERT INTO portal_signals (origin, payload, created_at)
-         VALUES (${q.value(this.origin)}, ${q.value(JSON.stringify(signal))}, ${q.value(now)})`,
-      ),
+      sql`INSERT INTO portal_signals (origin, payload, created_at)
+       VALUES (${this.origin}, ${JSON.stringify(signal)}, ${now})`,
     );
-    this.database.runNow(
-      sql(D, (q) => `DELETE FROM portal_signals WHERE created_at < ${q.value(now - SIGNAL_KEEP_MS)}`),
-    );
+    this.database.runNow(sql`DELETE FROM portal_signals WHERE created_at < ${now - SIGNAL_KEEP_MS}`);
     if (signal.kind === 'uninstalled') await delay(2 * SIGNAL_POLL_MS);
   }
 
   watch(listener: (signal: PortalSignal) => void): () => void {
     if (this.listeners.size === 0) {
       const [last] = this.database.runNow<{ seq: number }>(
-        sql(D, () => 'SELECT COALESCE(MAX(seq), 0) AS seq FROM portal_signals'),
+        sql`SELECT COALESCE(MAX(seq), 0) AS seq FROM portal_signals`,
       );
       this.seenSignal = last.seq;
       this.pollTimer = setInterval(() => this.readSignals(), SIGNAL_POLL_MS);
@@ -65,11 +61,7 @@ export class SqlitePortalEventStore extends SqlPortalEventStore {
     let rows: { seq: number; origin: string; payload: string }[];
     try {
       rows = this.database.runNow(
-        sql(
-          D,
-          (q) =>
-            `SELECT seq, origin, payload FROM portal_signals WHERE seq > ${q.value(this.seenSignal)} ORDER BY seq LIMIT 500`,
-        ),
+        sql`SELECT seq, origin, payload FROM portal_signals WHERE seq > ${this.seenSignal} ORDER BY seq LIMIT 500`,
       );
     } catch {
       return; // The file is closing (shutdown): nothing more to hear.
