@@ -61,12 +61,6 @@ export function* rowsOf<R>(statement: Statement): Generator<Statement, R[], unkn
   return (yield statement) as R[];
 }
 
-/** A statement with placeholders `text` builds from `value(x)`, in `dialect`. */
-export function sql(dialect: SqlDialect, text: (q: StatementBuilder) => string): Statement {
-  const builder = new StatementBuilder(dialect);
-  return builder.build(text(builder));
-}
-
 /** SQL a `sqlOf` template takes as it is, not as a parameter: a clock, a dialect's keyword, a table's name. */
 export class RawSql {
   constructor(readonly text: string) {}
@@ -95,6 +89,12 @@ export function sqlOf(dialect: SqlDialect): SqlTag {
     return builder.build(strings.reduce((text, string, index) => text + parts[index - 1] + string));
   };
 }
+
+/** In a `sqlOf` template: the database's clock and the dialect's words (`SqlDialect`). */
+export const NOW = (q: StatementBuilder): string => q.dialect.nowMs;
+export const SKIP_LOCKED = (q: StatementBuilder): string => q.dialect.skipLocked;
+export const FOR_UPDATE = (q: StatementBuilder): string => q.dialect.forUpdate;
+export const GREATEST = (q: StatementBuilder): string => q.dialect.greatest;
 
 /** Builds a statement: `value(x)` is a placeholder for the next parameter, in order of appearance. */
 export class StatementBuilder {

@@ -1,4 +1,4 @@
-import { raw, RawSql, sqlOf, SqlRunner, SqlTag } from './fence';
+import { RawSql, SKIP_LOCKED, sqlOf, SqlRunner, SqlTag } from './fence';
 import { NewPortalEvent, PortalEventState, PortalEventStore, StoredPortalEvent } from './portal-event-store';
 
 /** A `portal_events` row as both engines return it (PostgreSQL bigints may come back as strings). */
@@ -75,7 +75,7 @@ export abstract class SqlPortalEventStore extends PortalEventStore {
       this.sql`UPDATE portal_events SET due_at = ${now} + ${leaseMs}, attempts = attempts + 1
        WHERE id IN (SELECT id FROM portal_events
                     WHERE portal_id = ${portalId} AND state = 'pending' AND due_at <= ${now}
-                    ORDER BY id LIMIT ${limit}${raw(this.db.dialect.skipLocked)})
+                    ORDER BY id LIMIT ${limit}${SKIP_LOCKED})
        RETURNING *`,
     );
     return rows.map(fromPortalEventRow).sort((a, b) => a.id - b.id);
@@ -108,7 +108,7 @@ export abstract class SqlPortalEventStore extends PortalEventStore {
     const rows = await this.db.all(
       this.sql`DELETE FROM portal_events WHERE id IN (
          SELECT id FROM portal_events WHERE state <> 'pending' AND settled_at < ${before}
-         ORDER BY settled_at LIMIT ${limit}${raw(this.db.dialect.skipLocked)})
+         ORDER BY settled_at LIMIT ${limit}${SKIP_LOCKED})
        RETURNING id`,
     );
     return rows.length;

@@ -1,4 +1,4 @@
-import { raw, rowsOf, sqlOf, SqlRunner, SqlTag } from './fence';
+import { FOR_UPDATE, GREATEST, raw, rowsOf, SKIP_LOCKED, sqlOf, SqlRunner, SqlTag } from './fence';
 import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from './portal-store';
 import { saveGrant } from './sql-token-store';
 import { PortalTokens } from './token-store';
@@ -107,7 +107,7 @@ export class SqlPortalStore extends PortalStore {
            '{}', ${install.now})
          ON CONFLICT (portal_id) DO UPDATE SET domain = excluded.domain, client_endpoint = excluded.client_endpoint,
            status = 'active', uninstalled_at = NULL, installed_at = excluded.installed_at,
-           updated_at = ${raw(db.dialect.greatest)}(portals.updated_at + 1, excluded.updated_at)
+           updated_at = ${GREATEST}(portals.updated_at + 1, excluded.updated_at)
          RETURNING *`,
       );
       yield saveGrant(db.dialect, install.grant);
@@ -118,7 +118,7 @@ export class SqlPortalStore extends PortalStore {
   async markUninstalled(portalId: string, now: number): Promise<boolean> {
     const rows = await this.db.all(
       this.sql`UPDATE portals SET status = 'uninstalled', uninstalled_at = ${now},
-         updated_at = ${raw(this.db.dialect.greatest)}(updated_at + 1, ${now})
+         updated_at = ${GREATEST}(updated_at + 1, ${now})
        WHERE portal_id = ${portalId} RETURNING portal_id`,
     );
     return rows.length === 1;
@@ -156,13 +156,13 @@ export class SqlPortalStore extends PortalStore {
     const { sql, db } = this;
     return db.atomically(function* () {
       const [row] = yield* rowsOf<PortalRow>(
-        sql`SELECT * FROM portals WHERE portal_id = ${portalId}${raw(db.dialect.forUpdate)}`,
+        sql`SELECT * FROM portals WHERE portal_id = ${portalId}${FOR_UPDATE}`,
       );
       if (!row) return undefined;
       const settings = mergedSettings(portalOf(row).settings, patch);
       const [updated] = yield* rowsOf<PortalRow>(
         sql`UPDATE portals SET settings = ${JSON.stringify(settings)},
-           updated_at = ${raw(db.dialect.greatest)}(updated_at + 1, ${now})
+           updated_at = ${GREATEST}(updated_at + 1, ${now})
          WHERE portal_id = ${portalId} RETURNING *`,
       );
       return portalOf(updated);
@@ -218,7 +218,7 @@ export class SqlPortalStore extends PortalStore {
         // together skip each other's portals.
         const gone = yield* rowsOf(
           sql`DELETE FROM portals WHERE portal_id = ${portalId} AND status = 'uninstalled' AND uninstalled_at < ${before}
-             AND portal_id IN (SELECT portal_id FROM portals WHERE portal_id = ${portalId}${raw(db.dialect.skipLocked)})
+             AND portal_id IN (SELECT portal_id FROM portals WHERE portal_id = ${portalId}${SKIP_LOCKED})
            RETURNING portal_id`,
         );
         if (gone.length !== 1) return false;
