@@ -1,7 +1,14 @@
 import { FOR_UPDATE, GREATEST, raw, rowsOf, SKIP_LOCKED, sqlOf, SqlRunner, SqlTag } from './fence';
-import { PbxTokenRecord, PortalOwnSettings, PortalRecord, PortalStatus, PortalStore } from './portal-store';
+import {
+  PbxTokenRecord,
+  PortalInstall,
+  PortalOwnSettings,
+  PortalRecord,
+  PortalStatus,
+  PortalStore,
+  SettingsPatch,
+} from './portal-store';
 import { saveGrant } from './sql-token-store';
-import { PortalTokens } from './token-store';
 
 /** A `portals` row as both engines return it. */
 interface PortalRow {
@@ -63,11 +70,8 @@ export function tokenOf(row: PbxTokenRow): PbxTokenRecord & { digest: string } {
   };
 }
 
-/** `patch` over `settings`: a key set to null goes (back to the deployment's). */
-function mergedSettings(
-  settings: PortalOwnSettings,
-  patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
-): PortalOwnSettings {
+/** `patch` over `settings`. */
+function mergedSettings(settings: PortalOwnSettings, patch: SettingsPatch): PortalOwnSettings {
   const merged: Record<string, unknown> = { ...settings };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) continue;
@@ -90,13 +94,7 @@ export class SqlPortalStore extends PortalStore {
     this.sql = sqlOf(db.dialect);
   }
 
-  async saveInstall(install: {
-    portalId: string;
-    domain: string;
-    clientEndpoint: string;
-    now: number;
-    grant: PortalTokens;
-  }): Promise<PortalRecord> {
+  async saveInstall(install: PortalInstall): Promise<PortalRecord> {
     const { sql, db } = this;
     return db.atomically(function* () {
       // The portal's row first: it waits for a purge holding it, and a purge after it finds it active.
@@ -150,7 +148,7 @@ export class SqlPortalStore extends PortalStore {
 
   async updateSettings(
     portalId: string,
-    patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
+    patch: SettingsPatch,
     now: number,
   ): Promise<PortalRecord | undefined> {
     const { sql, db } = this;
