@@ -1,4 +1,4 @@
-import { fencedUpdate, Fence, sql, SqlDialect, SqlRunner, Statement, StatementBuilder } from './fence';
+import { fencedUpdate, Fence, NOW, SKIP_LOCKED, SqlDialect, sqlOf, SqlRunner, Statement } from './fence';
 
 /**
  * Click-to-call dial requests (docs/API.md), stored durably when a click arrives and worked by the dialer in
@@ -145,40 +145,32 @@ const TAKEN_AS_SENT = 'the bridge stopped during the originate: taken as sent';
  */
 export const dialStatements = {
   add(dialect: SqlDialect, request: NewDialRequest): Statement {
-    const q = new StatementBuilder(dialect);
-    return q.build(
-      `INSERT INTO dial_requests (portal_id, portal_call_id, kind, user_id, phone_number, crm_entity_type,
-         crm_entity_id, line_number, clicked_at, deadline, state, attempts, due_at, updated_at, claim_epoch)
-       VALUES (${q.value(request.portalId)}, ${q.value(request.portalCallId)}, ${q.value(request.kind)},
-         ${q.value(request.userId)}, ${q.value(request.phoneNumber)}, ${q.value(request.crmEntityType)},
-         ${q.value(request.crmEntityId)}, ${q.value(request.lineNumber)}, ${q.value(request.clickedAt)},
-         ${q.value(request.deadline)}, 'pending', 0, ${q.now}, ${q.now}, 0)
+    return sqlOf(dialect)`INSERT INTO dial_requests (portal_id, portal_call_id, kind, user_id, phone_number,
+         crm_entity_type, crm_entity_id, line_number, clicked_at, deadline, state, attempts, due_at, updated_at, claim_epoch)
+       VALUES (${request.portalId}, ${request.portalCallId}, ${request.kind},
+         ${request.userId}, ${request.phoneNumber}, ${request.crmEntityType},
+         ${request.crmEntityId}, ${request.lineNumber}, ${request.clickedAt},
+         ${request.deadline}, 'pending', 0, ${NOW}, ${NOW}, 0)
        ON CONFLICT (portal_id, portal_call_id) DO NOTHING
-       RETURNING portal_call_id`,
-    );
+       RETURNING portal_call_id`;
   },
 
   /** A `sending` request whose claim ran out: the bridge died during the originate; taken as sent. */
   settleStale(dialect: SqlDialect, portalId: string): Statement {
-    const q = new StatementBuilder(dialect);
-    return q.build(
-      `UPDATE dial_requests SET state = 'sent', updated_at = ${q.now}, last_error = ${q.value(TAKEN_AS_SENT)}
-       WHERE portal_id = ${q.value(portalId)} AND state = 'sending' AND due_at <= ${q.now}`,
-    );
+    return sqlOf(dialect)`UPDATE dial_requests SET state = 'sent', updated_at = ${NOW},
+         last_error = ${TAKEN_AS_SENT}
+       WHERE portal_id = ${portalId} AND state = 'sending' AND due_at <= ${NOW}`;
   },
 
   claim(dialect: SqlDialect, portalId: string, owner: string, leaseMs: number, limit: number): Statement {
-    const q = new StatementBuilder(dialect);
     // Placeholders in the order they appear (SQLite's are positional).
-    return q.build(
-      `UPDATE dial_requests SET due_at = ${q.now} + ${q.value(leaseMs)}, updated_at = ${q.now},
-         claim_owner = ${q.value(owner)}, claim_epoch = claim_epoch + 1
-       WHERE portal_id = ${q.value(portalId)} AND portal_call_id IN (
+    return sqlOf(dialect)`UPDATE dial_requests SET due_at = ${NOW} + ${leaseMs}, updated_at = ${NOW},
+         claim_owner = ${owner}, claim_epoch = claim_epoch + 1
+       WHERE portal_id = ${portalId} AND portal_call_id IN (
          SELECT portal_call_id FROM dial_requests
-         WHERE portal_id = ${q.value(portalId)} AND state = 'pending' AND due_at <= ${q.now}
-         ORDER BY due_at LIMIT ${q.value(limit)}${dialect.skipLocked})
-       RETURNING *`,
-    );
+         WHERE portal_id = ${portalId} AND state = 'pending' AND due_at <= ${NOW}
+         ORDER BY due_at LIMIT ${limit}${SKIP_LOCKED})
+       RETURNING *`;
   },
 
   update(dialect: SqlDialect, portalId: string, portalCallId: string, fenced: FencedDialChange): Statement {
@@ -209,23 +201,17 @@ export const dialStatements = {
   },
 
   nextDueAt(dialect: SqlDialect, portalId: string): Statement {
-    const q = new StatementBuilder(dialect);
-    return q.build(
-      `SELECT MIN(due_at) AS due FROM dial_requests
-       WHERE portal_id = ${q.value(portalId)} AND state IN ('pending', 'sending')`,
-    );
+    return sqlOf(dialect)`SELECT MIN(due_at) AS due FROM dial_requests
+       WHERE portal_id = ${portalId} AND state IN ('pending', 'sending')`;
   },
 
   /** Retention, a batch at a time; rows another transaction holds are left for the next run. */
   deleteSettled(dialect: SqlDialect, before: number, limit: number): Statement {
-    const q = new StatementBuilder(dialect);
-    return q.build(
-      `DELETE FROM dial_requests WHERE (portal_id, portal_call_id) IN (
+    return sqlOf(dialect)`DELETE FROM dial_requests WHERE (portal_id, portal_call_id) IN (
          SELECT portal_id, portal_call_id FROM dial_requests
-         WHERE state IN ('sent', 'failed') AND updated_at < ${q.value(before)}
-         ORDER BY updated_at LIMIT ${q.value(limit)}${dialect.skipLocked})
-       RETURNING portal_call_id`,
-    );
+         WHERE state IN ('sent', 'failed') AND updated_at < ${before}
+         ORDER BY updated_at LIMIT ${limit}${SKIP_LOCKED})
+       RETURNING portal_call_id`;
   },
 };
 
@@ -259,11 +245,8 @@ export class SqlDialStore extends DialStore {
 
   async find(portalId: string, portalCallId: string): Promise<DialRequest | undefined> {
     const [row] = await this.db.all<DialRow>(
-      sql(
-        this.db.dialect,
-        (q) =>
-          `SELECT * FROM dial_requests WHERE portal_id = ${q.value(portalId)} AND portal_call_id = ${q.value(portalCallId)}`,
-      ),
+      sqlOf(this.db.dialect)`SELECT * FROM dial_requests
+         WHERE portal_id = ${portalId} AND portal_call_id = ${portalCallId}`,
     );
     return row && dialRequestOf(row);
   }

@@ -24,6 +24,10 @@ export interface SqlDialect {
   readonly nowMs: string;
   /** After a subquery that picks rows to claim or delete: skip rows another transaction holds. */
   readonly skipLocked: string;
+  /** After a read whose rows its transaction goes on to change: lock them (SQLite's writes are serial). */
+  readonly forUpdate: string;
+  /** The scalar function answering the larger of its arguments (SQLite's MAX, PostgreSQL's GREATEST). */
+  readonly greatest: string;
   /** The placeholder of the `index`-th parameter (1-based). */
   placeholder(index: number): string;
 }
@@ -41,13 +45,56 @@ export interface Statement {
 export interface SqlRunner {
   readonly dialect: SqlDialect;
   all<R>(statement: Statement): Promise<R[]>;
+  /** Runs the statements `work` yields in one transaction: committed when it returns, rolled back when one throws. */
+  atomically<T>(work: () => SqlTransaction<T>): Promise<T>;
 }
 
-/** A statement with placeholders `text` builds from `value(x)`, in `dialect`. */
-export function sql(dialect: SqlDialect, text: (q: StatementBuilder) => string): Statement {
-  const builder = new StatementBuilder(dialect);
-  return builder.build(text(builder));
+/**
+ * A transaction's body, written once for both engines: it yields each statement and goes on with the rows
+ * it answered (`const rows = yield* rowsOf<Row>(statement)`). SQLite runs it through without waiting, so
+ * no other caller's statement lands inside the transaction; PostgreSQL runs it on one pooled connection.
+ */
+export type SqlTransaction<T> = Generator<Statement, T, unknown[]>;
+
+/** Inside a `SqlTransaction`: runs `statement` there and answers its rows. */
+export function* rowsOf<R>(statement: Statement): Generator<Statement, R[], unknown[]> {
+  return (yield statement) as R[];
 }
+
+/** SQL a `sqlOf` template takes as it is, not as a parameter: a clock, a dialect's keyword, a table's name. */
+export class RawSql {
+  constructor(readonly text: string) {}
+}
+
+export function raw(text: string): RawSql {
+  return new RawSql(text);
+}
+
+/** A tag of statements (`sqlOf`). */
+export type SqlTag = (strings: TemplateStringsArray, ...values: unknown[]) => Statement;
+
+/**
+ * The tag of statements in `dialect`: each value interpolated is the next parameter, but `raw` SQL stays as
+ * it is, and a function of the builder puts in place the SQL it writes (with its own parameters).
+ */
+export function sqlOf(dialect: SqlDialect): SqlTag {
+  return (strings, ...values) => {
+    const builder = new StatementBuilder(dialect);
+    const parts = values.map((value) => {
+      if (value instanceof RawSql) return value.text;
+      return typeof value === 'function'
+        ? (value as (q: StatementBuilder) => string)(builder)
+        : builder.value(value);
+    });
+    return builder.build(strings.reduce((text, string, index) => text + parts[index - 1] + string));
+  };
+}
+
+/** In a `sqlOf` template: the database's clock and the dialect's words (`SqlDialect`). */
+export const NOW = (q: StatementBuilder): string => q.dialect.nowMs;
+export const SKIP_LOCKED = (q: StatementBuilder): string => q.dialect.skipLocked;
+export const FOR_UPDATE = (q: StatementBuilder): string => q.dialect.forUpdate;
+export const GREATEST = (q: StatementBuilder): string => q.dialect.greatest;
 
 /** Builds a statement: `value(x)` is a placeholder for the next parameter, in order of appearance. */
 export class StatementBuilder {

@@ -1,4 +1,4 @@
-import { sql, SqlRunner } from './fence';
+import { sqlOf, SqlRunner } from './fence';
 
 /**
  * Where a follower's reader keeps its durable position in a PBX's ledger (the CDR table of the API contract (docs/API.md)), so
@@ -18,24 +18,17 @@ export class SqlFollowPositionStore extends FollowPositionStore {
 
   async get(portalId: string, source: string): Promise<string | undefined> {
     const [row] = await this.db.all<{ position: string }>(
-      sql(
-        this.db.dialect,
-        (q) =>
-          `SELECT position FROM follow_positions WHERE portal_id = ${q.value(portalId)} AND source = ${q.value(source)}`,
-      ),
+      sqlOf(this.db.dialect)`SELECT position FROM follow_positions
+         WHERE portal_id = ${portalId} AND source = ${source}`,
     );
     return row?.position;
   }
 
   async put(portalId: string, source: string, position: string, now: number): Promise<void> {
     await this.db.all(
-      sql(
-        this.db.dialect,
-        (q) =>
-          `INSERT INTO follow_positions (portal_id, source, position, updated_at)
-           VALUES (${q.value(portalId)}, ${q.value(source)}, ${q.value(position)}, ${q.value(now)})
+      sqlOf(this.db.dialect)`INSERT INTO follow_positions (portal_id, source, position, updated_at)
+           VALUES (${portalId}, ${source}, ${position}, ${now})
            ON CONFLICT (portal_id, source) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at`,
-      ),
     );
   }
 }

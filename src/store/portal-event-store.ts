@@ -4,8 +4,6 @@
  * token, access tokens) never reach the store.
  */
 
-import { SqlDialect, Statement, StatementBuilder } from './fence';
-
 /** `pending` until handled; `processed` when handled; `ignored` when nothing was to be done (counted). */
 export type PortalEventState = 'pending' | 'processed' | 'ignored';
 
@@ -100,18 +98,3 @@ export abstract class PortalEventStore {
   /** Retention: deletes up to `limit` handled or ignored events settled before `before` (ms epoch). */
   abstract deleteSettled(before: number, limit: number): Promise<number>;
 }
-
-/** The portal-event statements both SQL engines share (docs/decisions/dialer-fencing.md). */
-export const portalEventStatements = {
-  /** Retention, a batch at a time; pending events are never deleted, rows another transaction holds wait. */
-  deleteSettled(dialect: SqlDialect, before: number, limit: number): Statement {
-    const q = new StatementBuilder(dialect);
-    return q.build(
-      `DELETE FROM portal_events WHERE id IN (
-         SELECT id FROM portal_events
-         WHERE state <> 'pending' AND settled_at < ${q.value(before)}
-         ORDER BY settled_at LIMIT ${q.value(limit)}${dialect.skipLocked})
-       RETURNING id`,
-    );
-  },
-};

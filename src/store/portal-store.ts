@@ -60,6 +60,18 @@ export interface PbxTokenRecord {
   createdAt: number;
 }
 
+/** A verified install as `saveInstall` stores it. */
+export interface PortalInstall {
+  portalId: string;
+  domain: string;
+  clientEndpoint: string;
+  now: number;
+  grant: PortalTokens;
+}
+
+/** A change of a portal's own settings: a key set to null goes (back to the deployment's). */
+export type SettingsPatch = { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null };
+
 export abstract class PortalStore {
   /**
    * A verified install: creates the portal, or makes a known one active again with the new domain and
@@ -68,13 +80,7 @@ export abstract class PortalStore {
    * locked) first, so a purge of its earlier uninstall, conditioned on that row, either ran before (and the
    * install starts afresh) or finds it active again and deletes nothing. Returns the record as stored.
    */
-  abstract saveInstall(install: {
-    portalId: string;
-    domain: string;
-    clientEndpoint: string;
-    now: number;
-    grant: PortalTokens;
-  }): Promise<PortalRecord>;
+  abstract saveInstall(install: PortalInstall): Promise<PortalRecord>;
 
   /** Uninstall: pauses the portal (status `uninstalled`, `uninstalledAt` = now). False when unknown. */
   abstract markUninstalled(portalId: string, now: number): Promise<boolean>;
@@ -93,7 +99,7 @@ export abstract class PortalStore {
    */
   abstract updateSettings(
     portalId: string,
-    patch: { [K in keyof PortalOwnSettings]?: PortalOwnSettings[K] | null },
+    patch: SettingsPatch,
     now: number,
   ): Promise<PortalRecord | undefined>;
 

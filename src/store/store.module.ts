@@ -10,19 +10,18 @@ import { LocalReplicaRegistry } from './local-replica-registry';
 import { PostgresReplicaRegistry } from './postgres/postgres-replica-registry';
 import { PostgresCallStore } from './postgres/postgres-call-store';
 import { PostgresBucketStore, PostgresLeaseStore } from './postgres/postgres-coordination';
-import { PostgresDatabase } from './postgres/postgres-database';
-import { PostgresTokenStore } from './postgres/postgres-token-store';
+import { DB_CLOCK, PostgresDatabase } from './postgres/postgres-database';
 import { SqliteCallStore } from './sqlite/sqlite-call-store';
 import { SqliteDatabase } from './sqlite/sqlite-database';
 import { SqliteLeaseStore } from './sqlite/sqlite-lease-store';
-import { SqliteTokenStore } from './sqlite/sqlite-token-store';
 import { TokenStore } from './token-store';
 import { DialStore, SqlDialStore } from './dial-store';
 import { PortalEventStore } from './portal-event-store';
 import { SqlitePortalEventStore } from './sqlite/sqlite-portal-event-store';
 import { PostgresPortalEventStore } from './postgres/postgres-portal-event-store';
 import { PortalStore } from './portal-store';
-import { SqlitePortalStore } from './sqlite/sqlite-portal-store';
+import { SqlPortalStore } from './sql-portal-store';
+import { SqlTokenStore } from './sql-token-store';
 import { PostgresPortalStore } from './postgres/postgres-portal-store';
 import { FollowPositionStore, SqlFollowPositionStore } from './follow-position-store';
 
@@ -62,12 +61,12 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     const database = new SqliteDatabase(path === ':memory:' ? path : resolve(process.cwd(), path));
     return {
       calls: new SqliteCallStore(database),
-      tokens: new SqliteTokenStore(database),
+      tokens: new SqlTokenStore(database),
       leases: new SqliteLeaseStore(database),
       replicas: new LocalReplicaRegistry(),
       dials: new SqlDialStore(database),
       events: new SqlitePortalEventStore(database),
-      portals: new SqlitePortalStore(database),
+      portals: new SqlPortalStore(database),
       followPositions: new SqlFollowPositionStore(database),
     };
   }
@@ -81,7 +80,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
   }
   return {
     calls: new PostgresCallStore(database),
-    tokens: new PostgresTokenStore(database),
+    tokens: new SqlTokenStore(database, DB_CLOCK),
     leases: new PostgresLeaseStore(database),
     replicas: new PostgresReplicaRegistry(database),
     dials: new SqlDialStore(database),

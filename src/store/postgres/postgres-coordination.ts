@@ -1,11 +1,6 @@
-import {
-  BucketRequest,
-  BucketState,
-  DeliveryLease,
-  LeaseStore,
-  SharedBucketStore,
-} from '../coordination-store';
-import { DB_NOW_MS, PostgresDatabase } from './postgres-database';
+import { BucketRequest, BucketState, SharedBucketStore } from '../coordination-store';
+import { SqlLeaseStore } from '../sql-lease-store';
+import { DB_CLOCK, DB_NOW_MS, PostgresDatabase } from './postgres-database';
 import { replicaLockHeld } from './postgres-replica-registry';
 import { runsWithoutRepeats, StatementGroup } from './statement-group';
 
@@ -14,47 +9,21 @@ interface TakeRequest extends BucketRequest {
   portalId: string;
 }
 
-/** Delivery leases in PostgreSQL, timed by the database's clock. */
-export class PostgresLeaseStore extends LeaseStore {
-  constructor(private readonly db: PostgresDatabase) {
-    super();
-  }
-
-  async acquireLease(portalId: string, owner: string, ttlMs: number): Promise<DeliveryLease | undefined> {
-    // The same owner renews its epoch; anyone else may take an expired lease, one epoch higher, or the
-    // lease of a registered replica whose liveness lock is gone (it died: docs/decisions/sharding.md).
-    // An owner never registered keeps the lease until it expires.
-    const rows = await this.db.query<{ owner: string; epoch: number }>(
-      `INSERT INTO portal_leases AS l (portal_id, owner, epoch, expires_at)
-       VALUES ($1, $2, 1, ${DB_NOW_MS} + $3)
-       ON CONFLICT (portal_id) DO UPDATE SET
-         epoch = CASE WHEN l.owner = excluded.owner THEN l.epoch ELSE l.epoch + 1 END,
-         owner = excluded.owner, expires_at = excluded.expires_at
-       WHERE l.owner = excluded.owner OR l.expires_at <= ${DB_NOW_MS}
-          OR EXISTS (SELECT 1 FROM bridge_replicas r WHERE r.replica_id = l.owner AND NOT ${replicaLockHeld('r')})
-       RETURNING owner, epoch`,
-      [portalId, owner, ttlMs],
-    );
-    return rows[0] && { portalId, owner: rows[0].owner, epoch: rows[0].epoch };
-  }
-
-  async renewLeases(owner: string, held: readonly DeliveryLease[], ttlMs: number): Promise<DeliveryLease[]> {
-    if (held.length === 0) return [];
-    const rows = await this.db.query<{ portal_id: string; epoch: number }>(
-      `UPDATE portal_leases AS l SET expires_at = ${DB_NOW_MS} + $2
-       FROM unnest($3::text[], $4::bigint[]) AS h(portal_id, epoch)
-       WHERE l.portal_id = h.portal_id AND l.epoch = h.epoch AND l.owner = $1
-       RETURNING l.portal_id, l.epoch`,
-      [owner, ttlMs, held.map((lease) => lease.portalId), held.map((lease) => lease.epoch)],
-    );
-    return rows.map((row) => ({ portalId: row.portal_id, owner, epoch: Number(row.epoch) }));
-  }
-
-  async releaseLease(lease: DeliveryLease): Promise<void> {
-    await this.db.query(
-      'UPDATE portal_leases SET expires_at = 0 WHERE portal_id = $1 AND owner = $2 AND epoch = $3',
-      [lease.portalId, lease.owner, lease.epoch],
-    );
+/**
+ * Delivery leases in PostgreSQL, timed by the database's clock. Anyone may also take over the lease of a
+ * registered replica whose liveness lock is gone (it died: docs/decisions/sharding.md), one epoch higher
+ * as for an expired lease; an owner never registered keeps the lease until it expires.
+ */
+export class PostgresLeaseStore extends SqlLeaseStore {
+  constructor(db: PostgresDatabase) {
+    super(db, {
+      clock: () => DB_CLOCK,
+      pairs: (held) => (q) =>
+        `SELECT * FROM unnest(${q.value(held.map((lease) => lease.portalId))}::text[],
+           ${q.value(held.map((lease) => lease.epoch))}::bigint[])`,
+      takeOver: `EXISTS (SELECT 1 FROM bridge_replicas r
+        WHERE r.replica_id = portal_leases.owner AND NOT ${replicaLockHeld('r')})`,
+    });
   }
 }
 

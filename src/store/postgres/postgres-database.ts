@@ -1,5 +1,5 @@
 import { Client, Pool, PoolClient, QueryResultRow, types } from 'pg';
-import { SqlDialect, SqlRunner, Statement } from '../fence';
+import { raw, SqlDialect, SqlRunner, SqlTransaction, Statement } from '../fence';
 import { POSTGRES_MIGRATIONS } from './postgres-migrations';
 
 /** bigint columns hold ms epochs and epochs, far below 2^53: read them as numbers, not strings. */
@@ -15,11 +15,15 @@ const MIGRATION_LOCK = 7_240_531_001;
 
 /** The database clock in ms epoch: leases and the shared bucket use it, so replicas' clocks do not matter. */
 export const DB_NOW_MS = `(extract(epoch from clock_timestamp()) * 1000)`;
+/** `DB_NOW_MS` in a statement written once for both engines, where SQLite reads the host's clock instead. */
+export const DB_CLOCK = raw(DB_NOW_MS);
 
 /** PostgreSQL's side of the statements defined once for both engines: the database clock, SKIP LOCKED. */
 export const POSTGRES_DIALECT: SqlDialect = {
   nowMs: `round${DB_NOW_MS}::bigint`,
   skipLocked: ' FOR UPDATE SKIP LOCKED',
+  forUpdate: ' FOR UPDATE',
+  greatest: 'GREATEST',
   placeholder: (index) => `$${index}`,
 };
 
@@ -91,6 +95,16 @@ export class PostgresDatabase implements SqlRunner {
 
   all<R>(statement: Statement): Promise<R[]> {
     return this.query<R & QueryResultRow>(statement.text, statement.values);
+  }
+
+  /** `transaction`, each statement the body yields run on its connection in turn. */
+  atomically<T>(work: () => SqlTransaction<T>): Promise<T> {
+    return this.transaction(async (client) => {
+      const body = work();
+      let step = body.next();
+      while (!step.done) step = body.next((await client.query(step.value.text, step.value.values)).rows);
+      return step.value;
+    });
   }
 
   /**

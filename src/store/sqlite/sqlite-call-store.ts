@@ -20,10 +20,12 @@ import {
   RecordingQuotaError,
 } from '../call-store';
 import { assertLeaseHeld, DeliveryLease } from '../coordination-store';
-import { Fence, sql, Statement } from '../fence';
+import { Fence, raw, sqlOf, Statement, StatementBuilder } from '../fence';
 import { queueStatements } from '../queue-statements';
 import { SqlCallStore } from '../sql-call-store';
 import { SQLITE_DIALECT as D, SqliteDatabase } from './sqlite-database';
+
+const sqlite = sqlOf(D);
 
 /**
  * The embedded store: one SQLite file in WAL mode with synchronous=FULL, so a commit is on disk before
@@ -48,54 +50,39 @@ export class SqliteCallStore extends SqlCallStore {
       const keys = clickKeysOf(events);
       const known = new Set(
         this.rows<{ call_id: string; event: string }>(
-          sql(
-            D,
-            (q) => `SELECT call_id, event FROM call_events
-              WHERE portal_id = ${q.value(portalId)} AND call_id IN (SELECT value FROM json_each(${q.value(callIds)}))`,
-          ),
+          sqlite`SELECT call_id, event FROM call_events
+              WHERE portal_id = ${portalId} AND call_id IN (SELECT value FROM json_each(${callIds}))`,
         ).map((row) => eventKey(row.call_id, row.event)),
       );
       const calls = new Map(
         this.rows<{ call_id: string; data: string }>(
-          sql(
-            D,
-            (q) => `SELECT call_id, data FROM calls
-              WHERE portal_id = ${q.value(portalId)} AND call_id IN (SELECT value FROM json_each(${q.value(callIds)}))`,
-          ),
+          sqlite`SELECT call_id, data FROM calls
+              WHERE portal_id = ${portalId} AND call_id IN (SELECT value FROM json_each(${callIds}))`,
         ).map((row) => [row.call_id, callOf(row)]),
       );
       const clicks = new ClickLedger(
         this.rows<ClickDbRow>(
-          sql(
-            D,
-            (q) => `SELECT ${CLICK_COLUMNS} FROM clicks WHERE portal_id = ${q.value(portalId)}
-              AND (portal_call_id IN (SELECT value FROM json_each(${q.value(JSON.stringify(keys.portalCallIds))}))
+          sqlite`SELECT ${raw(CLICK_COLUMNS)} FROM clicks WHERE portal_id = ${portalId}
+              AND (portal_call_id IN (SELECT value FROM json_each(${JSON.stringify(keys.portalCallIds)}))
                 OR (matched_call_id IS NULL
-                  AND phone_number IN (SELECT value FROM json_each(${q.value(JSON.stringify(keys.phones))}))))`,
-          ),
+                  AND phone_number IN (SELECT value FROM json_each(${JSON.stringify(keys.phones)}))))`,
         ).map(clickOf),
       );
       const outcome = takeEvents(submissions, apply, { known, calls, clicks });
       for (const { event, key } of outcome.fresh) {
         this.rows(
-          sql(
-            D,
-            (q) => `INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
-              VALUES (${q.value(portalId)}, ${q.value(event.callId)}, ${q.value(key)},
-                ${q.value(JSON.stringify(event))}, ${q.value(now)})`,
-          ),
+          sqlite`INSERT INTO call_events (portal_id, call_id, event, payload, received_at)
+              VALUES (${portalId}, ${event.callId}, ${key},
+                ${JSON.stringify(event)}, ${now})`,
         );
       }
       for (const call of outcome.changed) this.save(call);
       for (const claimed of clicks.changed) {
         this.rows(
-          sql(
-            D,
-            (q) => `INSERT INTO clicks (portal_id, portal_call_id, matched_call_id, created_at)
-              VALUES (${q.value(portalId)}, ${q.value(claimed.portalCallId)}, ${q.value(claimed.matchedCallId)},
-                ${q.value(now)})
+          sqlite`INSERT INTO clicks (portal_id, portal_call_id, matched_call_id, created_at)
+              VALUES (${portalId}, ${claimed.portalCallId}, ${claimed.matchedCallId},
+                ${now})
               ON CONFLICT (portal_id, portal_call_id) DO UPDATE SET matched_call_id = excluded.matched_call_id`,
-          ),
         );
       }
       return outcome.results;
@@ -110,13 +97,10 @@ export class SqliteCallStore extends SqlCallStore {
     exceptSteps: readonly string[] = [],
   ): Promise<CallRecord[]> {
     const rows = this.rows<{ call_id: string; data: string }>(
-      sql(
-        D,
-        (q) => `SELECT call_id, data FROM calls
-          WHERE portal_id = ${q.value(portalId)} AND due_at IS NOT NULL AND due_at <= ${q.value(now)}
-            AND (next_step IS NULL OR next_step NOT IN (SELECT value FROM json_each(${q.value(JSON.stringify(exceptSteps))})))
-          ORDER BY priority, due_at LIMIT ${q.value(limit + skip.size)}`,
-      ),
+      sqlite`SELECT call_id, data FROM calls
+          WHERE portal_id = ${portalId} AND due_at IS NOT NULL AND due_at <= ${now}
+            AND (next_step IS NULL OR next_step NOT IN (SELECT value FROM json_each(${JSON.stringify(exceptSteps)})))
+          ORDER BY priority, due_at LIMIT ${limit + skip.size}`,
     );
     return rows
       .filter((row) => !skip.has(row.call_id))
@@ -158,12 +142,9 @@ export class SqliteCallStore extends SqlCallStore {
         const next = put.mutate(call);
         this.forgetRecording(portalId, callId);
         this.rows(
-          sql(
-            D,
-            (q) => `INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content, blob_id)
-              VALUES (${q.value(portalId)}, ${q.value(callId)}, ${q.value(staged.bytes)},
-                ${q.value(next.recording?.storedAt ?? Date.now())}, x'', ${q.value(staged.blobId)})`,
-          ),
+          sqlite`INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content, blob_id)
+              VALUES (${portalId}, ${callId}, ${staged.bytes},
+                ${next.recording?.storedAt ?? Date.now()}, x'', ${staged.blobId})`,
         );
         this.save(next);
         return next;
@@ -181,11 +162,8 @@ export class SqliteCallStore extends SqlCallStore {
         const callIds = new Set<string>();
         for (const { phone, answeredAt } of answered) {
           const rows = this.rows<{ call_id: string }>(
-            sql(
-              D,
-              (q) => `SELECT call_id FROM calls WHERE portal_id = ${q.value(portalId)}
-                AND callback_phone = ${q.value(phone)} AND callback_until > ${q.value(answeredAt)}`,
-            ),
+            sqlite`SELECT call_id FROM calls WHERE portal_id = ${portalId}
+                AND callback_phone = ${phone} AND callback_until > ${answeredAt}`,
           );
           for (const row of rows) callIds.add(row.call_id);
         }
@@ -208,11 +186,8 @@ export class SqliteCallStore extends SqlCallStore {
     return this.database.connection
       .transaction(() => {
         const stale = this.rows<{ portal_id: string; call_id: string }>(
-          sql(
-            D,
-            (q) => `SELECT portal_id, call_id FROM recordings WHERE stored_at < ${q.value(storedBefore)}
-              ORDER BY stored_at LIMIT ${q.value(limit)}`,
-          ),
+          sqlite`SELECT portal_id, call_id FROM recordings WHERE stored_at < ${storedBefore}
+              ORDER BY stored_at LIMIT ${limit}`,
         );
         for (const row of stale) this.forgetRecording(row.portal_id, row.call_id);
         this.rows(queueStatements.deleteOrphanChunks(D, orphanedBefore, limit));
@@ -225,20 +200,13 @@ export class SqliteCallStore extends SqlCallStore {
     return this.database.connection
       .transaction(() => {
         const settled = this.rows<{ portal_id: string; call_id: string }>(
-          sql(
-            D,
-            (q) => `SELECT portal_id, call_id FROM calls
-              WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < ${q.value(before)}
-              ORDER BY updated_at LIMIT ${q.value(limit)}`,
-          ),
+          sqlite`SELECT portal_id, call_id FROM calls
+              WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < ${before}
+              ORDER BY updated_at LIMIT ${limit}`,
         );
         for (const { portal_id: portalId, call_id: callId } of settled) {
           const key = (table: string) =>
-            sql(
-              D,
-              (q) =>
-                `DELETE FROM ${table} WHERE portal_id = ${q.value(portalId)} AND call_id = ${q.value(callId)}`,
-            );
+            sqlite`DELETE FROM ${raw(table)} WHERE portal_id = ${portalId} AND call_id = ${callId}`;
           this.rows(key('call_events'));
           this.forgetRecording(portalId, callId);
           this.rows(key('calls'));
@@ -260,22 +228,18 @@ export class SqliteCallStore extends SqlCallStore {
 
   /** The recording and its chunks; with `storedAt`, only the content stored then. */
   private forgetRecording(portalId: string, callId: string, storedAt?: number): void {
-    const which = (q: { value(value: unknown): string }) =>
+    const which = (q: StatementBuilder) =>
       `portal_id = ${q.value(portalId)} AND call_id = ${q.value(callId)}
         AND (${q.value(storedAt)} IS NULL OR stored_at = ${q.value(storedAt)})`;
     this.rows(
-      sql(
-        D,
-        (q) =>
-          `DELETE FROM recording_chunks WHERE blob_id IN (SELECT blob_id FROM recordings WHERE ${which(q)})`,
-      ),
+      sqlite`DELETE FROM recording_chunks WHERE blob_id IN (SELECT blob_id FROM recordings WHERE ${which})`,
     );
-    this.rows(sql(D, (q) => `DELETE FROM recordings WHERE ${which(q)}`));
+    this.rows(sqlite`DELETE FROM recordings WHERE ${which}`);
   }
 
   private checkFence(portalId: string, fence: DeliveryLease): void {
     const [holder] = this.rows<Fence>(
-      sql(D, (q) => `SELECT owner, epoch FROM portal_leases WHERE portal_id = ${q.value(portalId)}`),
+      sqlite`SELECT owner, epoch FROM portal_leases WHERE portal_id = ${portalId}`,
     );
     assertLeaseHeld(holder, fence);
   }
@@ -286,15 +250,10 @@ export class SqliteCallStore extends SqlCallStore {
   }
 
   private save(call: CallRecord): void {
-    const columns = callColumnsOf(call);
+    const columns = Object.values(callColumnsOf(call));
+    const values = (q: StatementBuilder) => columns.map((value) => q.value(value)).join(', ');
     this.rows(
-      sql(
-        D,
-        (q) => `INSERT INTO calls ${UPSERT_CALL_COLUMNS}
-          VALUES (${Object.values(columns)
-            .map((value) => q.value(value))
-            .join(', ')}) ${ON_CALL_CONFLICT}`,
-      ),
+      sqlite`INSERT INTO calls ${raw(UPSERT_CALL_COLUMNS)} VALUES (${values}) ${raw(ON_CALL_CONFLICT)}`,
     );
   }
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { closeSync, fdatasync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { SqlDialect, SqlRunner, Statement } from '../fence';
+import { SqlDialect, SqlRunner, SqlTransaction, Statement } from '../fence';
 import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 
 /**
@@ -11,6 +11,8 @@ import { SQLITE_MIGRATIONS } from './sqlite-migrations';
 export const SQLITE_DIALECT: SqlDialect = {
   nowMs: `CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)`,
   skipLocked: '',
+  forUpdate: '',
+  greatest: 'MAX',
   placeholder: () => '?',
 };
 
@@ -54,6 +56,16 @@ export class SqliteDatabase implements SqlRunner {
   /** Runs `statement` now (better-sqlite3 is synchronous): the rows it answers, none for a plain write. */
   async all<R>(statement: Statement): Promise<R[]> {
     return this.runNow<R>(statement);
+  }
+
+  /** better-sqlite3's transaction: the body runs through at once, each statement as it is yielded. */
+  async atomically<T>(work: () => SqlTransaction<T>): Promise<T> {
+    return this.connection.transaction(() => {
+      const body = work();
+      let step = body.next();
+      while (!step.done) step = body.next(this.runNow(step.value));
+      return step.value;
+    })();
   }
 
   /** `all`, for a transaction's body, which must not wait. */
