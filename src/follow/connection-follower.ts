@@ -50,6 +50,12 @@ export interface Resynced {
   liveChannels: number;
 }
 
+/** A reconnect's wait: the step doubles each attempt from minMs up to maxMs, the wait drawn in [half, full]. */
+export function backoffMs(attempt: number, minMs: number, maxMs: number): number {
+  const step = Math.min(maxMs, minMs * 2 ** attempt);
+  return step / 2 + Math.random() * (step / 2);
+}
+
 /**
  * One long-lived PBX connection (AMI, the event socket): open a session, resync what is live while its
  * events are held, then feed every event to the tracker and every call event it gives to the sink. A
@@ -265,8 +271,7 @@ export abstract class ConnectionFollower<
     if (this.reconnectTimer) return; // the session's close and the failed action report one failure
     this.setConnected(false);
     if (this.stopped || !this.following()) return;
-    const step = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
-    const wait = step / 2 + Math.random() * (step / 2);
+    const wait = backoffMs(this.attempt, this.options.reconnectMinMs, this.options.reconnectMaxMs);
     this.attempt = Math.min(this.attempt + 1, 20);
     this.reconnects++;
     this.metrics?.followReconnects.inc();

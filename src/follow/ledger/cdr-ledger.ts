@@ -4,6 +4,7 @@ import { CallEvent } from '../../calls/call';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallStore } from '../../store/call-store';
 import { FollowPositionStore } from '../../store/follow-position-store';
+import { backoffMs } from '../connection-follower';
 import { FollowSink } from '../follow-sink';
 import { LedgerStatusView } from '../pbx-follower';
 import { CdrRow, ledgerCallOf, LedgerMapping, rowKey } from './cdr-calls';
@@ -192,11 +193,8 @@ export class CdrLedger {
       this.failures++;
       // mysql2's messages name the user and host, never the password; the URL itself is never printed.
       this.lastError = `${this.parts.label}: ${(error as Error).message}`;
-      const step = Math.min(
-        this.options.reconnectMaxMs,
-        this.options.reconnectMinMs * 2 ** Math.min(this.failures - 1, 10),
-      );
-      const wait = Math.round(step / 2 + (Math.random() * step) / 2);
+      const { reconnectMinMs, reconnectMaxMs } = this.options;
+      const wait = Math.round(backoffMs(Math.min(this.failures - 1, 10), reconnectMinMs, reconnectMaxMs));
       if (this.failures === 1 || this.failures % 10 === 0) {
         this.logger.warn(`CDR ledger not readable, retrying in ${wait} ms: ${this.lastError}`);
       }
