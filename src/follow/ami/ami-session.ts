@@ -27,8 +27,6 @@ export function amiTargetOf(url: string, egress: EgressPolicy, variable = 'AMI_U
   return checkedTarget(parseAmiTarget(url, egress, variable));
 }
 
-export const amiLabel = pbxLabel;
-
 /** An AMI failure whose message names the address and never the secret. */
 export class AmiError extends ConnectorError {}
 
@@ -53,7 +51,7 @@ export class AmiSession extends PbxSession<AmiMessage> {
 
   /** Connects and logs in; rejects with an AmiError (address, reason; never the secret). */
   static async open(target: AmiTarget, options: AmiSessionOptions): Promise<AmiSession> {
-    const session = new AmiSession(amiLabel(target), options);
+    const session = new AmiSession(pbxLabel(target), options);
     const framer = new AmiFramer(
       (line) => session.greeted?.(line),
       (message) => session.received(message),

@@ -1,7 +1,7 @@
 import { ConnectionFollower, ConnectionFollowerOptions, Resynced } from '../connection-follower';
 import { PbxSessionOptions } from '../pbx-connection';
 import { EslEvent, header, parseJsonEvent } from './esl-message';
-import { EslError, eslLabel, EslSession } from './esl-session';
+import { EslError, EslSession } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
 
 /** The events the tracker reads (real PBX output); RECORD_STOP too: a follower begun mid-call learns the file. */
@@ -32,7 +32,7 @@ export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslTra
     const reply = subscribed.headers['Reply-Text'] ?? '';
     if (!reply.startsWith('+OK')) {
       session.close();
-      throw new EslError(`event subscription refused by ${eslLabel(this.target)}: ${reply}`);
+      throw new EslError(`event subscription refused by ${this.label}: ${reply}`);
     }
     return session;
   }

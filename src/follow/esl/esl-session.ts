@@ -31,8 +31,6 @@ export function eslTargetOf(url: string, egress: EgressPolicy, variable = 'ESL_U
   return checkedTarget(parseEslTarget(url, egress, variable));
 }
 
-export const eslLabel = pbxLabel;
-
 /** An event socket failure whose message names the address and never the password. */
 export class EslError extends ConnectorError {}
 
@@ -57,7 +55,7 @@ export class EslSession extends PbxSession<EslEvent> {
 
   /** Connects and logs in; rejects with an EslError (address, reason; never the password). */
   static async open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
-    const session = new EslSession(eslLabel(target), options);
+    const session = new EslSession(pbxLabel(target), options);
     const framer = new EslFramer((message) => session.received(message));
     await session.connect(target, 'auth/request', (chunk) => {
       framer.push(chunk as Buffer);

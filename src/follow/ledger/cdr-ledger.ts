@@ -7,7 +7,7 @@ import { FollowPositionStore } from '../../store/follow-position-store';
 import { backoffMs } from '../connection-follower';
 import { FollowSink } from '../follow-sink';
 import { LedgerStatusView } from '../pbx-follower';
-import { CdrRow, ledgerCallOf, LedgerMapping, rowKey } from './cdr-calls';
+import { CdrRow, ledgerCallOf, LedgerMapping, local, naive, rowKey } from './cdr-calls';
 import { CdrSource, PAGE_ROWS, PageCursor } from './cdr-source';
 
 export interface CdrLedgerOptions {
@@ -67,8 +67,6 @@ type Readiness = 'complete' | 'partial' | 'live';
 /** The position's name in the store (one ledger per portal today). */
 const SOURCE = 'asterisk-cdr';
 
-const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
-const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000);
 /** Before any row: what an empty table is read from until its first row gives a position. */
 const EPOCH = '1970-01-01 00:00:00';
