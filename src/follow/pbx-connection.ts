@@ -17,16 +17,22 @@ export interface PbxTarget {
 export function parsePbxTarget(
   url: string,
   egress: EgressPolicy,
-  setting: { url: 'AMI_URL' | 'ESL_URL'; variable: string; port: (tls: boolean) => number },
+  setting: { url: 'AMI_URL' | 'ESL_URL'; variable: string },
 ): PbxTarget | { problem: string } {
   const { variable } = setting;
   const parsed = readCredentialUrl(url, setting.url, variable);
   if ('problem' in parsed) return parsed;
   const tls = parsed.scheme === 'tls';
-  const port = parsed.port ?? setting.port(tls);
+  const port = parsed.port ?? defaultPbxPort(setting.url, tls);
   const destination = egress.destination({ variable, host: parsed.host, port, tls, credentials: true });
   if ('problem' in destination) return destination;
   return { destination, tls, user: parsed.user, password: parsed.password };
+}
+
+/** The Manager Interface's ports (5038, `tls://` 5039) and the event socket's (8021), for URLs naming none. */
+export function defaultPbxPort(url: 'AMI_URL' | 'ESL_URL', tls: boolean): number {
+  if (url === 'ESL_URL') return 8021;
+  return tls ? 5039 : 5038;
 }
 
 /** A parsed target, for a value already checked (the environment's, a stored setting): a problem throws. */

@@ -20,7 +20,7 @@ export function parseAmiTarget(
   egress: EgressPolicy,
   variable = 'AMI_URL',
 ): AmiTarget | { problem: string } {
-  return parsePbxTarget(url, egress, { url: 'AMI_URL', variable, port: (tls) => (tls ? 5039 : 5038) });
+  return parsePbxTarget(url, egress, { url: 'AMI_URL', variable });
 }
 
 export function amiTargetOf(url: string, egress: EgressPolicy, variable = 'AMI_URL'): AmiTarget {

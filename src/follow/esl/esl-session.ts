@@ -24,7 +24,7 @@ export function parseEslTarget(
   egress: EgressPolicy,
   variable = 'ESL_URL',
 ): EslTarget | { problem: string } {
-  return parsePbxTarget(url, egress, { url: 'ESL_URL', variable, port: () => 8021 });
+  return parsePbxTarget(url, egress, { url: 'ESL_URL', variable });
 }
 
 export function eslTargetOf(url: string, egress: EgressPolicy, variable = 'ESL_URL'): EslTarget {
