@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EgressPolicy } from '../common/egress';
-import { lineServerOf, LineServer, reachable } from './dial-destination';
 import {
   argumentValue,
   DialError,
-  Dialer,
   LoginRefused,
   dialString,
   fillTemplate,
@@ -12,7 +10,7 @@ import {
   OriginateRequest,
   protocolValue,
 } from './dialer';
-import { LineConnection, ProtocolMessage } from './line-connection';
+import { LineConnection, LineDialer, ProtocolMessage } from './line-connection';
 
 export interface AmiOptions {
   /** `tcp://user:secret@host:5038` or `tls://user:secret@host:5039` (a secret). */
@@ -32,30 +30,14 @@ export interface AmiOptions {
  * so the answer comes as soon as Asterisk queued the call), `Logoff`. Replies are matched by ActionID; events in
  * between are skipped.
  */
-export class AmiDialer extends Dialer {
-  readonly target: string;
-  private readonly server: LineServer;
-
+export class AmiDialer extends LineDialer {
   constructor(private readonly options: AmiOptions) {
-    super();
-    this.server = lineServerOf('AMI_URL', options.url, options.egress);
-    this.target = `ami ${this.server.label}`;
-  }
-
-  /** Connects, logs in and off: what the application's page's "test connection" asks. */
-  override async checkLogin(): Promise<void> {
-    const connection = await this.loggedIn();
-    try {
-      connection.send(`Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`);
-    } finally {
-      connection.close();
-    }
+    super('AMI_URL', options.url, options.egress, options.timeoutMs);
   }
 
   async originate(request: OriginateRequest): Promise<void> {
     argumentValue(request.crmCallId, 'the CALL_ID');
-    const connection = await this.loggedIn();
-    try {
+    await this.loggedIn(async (connection) => {
       const extension = dialString(request.extension);
       const number = dialString(request.number);
       // One variable per header, its value refused if Asterisk would split it (commas) or read a second one.
@@ -78,37 +60,28 @@ export class AmiDialer extends Dialer {
           `Asterisk refused the Originate: ${oneLine(originate.headers.Message ?? 'no reason given')}`,
         );
       }
-      connection.send(`Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`);
-    } finally {
-      connection.close();
+    });
+  }
+
+  protected async login(connection: LineConnection, label: string): Promise<void> {
+    const { user, password } = this.server.url;
+    const greeting = await connection.readLine();
+    if (!/^Asterisk Call Manager/i.test(greeting)) {
+      throw new DialError(`not an Asterisk Manager Interface at ${label}`);
+    }
+    const login = await this.action(connection, 'Login', [
+      ['Username', user],
+      ['Secret', password],
+    ]);
+    if (!/^success$/i.test(login.headers.Response ?? '')) {
+      throw new LoginRefused(
+        `AMI login refused for user ${oneLine(user)} at ${label}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
+      );
     }
   }
 
-  /** A connection past the greeting and `Login`; closed when either fails. */
-  private async loggedIn(): Promise<LineConnection> {
-    const { url, tls, destination } = this.server;
-    const { user, password } = url;
-    const where = reachable(destination);
-    const connection = await LineConnection.open(where, tls, this.options.timeoutMs ?? 5000);
-    try {
-      const greeting = await connection.readLine();
-      if (!/^Asterisk Call Manager/i.test(greeting)) {
-        throw new DialError(`not an Asterisk Manager Interface at ${where.label}`);
-      }
-      const login = await this.action(connection, 'Login', [
-        ['Username', user],
-        ['Secret', password],
-      ]);
-      if (!/^success$/i.test(login.headers.Response ?? '')) {
-        throw new LoginRefused(
-          `AMI login refused for user ${oneLine(user)} at ${where.label}: ${oneLine(login.headers.Message ?? 'no reason given')}`,
-        );
-      }
-      return connection;
-    } catch (error) {
-      connection.close();
-      throw error;
-    }
+  protected goodbye(): string {
+    return `Action: Logoff\r\nActionID: ${randomUUID()}\r\n\r\n`;
   }
 
   private async action(

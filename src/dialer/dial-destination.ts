@@ -1,6 +1,7 @@
 import { CredentialUrl, credentialUrlOf } from '../common/credential-url';
 import { Destination, EgressPolicy, EgressRefused } from '../common/egress';
 import { DialSettings } from '../config/settings';
+import { defaultPbxPort } from '../follow/pbx-connection';
 
 /** A destination, or why the egress rule refuses it (names the variable, the host and the rule, never a secret). */
 export type Checked = Destination | { problem: string };
@@ -29,7 +30,7 @@ export function lineServerOf(
 ): LineServer {
   const url = credentialUrlOf(value, variable);
   const tls = url.scheme === 'tls';
-  const port = url.port ?? (variable === 'AMI_URL' ? (tls ? 5039 : 5038) : 8021);
+  const port = url.port ?? defaultPbxPort(variable, tls);
   const destination = egress.destination({ variable, host: url.host, port, tls, credentials: true });
   const host = url.host.includes(':') ? `[${url.host}]` : url.host;
   return { variable, url, tls, port, label: `${url.scheme}://${host}:${port}`, destination };

@@ -15,29 +15,23 @@ export function createDialer(
   egress: EgressPolicy,
   timeoutMs = 5000,
 ): Dialer | undefined {
+  const reach = { timeoutMs, egress };
   switch (settings.mode) {
     case 'ami':
       return new AmiDialer({
         url: settings.amiUrl ?? '',
         channel: settings.amiChannel,
         context: settings.amiContext,
-        timeoutMs,
-        egress,
+        ...reach,
       });
     case 'esl':
-      return new EslDialer({
-        url: settings.eslUrl ?? '',
-        originate: settings.eslOriginate,
-        timeoutMs,
-        egress,
-      });
+      return new EslDialer({ url: settings.eslUrl ?? '', originate: settings.eslOriginate, ...reach });
     case 'http':
       return new HttpDialer({
         url: settings.url ?? '',
         method: settings.method,
         authorization: settings.authorization,
-        timeoutMs,
-        egress,
+        ...reach,
       });
     default:
       return undefined;

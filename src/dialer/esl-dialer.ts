@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { EgressPolicy } from '../common/egress';
-import { lineServerOf, LineServer, reachable } from './dial-destination';
 import {
   argumentValue,
   DialError,
-  Dialer,
   LoginRefused,
   dialString,
   fillTemplate,
@@ -12,7 +10,7 @@ import {
   OriginateRequest,
   protocolValue,
 } from './dialer';
-import { LineConnection } from './line-connection';
+import { LineConnection, LineDialer } from './line-connection';
 
 export interface EslOptions {
   /** `tcp://:password@host:8021`, or `tls://…` for an event socket behind a TLS terminator (a secret). */
@@ -30,14 +28,9 @@ export interface EslOptions {
  * `auth <password>` → `+OK accepted`; `bgapi originate …` → `+OK Job-UUID: …` (the call is started in the
  * background); `exit`.
  */
-export class EslDialer extends Dialer {
-  readonly target: string;
-  private readonly server: LineServer;
-
+export class EslDialer extends LineDialer {
   constructor(private readonly options: EslOptions) {
-    super();
-    this.server = lineServerOf('ESL_URL', options.url, options.egress);
-    this.target = `esl ${this.server.label}`;
+    super('ESL_URL', options.url, options.egress, options.timeoutMs);
   }
 
   /** The originate arguments for a request, as sent; a CALL_ID FreeSWITCH would split is refused. */
@@ -52,22 +45,10 @@ export class EslDialer extends Dialer {
     );
   }
 
-  /** Connects, authenticates and leaves: what the application's page's "test connection" asks. */
-  override async checkLogin(): Promise<void> {
-    const connection = await this.loggedIn();
-    try {
-      connection.send('exit\n\n');
-    } finally {
-      connection.close();
-    }
-  }
-
   async originate(request: OriginateRequest): Promise<void> {
     const command = `bgapi originate ${protocolValue(this.originateArguments(request), 'the originate')}`;
-    const connection = await this.loggedIn();
-    try {
-      const jobUuid = randomUUID();
-      connection.send(`${command}\nJob-UUID: ${jobUuid}\n\n`);
+    await this.loggedIn(async (connection) => {
+      connection.send(`${command}\nJob-UUID: ${randomUUID()}\n\n`);
       const reply = await connection.next(
         (message) => message.headers['Content-Type'] === 'command/reply',
         'bgapi originate',
@@ -76,34 +57,25 @@ export class EslDialer extends Dialer {
       if (!text.startsWith('+OK')) {
         throw new DialError(`FreeSWITCH refused the originate: ${oneLine(text) || 'no reason given'}`);
       }
-      connection.send('exit\n\n');
-    } finally {
-      connection.close();
+    });
+  }
+
+  protected async login(connection: LineConnection, label: string): Promise<void> {
+    await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
+    connection.send(`auth ${protocolValue(this.server.url.password, 'the ESL password')}\n\n`);
+    const auth = await connection.next(
+      (message) => message.headers['Content-Type'] === 'command/reply',
+      'the auth command',
+    );
+    const authReply = auth.headers['Reply-Text'] ?? '';
+    if (!authReply.startsWith('+OK')) {
+      throw new LoginRefused(
+        `event socket login refused at ${label}: ${oneLine(authReply) || 'no reason given'}`,
+      );
     }
   }
 
-  /** A connection past `auth`; closed when it fails. */
-  private async loggedIn(): Promise<LineConnection> {
-    const { url, tls, destination } = this.server;
-    const where = reachable(destination);
-    const connection = await LineConnection.open(where, tls, this.options.timeoutMs ?? 5000);
-    try {
-      await connection.next((message) => message.headers['Content-Type'] === 'auth/request', 'auth/request');
-      connection.send(`auth ${protocolValue(url.password, 'the ESL password')}\n\n`);
-      const auth = await connection.next(
-        (message) => message.headers['Content-Type'] === 'command/reply',
-        'the auth command',
-      );
-      const authReply = auth.headers['Reply-Text'] ?? '';
-      if (!authReply.startsWith('+OK')) {
-        throw new LoginRefused(
-          `event socket login refused at ${where.label}: ${oneLine(authReply) || 'no reason given'}`,
-        );
-      }
-      return connection;
-    } catch (error) {
-      connection.close();
-      throw error;
-    }
+  protected goodbye(): string {
+    return 'exit\n\n';
   }
 }

@@ -1,7 +1,7 @@
 import { Socket } from 'node:net';
-import { Destination, EgressRefused } from '../common/egress';
-import { DialError, networkCause } from './dialer';
-import { refusedFor } from './dial-destination';
+import { Destination, EgressPolicy, EgressRefused } from '../common/egress';
+import { DialError, Dialer, networkCause } from './dialer';
+import { LineServer, lineServerOf, reachable, refusedFor } from './dial-destination';
 
 /** One parsed protocol message: headers (`Key: Value` lines) and an optional body. */
 export interface ProtocolMessage {
@@ -209,5 +209,48 @@ export class LineConnection {
     this.buffer = rest;
     if (head.trim()) this.queue.push({ headers, body });
     return true;
+  }
+}
+
+/**
+ * A dialer over one short connection per click to a PBX's text protocol (AMI, the event socket): the
+ * greeting and login, the request, the goodbye once it is accepted; the connection is closed in any case.
+ */
+export abstract class LineDialer extends Dialer {
+  readonly target: string;
+  protected readonly server: LineServer;
+
+  constructor(
+    variable: LineServer['variable'],
+    url: string,
+    egress: EgressPolicy,
+    private readonly timeoutMs = 5000,
+  ) {
+    super();
+    this.server = lineServerOf(variable, url, egress);
+    this.target = `${variable === 'AMI_URL' ? 'ami' : 'esl'} ${this.server.label}`;
+  }
+
+  /** Past the greeting: logs in (`label` names the address in a refusal, a LoginRefused). */
+  protected abstract login(connection: LineConnection, label: string): Promise<void>;
+  /** `Logoff`, `exit`: sent after an accepted request. */
+  protected abstract goodbye(): string;
+
+  /** Connects, logs in and leaves: what the application's page's "test connection" asks. */
+  override checkLogin(): Promise<void> {
+    return this.loggedIn(() => Promise.resolve());
+  }
+
+  /** `use` on a logged-in connection, then the goodbye; the connection is closed when anything fails. */
+  protected async loggedIn(use: (connection: LineConnection) => Promise<void>): Promise<void> {
+    const where = reachable(this.server.destination);
+    const connection = await LineConnection.open(where, this.server.tls, this.timeoutMs);
+    try {
+      await this.login(connection, where.label);
+      await use(connection);
+      connection.send(this.goodbye());
+    } finally {
+      connection.close();
+    }
   }
 }

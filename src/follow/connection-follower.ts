@@ -2,7 +2,8 @@ import { Logger } from '@nestjs/common';
 import { CallEvent } from '../calls/call';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { FollowSink } from './follow-sink';
-import { AnsweredAtLookup, FollowStatusView, PbxFollower } from './pbx-follower';
+import { PbxSessionOptions, pbxLabel, PbxTarget } from './pbx-connection';
+import { AnsweredAtLookup, FollowStatusView, PbxFollower, storedAnswersWithin } from './pbx-follower';
 
 export interface ConnectionFollowerOptions {
   /** Each wait on the PBX (connect, login, a command's answer, the keep-alive's answer). */
@@ -26,22 +27,20 @@ export interface ConnectionFollowerOptions {
 }
 
 /** What a follower reads of its tracker (AMI's CallTracker, the event socket's EslTracker). */
-export interface FollowTracker {
+export interface FollowTracker<Event> {
   readonly activeCalls: number;
   readonly forgottenCalls: number;
   readonly unseenChannels: number;
   readonly holdsStarts: boolean;
+  handle(event: Event, now: number): CallEvent[];
   flush(): CallEvent[];
 }
 
 export interface FollowSession {
+  ping(): Promise<unknown>;
+  /** Says goodbye and reads on until the PBX acknowledges it. */
+  leave(): Promise<void>;
   close(): void;
-}
-
-export interface SessionCallbacks<Event, Failure extends Error> {
-  onEvent: (event: Event) => void;
-  onRead: () => void;
-  onClose: (error: Failure) => void;
 }
 
 /** What a resync rebuilt: the calls whose end was missed, what it delivers, how many channels are live. */
@@ -49,6 +48,12 @@ export interface Resynced {
   lost: string[];
   events: CallEvent[];
   liveChannels: number;
+}
+
+/** A reconnect's wait: the step doubles each attempt from minMs up to maxMs, the wait drawn in [half, full]. */
+export function backoffMs(attempt: number, minMs: number, maxMs: number): number {
+  const step = Math.min(maxMs, minMs * 2 ** attempt);
+  return step / 2 + Math.random() * (step / 2);
 }
 
 /**
@@ -59,7 +64,7 @@ export interface Resynced {
 export abstract class ConnectionFollower<
   Session extends FollowSession,
   Event,
-  Failure extends Error,
+  Tracker extends FollowTracker<Event>,
 > extends PbxFollower {
   protected readonly logger = new Logger('PbxFollow');
   protected readonly options: Required<
@@ -85,10 +90,10 @@ export abstract class ConnectionFollower<
   private reconnects = 0;
 
   constructor(
-    private readonly source: FollowStatusView['source'],
-    private readonly tracker: FollowTracker,
+    protected readonly target: PbxTarget,
+    protected readonly tracker: Tracker,
     private readonly sink: FollowSink,
-    options: ConnectionFollowerOptions,
+    options: ConnectionFollowerOptions = {},
     protected readonly metrics?: BridgeMetrics,
   ) {
     super();
@@ -104,16 +109,16 @@ export abstract class ConnectionFollower<
     };
   }
 
-  protected abstract get label(): string;
+  protected abstract readonly source: FollowStatusView['source'];
   /** For the logs: what is down or lost (`Manager connection`), and who reports a lost call's end. */
   protected abstract readonly wording: { down: string; lost: string; lostEnds: string };
-  protected abstract open(callbacks: SessionCallbacks<Event, Failure>): Promise<Session>;
+  protected abstract open(options: PbxSessionOptions<Event>): Promise<Session>;
   /** Rebuilds what is live; `held` are the events that arrived meanwhile (replayed after). */
   protected abstract resync(session: Session, held: readonly Event[]): Promise<Resynced>;
-  protected abstract ping(session: Session): Promise<unknown>;
-  /** Says goodbye and reads on until the PBX acknowledges it. */
-  protected abstract leave(session: Session): Promise<void>;
-  protected abstract handle(event: Event, now: number): CallEvent[];
+
+  protected get label(): string {
+    return pbxLabel(this.target);
+  }
 
   start(): void {
     this.stopped = false;
@@ -136,7 +141,7 @@ export abstract class ConnectionFollower<
     clearInterval(this.pingTimer);
     const session = this.session;
     this.session = undefined;
-    if (session) await this.leave(session);
+    if (session) await session.leave();
     clearTimeout(this.startTimer);
     this.startTimer = undefined;
     this.deliver(this.tracker.flush());
@@ -158,6 +163,16 @@ export abstract class ConnectionFollower<
       unseenChannels: this.tracker.unseenChannels,
       reconnects: this.reconnects,
     };
+  }
+
+  /** What the store says about when these calls were answered; none past timeoutMs (stored-answers.ts). */
+  protected storedAnswers(callIds: (string | undefined)[]): Promise<ReadonlyMap<string, number>> {
+    return storedAnswersWithin(
+      this.options.answeredAt,
+      [...new Set(callIds.filter((id): id is string => Boolean(id)))],
+      this.options.timeoutMs,
+      (message) => this.logger.warn(message),
+    );
   }
 
   protected deliver(events: CallEvent[]): void {
@@ -189,6 +204,8 @@ export abstract class ConnectionFollower<
     try {
       this.held = [];
       const session: Session = await this.open({
+        timeoutMs: this.options.timeoutMs,
+        rejectUnauthorized: this.options.rejectUnauthorized,
         onEvent: (event) => this.onEvent(event),
         onRead: () => this.holdStarts(),
         onClose: (error) => this.onClose(session, error),
@@ -205,13 +222,13 @@ export abstract class ConnectionFollower<
       }
       this.deliver(outcome.events);
       this.held = undefined;
-      for (const event of held) this.deliver(this.handle(event, Date.now()));
+      for (const event of held) this.deliver(this.tracker.handle(event, Date.now()));
       this.deliver(this.tracker.flush());
       this.attempt = 0;
       this.setConnected(true);
       this.logger.log(`following ${this.label}: ${outcome.liveChannels} live channels`);
       // No answer within timeoutMs ends the session, which reconnects.
-      this.pingTimer = setInterval(() => this.ping(session).catch(() => undefined), this.options.pingMs);
+      this.pingTimer = setInterval(() => session.ping().catch(() => undefined), this.options.pingMs);
     } catch (error) {
       this.held = undefined;
       this.session?.close();
@@ -234,7 +251,7 @@ export abstract class ConnectionFollower<
   private onEvent(event: Event): void {
     this.countEvent();
     if (!this.held) {
-      this.deliver(this.handle(event, Date.now()));
+      this.deliver(this.tracker.handle(event, Date.now()));
     } else if (this.held.length >= this.options.maxHeldEvents) {
       this.session?.close();
     } else {
@@ -242,7 +259,7 @@ export abstract class ConnectionFollower<
     }
   }
 
-  private onClose(session: Session, error: Failure): void {
+  private onClose(session: Session, error: Error): void {
     if (this.session !== session) return;
     this.session = undefined;
     clearInterval(this.pingTimer);
@@ -254,8 +271,7 @@ export abstract class ConnectionFollower<
     if (this.reconnectTimer) return; // the session's close and the failed action report one failure
     this.setConnected(false);
     if (this.stopped || !this.following()) return;
-    const step = Math.min(this.options.reconnectMaxMs, this.options.reconnectMinMs * 2 ** this.attempt);
-    const wait = step / 2 + Math.random() * (step / 2);
+    const wait = backoffMs(this.attempt, this.options.reconnectMinMs, this.options.reconnectMaxMs);
     this.attempt = Math.min(this.attempt + 1, 20);
     this.reconnects++;
     this.metrics?.followReconnects.inc();

@@ -22,21 +22,13 @@ export function followTargetsOf(
 ): { targets: FollowTargets } | { problems: string[] } {
   const targets: FollowTargets = {};
   const problems: string[] = [];
-  if (settings.mode === 'ami') {
-    if (!settings.amiUrl) problems.push('AMI_URL: required when PBX_EVENTS=ami');
-    else {
-      const ami = parseAmiTarget(settings.amiUrl, egress);
-      if ('problem' in ami) problems.push(ami.problem);
-      else targets.ami = ami;
-    }
-  }
-  if (settings.mode === 'esl') {
-    if (!settings.eslUrl) problems.push('ESL_URL: required when PBX_EVENTS=esl');
-    else {
-      const esl = parseEslTarget(settings.eslUrl, egress);
-      if ('problem' in esl) problems.push(esl.problem);
-      else targets.esl = esl;
-    }
+  if (settings.mode === 'ami' || settings.mode === 'esl') {
+    const { mode } = settings;
+    const url = mode === 'ami' ? settings.amiUrl : settings.eslUrl;
+    const target = url ? (mode === 'ami' ? parseAmiTarget : parseEslTarget)(url, egress) : undefined;
+    if (!target) problems.push(`${mode.toUpperCase()}_URL: required when PBX_EVENTS=${mode}`);
+    else if ('problem' in target) problems.push(target.problem);
+    else targets[mode] = target;
   }
   if (settings.cdrUrl) {
     const cdr = parseCdrTarget(settings.cdrUrl, egress);

@@ -127,6 +127,89 @@ export class CallTable<Call extends FollowedCall> {
   }
 }
 
+type StartedEventOf<Call> = (call: Call, at: number, answerer?: string) => CallEvent;
+
+/**
+ * What the trackers (AMI's CallTracker, the event socket's EslTracker) share: the calls they follow, the
+ * `call.started`s held for parallel dials, and the calls a resync finds gone.
+ */
+export abstract class FollowedCallTracker<Call extends FollowedCall> {
+  protected readonly calls: CallTable<Call>;
+
+  constructor(
+    maxCalls: number,
+    private readonly startedEventOf: StartedEventOf<Call>,
+  ) {
+    this.calls = new CallTable(maxCalls);
+  }
+
+  get activeCalls(): number {
+    return this.calls.size;
+  }
+
+  /** Calls forgotten because the tracker was full (each is a lost call). */
+  get forgottenCalls(): number {
+    return this.calls.forgotten;
+  }
+
+  get holdsStarts(): boolean {
+    return this.calls.holdsStarts;
+  }
+
+  /** call.started held for parallel dials: released shortly after the first dial (the follower's timer). */
+  flush(): CallEvent[] {
+    const out: CallEvent[] = [];
+    this.flushInto(out);
+    return out;
+  }
+
+  protected flushInto(out: CallEvent[]): void {
+    for (const [call, at] of this.calls.takeStarts()) {
+      if (this.releases(call)) out.push(this.startedEventOf(call, at));
+    }
+  }
+
+  /** Whether a held start still goes out when released. */
+  protected releases(_call: Call): boolean {
+    return true;
+  }
+
+  /** After a reconnect: the calls whose outside party is gone ended unseen (their end is unknown here). */
+  protected forgetGone(live: (outside: string) => boolean): string[] {
+    const lost: string[] = [];
+    for (const call of this.calls.values()) {
+      if (live(call.outside)) continue;
+      lost.push(call.callId);
+      this.calls.forget(call);
+    }
+    return lost;
+  }
+
+  /** A phone rings: the first ring starts the call (held for parallel dials), a later one (`again`) too. */
+  protected holdRing(call: Call, at: number, again: boolean): void {
+    if (!call.started) {
+      call.started = true;
+      this.calls.holdStart(call, call.startedAt);
+    } else if (again) {
+      this.calls.holdStart(call, at);
+    }
+  }
+
+  /** A phone answers a call not started yet (its ring was never seen): the start comes first, naming it. */
+  protected startAnswered(call: Call, extension: string, out: CallEvent[]): void {
+    if (call.started) return;
+    call.started = true;
+    out.push(this.startedEventOf(call, call.startedAt, extension));
+  }
+}
+
+/** The phones ringing for the call now, or the one that answered a call whose ring was never seen. */
+export function ringingNow(call: FollowedCall, answerer?: string): string[] {
+  const extensions = [...new Set(call.ringing.values())];
+  if (extensions.length === 0 && answerer) extensions.push(answerer);
+  return extensions;
+}
+
 /** Notes a phone ringing for the call; whether it rang already (another device of it, a repeat). */
 export function noteRinging(call: FollowedCall, leg: string, extension: string): boolean {
   const ringingAlready = [...call.ringing.values()].includes(extension);

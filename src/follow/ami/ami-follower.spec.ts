@@ -1,33 +1,17 @@
 import { createServer, Server, Socket } from 'node:net';
 import { AmiDouble } from '../../../test/support/ami-double';
 import { TlsTerminator } from '../../../test/support/tls-terminator';
+import { Collected, shortNumbers, until } from '../../../test/support/follow-spec';
 import { CallEvent } from '../../calls/call';
 import { EgressPolicy } from '../../common/egress';
-import { FollowSink } from '../follow-sink';
 import { AmiFollower, AmiFollowerOptions } from './ami-follower';
 import { amiTargetOf } from './ami-session';
 import { CallTracker } from './call-tracker';
 import { Endpoints } from './endpoints';
 
-/** The port a follower hands its call events to, kept in memory. */
-class Collected extends FollowSink {
-  readonly events: CallEvent[] = [];
-  submit(events: CallEvent[]): void {
-    this.events.push(...events);
-  }
-}
-
-const until = async (check: () => boolean, timeoutMs = 10000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
 function follower(url: string, options: AmiFollowerOptions = {}) {
-  const sink = new Collected();
-  const tracker = new CallTracker(new Endpoints([], { isEmployee: () => false, maxDigits: 4 }));
+  const sink = new Collected<CallEvent>();
+  const tracker = new CallTracker(new Endpoints([], shortNumbers));
   const ami = new AmiFollower(amiTargetOf(url, EgressPolicy.unrestricted()), tracker, sink, {
     reconnectMinMs: 50,
     ...options,

@@ -1,15 +1,7 @@
-import { CallEvent } from '../../calls/call';
-import { BridgeMetrics } from '../../metrics/bridge-metrics';
-import {
-  ConnectionFollower,
-  ConnectionFollowerOptions,
-  Resynced,
-  SessionCallbacks,
-} from '../connection-follower';
-import { FollowSink } from '../follow-sink';
-import { storedAnswersWithin } from '../pbx-follower';
+import { ConnectionFollower, ConnectionFollowerOptions, Resynced } from '../connection-follower';
+import { PbxSessionOptions } from '../pbx-connection';
 import { AmiMessage } from './ami-message';
-import { AmiError, amiLabel, AmiSession, AmiTarget } from './ami-session';
+import { AmiSession } from './ami-session';
 import { CallTracker } from './call-tracker';
 
 export type AmiFollowerOptions = ConnectionFollowerOptions;
@@ -18,60 +10,29 @@ export type AmiFollowerOptions = ConnectionFollowerOptions;
  * One Manager connection (real PBX output): resync from `CoreShowChannels`, `Ping` as the keep-alive. No
  * replay: a call whose outside channel went while disconnected is possibly lost (only a ledger can tell).
  */
-export class AmiFollower extends ConnectionFollower<AmiSession, AmiMessage, AmiError> {
+export class AmiFollower extends ConnectionFollower<AmiSession, AmiMessage, CallTracker> {
+  protected readonly source = 'ami';
   protected readonly wording = {
     down: 'Manager connection',
     lost: 'Manager connection',
     lostEnds: 'without a ledger their end is unknown',
   };
 
-  constructor(
-    private readonly target: AmiTarget,
-    private readonly calls: CallTracker,
-    sink: FollowSink,
-    options: AmiFollowerOptions = {},
-    metrics?: BridgeMetrics,
-  ) {
-    super('ami', calls, sink, options, metrics);
-  }
-
   /** Whether the call is live on the PBX, as followed since the last resync; undefined while not connected. */
   liveOnPbx(callId: string): boolean | undefined {
-    return this.connected ? this.calls.follows(callId) : undefined;
+    return this.connected ? this.tracker.follows(callId) : undefined;
   }
 
-  protected get label(): string {
-    return amiLabel(this.target);
-  }
-
-  protected open(callbacks: SessionCallbacks<AmiMessage, AmiError>): Promise<AmiSession> {
-    const { timeoutMs, rejectUnauthorized } = this.options;
-    return AmiSession.open(this.target, { timeoutMs, rejectUnauthorized, ...callbacks });
+  protected open(options: PbxSessionOptions<AmiMessage>): Promise<AmiSession> {
+    return AmiSession.open(this.target, options);
   }
 
   protected async resync(session: AmiSession): Promise<Resynced> {
     await this.readClock(session);
     const live = await session.list('CoreShowChannels');
-    const answers = await storedAnswersWithin(
-      this.options.answeredAt,
-      [...new Set(live.map((entry) => entry.Linkedid).filter(Boolean))],
-      this.options.timeoutMs,
-      (message) => this.logger.warn(message),
-    );
-    const { lost, events } = this.calls.resync(live, Date.now(), answers);
+    const answers = await this.storedAnswers(live.map((entry) => entry.Linkedid));
+    const { lost, events } = this.tracker.resync(live, Date.now(), answers);
     return { lost, events, liveChannels: live.length };
-  }
-
-  protected ping(session: AmiSession): Promise<unknown> {
-    return session.action('Ping');
-  }
-
-  protected leave(session: AmiSession): Promise<void> {
-    return session.logoff();
-  }
-
-  protected handle(event: AmiMessage, now: number): CallEvent[] {
-    return this.calls.handle(event, now);
   }
 
   /**
@@ -80,10 +41,10 @@ export class AmiFollower extends ConnectionFollower<AmiSession, AmiMessage, AmiE
    */
   private async readClock(session: AmiSession): Promise<void> {
     const sent = Date.now();
-    const pong = await session.action('Ping');
+    const pong = await session.ping();
     const stamp = Number(pong.Timestamp);
     if (pong.Timestamp && Number.isFinite(stamp)) {
-      this.calls.noteClock(stamp * 1000, Math.round((sent + Date.now()) / 2));
+      this.tracker.noteClock(stamp * 1000, Math.round((sent + Date.now()) / 2));
     }
   }
 }

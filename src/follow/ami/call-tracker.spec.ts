@@ -1,10 +1,9 @@
 import { AmiDouble, CallDescription, PbxSetup } from '../../../test/support/ami-double';
+import { flushedUntil, shortNumbers as numbers, summary } from '../../../test/support/follow-spec';
 import { CallEvent } from '../../calls/call';
 import { AmiFramer, AmiMessage } from './ami-message';
 import { CallTracker } from './call-tracker';
 import { Endpoints } from './endpoints';
-
-const numbers = { isEmployee: () => false, maxDigits: 4 };
 
 /** Plays calls on the AMI double (no connection: its event texts are framed and fed to a tracker). */
 async function follow(
@@ -28,16 +27,14 @@ async function follow(
     framer.push(text);
   });
   const playing = calls.map((call) => pbx.play({ stepMs: 1, ...call }));
-  const flusher = setInterval(() => events.push(...tracker.flush()), 2);
-  await Promise.all(playing.map((call) => call.done));
-  clearInterval(flusher);
-  events.push(...tracker.flush());
+  await flushedUntil(
+    playing.map((call) => call.done),
+    tracker,
+    events,
+  );
   await pbx.close();
   return { events, linkedids: playing.map((call) => call.linkedid), tracker };
 }
-
-const summary = (events: CallEvent[]) =>
-  events.map((e) => [e.event, e.extension ?? null, e.extensions ?? null, e.status ?? null]);
 
 describe('CallTracker: AMI events of real flows → call events', () => {
   it('inbound to one extension, answered, recorded: started, answered, ended with talk time and URL', async () => {

@@ -1,5 +1,5 @@
 import { CallEvent } from '../../calls/call';
-import { answeredEvent, CallTable, noteRinging } from '../followed-calls';
+import { answeredEvent, FollowedCallTracker, noteRinging } from '../followed-calls';
 import { AmiMessage } from './ami-message';
 import { ANONYMOUS, isNumber, outsideNumber, withheld } from './caller-id';
 import { Channel, ChannelMap, ChannelRole, first, remember } from './channel-map';
@@ -45,10 +45,9 @@ export interface ResyncOutcome {
  * - `call.ended` when the outside channel hangs up; talk time from the first answer; a call no phone answered
  *   (voicemail answering the trunk does not count) is missed (busy when every leg was busy).
  */
-export class CallTracker {
+export class CallTracker extends FollowedCallTracker<TrackedCall> {
   private readonly gaps = new UniqueidGaps();
   private readonly channels: ChannelMap;
-  private readonly calls: CallTable<TrackedCall>;
   /** Recording names a Linkedid's channels gave before its call opened (FreePBX records outbound pre-dial). */
   private readonly recordedEarly = new Map<string, Recording>();
   /** SequenceNumbers seen lately (manager debug): several manager sessions repeat events. */
@@ -61,20 +60,11 @@ export class CallTracker {
     private readonly endpoints: Endpoints,
     private readonly options: TrackerOptions = {},
   ) {
+    super(options.maxCalls ?? 5000, startedEventOf);
     this.maxChannels = options.maxChannels ?? 20000;
-    this.calls = new CallTable(options.maxCalls ?? 5000);
     this.channels = new ChannelMap(this.endpoints, this.maxChannels, this.gaps, (channel) =>
       this.roleOf(channel),
     );
-  }
-
-  get activeCalls(): number {
-    return this.calls.size;
-  }
-
-  /** Calls forgotten because the tracker was full (each is a lost call). */
-  get forgottenCalls(): number {
-    return this.calls.forgotten;
   }
 
   get unseenChannels(): number {
@@ -83,10 +73,6 @@ export class CallTracker {
 
   get activeChannels(): number {
     return this.channels.size;
-  }
-
-  get holdsStarts(): boolean {
-    return this.calls.holdsStarts;
   }
 
   /** The channel map's indexes, bounded with it (what the memory spec checks). */
@@ -160,13 +146,6 @@ export class CallTracker {
     return out;
   }
 
-  /** call.started held for parallel dials: released shortly after the first dial (the follower's timer). */
-  flush(): CallEvent[] {
-    const out: CallEvent[] = [];
-    this.flushInto(out);
-    return out;
-  }
-
   /**
    * After a reconnect: `live` is what `CoreShowChannels` listed (`CoreShowChannel` events). Channels and
    * bridges are rebuilt from it; a call followed before whose outside channel is gone ended unseen (lost
@@ -183,12 +162,7 @@ export class CallTracker {
     now += this.pbxOffset;
     const before = this.gaps.mark;
     const liveIds = new Set(live.map((channel) => channel.Uniqueid).filter(Boolean));
-    const lost: string[] = [];
-    for (const call of this.calls.values()) {
-      if (liveIds.has(call.outside)) continue;
-      lost.push(call.callId);
-      this.calls.forget(call);
-    }
+    const lost = this.forgetGone((outside) => liveIds.has(outside));
     this.channels.clear();
     this.recordedEarly.clear();
     // A new session: its SequenceNumbers are not repeats of the last one's (they restart with Asterisk).
@@ -372,14 +346,9 @@ export class CallTracker {
   private ring(call: TrackedCall, leg: string, extension: string | undefined, at: number): void {
     if (!extension) return;
     noteRinging(call, leg, extension);
-    if (!call.started) {
-      call.started = true;
-      this.calls.holdStart(call, call.startedAt);
-    } else if (call.direction === 'inbound' && !call.announced.has(extension)) {
-      // Started before this phone rang (a queue's next member, a hunt group, a blind transfer's target): a
-      // later start names it, held like the first for parallel dials, also after the answer.
-      this.calls.holdStart(call, at);
-    }
+    // Started before this phone rang (a queue's next member, a hunt group, a blind transfer's target): a
+    // later start names it, held like the first for parallel dials, also after the answer.
+    this.holdRing(call, at, call.direction === 'inbound' && !call.announced.has(extension));
   }
 
   private stopRinging(leg: string | undefined): void {
@@ -387,11 +356,9 @@ export class CallTracker {
     for (const call of this.calls.values()) call.ringing.delete(leg);
   }
 
-  private flushInto(out: CallEvent[]): void {
-    for (const [call, at] of this.calls.takeStarts()) {
-      // Once answered, a start goes only for a phone ringing now (the one it rang may be answered meanwhile).
-      if (call.answeredAt === undefined || call.ringing.size > 0) out.push(startedEventOf(call, at));
-    }
+  /** Once answered, a start goes only for a phone ringing now (the one it rang may be answered meanwhile). */
+  protected override releases(call: TrackedCall): boolean {
+    return call.answeredAt === undefined || call.ringing.size > 0;
   }
 
   /**
@@ -407,10 +374,7 @@ export class CallTracker {
     }
     const extension = party?.extension;
     if (!extension || extension === call.answeredBy) return;
-    if (!call.started) {
-      call.started = true;
-      out.push(startedEventOf(call, call.startedAt, extension));
-    }
+    this.startAnswered(call, extension, out);
     // The card now is the answerer's alone: any phone ringing for the call from here on is shown it anew.
     call.announced = new Set([extension]);
     out.push(answeredEvent(call, extension, at));

@@ -6,6 +6,7 @@ import {
   endedEvent,
   FollowedCall,
   followedCall,
+  ringingNow,
   startedEvent,
   unansweredInbound,
 } from '../followed-calls';
@@ -26,8 +27,7 @@ export function newCall(opening: CallOpening, recording: Recording): TrackedCall
 
 /** A `call.started` naming the phones ringing now (or the one that answered an unannounced call). */
 export function startedEventOf(call: TrackedCall, at: number, answerer?: string): CallEvent {
-  const extensions = [...new Set(call.ringing.values())];
-  if (extensions.length === 0 && answerer) extensions.push(answerer);
+  const extensions = ringingNow(call, answerer);
   for (const named of extensions) call.announced.add(named);
   const extension = call.direction === 'outbound' ? call.caller : extensions[0];
   return startedEvent(call, at, extension, call.direction === 'inbound' ? extensions : []);

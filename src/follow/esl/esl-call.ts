@@ -7,6 +7,7 @@ import {
   endedEvent,
   FollowedCall,
   followedCall,
+  ringingNow,
   startedEvent,
   unansweredInbound,
 } from '../followed-calls';
@@ -37,8 +38,7 @@ export function noteRecording(call: TrackedCall, event: EslEvent): void {
 }
 
 export function startedEventOf(call: TrackedCall, at: number, answerer?: string): CallEvent {
-  const extensions = [...new Set(call.ringing.values())];
-  if (extensions.length === 0 && answerer) extensions.push(answerer);
+  const extensions = ringingNow(call, answerer);
   // An outbound call's card is the dialling phone's, until a transfer makes another phone ring.
   const extension = extensions[0] ?? (call.direction === 'outbound' ? call.caller : undefined);
   return startedEvent(call, at, extension, extensions);

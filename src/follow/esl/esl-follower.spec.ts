@@ -1,32 +1,17 @@
 import { createServer, Server, Socket } from 'node:net';
 import { EslDouble } from '../../../test/support/esl-double';
 import { TlsTerminator } from '../../../test/support/tls-terminator';
+import { Collected, shortNumbers, until } from '../../../test/support/follow-spec';
 import { CallEvent } from '../../calls/call';
 import { EgressPolicy } from '../../common/egress';
-import { FollowSink } from '../follow-sink';
 import { EslFollower, EslFollowerOptions } from './esl-follower';
 import { eslTargetOf } from './esl-session';
 import { EslTracker } from './esl-tracker';
 import { Legs } from './legs';
 
-class Collected extends FollowSink {
-  readonly events: CallEvent[] = [];
-  submit(events: CallEvent[]): void {
-    this.events.push(...events);
-  }
-}
-
-const until = async (check: () => boolean, timeoutMs = 10000) => {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
 function follower(url: string, options: EslFollowerOptions = {}) {
-  const sink = new Collected();
-  const tracker = new EslTracker(new Legs([], { isEmployee: () => false, maxDigits: 4 }));
+  const sink = new Collected<CallEvent>();
+  const tracker = new EslTracker(new Legs([], shortNumbers));
   const esl = new EslFollower(eslTargetOf(url, EgressPolicy.unrestricted()), tracker, sink, {
     reconnectMinMs: 50,
     ...options,

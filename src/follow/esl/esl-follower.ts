@@ -1,15 +1,7 @@
-import { CallEvent } from '../../calls/call';
-import { BridgeMetrics } from '../../metrics/bridge-metrics';
-import {
-  ConnectionFollower,
-  ConnectionFollowerOptions,
-  Resynced,
-  SessionCallbacks,
-} from '../connection-follower';
-import { FollowSink } from '../follow-sink';
-import { storedAnswersWithin } from '../pbx-follower';
+import { ConnectionFollower, ConnectionFollowerOptions, Resynced } from '../connection-follower';
+import { PbxSessionOptions } from '../pbx-connection';
 import { EslEvent, header, parseJsonEvent } from './esl-message';
-import { EslError, eslLabel, EslSession, EslTarget } from './esl-session';
+import { EslError, EslSession } from './esl-session';
 import { EslLiveState, EslTracker } from './esl-tracker';
 
 /** The events the tracker reads (real PBX output); RECORD_STOP too: a follower begun mid-call learns the file. */
@@ -26,35 +18,21 @@ export type EslFollowerOptions = ConnectionFollowerOptions;
  * `show channels` and `show calls`, `api status` as the keep-alive. No replay: a call whose outside leg went
  * while disconnected is possibly lost (mod_json_cdr, the ledger, posts its end).
  */
-export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslError> {
+export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslTracker> {
+  protected readonly source = 'esl';
   protected readonly wording = {
     down: 'event socket',
     lost: 'event socket connection',
     lostEnds: 'mod_json_cdr (the ledger) reports their end',
   };
 
-  constructor(
-    private readonly target: EslTarget,
-    private readonly calls: EslTracker,
-    sink: FollowSink,
-    options: EslFollowerOptions = {},
-    metrics?: BridgeMetrics,
-  ) {
-    super('esl', calls, sink, options, metrics);
-  }
-
-  protected get label(): string {
-    return eslLabel(this.target);
-  }
-
-  protected async open(callbacks: SessionCallbacks<EslEvent, EslError>): Promise<EslSession> {
-    const { timeoutMs, rejectUnauthorized } = this.options;
-    const session = await EslSession.open(this.target, { timeoutMs, rejectUnauthorized, ...callbacks });
+  protected async open(options: PbxSessionOptions<EslEvent>): Promise<EslSession> {
+    const session = await EslSession.open(this.target, options);
     const subscribed = await session.command(`event json ${ESL_EVENTS}`, 'event json');
     const reply = subscribed.headers['Reply-Text'] ?? '';
     if (!reply.startsWith('+OK')) {
       session.close();
-      throw new EslError(`event subscription refused by ${eslLabel(this.target)}: ${reply}`);
+      throw new EslError(`event subscription refused by ${this.label}: ${reply}`);
     }
     return session;
   }
@@ -66,20 +44,8 @@ export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslErr
         .filter((event) => header(event, 'Event-Name') === 'CHANNEL_HANGUP_COMPLETE')
         .map((event) => header(event, 'Unique-ID') ?? ''),
     );
-    const { lost, events } = this.calls.resync(live, Date.now(), hangingUp);
+    const { lost, events } = this.tracker.resync(live, Date.now(), hangingUp);
     return { lost, events, liveChannels: live.channels.length };
-  }
-
-  protected ping(session: EslSession): Promise<unknown> {
-    return session.api('status');
-  }
-
-  protected leave(session: EslSession): Promise<void> {
-    return session.exit();
-  }
-
-  protected handle(event: EslEvent, now: number): CallEvent[] {
-    return this.calls.handle(event, now);
   }
 
   /** What is live now: the session counter, every channel, and who is bridged with whom. */
@@ -94,12 +60,7 @@ export class EslFollower extends ConnectionFollower<EslSession, EslEvent, EslErr
       bridged: pairs.map((row) => [row.uuid, row.b_uuid] as [string, string]),
       sessionsSinceStartup: count === undefined ? undefined : Number(count),
       bridgedAt: await this.bridgeTimes(session, pairs),
-      storedAnswers: await storedAnswersWithin(
-        this.options.answeredAt,
-        [...new Set(channels.map((row) => row.call_uuid || row.uuid).filter(Boolean))],
-        this.options.timeoutMs,
-        (message) => this.logger.warn(message),
-      ),
+      storedAnswers: await this.storedAnswers(channels.map((row) => row.call_uuid || row.uuid)),
     };
   }
 

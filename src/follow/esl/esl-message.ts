@@ -1,3 +1,5 @@
+import { urlDecoded } from '../../pbx/adapters/freeswitch-cdr';
+
 /** One event-socket message: its head (`Key: Value` lines) and the body its `Content-Length` announced. */
 export interface EslMessage {
   headers: Record<string, string>;
@@ -153,12 +155,4 @@ export function parsePlainEvent(body: string): EslEvent {
     event._body = rest.subarray(0, length).toString('utf8');
   }
   return event;
-}
-
-function urlDecoded(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }

@@ -1,6 +1,14 @@
-import { Socket } from 'node:net';
 import { ConnectorError, EgressPolicy } from '../../common/egress';
-import { checkedTarget, connectPbx, oneLine, parsePbxTarget, pbxLabel, PbxTarget } from '../pbx-connection';
+import {
+  checkedTarget,
+  FailureDetails,
+  oneLine,
+  parsePbxTarget,
+  pbxLabel,
+  PbxSession,
+  PbxSessionOptions,
+  PbxTarget,
+} from '../pbx-connection';
 import { EslEvent, EslFramer, EslMessage, parseJsonEvent, parsePlainEvent } from './esl-message';
 
 /**
@@ -16,30 +24,17 @@ export function parseEslTarget(
   egress: EgressPolicy,
   variable = 'ESL_URL',
 ): EslTarget | { problem: string } {
-  return parsePbxTarget(url, egress, { url: 'ESL_URL', variable, port: () => 8021 });
+  return parsePbxTarget(url, egress, { url: 'ESL_URL', variable });
 }
 
 export function eslTargetOf(url: string, egress: EgressPolicy, variable = 'ESL_URL'): EslTarget {
   return checkedTarget(parseEslTarget(url, egress, variable));
 }
 
-export const eslLabel = pbxLabel;
-
 /** An event socket failure whose message names the address and never the password. */
 export class EslError extends ConnectorError {}
 
-export interface EslSessionOptions {
-  /** Each wait (connect, auth/request, a command's reply) is bounded by this. */
-  timeoutMs: number;
-  /** Every `text/event-json` event, in order. */
-  onEvent: (event: EslEvent) => void;
-  /** After every read of the socket: the events of one read have all been handed to onEvent. */
-  onRead?: () => void;
-  /** Once, when an established session ends for any reason. */
-  onClose: (error: EslError) => void;
-  /** tls://: checks the terminator's certificate (default true; tests against a self-signed one turn it off). */
-  rejectUnauthorized?: boolean;
-}
+export type EslSessionOptions = PbxSessionOptions<EslEvent>;
 
 interface Waiting {
   what: string;
@@ -51,72 +46,35 @@ interface Waiting {
  * One long-lived event socket session, inbound mode (real PBX output): `auth/request`, `auth`/`userauth`,
  * then commands. Replies (`command/reply`, `api/response`) come in the order the commands were sent, so a
  * FIFO matches them; events (`text/event-json`) are handed on as they come. The oldest unanswered command
- * bounds the wait: no reply within timeoutMs ends the session (dead peer). `text/disconnect-notice`, an ACL
- * refusal (`text/rude-rejection`), a framing bound or any socket error ends it too (onClose, once).
+ * bounds the wait: no reply within timeoutMs ends the session (dead peer). `text/disconnect-notice` and an
+ * ACL refusal (`text/rude-rejection`) end it too.
  */
-export class EslSession {
+export class EslSession extends PbxSession<EslEvent> {
   private readonly waiting: Waiting[] = [];
   private timer?: NodeJS.Timeout;
-  private closed = false;
-  private established = false;
-  private greeted?: () => void;
-  private refusedBeforeLogin?: (error: Error) => void;
-
-  private socket: Socket;
-
-  private constructor(
-    private readonly label: string,
-    private readonly options: EslSessionOptions,
-  ) {}
 
   /** Connects and logs in; rejects with an EslError (address, reason; never the password). */
-  static open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
-    const label = eslLabel(target);
-    return new Promise((resolve, reject) => {
-      const session = new EslSession(label, options);
-      const framer = new EslFramer((message) => session.received(message));
-      const timer = setTimeout(
-        () => session.end(new EslError(`no auth/request from ${label} within ${options.timeoutMs} ms`)),
-        options.timeoutMs,
-      );
-      session.socket = connectPbx(target, {
-        label,
-        rejectUnauthorized: options.rejectUnauthorized,
-        onData: (chunk) => {
-          framer.push(chunk as Buffer);
-          if (session.established) options.onRead?.();
-        },
-        end: (message, details) => session.end(new EslError(message, details)),
-      });
-      session.greeted = () => {
-        clearTimeout(timer);
-        const login = target.user
-          ? `userauth ${oneLine(target.user)}:${oneLine(target.password)}`
-          : `auth ${oneLine(target.password)}`;
-        session.command(login, 'the login').then(
-          (reply) => {
-            const text = reply.headers['Reply-Text'] ?? '';
-            if (!text.startsWith('+OK')) {
-              const who = target.user ? `user ${oneLine(target.user)}` : 'the password';
-              session.end(
-                new EslError(`login refused for ${who} at ${label}: ${oneLine(text) || 'no reason given'}`, {
-                  credentialsRefused: true,
-                }),
-              );
-              return;
-            }
-            session.established = true;
-            session.refusedBeforeLogin = undefined;
-            resolve(session);
-          },
-          () => undefined,
-        );
-      };
-      session.refusedBeforeLogin = (error) => {
-        clearTimeout(timer);
-        reject(error);
-      };
+  static async open(target: EslTarget, options: EslSessionOptions): Promise<EslSession> {
+    const session = new EslSession(pbxLabel(target), options);
+    const framer = new EslFramer((message) => session.received(message));
+    await session.connect(target, 'auth/request', (chunk) => {
+      framer.push(chunk as Buffer);
+      if (session.established) options.onRead?.();
     });
+    return session;
+  }
+
+  protected async login(target: EslTarget): Promise<void> {
+    const login = target.user
+      ? `userauth ${oneLine(target.user)}:${oneLine(target.password)}`
+      : `auth ${oneLine(target.password)}`;
+    const text = (await this.command(login, 'the login')).headers['Reply-Text'] ?? '';
+    if (!text.startsWith('+OK')) {
+      const who = target.user ? `user ${oneLine(target.user)}` : 'the password';
+      throw new EslError(`login refused for ${who} at ${this.label}: ${oneLine(text) || 'no reason given'}`, {
+        credentialsRefused: true,
+      });
+    }
   }
 
   /** Sends one command (`event json …`, `api …`); resolves with its reply. */
@@ -135,21 +93,20 @@ export class EslSession {
     return reply.body;
   }
 
-  /**
-   * Says `exit` and reads on until FreeSWITCH answers it (or timeoutMs): every event it sent before it read
-   * the `exit` has been handed on by then. How a stopping bridge leaves without losing what is in flight.
-   */
-  async exit(): Promise<void> {
-    if (this.closed) return;
-    await this.command('exit').catch(() => undefined);
-    this.end(new EslError(`closed by the bridge (${this.label})`));
+  ping(): Promise<string> {
+    return this.api('status');
   }
 
-  /** Says `exit` and closes. */
-  close(): void {
-    if (this.closed) return;
-    if (this.socket.writable) this.socket.write('exit\n\n');
-    this.end(new EslError(`closed by the bridge (${this.label})`));
+  protected goodbye(): Promise<EslMessage> {
+    return this.command('exit');
+  }
+
+  protected goodbyeText(): string {
+    return 'exit\n\n';
+  }
+
+  protected failure(message: string, details?: FailureDetails): EslError {
+    return new EslError(message, details);
   }
 
   private armTimer(): void {
@@ -169,8 +126,7 @@ export class EslSession {
     const type = message.headers['Content-Type'] ?? '';
     switch (type) {
       case 'auth/request':
-        this.greeted?.();
-        this.greeted = undefined;
+        this.greeted?.('');
         return;
       case 'command/reply':
       case 'api/response': {
@@ -200,13 +156,8 @@ export class EslSession {
     }
   }
 
-  private end(error: EslError): void {
-    if (this.closed) return;
-    this.closed = true;
+  protected abandon(error: EslError): void {
     clearTimeout(this.timer);
     for (const waiting of this.waiting.splice(0)) waiting.reject(error);
-    this.socket.destroy();
-    if (this.established) this.options.onClose(error);
-    else this.refusedBeforeLogin?.(error);
   }
 }

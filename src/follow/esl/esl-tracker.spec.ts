@@ -1,10 +1,9 @@
 import { EslCallDescription, EslDouble } from '../../../test/support/esl-double';
+import { flushedUntil, shortNumbers as numbers, summary } from '../../../test/support/follow-spec';
 import { CallEvent } from '../../calls/call';
 import { EslEvent, EslFramer, parseJsonEvent } from './esl-message';
 import { EslTracker } from './esl-tracker';
 import { Legs } from './legs';
-
-const numbers = { isEmployee: () => false, maxDigits: 4 };
 
 /** Plays calls on the event socket double (no connection: its framed events are parsed and fed to a tracker). */
 async function follow(
@@ -26,16 +25,14 @@ async function follow(
   });
   pbx.observe((frame) => framer.push(Buffer.from(frame)));
   const playing = calls.map((call) => pbx.play({ stepMs: 1, ...call }));
-  const flusher = setInterval(() => events.push(...tracker.flush()), 2);
-  await Promise.all(playing.map((call) => call.done));
-  clearInterval(flusher);
-  events.push(...tracker.flush());
+  await flushedUntil(
+    playing.map((call) => call.done),
+    tracker,
+    events,
+  );
   await pbx.close();
   return { events, callIds: playing.map((call) => call.callId), tracker, fired };
 }
-
-const summary = (events: CallEvent[]) =>
-  events.map((e) => [e.event, e.extension ?? null, e.extensions ?? null, e.status ?? null]);
 
 describe('EslTracker: FreeSWITCH events of real flows → call events', () => {
   it('inbound to one user, answered, record_session: started, answered, ended with talk time and URL', async () => {

@@ -1,5 +1,5 @@
 import { CallEvent } from '../../calls/call';
-import { answeredEvent, CallTable, noteRinging } from '../followed-calls';
+import { answeredEvent, FollowedCallTracker, noteRinging } from '../followed-calls';
 import {
   endedEventOf,
   hidden,
@@ -62,9 +62,8 @@ export interface EslLiveState {
  *   outbound from the gateway leg's Hangup-Cause; the recording as the CDR route makes it a URL.
  * - Phone-to-phone calls (consultations included) have no outside leg: never calls.
  */
-export class EslTracker {
+export class EslTracker extends FollowedCallTracker<TrackedCall> {
   private readonly legs: LegMap;
-  private readonly calls: CallTable<TrackedCall>;
   private highestSession = 0;
   private unseen = 0;
 
@@ -72,29 +71,17 @@ export class EslTracker {
     classes: Legs,
     private readonly options: EslTrackerOptions = {},
   ) {
+    super(options.maxCalls ?? 5000, startedEventOf);
     this.legs = new LegMap(classes, options.maxLegs ?? 20000);
-    this.calls = new CallTable(options.maxCalls ?? 5000);
-  }
-
-  get activeCalls(): number {
-    return this.calls.size;
   }
 
   get activeLegs(): number {
     return this.legs.size;
   }
 
-  get forgottenCalls(): number {
-    return this.calls.forgotten;
-  }
-
   /** Sessions created and gone while disconnected (from FreeSWITCH's session counter); a lower bound. */
   get unseenChannels(): number {
     return this.unseen;
-  }
-
-  get holdsStarts(): boolean {
-    return this.calls.holdsStarts;
   }
 
   /** The call events `event` gives; `now` (ms) stands in when it carries no Event-Date-Timestamp. */
@@ -131,12 +118,6 @@ export class EslTracker {
     return out;
   }
 
-  flush(): CallEvent[] {
-    const out: CallEvent[] = [];
-    this.flushInto(out);
-    return out;
-  }
-
   /**
    * After a reconnect. Legs still live keep what was known of them (unknown ones are classified from their
    * row) and bridges are rebuilt from `show calls`; a call followed before whose outside leg is gone ended
@@ -146,13 +127,8 @@ export class EslTracker {
   resync(live: EslLiveState, now: number, hangingUp: ReadonlySet<string> = new Set()): EslResyncOutcome {
     const before = this.highestSession;
     const liveIds = new Set(live.channels.map((row) => row.uuid).filter(Boolean));
-    const lost: string[] = [];
-    for (const call of this.calls.values()) {
-      if (liveIds.has(call.outside) || hangingUp.has(call.outside)) continue;
-      lost.push(call.callId);
-      this.calls.forget(call);
-    }
     const keep = (uuid: string) => liveIds.has(uuid) || hangingUp.has(uuid);
+    const lost = this.forgetGone(keep);
     const fresh = this.legs.resync(live.channels, live.bridged, keep);
     const events: CallEvent[] = [];
     const createdAt = new Map(live.channels.map((row) => [row.uuid, Number(row.created_epoch) * 1000]));
@@ -318,16 +294,7 @@ export class EslTracker {
    */
   private ring(call: TrackedCall, leg: Leg, at: number): void {
     if (!leg.extension || noteRinging(call, leg.uuid, leg.extension)) return;
-    if (!call.started) {
-      call.started = true;
-      this.calls.holdStart(call, call.startedAt);
-    } else {
-      this.calls.holdStart(call, at);
-    }
-  }
-
-  private flushInto(out: CallEvent[]): void {
-    for (const [call, at] of this.calls.takeStarts()) out.push(startedEventOf(call, at));
+    this.holdRing(call, at, true);
   }
 
   /** The phone bridged with the outside leg; a new one is a `call.answered` (again on each transfer). */
@@ -335,10 +302,7 @@ export class EslTracker {
     const partner = this.legs.partnerOf(call.outside);
     const extension = partner?.kind === 'phone' ? partner.extension : undefined;
     if (!extension || extension === call.answeredBy) return;
-    if (!call.started) {
-      call.started = true;
-      out.push(startedEventOf(call, call.startedAt, extension));
-    }
+    this.startAnswered(call, extension, out);
     this.answered(call, extension, at, out);
   }
 

@@ -49,8 +49,9 @@ export interface LedgerMapping {
   recordingTemplate?: string;
 }
 
-const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
-const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+/** The CDR's local time text as if it were UTC (ms), and back: arithmetic on the PBX's clock, zone aside. */
+export const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
+export const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const answeredAt = (row: CdrRow) => naive(row.calldate) + (row.duration - row.billsec) * 1000;
 
 /**

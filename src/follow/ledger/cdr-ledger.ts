@@ -4,9 +4,10 @@ import { CallEvent } from '../../calls/call';
 import { BridgeMetrics } from '../../metrics/bridge-metrics';
 import { CallStore } from '../../store/call-store';
 import { FollowPositionStore } from '../../store/follow-position-store';
+import { backoffMs } from '../connection-follower';
 import { FollowSink } from '../follow-sink';
 import { LedgerStatusView } from '../pbx-follower';
-import { CdrRow, ledgerCallOf, LedgerMapping, rowKey } from './cdr-calls';
+import { CdrRow, ledgerCallOf, LedgerMapping, local, naive, rowKey } from './cdr-calls';
 import { CdrSource, PAGE_ROWS, PageCursor } from './cdr-source';
 
 export interface CdrLedgerOptions {
@@ -66,8 +67,6 @@ type Readiness = 'complete' | 'partial' | 'live';
 /** The position's name in the store (one ledger per portal today). */
 const SOURCE = 'asterisk-cdr';
 
-const naive = (local: string) => Date.parse(`${local.replace(' ', 'T')}Z`);
-const local = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 const minus = (at: string, seconds: number) => local(naive(at) - seconds * 1000);
 /** Before any row: what an empty table is read from until its first row gives a position. */
 const EPOCH = '1970-01-01 00:00:00';
@@ -192,11 +191,8 @@ export class CdrLedger {
       this.failures++;
       // mysql2's messages name the user and host, never the password; the URL itself is never printed.
       this.lastError = `${this.parts.label}: ${(error as Error).message}`;
-      const step = Math.min(
-        this.options.reconnectMaxMs,
-        this.options.reconnectMinMs * 2 ** Math.min(this.failures - 1, 10),
-      );
-      const wait = Math.round(step / 2 + (Math.random() * step) / 2);
+      const { reconnectMinMs, reconnectMaxMs } = this.options;
+      const wait = Math.round(backoffMs(Math.min(this.failures - 1, 10), reconnectMinMs, reconnectMaxMs));
       if (this.failures === 1 || this.failures % 10 === 0) {
         this.logger.warn(`CDR ledger not readable, retrying in ${wait} ms: ${this.lastError}`);
       }

@@ -143,9 +143,7 @@ export function asteriskCdrToEvents(
   recordingTemplate?: string,
 ): AdapterOutcome {
   const cdr = validateNative(AsteriskCdrDto, body, WHAT);
-  const { direction, directionInferred } = cdr.direction
-    ? { direction: cdr.direction, directionInferred: undefined }
-    : inferDirection(cdr, numbers);
+  const { direction, directionInferred } = directionOf(cdr, numbers);
   const inbound = direction === 'inbound';
   const startedAt = fromLocalTime(cdr.start, zone);
   if (!startedAt) throw badField(WHAT, 'start', `start ${cdr.start} is not a real moment in ${zone}`);
@@ -220,6 +218,14 @@ function answeredAt(cdr: AsteriskCdrDto, startedAt: string, zone: string): strin
     throw badField(WHAT, 'answer', `answer ${cdr.answer} is not a real moment in ${zone}`);
   }
   return answer ?? secondsAfter(startedAt, Math.max(0, Number(cdr.duration) - Number(cdr.billsec)));
+}
+
+/** The direction the post names, else inferred (`inferDirection`). */
+export function directionOf(
+  post: Pick<AsteriskCdrDto, 'direction' | 'src' | 'dst'>,
+  numbers: InternalNumbers,
+): { direction: Direction; directionInferred?: string } {
+  return post.direction ? { direction: post.direction } : inferDirection(post, numbers);
 }
 
 /**

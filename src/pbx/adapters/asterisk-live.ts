@@ -2,7 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Length, Matches } from 'class-validator';
 import { Direction } from '../../calls/call';
 import { crmCallIdOf } from '../../calls/click-match';
-import { asteriskCdrToEvents, extensionOfChannel, inferDirection, InternalNumbers } from './asterisk-cdr';
+import { asteriskCdrToEvents, directionOf, extensionOfChannel, InternalNumbers } from './asterisk-cdr';
 import {
   AdapterOutcome,
   badField,
@@ -96,9 +96,7 @@ export function asteriskLiveToEvents(body: unknown, zone: string, numbers: Inter
 
 function ringing(live: AsteriskLiveDto, at: string, numbers: InternalNumbers): AdapterOutcome {
   if (!live.dst) throw badField(WHAT, 'dst', 'dst must be the number dialled, ${CDR(dst)} or ${EXTEN}');
-  const { direction, directionInferred } = live.direction
-    ? { direction: live.direction, directionInferred: undefined }
-    : inferDirection({ src: live.src, dst: live.dst }, numbers);
+  const { direction, directionInferred } = directionOf({ ...live, dst: live.dst }, numbers);
   const inbound = direction === 'inbound';
   const group = ringingExtensions(live, numbers);
   const extension = live.extension ?? group[0] ?? (inbound ? live.dst : live.src);

@@ -194,7 +194,8 @@ function normalise(cdr: unknown): unknown {
   return { ...cdr, callflow, variables: decoded };
 }
 
-function urlDecoded(value: string): string {
+/** A URL-encoded value (mod_json_cdr's `encode`, plain events' headers), or as it is when it is not one. */
+export function urlDecoded(value: string): string {
   try {
     return decodeURIComponent(value);
   } catch {
