@@ -26,6 +26,6 @@ export abstract class PortalCrm {
   abstract missedCallTaskOf(portalId: string): boolean | undefined;
   /** The portal's own country for national numbers (its PBX's events and lookups); undefined: DEFAULT_COUNTRY. */
   abstract defaultCountryOf(portalId: string): string | undefined;
-  /** The portal's own intake settings; undefined: the deployment's (single mode, or a portal not served). */
+  /** The portal's own intake settings (the seeded portal's are the environment's); undefined: a portal not served. */
   abstract intakeOf(portalId: string): PortalIntake | undefined;
 }

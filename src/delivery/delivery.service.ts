@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { EgressPolicy } from '../common/egress';
-import { WorkSignal } from '../common/work-signal';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, PortalSettings, RecordingSettings } from '../config/settings';
 import { CrmLookupService } from '../crm/crm-lookup.service';
@@ -45,7 +44,7 @@ export interface DeliveryDeps {
   recording: RecordingSettings;
   portal: PortalSettings;
   options?: DeliveryServiceOptions;
-  /** Single mode only: its replicas' liveness (multi mode's shard map joins the registry instead). */
+  /** The seeded portal of single mode: its replicas' liveness (multi mode's shard map joins the registry instead). */
   replicas?: ReplicaRegistry;
   /**
    * What recording downloads may reach: single mode's policy (unrestricted: the operator's own
@@ -55,10 +54,10 @@ export interface DeliveryDeps {
 }
 
 /**
- * Owns the portal's delivery scheduler for the application's lifetime, and is the `WorkSignal` the rest of
- * the application wakes it through.
+ * One portal's delivery on this replica: its scheduler, under the portal's lease, woken by its runtime
+ * (`tenancy/portal-runtime.ts`) when work is added or credentials are renewed.
  */
-export class DeliveryService extends WorkSignal {
+export class DeliveryService {
   private readonly scheduler: DeliveryScheduler;
   private stopWatching?: () => void;
   /** Single mode: the replica's liveness mark and its watch on the others' (multi mode has the shard map). */
@@ -67,7 +66,6 @@ export class DeliveryService extends WorkSignal {
   private readonly client: PortalClient;
 
   constructor(deps: DeliveryDeps) {
-    super();
     const { store, client, delivery, metrics, directory, lookups, leases, recording, egress } = deps;
     const { options = {}, replicas } = deps;
     if (!egress) throw new Error('DeliveryService: no egress policy for recording downloads');
@@ -157,7 +155,7 @@ export class DeliveryService extends WorkSignal {
     this.scheduler.start();
   }
 
-  /** New or freed work may be due (WorkSignal.workAdded; kept for callers not yet on the port). */
+  /** New or freed work may be due. */
   notify(): void {
     this.scheduler.notify();
   }
@@ -165,20 +163,6 @@ export class DeliveryService extends WorkSignal {
   /** New credentials were stored: delivery paused for the old ones starts again at once. */
   resume(): void {
     this.scheduler.resume();
-  }
-
-  workAdded(): void {
-    this.notify();
-  }
-
-  credentialsRenewed(): void {
-    this.resume();
-  }
-
-  /** Runs before the HTTP server and the store close: the batch in flight settles, nothing new starts. */
-  async close(): Promise<void> {
-    await this.stopDelivering();
-    this.client.budget.stop();
   }
 
   /** The batches in flight settle and the lease is given up; the portal client stays usable (lookups). */

@@ -110,7 +110,7 @@ export class CallIntake {
 
   private async flushPortal(portalId: string, submissions: Submission[]): Promise<void> {
     const directory = this.crm?.directoryOf(portalId);
-    // Multi mode: the portal's own DIAL_MATCH_SEC and recording hosts, never another tenant's.
+    // The portal's own DIAL_MATCH_SEC and recording hosts, never another tenant's.
     const own = this.crm?.intakeOf(portalId);
     const clickMatch: ClickMatchSettings = {
       windowMs: own ? own.dialMatchMs : this.clickMatchMs,
