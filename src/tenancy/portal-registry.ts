@@ -128,7 +128,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     this.deps.intake = this.modules.get(CallIntake, { strict: false });
     if (this.seeded) {
       this.seededStarted = true;
-      await this.runtimes.get(this.seeded.record.portalId)?.startDelivery();
+      await this.runtimes.get(this.seeded.record.portalId)?.startSeeded();
       return;
     }
     await this.placement.start();
