@@ -28,7 +28,14 @@ describe('lookups ahead of the delivery backlog', () => {
         // Generous: the order in the request log is what is asserted, not the time.
         LOOKUP_DEADLINE_MS: '20000',
       },
-      { rateLimitRps: 2, rateBurst: 3 },
+      // The portal's bucket holds one request more than the bridge's. It counts a request once its body
+      // has been read, and the bridge, the portal and the store share this process's one thread: on a
+      // loaded machine a delivery batch granted before the lookup can be counted a moment after it, and
+      // with two equal buckets that moment alone got the lookup's request a 503 (match null, "the portal
+      // could not be asked"). The order of arrival is what is asserted; one request of slack absorbs that
+      // jitter, and a bridge overrunning its budget by more than that still draws the 503s the last check
+      // forbids.
+      { rateLimitRps: 2, rateBurst: 4 },
     );
   });
   afterAll(async () => {

@@ -12,14 +12,39 @@ export interface BridgeProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * Ports are handed out from a range of this worker's own, below the kernel's ephemeral range (32768 and
+ * up on Linux): a port the kernel gives for `listen(0)` or an outgoing connection is never one of them,
+ * and two spec files running at once (different Jest workers) never draw the same one, so a port is still
+ * free when its caller binds it a moment (or a child process's start-up) later. Within a worker each call
+ * gets the next port; one still bound (a child process of an earlier spec file not gone yet, another
+ * program) is skipped. The walk starts at a random place in the range, so two test runs on one machine
+ * (whose workers share ids) seldom walk the same ports either.
+ */
+const PORT_RANGE_START = 20_000;
+const PORTS_PER_WORKER = 400;
+/** Workers 1 to 31 have ranges of their own below 32 768 (id 0: outside Jest, as the benches run). */
+const WORKER_RANGES = 31;
+const workerSlot = Number(process.env.JEST_WORKER_ID ?? 0) % WORKER_RANGES;
+const workerRangeStart = PORT_RANGE_START + workerSlot * PORTS_PER_WORKER;
+let nextPortIndex = Math.floor(Math.random() * PORTS_PER_WORKER);
+
+/** A port of this worker's range that nothing listens on now, for the caller to bind (or to find closed). */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let tried = 0; tried < PORTS_PER_WORKER; tried += 1) {
+    const port = workerRangeStart + (nextPortIndex % PORTS_PER_WORKER);
+    nextPortIndex += 1;
+    if (await canListen(port)) return port;
+  }
+  throw new Error(`no free port in ${workerRangeStart}-${workerRangeStart + PORTS_PER_WORKER - 1}`);
+}
+
+/** Whether `port` can be listened on now on every address (one bound on any of them shows), then closed again. */
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, () => server.close(() => resolve(true)));
   });
 }
 
