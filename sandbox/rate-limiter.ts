@@ -14,9 +14,13 @@ export class SandboxRateLimiter {
     this.updatedAt = now();
   }
 
-  /** True when the request fits and has been counted; false when the portal must answer 503. */
-  tryTake(): boolean {
-    this.drain();
+  /**
+   * True when the request fits and has been counted; false when the portal must answer 503. `at`: when the
+   * request arrived (its headers), which is when a portal counts it, however long its body takes to read
+   * (an earlier time than the last one counted drains nothing).
+   */
+  tryTake(at = this.now()): boolean {
+    this.drain(at);
     if (this.level + 1 > this.burst) return false;
     this.level += 1;
     return true;
@@ -32,10 +36,9 @@ export class SandboxRateLimiter {
     this.updatedAt = this.now();
   }
 
-  private drain(): void {
-    const now = this.now();
+  private drain(now = this.now()): void {
     const elapsedSec = Math.max(0, now - this.updatedAt) / 1000;
     this.level = Math.max(0, this.level - elapsedSec * this.ratePerSecond);
-    this.updatedAt = now;
+    this.updatedAt = Math.max(this.updatedAt, now);
   }
 }

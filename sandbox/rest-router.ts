@@ -159,7 +159,7 @@ export class RestRouter {
       if (refusal) return { ...refusal, executed: 0, commands, methods };
       const injected = this.state.faults.requestError();
       if (injected) throw injected;
-      if (!this.state.budget.tryTake()) throw portalErrors.queryLimitExceeded();
+      if (!this.state.budget.tryTake(arrivedAt)) throw portalErrors.queryLimitExceeded();
       const caller = this.authenticate(req, address, params);
       const method = address?.method ?? '';
       const run = this.runner(method);
