@@ -33,14 +33,6 @@ export class SinglePageSource extends PageSource {
 
   async portal(portalId: string): Promise<PagePortal | undefined> {
     if (portalId !== this.portalId) return undefined;
-    const address = this.config.B24_PORTAL_URL ?? this.config.B24_WEBHOOK_URL ?? '';
-    let domain = portalId;
-    try {
-      domain = new URL(address).host;
-    } catch {
-      // the sandbox without an address: the id names it
-    }
-    const origin = address ? new URL(address).origin : '';
     // OAuth: the install named the portal's member_id; the page takes no post naming another. An
     // uninstall (ONAPPUNINSTALL) closes the page; a reinstall (a new application token) ends its sessions.
     const stored = this.config.authMode === 'oauth' ? await this.tokenStore.findTokens(portalId) : undefined;
@@ -53,8 +45,9 @@ export class SinglePageSource extends PageSource {
         : 'webhook';
     return {
       portalId,
-      domain,
-      clientEndpoint: origin ? `${origin}/rest/` : '',
+      // The seeded record's, from the environment's address (tenancy/seeded-portal.ts).
+      domain: this.runtime.record.domain,
+      clientEndpoint: this.runtime.record.clientEndpoint,
       active: !uninstalled,
       installation,
       memberId: stored?.memberId,

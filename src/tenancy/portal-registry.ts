@@ -125,12 +125,13 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    this.deps.intake = this.modules.get(CallIntake, { strict: false });
     if (this.seeded) {
+      // Its intake came with `openSeeded`.
       this.seededStarted = true;
       await this.runtimes.get(this.seeded.record.portalId)?.startSeeded();
       return;
     }
+    this.deps.intake = this.modules.get(CallIntake, { strict: false });
     await this.placement.start();
     await this.sync();
     this.timer = setInterval(() => void this.sync(), SYNC_MS);

@@ -41,7 +41,8 @@ export interface SeededPortal {
 
 export function seededPortal(seed: SeedSettings): SeededPortal {
   const { portalId, auth, portal } = seed;
-  const address = auth.mode === 'oauth' ? auth.portalUrl : auth.webhookUrl;
+  // The portal's address (B24_PORTAL_URL), else the webhook's: what the page shows as the portal.
+  const address = auth.portalUrl ?? auth.webhookUrl;
   let origin = '';
   try {
     origin = address ? new URL(address).origin : '';
