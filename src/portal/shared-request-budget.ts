@@ -4,6 +4,7 @@ import {
   BudgetPriority,
   BudgetSnapshot,
   BudgetWaiters,
+  lateSpend,
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
@@ -48,7 +49,21 @@ export class SharedRequestBudget implements PortalBudget {
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
     await this.waiters.enqueue(priority, signal);
-    return new BudgetUnit(() => this.refund());
+    const grantedAt = Date.now();
+    return new BudgetUnit(
+      () => this.refund(),
+      () => this.spentLate(Date.now() - grantedAt),
+    );
+  }
+
+  /**
+   * A request left `lagMs` after its grant: the portal counts it that much later than the shared bucket
+   * did, so every replica's next grant waits for the difference (as the local budget does).
+   */
+  private spentLate(lagMs: number): void {
+    const extra = lateSpend(lagMs, this.ratePerSec * this.lastFactor);
+    if (extra === 0) return;
+    this.background(this.store.spentLate(this.portalId, this.ratePerSec, extra));
   }
 
   refund(): void {

@@ -107,6 +107,12 @@ export abstract class SharedBucketStore {
   abstract refund(portalId: string, ratePerSec: number): Promise<void>;
 
   /**
+   * A request left late after its unit was granted: the portal counts it later than the bucket did, so
+   * the level rises by `extra` (at most one unit; `lateSpend`) for every replica's next grant.
+   */
+  abstract spentLate(portalId: string, ratePerSec: number, extra: number): Promise<void>;
+
+  /**
    * The portal answered 503: fill the bucket to `capacity` for every replica and halve the shared drain
    * factor (never below `minFactor`).
    */

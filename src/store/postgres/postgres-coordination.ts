@@ -108,6 +108,11 @@ export class PostgresBucketStore extends SharedBucketStore {
     await this.change(portalId, ratePerSec, 'GREATEST(0, d.level - 1)', 'd.factor');
   }
 
+  async spentLate(portalId: string, ratePerSec: number, extra: number): Promise<void> {
+    const units = Math.min(1, Math.max(0, Number(extra) || 0));
+    await this.change(portalId, ratePerSec, `d.level + ${units}`, 'd.factor');
+  }
+
   async rejected(portalId: string, ratePerSec: number, capacity: number, minFactor: number): Promise<void> {
     await this.change(
       portalId,

@@ -88,6 +88,23 @@ describe.each(TEST_ENGINES)('coordination (%s)', (name, engineOf) => {
     },
   );
 
+  (name === 'postgres' ? it : it.skip)(
+    'the shared bucket (PostgreSQL only): a request that left late raises the level for everyone',
+    async () => {
+      const bucket = stores().bucket!;
+      // A drain of one unit per 1 000 s: nothing the statements' own time could blur.
+      const request = { ratePerSec: 0.001, limit: 2 };
+      expect(await bucket.take('late', request)).toMatchObject({ waitMs: 0, level: 1 });
+      await bucket.spentLate('late', 0.001, 0.5);
+      const next = await bucket.take('late', request);
+      expect(next.waitMs).toBeGreaterThan(0);
+      expect(next.level).toBeCloseTo(1.5, 2);
+      // At most one unit per late request, however late.
+      await bucket.spentLate('late', 0.001, 5);
+      expect((await bucket.take('late', { ratePerSec: 0.001, limit: 10 })).level).toBeCloseTo(3.5, 2);
+    },
+  );
+
   (name === 'sqlite' ? it : it.skip)(
     'no shared bucket on SQLite: one process keeps its own in memory',
     () => {
