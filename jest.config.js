@@ -34,16 +34,6 @@ const POSTGRES_SPECS = [
   'tenancy/portal-runtimes',
 ];
 
-/**
- * test/replicas/ (several bridge processes on one PostgreSQL, killed with -9) runs apart, two at a time
- * (`npm run test:replicas`): its specs check that the replicas together never draw a 503 from a bucket of 10,
- * and the shared budget does not yet charge a unit whose request left the process late (a machine
- * oversubscribed by four workers of other specs delays it past the send guard). TEST_REPLICAS=apart leaves
- * them out of the run; =only runs them alone.
- */
-const replicas = process.env.TEST_REPLICAS;
-const REPLICAS_SPECS = '/test/replicas/';
-
 /** Unit specs live beside the code; end-to-end specs (real HTTP, real store, child processes) in test/. */
 const tsJest = ['ts-jest', { tsconfig: { isolatedModules: true } }];
 module.exports = {
@@ -63,14 +53,8 @@ module.exports = {
       rootDir: 'test',
       testRegex: onPostgres
         ? `/test/(${POSTGRES_SPECS.join('|')}).*\\.e2e-spec\\.ts$`
-        : replicas === 'only'
-          ? `${REPLICAS_SPECS}.*\\.e2e-spec\\.ts$`
-          : '.*\\.e2e-spec\\.ts$',
-      testPathIgnorePatterns: [
-        '/node_modules/',
-        ...(kubectlMissing ? ['/test/k8s/manifests\\.'] : []),
-        ...(replicas === 'apart' ? [REPLICAS_SPECS] : []),
-      ],
+        : '.*\\.e2e-spec\\.ts$',
+      testPathIgnorePatterns: ['/node_modules/', ...(kubectlMissing ? ['/test/k8s/manifests\\.'] : [])],
       transform: { '^.+\\.ts$': tsJest },
     },
   ],
