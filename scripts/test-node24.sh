@@ -17,13 +17,14 @@
 # the npm registry cannot be reached (offline); everything else in `npm test` runs on the machine's Node.
 #
 #   SKIP_NODE24            1: skip this run
-#   NODE24_CACHE           cache folder (default node_modules/.cache/node24; `npm ci` empties it)
+#   NODE24_CACHE           cache folder (default ${XDG_CACHE_HOME:-~/.cache}/pbx-crm-bridge/node24: outside the
+#                          checkout, as npm keeps its own cache, so a fresh clone or `npm ci` reuses it)
 #   NODE24_VERSION         the Node that runs the tests (default 24: the newest 24.x)
 #   NODE24_HEADERS_VERSION the Node whose headers build better-sqlite3 (default 24.18.1)
 set -euo pipefail
 
 PROJECT=$(cd "$(dirname "$0")/.." && pwd)
-CACHE=${NODE24_CACHE:-$PROJECT/node_modules/.cache/node24}
+CACHE=${NODE24_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/pbx-crm-bridge/node24}
 started=$SECONDS
 
 log() { printf '\n== node24: %s\n' "$*"; }
@@ -73,14 +74,15 @@ build=$CACHE/better-sqlite3-$sqlite_version-node-$headers_version
 addon=$build/build/Release/better_sqlite3.node
 if [ ! -f "$addon" ]; then
   log "building better-sqlite3 $sqlite_version against the headers of $headers_version (ABI $abi)"
-  rm -rf "$build" "$build.tmp" && mkdir -p "$build.tmp"
-  tar -C "$PROJECT/node_modules/better-sqlite3" --exclude=./build -cf - . | tar -C "$build.tmp" -xf -
+  # In a folder of its own, moved into place when complete: two runs sharing the cache never mix builds.
+  tmpbuild=$(mktemp -d "$CACHE/build.XXXX")
+  tar -C "$PROJECT/node_modules/better-sqlite3" --exclude=./build -cf - . | tar -C "$tmpbuild" -xf -
   # npm's own node-gyp; npm_config_nodedir too, since node-gyp lets npm's settings override its flags.
   gyp=$(dirname "$(readlink -f "$(command -v npm)")")/../node_modules/node-gyp/bin/node-gyp.js
-  (cd "$build.tmp" && PATH="$HEADERS/bin:$PATH" npm_config_nodedir="$HEADERS" "$HEADERS/bin/node" "$gyp" \
+  (cd "$tmpbuild" && PATH="$HEADERS/bin:$PATH" npm_config_nodedir="$HEADERS" "$HEADERS/bin/node" "$gyp" \
     rebuild --release --nodedir="$HEADERS" --jobs="$(nproc)" >"$CACHE/better-sqlite3-build.log" 2>&1) ||
-    { tail -40 "$CACHE/better-sqlite3-build.log" >&2 && exit 1; }
-  mv "$build.tmp" "$build"
+    { tail -40 "$CACHE/better-sqlite3-build.log" >&2 && rm -rf "$tmpbuild" && exit 1; }
+  mv -T "$tmpbuild" "$build" 2>/dev/null || rm -rf "$tmpbuild"
 fi
 
 # (c) The tests, with Node 24 first on PATH (for anything a test starts) and its addon preloaded.
