@@ -12,13 +12,13 @@ if (kubectlMissing) {
 }
 
 /**
- * TEST_DATABASE=postgres (`npm run test:postgres`) runs, on PostgreSQL, the end-to-end specs whose behaviour
- * depends on the engine (each says so with `onPostgres`: replicas sharing one database, claims, fencing,
- * retention, synchronous commit) and a few paths end to end through the whole bridge. Every other spec
- * runs once, on SQLite; what the two stores promise the rest of the code is checked on both engines by
- * test/store/ (test/replicas/ talks to PostgreSQL itself, in the default run).
+ * The project e2e-postgres runs, on PostgreSQL, the end-to-end specs whose behaviour depends on the engine
+ * (each says so with `onPostgres`: replicas sharing one database, claims, fencing, retention, synchronous
+ * commit) and a few paths end to end through the whole bridge, beside the others in the same run. Every
+ * other spec runs once, on SQLite; what the two stores promise the rest of the code is checked on both
+ * engines by test/store/conformance (test/replicas/ talks to PostgreSQL itself). `npm run test:postgres`
+ * runs that project alone.
  */
-const onPostgres = process.env.TEST_DATABASE === 'postgres';
 const POSTGRES_SPECS = [
   'click-to-call/click-claims-replicas',
   'click-to-call/dial-claims-replicas',
@@ -51,10 +51,17 @@ module.exports = {
       displayName: 'e2e',
       testEnvironment: 'node',
       rootDir: 'test',
-      testRegex: onPostgres
-        ? `/test/(${POSTGRES_SPECS.join('|')}).*\\.e2e-spec\\.ts$`
-        : '.*\\.e2e-spec\\.ts$',
+      testRegex: '.*\\.e2e-spec\\.ts$',
       testPathIgnorePatterns: ['/node_modules/', ...(kubectlMissing ? ['/test/k8s/manifests\\.'] : [])],
+      transform: { '^.+\\.ts$': tsJest },
+    },
+    {
+      displayName: 'e2e-postgres',
+      testEnvironment: 'node',
+      rootDir: 'test',
+      // TEST_DATABASE=postgres in each of its spec files' own process.env (test/support/test-database.ts).
+      setupFiles: ['<rootDir>/support/on-postgres.js'],
+      testRegex: `/test/(${POSTGRES_SPECS.join('|')}).*\\.e2e-spec\\.ts$`,
       transform: { '^.+\\.ts$': tsJest },
     },
   ],
