@@ -28,14 +28,8 @@ import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalScopedSettings } from './portal-scoped-settings';
+import { RuntimePlacement, SHARD } from './runtime-placement';
 
-/**
- * An idle portal's delivery looks at the store on its own only this often: a backstop. New work wakes it at
- * once (intake here, NOTIFY from another replica), a known retry's due time ends its sleep, and the
- * registry's one look a second at every portal's due work (`DueWork`) wakes it for the rest. Ten thousand
- * idle portals at the former 5 s were 4 000 statements a second.
- */
-const IDLE_LOOK_MS = 3_600_000;
 /** Portal events: each post wakes its portal's processor; `DueWork` finds retries and orphans. */
 const EVENT_POLL_MS = 3_600_000;
 /** How often a portal's PBX follower asks whether this replica holds the lease: a takeover waits at most this. */
@@ -58,7 +52,7 @@ export interface RuntimeDeps {
   replicaId: string;
   /** Where a followed PBX's ledger (ASTERISK_CDR_URL) keeps its position. */
   positions: FollowPositionStore;
-  /** The replicas' liveness marks: the seeded portal's deliveries compete for its lease through them. */
+  /** The replicas' liveness marks: a `COMPETE` portal's deliveries compete for its lease through them. */
   replicas: ReplicaRegistry;
 }
 
@@ -66,12 +60,8 @@ export interface RuntimeDeps {
 export interface RuntimeOptions {
   /** Kept by the registry across the portal's runtimes: what was bound stays bound when one is dropped. */
   eventsStatus?: PortalEventsStatus;
-  /**
-   * The one portal of single mode (seeded from the environment): every replica runs its delivery, which
-   * competes for the portal's lease (there is no shard map); its metrics carry the portal's id and it fills
-   * its own queue gauges; it is never dropped.
-   */
-  seeded?: boolean;
+  /** Where its services run (`runtime-placement.ts`): `SHARD` unless said. */
+  placement?: RuntimePlacement;
 }
 
 /**
@@ -90,7 +80,7 @@ export class PortalRuntime {
   readonly credentials: PortalCredentials;
   /** The credentials when they are an OAuth pair (every installed portal; single mode with OAuth). */
   readonly oauth?: OAuthCredentials;
-  readonly seeded: boolean;
+  readonly placement: RuntimePlacement;
   readonly client: PortalClient;
   readonly directory: EmployeeDirectory;
   readonly lookups: CrmLookupService;
@@ -106,7 +96,7 @@ export class PortalRuntime {
   private readonly oneShot: PortalEventProcessor;
   private readonly logger: Logger;
   private delivery?: DeliveryService;
-  /** The seeded portal's last delivery and followers: what readiness shows while the bridge stops. */
+  /** The last delivery and followers (`keepsLastStatus`): what readiness shows while the bridge stops. */
   private stopped?: { delivery?: DeliveryService; followers: RunningFollower[] };
   private processor?: PortalEventProcessor;
   private binder?: PortalEventBinder;
@@ -127,7 +117,7 @@ export class PortalRuntime {
   ) {
     this.portalId = record.portalId;
     this.eventsStatus = options.eventsStatus ?? new PortalEventsStatus();
-    this.seeded = options.seeded === true;
+    this.placement = options.placement ?? SHARD;
     const label = scoped.metricsLabel;
     if ('oauth' in scoped.access) {
       const oauth = new OAuthCredentials(scoped.access.oauth, deps.tokens);
@@ -171,9 +161,8 @@ export class PortalRuntime {
         portalId: record.portalId,
         egress: scoped.egress,
       });
-      // No loop of its own looks at the store: `DueWork` wakes it (`wakeDue`) when a request is due. The
-      // seeded portal has no registry-wide look: its dialer looks on its own.
-      if (!this.seeded) this.dialer.idlePollMs = undefined;
+      // With the registry's look no loop of its own looks at the store: `DueWork` wakes it (`wakeDue`).
+      if (this.placement.sharedLook) this.dialer.idlePollMs = undefined;
     }
   }
 
@@ -193,7 +182,7 @@ export class PortalRuntime {
    */
   get pinned(): boolean {
     return (
-      this.seeded ||
+      this.placement.alwaysPinned ||
       this.scoped.dial !== undefined ||
       this.scoped.follow !== undefined ||
       this.scoped.events.offline
@@ -218,10 +207,7 @@ export class PortalRuntime {
     this.clicks.open();
     this.dialer?.open();
     this.lookups.open();
-    // The seeded portal is opened while the application is still being built: its directory's first read
-    // waits for `startSeeded`, or its request would leave late, counted by the portal after the ones
-    // granted behind it (a 503 in the first burst).
-    if (!this.seeded) this.directory.start();
+    if (this.placement.directoryAtOpen) this.directory.start();
   }
 
   /** The seeded portal, once the application is up: its directory's first read, then its delivery. */
@@ -253,8 +239,8 @@ export class PortalRuntime {
       portalId: this.portalId,
     });
     // Each post wakes its own portal's processor; the poll only finds retries and what a dead replica held
-    // (`DueWork` finds them sooner; the seeded portal, without it, keeps the processor's own poll).
-    if (!this.seeded) processor.pollMs = EVENT_POLL_MS;
+    // (`DueWork` finds them sooner; without the registry's look, the processor keeps its own poll).
+    if (this.placement.sharedLook) processor.pollMs = EVENT_POLL_MS;
     return processor;
   }
 
@@ -279,18 +265,7 @@ export class PortalRuntime {
       leases: deps.leases,
       recording: scoped.recording,
       portal: scoped.portal,
-      options: this.seeded
-        ? // Every replica competes for the lease, each with its own liveness mark (LivenessWatch).
-          { metricsPortal: scoped.metricsLabel }
-        : {
-            owner: deps.replicaId,
-            metricsPortal: scoped.metricsLabel,
-            gauges: false,
-            idleLookMs: IDLE_LOOK_MS,
-            // Until the previous holder lets go (it finishes its batches in flight) or its replica is seen dead.
-            chaseLeaseMs: scoped.delivery.leaseMs + 5000,
-          },
-      replicas: this.seeded ? deps.replicas : undefined,
+      ...this.placement.delivery(scoped, deps),
       egress: scoped.egress,
     });
     this.delivery.start();
@@ -309,10 +284,10 @@ export class PortalRuntime {
     });
     // Bound by an earlier runtime of the portal in this process: not again at start (a grant still binds).
     if (this.eventsStatus.boundAt !== null) this.binder.alreadyBound();
-    // The seeded portal's replicas all deliver (competing): the one holding the lease binds, so replicas
-    // starting together do not bind side by side (and one taking the lease over checks them once).
+    // Replicas all delivering (competing): the one holding the lease binds, so replicas starting together
+    // do not bind side by side (and one taking the lease over checks them once).
     const delivery = this.delivery;
-    if (this.seeded) this.binder.owns = () => delivery.portalStatus().deliveringHere;
+    if (this.placement.bindsOnLease) this.binder.owns = () => delivery.portalStatus().deliveringHere;
     this.binder.start();
     this.startFollowing(this.delivery);
   }
@@ -398,7 +373,7 @@ export class PortalRuntime {
     // Each follower reads what its PBX sent until the goodbye and hands over its held starts; what they
     // handed over is stored still (the sink retries), and the sink stops once drained.
     const followersStopped = Promise.all(this.followers.map((follower) => follower.stop()));
-    if (this.seeded) this.stopped = { delivery, followers: this.followers };
+    if (this.placement.keepsLastStatus) this.stopped = { delivery, followers: this.followers };
     this.followers = [];
     const sink = this.followSink;
     this.followSink = undefined;

@@ -6,6 +6,7 @@ import { PortalRecord } from '../store/portal-store';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeploymentSettings, PortalScopedSettings, resolvePortalSettings } from './portal-scoped-settings';
 import { SeededPortal } from './seeded-portal';
+import { COMPETE, SHARD } from './runtime-placement';
 
 /** Why a portal's runtime could not be (re)built here; no value of its settings, no secret. */
 export interface RuntimeFailure {
@@ -226,7 +227,7 @@ export class PortalRuntimes {
     try {
       runtime = new PortalRuntime(record, this.scopedOf(record), this.deps, {
         eventsStatus: this.eventStatuses.get(portalId),
-        seeded: this.isSeeded(record),
+        placement: this.isSeeded(record) ? COMPETE : SHARD,
       });
       await runtime.open();
     } catch (error) {
