@@ -203,11 +203,6 @@ export class InstallQueue {
     this.forged = new LRUCache({ max: SOURCES_KEPT, ttl: limits.forgedMs, ttlAutopurge: false });
   }
 
-  /** Posts waiting or being checked now. */
-  get size(): number {
-    return this.joined.size;
-  }
-
   run<T>(request: InstallClaim, check: () => Promise<InstallVerdict<T>>): Promise<T> {
     const remembered = this.forged.get(forgedKey(request));
     if (remembered) return Promise.reject(remembered.error);
