@@ -3,6 +3,7 @@ import { EgressPolicy } from '../common/egress';
 import { AmiSession, parseAmiTarget } from '../follow/ami/ami-session';
 import { EslSession, parseEslTarget } from '../follow/esl/esl-session';
 import { CdrSource, parseCdrTarget } from '../follow/ledger/cdr-source';
+import { PbxTarget } from '../follow/pbx-connection';
 import { ConnectionOutcome, TEST_TIMEOUT_MS, testConnection } from './connection-test';
 
 /** The follow settings' addresses a "test connection" tries, each beside its own field. */
@@ -22,53 +23,23 @@ export class FollowTest {
   constructor(private readonly egress: EgressPolicy) {}
 
   async test(follow: Record<string, string>): Promise<Partial<Record<FollowAddress, ConnectionOutcome>>> {
-    const results: Partial<Record<FollowAddress, ConnectionOutcome>> = {};
-    const tries: Promise<void>[] = [];
-    if (follow.PBX_EVENTS === 'ami' && follow.AMI_URL) {
-      tries.push(this.ami(follow.AMI_URL).then((outcome) => void (results.AMI_URL = outcome)));
-    }
-    if (follow.PBX_EVENTS === 'esl' && follow.ESL_URL) {
-      tries.push(this.esl(follow.ESL_URL).then((outcome) => void (results.ESL_URL = outcome)));
-    }
-    if (follow.ASTERISK_CDR_URL) {
-      tries.push(
-        this.ledger(follow.ASTERISK_CDR_URL).then((outcome) => void (results.ASTERISK_CDR_URL = outcome)),
-      );
-    }
-    await Promise.all(tries);
-    return results;
+    const tried: [FollowAddress, (url: string) => Promise<ConnectionOutcome>][] = [];
+    if (follow.PBX_EVENTS === 'ami' && follow.AMI_URL) tried.push(['AMI_URL', (url) => this.ami(url)]);
+    if (follow.PBX_EVENTS === 'esl' && follow.ESL_URL) tried.push(['ESL_URL', (url) => this.esl(url)]);
+    if (follow.ASTERISK_CDR_URL) tried.push(['ASTERISK_CDR_URL', (url) => this.ledger(url)]);
+    return Object.fromEntries(
+      await Promise.all(tried.map(async ([name, test]) => [name, await test(follow[name])] as const)),
+    );
   }
 
   private ami(url: string): Promise<ConnectionOutcome> {
     const target = parseAmiTarget(url, this.egress);
-    if ('problem' in target) return Promise.resolve(refused(target.problem));
-    return testConnection(
-      async () => {
-        const session = await AmiSession.open(target, {
-          timeoutMs: TEST_TIMEOUT_MS,
-          onEvent: () => undefined,
-          onClose: () => undefined,
-        });
-        session.close();
-      },
-      { what: 'Asterisk Manager Interface', label: target.destination.label },
-    );
+    return session(target, 'Asterisk Manager Interface', (at, options) => AmiSession.open(at, options));
   }
 
   private esl(url: string): Promise<ConnectionOutcome> {
     const target = parseEslTarget(url, this.egress);
-    if ('problem' in target) return Promise.resolve(refused(target.problem));
-    return testConnection(
-      async () => {
-        const session = await EslSession.open(target, {
-          timeoutMs: TEST_TIMEOUT_MS,
-          onEvent: () => undefined,
-          onClose: () => undefined,
-        });
-        session.close();
-      },
-      { what: 'FreeSWITCH event socket', label: target.destination.label },
-    );
+    return session(target, 'FreeSWITCH event socket', (at, options) => EslSession.open(at, options));
   }
 
   private ledger(url: string): Promise<ConnectionOutcome> {
@@ -86,6 +57,26 @@ export class FollowTest {
       { what: 'MySQL server', label: target.destination.label },
     );
   }
+}
+
+type SessionOptions = { timeoutMs: number; onEvent: () => undefined; onClose: () => undefined };
+
+/** A PBX session (AMI, the event socket) opened, logged in to and closed again. */
+function session(
+  target: PbxTarget | { problem: string },
+  what: string,
+  open: (target: PbxTarget, options: SessionOptions) => Promise<{ close(): void }>,
+): Promise<ConnectionOutcome> {
+  if ('problem' in target) return Promise.resolve(refused(target.problem));
+  const options: SessionOptions = {
+    timeoutMs: TEST_TIMEOUT_MS,
+    onEvent: () => undefined,
+    onClose: () => undefined,
+  };
+  return testConnection(async () => (await open(target, options)).close(), {
+    what,
+    label: target.destination.label,
+  });
 }
 
 /**

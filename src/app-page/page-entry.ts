@@ -4,7 +4,7 @@ import { matchesAny, digestsOf } from '../common/secrets';
 import { AppConfig } from '../config/app-config';
 import { PORTAL_ID, PORTAL_ID_PATTERN } from '../config/portal-id';
 import { formOf } from './app-page-form';
-import { KeyedBuckets } from './keyed-buckets';
+import { KeyedBuckets } from '../auth/portal-post-limits';
 import { PageResponder } from './page-responder';
 import { installDigest, PageSessions } from './page-session';
 import { esc, messagePage } from './page-render';

@@ -72,8 +72,6 @@ export interface PagePortal {
  * (`B24_APP_MODE=multi`), the environment's one portal otherwise (read-only settings, no PBX tokens).
  */
 export abstract class PageSource {
-  abstract readonly multi: boolean;
-
   abstract portal(portalId: string): Promise<PagePortal | undefined>;
 
   /**

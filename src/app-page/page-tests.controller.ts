@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { formOf } from './app-page-form';
 import { DialTest } from './dial-test';
 import { FollowTest } from './follow-test';
-import { KeyedBuckets } from './keyed-buckets';
+import { KeyedBuckets } from '../auth/portal-post-limits';
 import { PageGate } from './page-gate';
 import { PageResponder } from './page-responder';
 import { PageSession } from './page-session';

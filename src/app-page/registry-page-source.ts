@@ -14,8 +14,6 @@ import { dialPageView, followLine, followPageView } from './page-views';
 /** The page with many portals: each portal's record, runtime and PBX tokens, as `/v1/admin/portals` has them. */
 @Injectable()
 export class RegistryPageSource extends PageSource {
-  readonly multi = true;
-
   constructor(
     private readonly portals: PortalStore,
     private readonly registry: PortalRegistry,

@@ -19,8 +19,6 @@ const READ_ONLY = "one portal: the settings are the environment's (read only her
  */
 @Injectable()
 export class SinglePageSource extends PageSource {
-  readonly multi = false;
-
   constructor(
     private readonly config: AppConfig,
     @Inject(PORTAL_ID) private readonly portalId: string,

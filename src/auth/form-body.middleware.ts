@@ -15,9 +15,23 @@ const FORM_DEPTH = 3;
 export function portalFormBody() {
   // body-parser hands `depth` to qs; its type definitions predate the option.
   const options = { extended: true, limit: FORM_LIMIT_BYTES, depth: FORM_DEPTH, type: () => true };
-  const parse = express.urlencoded(options);
+  const parse = formParser(express.urlencoded(options), `the body is larger than ${FORM_LIMIT_BYTES} bytes`, {
+    'querystring.parse.rangeError': `the body nests fields more than ${FORM_DEPTH} deep, deeper than a portal post (data[FIELDS][ID])`,
+  });
+  return (request: Request, response: Response, next: NextFunction) =>
+    request.method === 'POST' ? parse(request, response, next) : next();
+}
+
+/**
+ * A form-encoded body through `parse`: 415 for another type, 413 past its limit (`tooLarge`), 400 for a
+ * parse error of a type in `refusals` (its message) or any other broken form.
+ */
+export function formParser(
+  parse: (request: Request, response: Response, next: (error?: { type?: string }) => void) => void,
+  tooLarge: string,
+  refusals: Record<string, string> = {},
+) {
   return (request: Request, response: Response, next: NextFunction) => {
-    if (request.method !== 'POST') return next();
     if (!request.is('application/x-www-form-urlencoded')) {
       return reply(
         response,
@@ -27,21 +41,9 @@ export function portalFormBody() {
     }
     parse(request, response, (error?: { type?: string }) => {
       if (!error) return next();
-      if (error.type === 'entity.too.large') {
-        return reply(
-          response,
-          HttpStatus.PAYLOAD_TOO_LARGE,
-          `the body is larger than ${FORM_LIMIT_BYTES} bytes`,
-        );
-      }
-      if (error.type === 'querystring.parse.rangeError') {
-        return reply(
-          response,
-          HttpStatus.BAD_REQUEST,
-          `the body nests fields more than ${FORM_DEPTH} deep, deeper than a portal post (data[FIELDS][ID])`,
-        );
-      }
-      reply(response, HttpStatus.BAD_REQUEST, 'the body is not a valid form');
+      if (error.type === 'entity.too.large') return reply(response, HttpStatus.PAYLOAD_TOO_LARGE, tooLarge);
+      const refusal = error.type === undefined ? undefined : refusals[error.type];
+      reply(response, HttpStatus.BAD_REQUEST, refusal ?? 'the body is not a valid form');
     });
   };
 }

@@ -105,13 +105,7 @@ export class OAuthCredentials extends PortalCredentials {
    * lease): the refusal may then only mean that refresh already spent this token.
    */
   private async giveUpOn(stored: PortalTokens, refusal: PortalError): Promise<boolean> {
-    const claimed = await this.store.claimRefresh(
-      this.portalId,
-      stored.accessToken,
-      this.leaseOwner,
-      this.now(),
-      this.leaseMs,
-    );
+    const claimed = await this.claimRefresh(stored.accessToken);
     if (!claimed) return false;
     const code = refusal.code || `HTTP ${refusal.status ?? '?'}`;
     await this.store.requireReauthorisation(
@@ -210,13 +204,7 @@ export class OAuthCredentials extends PortalCredentials {
     const giveUpAt = this.now() + 2 * this.leaseMs;
     for (;;) {
       const read = ++this.reads;
-      const claimed = await this.store.claimRefresh(
-        this.portalId,
-        staleAccessToken,
-        this.leaseOwner,
-        this.now(),
-        this.leaseMs,
-      );
+      const claimed = await this.claimRefresh(staleAccessToken);
       if (claimed) {
         this.adopt(claimed, read);
         return this.refreshClaimed(claimed);
@@ -228,6 +216,11 @@ export class OAuthCredentials extends PortalCredentials {
       }
       await delay(LEASE_POLL_MS);
     }
+  }
+
+  /** The refresh lease for the pair whose access token is `accessToken`: its tokens when this replica has it. */
+  private claimRefresh(accessToken: string): Promise<PortalTokens | undefined> {
+    return this.store.claimRefresh(this.portalId, accessToken, this.leaseOwner, this.now(), this.leaseMs);
   }
 
   private async refreshClaimed(claimed: PortalTokens): Promise<void> {

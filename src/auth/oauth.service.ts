@@ -87,11 +87,6 @@ export class OAuthService {
   }
 
   /** In webhook mode every OAuth endpoint answers 404, whatever else is wrong with the request. */
-  /** Many portals (`B24_APP_MODE=multi`): installs and events go to the portal registry. */
-  get multi(): boolean {
-    return this.installs !== undefined;
-  }
-
   get enabled(): boolean {
     return this.mode !== undefined || this.installs !== undefined;
   }

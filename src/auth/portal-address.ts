@@ -13,10 +13,6 @@ export class PortalAddress {
     this.portal = new URL(portalUrl);
   }
 
-  get origin(): string {
-    return this.portal.origin;
-  }
-
   /** The portal's domain as the portal itself names it. */
   get domain(): string {
     return this.portal.host;

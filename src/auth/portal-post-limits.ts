@@ -60,25 +60,44 @@ export class TokenBucket {
 /** How many sources are remembered; the least recent ones are forgotten first (and start full again). */
 const SOURCES_KEPT = 10_000;
 
+/** One token bucket per key (a source address, a portal), made full when first needed. */
+export class KeyedBuckets {
+  private readonly buckets: LRUCache<string, TokenBucket>;
+
+  /** `kept`: keys remembered; the least recent are forgotten first (and start full again). */
+  constructor(
+    private readonly burst: number,
+    private readonly refillMs: number,
+    kept: number,
+  ) {
+    this.buckets = new LRUCache<string, TokenBucket>({ max: kept });
+  }
+
+  of(key: string): TokenBucket {
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      bucket = new TokenBucket(this.burst, this.refillMs);
+      this.buckets.set(key, bucket);
+    }
+    return bucket;
+  }
+}
+
 /** A token bucket per source address, for the portal's posts to the application. */
 export class SourceRateLimit {
-  private readonly buckets = new LRUCache<string, TokenBucket>({ max: SOURCES_KEPT });
+  private readonly buckets: KeyedBuckets;
 
   constructor(
     private readonly what: string,
-    private readonly burst: number,
-    private readonly refillMs: number,
-    private readonly now: () => number = Date.now,
-  ) {}
+    burst: number,
+    refillMs: number,
+  ) {
+    this.buckets = new KeyedBuckets(burst, refillMs, SOURCES_KEPT);
+  }
 
   /** Throws RetryLater when `source` has used up its posts. */
   admit(source: string): void {
-    let bucket = this.buckets.get(source);
-    if (!bucket) {
-      bucket = new TokenBucket(this.burst, this.refillMs, this.now);
-      this.buckets.set(source, bucket);
-    }
-    const waitSec = bucket.take();
+    const waitSec = this.buckets.of(source).take();
     if (waitSec > 0) {
       throw new RetryLater(waitSec, `too many ${this.what} posts from this address; retry in ${waitSec} s`);
     }
@@ -182,11 +201,6 @@ export class InstallQueue {
     };
     this.sources = new LRUCache({ max: SOURCES_KEPT });
     this.forged = new LRUCache({ max: SOURCES_KEPT, ttl: limits.forgedMs, ttlAutopurge: false });
-  }
-
-  /** Posts waiting or being checked now. */
-  get size(): number {
-    return this.joined.size;
   }
 
   run<T>(request: InstallClaim, check: () => Promise<InstallVerdict<T>>): Promise<T> {

@@ -69,19 +69,3 @@ export function wireBytesOf(content: Buffer): number {
   }
   return bytes;
 }
-
-/** How a held recording goes up: its size, name, and content in the request or through uploadUrl. */
-export function storedRecordingOf(
-  content: Buffer,
-  kind: AudioKind,
-  base: string,
-  requestMaxBytes: number,
-): { bytes: number; filename: string; upload: 'content' | 'url'; wireBytes: number } {
-  const wireBytes = wireBytesOf(content);
-  return {
-    bytes: content.length,
-    filename: recordingFileName(base, kind),
-    upload: wireBytes <= requestMaxBytes ? 'content' : 'url',
-    wireBytes,
-  };
-}

@@ -236,7 +236,7 @@ export class EgressPolicy {
    * resolved and checked by `lookup`, a literal address checked before any socket is made.
    */
   agent(tls: boolean, options: AgentOptions = {}): HttpAgent {
-    return tls ? new GatedHttpsAgent(this, options) : new GatedHttpAgent(this, options);
+    return gatedAgent(tls ? HttpsAgent : HttpAgent, this, options);
   }
 
   /** Why a request to this host (name or literal) is refused before its socket exists, or undefined. */
@@ -309,18 +309,14 @@ function gatedConnection(policy: EgressPolicy, create: CreateConnection): Create
   };
 }
 
-class GatedHttpAgent extends HttpAgent {
-  constructor(policy: EgressPolicy, options: AgentOptions) {
-    super({ ...options, lookup: policy.lookup } as AgentOptions);
-    const self = this as unknown as { createConnection: CreateConnection };
-    self.createConnection = gatedConnection(policy, self.createConnection.bind(this));
-  }
-}
-
-class GatedHttpsAgent extends HttpsAgent {
-  constructor(policy: EgressPolicy, options: AgentOptions) {
-    super({ ...options, lookup: policy.lookup } as AgentOptions);
-    const self = this as unknown as { createConnection: CreateConnection };
-    self.createConnection = gatedConnection(policy, self.createConnection.bind(this));
-  }
+/** An agent whose every connection passes the policy first (its host checked, its lookup the policy's). */
+function gatedAgent<A extends HttpAgent>(
+  Agent: new (options: AgentOptions) => A,
+  policy: EgressPolicy,
+  options: AgentOptions,
+): A {
+  const agent = new Agent({ ...options, lookup: policy.lookup } as AgentOptions);
+  const self = agent as unknown as { createConnection: CreateConnection };
+  self.createConnection = gatedConnection(policy, self.createConnection.bind(agent));
+  return agent;
 }

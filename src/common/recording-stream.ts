@@ -1,4 +1,4 @@
-import { AudioKind, SNIFF_BYTES, sniffAudio } from './audio-type';
+import { AudioKind, SNIFF_BYTES, sniffAudio, wireBytesOf } from './audio-type';
 
 /** The recording passed RECORDING_MAX_MB while it streamed: reading stopped there. */
 export class RecordingTooLargeError extends Error {}
@@ -57,32 +57,17 @@ export class RecordingScan {
   private countWire(piece: Buffer): void {
     const joined = this.carry.length ? Buffer.concat([this.carry, piece]) : piece;
     const whole = joined.length - (joined.length % 3);
-    this.wireBytes += wireOfGroups(joined.subarray(0, whole));
+    this.wireBytes += wireBytesOf(joined.subarray(0, whole));
     this.carry = Buffer.from(joined.subarray(whole));
   }
 
   private finishWire(): void {
-    this.wireBytes += wireOfGroups(this.carry);
+    this.wireBytes += wireBytesOf(this.carry);
     this.carry = Buffer.alloc(0);
   }
 }
 
-function wireOfGroups(bytes: Buffer): number {
-  const step = 3 * 65536;
-  let total = 0;
-  for (let offset = 0; offset < bytes.length; offset += step) {
-    const text = bytes.subarray(offset, offset + step).toString('base64');
-    let special = 0;
-    for (let i = 0; i < text.length; i += 1) {
-      const code = text.charCodeAt(i);
-      if (code === 43 || code === 47 || code === 61) special += 1;
-    }
-    total += text.length + 2 * special;
-  }
-  return total;
-}
-
-/** A stored recording's description from a scan: what `storedRecordingOf` says of a whole buffer. */
+/** A stored recording's description from a scan: its size, name, and content in the request or through uploadUrl. */
 export function scannedRecording(
   scan: RecordingScan,
   filename: string,

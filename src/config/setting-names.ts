@@ -11,8 +11,6 @@ export type PortalSettingName = keyof typeof PORTAL_SETTINGS;
 
 /** Each variable's value as AppConfig holds it. */
 export type SettingValues = ValuesOf<typeof SETTING_DECLARATIONS>;
-/** What one portal's runtime may read: in single mode seeded from the environment. */
-export type PortalSettingValues = Pick<SettingValues, PortalSettingName>;
 
 const namesOf = <N extends string>(scope: Scope) =>
   Object.freeze(

@@ -127,16 +127,7 @@ export class CrmLookupService {
   async bindingFor(phoneE164: string): Promise<CrmBinding | undefined> {
     // A withheld number is nobody's: the call is bound to no record.
     if (!this.bindingEnabled || isWithheld(phoneE164)) return undefined;
-    const cached = this.cache.get(phoneE164);
-    if (cached?.fresh) return toBinding(cached.match);
-    try {
-      return toBinding(await this.findInBackground(phoneE164));
-    } catch (error) {
-      if (cached) return toBinding(cached.match);
-      if (error instanceof PortalError && error.retryable) throw error;
-      this.logger.warn(`binding a call to its CRM client skipped: ${(error as Error).message}`);
-      return undefined;
-    }
+    return toBinding(await this.backgroundMatch(phoneE164, 'binding a call to its CRM client'));
   }
 
   /**
@@ -145,7 +136,16 @@ export class CrmLookupService {
    * PortalError when the portal may answer later and nothing is cached.
    */
   async clientFor(phoneE164: string): Promise<CrmMatch | null> {
-    if (isWithheld(phoneE164)) return null;
+    return isWithheld(phoneE164)
+      ? null
+      : this.backgroundMatch(phoneE164, 'finding the client of a missed call');
+  }
+
+  /**
+   * The cached match when fresh, else the portal's at background priority (the cached one when it fails);
+   * null when the portal refuses for good (`what` is logged as skipped), its error when it may answer later.
+   */
+  private async backgroundMatch(phoneE164: string, what: string): Promise<CrmMatch | null> {
     const cached = this.cache.get(phoneE164);
     if (cached?.fresh) return cached.match;
     try {
@@ -153,7 +153,7 @@ export class CrmLookupService {
     } catch (error) {
       if (cached) return cached.match;
       if (error instanceof PortalError && error.retryable) throw error;
-      this.logger.warn(`finding the client of a missed call skipped: ${(error as Error).message}`);
+      this.logger.warn(`${what} skipped: ${(error as Error).message}`);
       return null;
     }
   }

@@ -5,7 +5,7 @@ import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { parseCallEvents } from '../pbx/call-event-validation';
 import { FollowSink } from './follow-sink';
 
-/** Events waiting for the store at most; past it the oldest are dropped and counted (the store is down). */
+/** Events waiting for the store at most; past it the oldest are dropped and logged (the store is down). */
 const MAX_WAITING = 100_000;
 const BATCH = 500;
 const MAX_RETRY_MS = 10_000;
@@ -19,8 +19,6 @@ export class IntakeSink extends FollowSink {
   private waiting: CallEvent[] = [];
   private draining = false;
   private stopped = false;
-  dropped = 0;
-  stored = 0;
 
   constructor(
     private readonly intake: CallIntake,
@@ -38,7 +36,6 @@ export class IntakeSink extends FollowSink {
     if (this.waiting.length > MAX_WAITING) {
       const excess = this.waiting.length - MAX_WAITING;
       this.waiting = this.waiting.slice(excess);
-      this.dropped += excess;
       this.logger.error(`${excess} followed call events dropped: the store has not taken events for a while`);
     }
     void this.drain();
@@ -57,7 +54,7 @@ export class IntakeSink extends FollowSink {
 
   /**
    * The follower stopped: stores what it handed over, then stops. At most `maxMs` (the store may be down, and
-   * a shutdown must end): what is left then is dropped, counted and logged.
+   * a shutdown must end): what is left then is dropped and logged.
    */
   async close(maxMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
@@ -66,7 +63,6 @@ export class IntakeSink extends FollowSink {
     clearTimeout(timer);
     this.stop();
     if (this.waiting.length === 0) return;
-    this.dropped += this.waiting.length;
     this.logger.error(`${this.waiting.length} followed call events not stored: the store did not take them`);
     this.waiting = [];
   }
@@ -84,7 +80,6 @@ export class IntakeSink extends FollowSink {
             const result = await this.intake.submit(this.portalId, valid);
             this.metrics?.events.inc({ outcome: 'accepted' }, result.accepted);
             this.metrics?.events.inc({ outcome: 'duplicate' }, result.duplicates);
-            this.stored += valid.length;
           }
           this.waiting.splice(0, batch.length);
           failures = 0;

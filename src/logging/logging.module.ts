@@ -8,17 +8,7 @@ import { LogLevel } from '../config/app-config';
 import { LoggingSettings } from '../config/settings';
 
 /** LOG_LEVEL takes pino's names and Nest's; Nest's `log` and `verbose` are pino's `info` and `trace`. */
-const PINO_LEVEL: Record<LogLevel, string> = {
-  silent: 'silent',
-  fatal: 'fatal',
-  error: 'error',
-  warn: 'warn',
-  info: 'info',
-  log: 'info',
-  debug: 'debug',
-  verbose: 'trace',
-  trace: 'trace',
-};
+const pinoLevel = (level: LogLevel): string => ({ log: 'info', verbose: 'trace' })[level as string] ?? level;
 
 /**
  * The query parameters whose values a log line shows: the bridge's own harmless ones (docs/API.md: a
@@ -171,45 +161,17 @@ type LogCall = (...args: unknown[]) => void;
  * What `req.log` is for nestjs-pino's logger inside a request: the root logger bound to the request's id,
  * built only when something inside the request logs (most requests log nothing but their own line).
  */
-class RequestScopedLogger {
-  private bound?: Logger;
-
-  constructor(
-    private readonly root: Logger,
-    private readonly id: string,
-  ) {}
-
-  get logger(): Logger {
-    return (this.bound ??= this.root.child({ reqId: this.id }));
+function requestScopedLogger(root: Logger, id: string): Logger {
+  let bound: Logger | undefined;
+  const logger = () => (bound ??= root.child({ reqId: id }));
+  const scoped: Record<string, unknown> = {
+    child: (bindings: Record<string, unknown>) => logger().child(bindings),
+  };
+  for (const level of ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] as const) {
+    scoped[level] = (...args: unknown[]) => (logger()[level] as LogCall)(...args);
   }
-
-  trace(...args: unknown[]): void {
-    (this.logger.trace as LogCall)(...args);
-  }
-
-  debug(...args: unknown[]): void {
-    (this.logger.debug as LogCall)(...args);
-  }
-
-  info(...args: unknown[]): void {
-    (this.logger.info as LogCall)(...args);
-  }
-
-  warn(...args: unknown[]): void {
-    (this.logger.warn as LogCall)(...args);
-  }
-
-  error(...args: unknown[]): void {
-    (this.logger.error as LogCall)(...args);
-  }
-
-  fatal(...args: unknown[]): void {
-    (this.logger.fatal as LogCall)(...args);
-  }
-
-  child(bindings: Record<string, unknown>): Logger {
-    return this.logger.child(bindings);
-  }
+  // nestjs-pino reads `req.log` (typed as a pino logger) and calls its level methods and `child` only.
+  return scoped as unknown as Logger;
 }
 
 /**
@@ -226,7 +188,7 @@ export class RequestLog {
   constructor(logging: LoggingSettings) {
     this.pretty = logging.format === 'pretty';
     const options = {
-      level: PINO_LEVEL[logging.level],
+      level: pinoLevel(logging.level),
       serializers: { err: pino.stdSerializers.err },
     };
     this.root = this.pretty ? pino(options, prettyStream()) : pino(options);
@@ -241,8 +203,7 @@ export class RequestLog {
     const id = requestId(request, response);
     request.id = id;
     if (request.method === 'GET' && UNLOGGED_PATHS.has((request.url ?? '').split('?', 1)[0])) return next();
-    // nestjs-pino reads `req.log` (typed as a pino logger) and calls its level methods and `child` only.
-    request.log = new RequestScopedLogger(this.root, id) as unknown as Logger;
+    request.log = requestScopedLogger(this.root, id);
     const started = Date.now();
     let logged = false;
     const done = (error?: Error) => {

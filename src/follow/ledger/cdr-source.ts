@@ -2,7 +2,7 @@ import { createPool, Pool, RowDataPacket } from 'mysql2/promise';
 import { readCredentialUrl } from '../../common/credential-url';
 import { EgressPolicy } from '../../common/egress';
 import { CdrRow } from './cdr-calls';
-import { checkedTarget, PbxTarget } from '../pbx-connection';
+import { PbxTarget } from '../pbx-connection';
 
 /** Rows per query at most: a busy window is read in pages, never in one unbounded result. */
 export const PAGE_ROWS = 500;
@@ -50,11 +50,6 @@ export function parseCdrTarget(
     database,
     label: `mysql://${destination.label}/${database}${tls ? ' (tls)' : ''}`,
   };
-}
-
-/** parseCdrTarget for a value already checked (the environment's, a stored setting): a problem throws. */
-export function cdrTargetOf(url: string, egress: EgressPolicy, variable = 'ASTERISK_CDR_URL'): CdrTarget {
-  return checkedTarget(parseCdrTarget(url, egress, variable));
 }
 
 /** What a server answers when it refuses the login (or the grant to read `cdr`): wrong user or password. */
