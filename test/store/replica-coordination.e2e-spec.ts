@@ -77,7 +77,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     for (const id of ids) {
       const call = await first.calls.findCall(PORTAL, id);
       expect(call).toMatchObject({ heardStart: true, direction: 'inbound', ended: { durationSec: 60 } });
-      expect(call!.nextStep).toBe('register');
+      expect(call!.delivery.nextStep).toBe('register');
     }
   });
 
@@ -224,9 +224,9 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     await expect(
       first.calls.updateCalls(portal, ['fenced'], mark('late write by a'), held),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by a');
+    expect((await first.calls.findCall(portal, 'fenced'))!.delivery.lastError).toBe('written by a');
     await second.calls.updateCalls(portal, ['fenced'], mark('written by b'), takeover);
-    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by b');
+    expect((await first.calls.findCall(portal, 'fenced'))!.delivery.lastError).toBe('written by b');
 
     // A lease given up is free at once, for the next epoch.
     await second.leases.releaseLease(takeover!);
@@ -246,18 +246,18 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       portal,
       due,
       (call) => {
-        seen.push(`${call.callId}:${call.lastError ?? ''}`);
-        return { ...call, attempts: (call.attempts ?? 0) + 1 };
+        seen.push(`${call.callId}:${call.delivery.lastError ?? ''}`);
+        return { ...call, attempts: (call.delivery.attempts ?? 0) + 1 };
       },
       held,
     );
     expect(written.map((call) => call.callId)).toEqual(due.map((call) => call.callId));
     // The stale copy's change was not stored: the call was read again, with the other write, and changed once.
     const stored = await first.calls.findCall(portal, 'from-2');
-    expect(stored!.lastError).toBe('meanwhile');
-    expect(stored!.attempts).toBe(1);
+    expect(stored!.delivery.lastError).toBe('meanwhile');
+    expect(stored!.delivery.attempts).toBe(1);
     expect(seen).toContain('from-2:meanwhile');
-    expect((await first.calls.findCall(portal, 'from-1'))!.attempts).toBe(1);
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.attempts).toBe(1);
 
     // A write from what the last one returned; then, after a takeover, the old holder's write is refused.
     const again = await first.calls.updateCallsFrom(
@@ -266,21 +266,21 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       (call) => ({ ...call, lastError: 'second write by a' }),
       held,
     );
-    expect(again.map((call) => call.lastError)).toEqual(['second write by a', 'second write by a']);
+    expect(again.map((call) => call.delivery.lastError)).toEqual(['second write by a', 'second write by a']);
     await first.leases.releaseLease(held);
     const takeover = (await second.leases.acquireLease(portal, 'replica-b', 60_000))!;
     expect(takeover.epoch).toBe(held.epoch + 1);
     await expect(
       first.calls.updateCallsFrom(portal, again, (call) => ({ ...call, lastError: 'late write by a' }), held),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('second write by a');
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('second write by a');
     await second.calls.updateCallsFrom(
       portal,
       again,
       (call) => ({ ...call, lastError: 'written by b' }),
       takeover,
     );
-    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('written by b');
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('written by b');
   });
 
   it("many portals' looks and fenced writes at once: each portal its own calls, a lost lease refuses only its own", async () => {
@@ -330,7 +330,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     });
     for (const [i, portal] of portals.entries()) {
       const stored = await first.calls.findCall(portal, `${portal}-a`);
-      expect(stored!.attempts).toBe(i === 2 ? 0 : 7);
+      expect(stored!.delivery.attempts).toBe(i === 2 ? 0 : 7);
     }
 
     // Two writes of one call asked at once both land, the second on what the first wrote.
@@ -341,18 +341,18 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, attempts: (one.delivery.attempts ?? 0) + 1 }),
         leases[0]!,
       ),
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, attempts: (one.delivery.attempts ?? 0) + 1 }),
         leases[0]!,
       ),
     ]);
-    expect(both.map(([one]) => one.attempts).sort()).toEqual([8, 9]);
-    expect((await first.calls.findCall(portal, `${portal}-a`))!.attempts).toBe(9);
+    expect(both.map(([one]) => one.delivery.attempts).sort()).toEqual([8, 9]);
+    expect((await first.calls.findCall(portal, `${portal}-a`))!.delivery.attempts).toBe(9);
   });
 
   it("many portals' intakes at once: one transaction on PostgreSQL, and one portal's failure is its own", async () => {
@@ -409,7 +409,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     for (const [i, portal] of portals.entries()) {
       const call = await second.calls.findCall(portal, `${portal}-call`);
-      expect(call!.ended).toEqual(
+      expect(call!.party.ended).toEqual(
         i === 3 || i === 5 ? undefined : expect.objectContaining({ durationSec: 60 }),
       );
     }

@@ -145,7 +145,7 @@ async function startReplicaChild(
       stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('late, by the child'), childLease),
     ).rejects.toBeInstanceOf(LeaseLostError);
     await stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('by the parent'), taken[0]);
-    expect((await stores.calls.findCall(childLease.portalId, 'fenced-call'))!.lastError).toBe(
+    expect((await stores.calls.findCall(childLease.portalId, 'fenced-call'))!.delivery.lastError).toBe(
       'by the parent',
     );
   });

@@ -96,12 +96,15 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     await ingest(P, [[startedEvent('c1')], [startedEvent('c2')]]);
     const ours = (await stores().leases.acquireLease(P, 'me', 60_000))!;
     const due = await calls().dueCalls(P, Date.now(), 10, new Set());
-    const mark = (call: CallRecord): CallRecord => ({ ...call, attempts: call.attempts + 1 });
+    const mark = (call: CallRecord): CallRecord => ({
+      ...call,
+      delivery: { ...call.delivery, attempts: call.delivery.attempts + 1 },
+    });
     const marked = await calls().updateCallsFrom(P, due, mark, ours);
-    expect(marked.map((call) => call.attempts)).toEqual([1, 1]);
+    expect(marked.map((call) => call.delivery.attempts)).toEqual([1, 1]);
     // Changed since it was read (intake, another write): read again and written, still under the fence.
     const again = await calls().updateCallsFrom(P, due, mark, ours);
-    expect(again.map((call) => call.attempts)).toEqual([2, 2]);
+    expect(again.map((call) => call.delivery.attempts)).toEqual([2, 2]);
     expect(await calls().updateCalls(P, ['c1', 'unknown'], mark, ours)).toHaveLength(1);
 
     await stores().leases.releaseLease(ours);
@@ -125,7 +128,7 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     const seen: string[] = [];
     const done = (call: CallRecord): CallRecord => {
       seen.push(call.callId);
-      return { ...call, missedTask: { ...call.missedTask!, calledBackAt: Date.parse(deadline) - 1 } };
+      return { ...call, task: { ...call.task!, calledBackAt: Date.parse(deadline) - 1 } };
     };
     const late = Date.parse(deadline) + 1;
     expect(
