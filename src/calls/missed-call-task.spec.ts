@@ -1,4 +1,4 @@
-import { CallRecord, withPortal } from './call';
+import { CallRecord, withParty, withPortal } from './call';
 import { applyEvent, deliveryPriority, newCall, plan } from './call-lifecycle';
 import {
   addTaskParams,
@@ -56,7 +56,7 @@ describe('missed-call tasks', () => {
     }
     expect(ended('answered').task).toBeUndefined();
     expect(ended('declined').task).toBeUndefined();
-    const outbound = { ...ended('missed'), missedTask: undefined, direction: 'outbound' as const };
+    const outbound = withParty({ ...ended('missed'), task: undefined }, { direction: 'outbound' as const });
     expect(withMissedTask(outbound, HOUR_MS).task).toBeUndefined();
     // MISSED_CALL_TASK off: no deadline setting, no task.
     expect(withMissedTask({ ...ended('missed'), task: undefined }, undefined).task).toBeUndefined();
@@ -112,15 +112,8 @@ describe('missed-call tasks', () => {
   });
 
   it('names the number, the responsible, the deadline, the CRM record and a stable marker', () => {
-    const call = {
-      ...finished(ended('missed')),
-      crmEntityType: 'CONTACT',
-      crmEntityId: 7,
-    };
-    const withTask = {
-      ...call,
-      missedTask: { ...call.task!, responsibleId: 3, clientName: 'Erika M' },
-    };
+    const call = withPortal(finished(ended('missed')), { entityType: 'CONTACT', entityId: 7 });
+    const withTask = { ...call, task: { ...call.task!, responsibleId: 3, clientName: 'Erika M' } };
     const { fields } = addTaskParams(withTask) as { fields: Record<string, unknown> };
     expect(fields).toMatchObject({
       TITLE: 'Missed call from +4930555 (Erika M)',
@@ -197,7 +190,7 @@ describe('missed-call tasks', () => {
   });
 
   it('a withheld caller: registered with CRM_CREATE=0, a task that names no number and awaits no callback', () => {
-    const call = { ...ended('missed'), phoneNumber: 'anonymous' };
+    const call = withParty(ended('missed'), { phoneNumber: 'anonymous' });
     expect(registerParams(call, { USER_ID: 2 })).toMatchObject({ PHONE_NUMBER: 'anonymous', CRM_CREATE: 0 });
     expect(registerParams(ended('missed'), { USER_ID: 2 })).toMatchObject({ CRM_CREATE: 1 });
     const fields = (

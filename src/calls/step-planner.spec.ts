@@ -179,7 +179,7 @@ describe('BatchPlan', () => {
     const a = call('a', 'register');
     const batch = new BatchPlan(50);
     batch.add(a);
-    const marked = { ...a, portalUser: { USER_PHONE_INNER: '101' } };
+    const marked = { ...a, portal: { ...a.portal, user: { USER_PHONE_INNER: '101' } } };
     const [command] = batch.commands(new Map([['a', marked]]));
     expect(command).toMatchObject({
       label: 'register_0',
@@ -190,7 +190,7 @@ describe('BatchPlan', () => {
 
   describe('planBatch', () => {
     it('lists due held calls for parking and plans the rest in the store’s order', () => {
-      const held = { ...call('held', 'register'), nextStep: 'wait-start' as const };
+      const held = patchCall(call('held', 'register'), { delivery: { nextStep: 'wait-start' as const } });
       const { plan: batch, expiredHolds } = planBatch([call('a', 'finish'), held, call('b', 'register')], {
         maxCommands: 50,
       });

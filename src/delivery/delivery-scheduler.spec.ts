@@ -431,7 +431,11 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await store.updateCalls(
       PORTAL,
       ['a'],
-      (call) => ({ ...call, nextStep: 'finish', portalCallId: 'x.1' }),
+      (call) => ({
+        ...call,
+        portal: { ...call.portal, callId: 'x.1' },
+        delivery: { ...call.delivery, nextStep: 'finish' },
+      }),
       lease.current()!,
     );
     expect((await scheduler.runOnce()).kind).toBe('batch');

@@ -51,8 +51,8 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     // s-fin is registered: its next step is finish.
     await first.calls.updateCalls(portal, ['s-fin'], (call) => ({
       ...call,
-      nextStep: 'finish',
-      portalCallId: 'x.1',
+      portal: { ...call.portal, callId: 'x.1' },
+      delivery: { ...call.delivery, nextStep: 'finish' },
     }));
     const later = Date.now() + 1000;
     const all = await first.calls.dueCalls(portal, later, 10, new Set());
@@ -76,7 +76,9 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     for (const id of ids) {
       const call = await first.calls.findCall(PORTAL, id);
-      expect(call).toMatchObject({ heardStart: true, direction: 'inbound', ended: { durationSec: 60 } });
+      expect(call).toMatchObject({
+        party: { heardStart: true, direction: 'inbound', ended: { durationSec: 60 } },
+      });
       expect(call!.delivery.nextStep).toBe('register');
     }
   });
@@ -137,7 +139,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       // Not stored as a key either: the same event again is accepted.
       const [result] = await first.calls.ingest(portal, [[startedEvent('fail-1')]], applyFor(portal));
       expect(result).toEqual({ accepted: 1, duplicates: 0 });
-      expect(await second.calls.findCall(portal, 'fail-1')).toMatchObject({ heardStart: true });
+      expect(await second.calls.findCall(portal, 'fail-1')).toMatchObject({ party: { heardStart: true } });
       if (onPostgres) {
         await eventually(async () => (heard > 0 ? true : undefined));
         // One notification, from the intake that committed.
@@ -161,7 +163,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const at = Date.now() + 60_000;
     await first.calls.updateCalls(portal, ['look-a', 'look-b'], (call) => ({
       ...call,
-      dueAt: call.callId === 'look-a' ? at + 5 : at,
+      delivery: { ...call.delivery, dueAt: call.callId === 'look-a' ? at + 5 : at },
     }));
     expect(await second.calls.lookDue(portal, Date.now(), 10, new Set())).toEqual({ due: [], nextDueAt: at });
     // A portal with nothing queued: no due time at all.
@@ -212,7 +214,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     const mark = (reason: string) => (call: Parameters<typeof applyEvent>[0]) => ({
       ...call,
-      lastError: reason,
+      delivery: { ...call.delivery, lastError: reason },
     });
     await first.calls.updateCalls(portal, ['fenced'], mark('written by a'), held);
 
@@ -240,14 +242,17 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const due = await first.calls.dueCalls(portal, Date.now() + 60_000, 10, new Set());
     expect(due.map((call) => call.callId).sort()).toEqual(['from-1', 'from-2']);
     // Another replica writes one of them after the read (an operator's change): this copy is stale now.
-    await second.calls.updateCalls(portal, ['from-2'], (call) => ({ ...call, lastError: 'meanwhile' }));
+    await second.calls.updateCalls(portal, ['from-2'], (call) => ({
+      ...call,
+      delivery: { ...call.delivery, lastError: 'meanwhile' },
+    }));
     const seen: string[] = [];
     const written = await first.calls.updateCallsFrom(
       portal,
       due,
       (call) => {
         seen.push(`${call.callId}:${call.delivery.lastError ?? ''}`);
-        return { ...call, attempts: (call.delivery.attempts ?? 0) + 1 };
+        return { ...call, delivery: { ...call.delivery, attempts: (call.delivery.attempts ?? 0) + 1 } };
       },
       held,
     );
@@ -263,7 +268,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const again = await first.calls.updateCallsFrom(
       portal,
       written,
-      (call) => ({ ...call, lastError: 'second write by a' }),
+      (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'second write by a' } }),
       held,
     );
     expect(again.map((call) => call.delivery.lastError)).toEqual(['second write by a', 'second write by a']);
@@ -271,13 +276,18 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const takeover = (await second.leases.acquireLease(portal, 'replica-b', 60_000))!;
     expect(takeover.epoch).toBe(held.epoch + 1);
     await expect(
-      first.calls.updateCallsFrom(portal, again, (call) => ({ ...call, lastError: 'late write by a' }), held),
+      first.calls.updateCallsFrom(
+        portal,
+        again,
+        (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'late write by a' } }),
+        held,
+      ),
     ).rejects.toBeInstanceOf(LeaseLostError);
     expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('second write by a');
     await second.calls.updateCallsFrom(
       portal,
       again,
-      (call) => ({ ...call, lastError: 'written by b' }),
+      (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'written by b' } }),
       takeover,
     );
     expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('written by b');
@@ -319,7 +329,12 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     sent?.mockClear();
     const writes = await Promise.allSettled(
       looks.map((look, i) =>
-        first.calls.updateCallsFrom(portals[i], look.due, (call) => ({ ...call, attempts: 7 }), leases[i]!),
+        first.calls.updateCallsFrom(
+          portals[i],
+          look.due,
+          (call) => ({ ...call, delivery: { ...call.delivery, attempts: 7 } }),
+          leases[i]!,
+        ),
       ),
     );
     if (sent) expect(sent.mock.calls.length).toBeLessThanOrEqual(2);
@@ -341,13 +356,13 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.delivery.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, delivery: { ...one.delivery, attempts: (one.delivery.attempts ?? 0) + 1 } }),
         leases[0]!,
       ),
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.delivery.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, delivery: { ...one.delivery, attempts: (one.delivery.attempts ?? 0) + 1 } }),
         leases[0]!,
       ),
     ]);
@@ -380,7 +395,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     for (const [i, portal] of portals.entries()) {
       expect(await second.calls.findCall(portal, `${portal}-call`)).toMatchObject({
         portalId: portal,
-        heardStart: true,
+        party: { heardStart: true },
       });
       expect(
         await second.calls.findCall(portal, `${portals[(i + 1) % portals.length]}-call`),
@@ -476,9 +491,20 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       await first.calls.ingest('other-portal', [[startedEvent('wake-marker')]], applyFor('other-portal'));
       await eventually(async () => (heard.includes('other-portal') ? true : undefined));
       heard.length = 0;
-      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 1 }), lease);
-      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 2 }));
-      await first.calls.updateCalls('other-portal', ['wake-marker'], (c) => ({ ...c, attempts: 1 }));
+      await first.calls.updateCalls(
+        'heard-portal',
+        ['wake-requeue'],
+        (c) => ({ ...c, delivery: { ...c.delivery, attempts: 1 } }),
+        lease,
+      );
+      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({
+        ...c,
+        delivery: { ...c.delivery, attempts: 2 },
+      }));
+      await first.calls.updateCalls('other-portal', ['wake-marker'], (c) => ({
+        ...c,
+        delivery: { ...c.delivery, attempts: 1 },
+      }));
       await eventually(async () => (heard.includes('other-portal') ? true : undefined));
       expect(heard).toEqual(['heard-portal', 'other-portal']);
       for (const stop of stops) stop();

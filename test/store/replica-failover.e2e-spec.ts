@@ -113,7 +113,10 @@ async function startReplicaChild(
       (call, event: CallEvent) =>
         applyEvent(call ?? newCall(childLease.portalId, event.callId, Date.now()), event, settings),
     );
-    const mark = (note: string) => (call: Parameters<typeof applyEvent>[0]) => ({ ...call, lastError: note });
+    const mark = (note: string) => (call: Parameters<typeof applyEvent>[0]) => ({
+      ...call,
+      delivery: { ...call.delivery, lastError: note },
+    });
     await stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('by the child'), childLease);
 
     const killedAt = Date.now();

@@ -35,7 +35,11 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     expect(await ingest(P, [[endedEvent('c1')]])).toEqual([{ accepted: 0, duplicates: 1 }]);
     // Another portal's call of the same id is its own.
     expect(await ingest(Q, [[startedEvent('c1')]])).toEqual([{ accepted: 1, duplicates: 0 }]);
-    expect(await calls().findCall(P, 'c1')).toMatchObject({ portalId: P, callId: 'c1', heardStart: true });
+    expect(await calls().findCall(P, 'c1')).toMatchObject({
+      portalId: P,
+      callId: 'c1',
+      party: { heardStart: true },
+    });
     expect(await calls().findCall(Q, 'c1')).toMatchObject({ portalId: Q, callId: 'c1' });
     expect(await calls().findCall(P, 'unknown')).toBeUndefined();
   });
@@ -113,17 +117,17 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     const current = await calls().dueCalls(P, Date.now(), 10, new Set());
     await expect(calls().updateCallsFrom(P, current, mark, ours)).rejects.toBeInstanceOf(LeaseLostError);
     await expect(calls().updateCalls(P, ['c1'], mark, ours)).rejects.toBeInstanceOf(LeaseLostError);
-    expect(await calls().findCall(P, 'c1')).toMatchObject({ attempts: 3 });
-    expect(await calls().findCall(P, 'c2')).toMatchObject({ attempts: 2 });
+    expect(await calls().findCall(P, 'c1')).toMatchObject({ delivery: { attempts: 3 } });
+    expect(await calls().findCall(P, 'c2')).toMatchObject({ delivery: { attempts: 2 } });
     // Unfenced (an operator's re-queue) goes through.
-    expect(await calls().updateCalls(P, ['c2'], mark)).toMatchObject([{ attempts: 3 }]);
+    expect(await calls().updateCalls(P, ['c2'], mark)).toMatchObject([{ delivery: { attempts: 3 } }]);
   });
 
   it('missed-call tasks: the calls awaiting a callback from an answered number before their deadline', async () => {
     const deadline = '2026-11-22T12:00:00+01:00';
     await ingest(P, [[startedEvent('m1')], [startedEvent('m2')]]);
     // m1 awaits a callback from its number (a task with a deadline); m2 has no task.
-    await calls().updateCalls(P, ['m1'], (call) => ({ ...call, missedTask: { deadline } }) as CallRecord);
+    await calls().updateCalls(P, ['m1'], (call) => ({ ...call, task: { deadline } }) as CallRecord);
     const phone = startedEvent('m1').phoneNumber!;
     const seen: string[] = [];
     const done = (call: CallRecord): CallRecord => {

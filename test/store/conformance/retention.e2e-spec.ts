@@ -92,12 +92,10 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     await seed(store, ['requeued'], OLD, 'failed');
     await seed(store, ['requeued'], NOW - DAY, 'failed');
     expect(await store.findCall(PORTAL, 'old-queued')).toMatchObject({
-      state: 'queued',
-      nextStep: 'register',
+      delivery: { state: 'queued', nextStep: 'register' },
     });
     expect(await store.findCall(PORTAL, 'old-recording-pending')).toMatchObject({
-      state: 'finished',
-      nextStep: 'attachRecord',
+      delivery: { state: 'finished', nextStep: 'attachRecord' },
     });
 
     const metrics = new BridgeMetrics();
