@@ -1,6 +1,6 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { CallDelivery, CallRecord } from '../calls/call';
+import { CallDelivery } from '../calls/call';
 import { CallStore } from '../store/call-store';
 import { PageSession, PageSessions } from './page-session';
 import { messagePage, PageCall, PageModel, renderPage } from './page-render';

@@ -186,8 +186,9 @@ export function plan(call: CallRecord, now: number): CallRecord {
 }
 
 function nextStep(call: CallRecord): CallDelivery['nextStep'] {
-  if (call.delivery.failed)
+  if (call.delivery.failed) {
     return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
+  }
   // A click-to-call's CALL_ID is the portal's own (click-match.ts): its finish needs no start details.
   if (!hasStartDetails(call) && !call.portal.clickToCall) return call.party.ended ? 'wait-start' : undefined;
   if (!call.portal.callId) return 'register';
@@ -246,8 +247,9 @@ export function choosePortalUser(
     }
     return { user: { USER_PHONE_INNER: call.party.extension }, routedToDefaultUser: false };
   }
-  if (call.party.userId !== undefined)
+  if (call.party.userId !== undefined) {
     return { user: { USER_ID: call.party.userId }, routedToDefaultUser: false };
+  }
   if (defaultUserId !== undefined) return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
   return undefined;
 }

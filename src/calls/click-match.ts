@@ -111,8 +111,9 @@ export function linkPortalCall(
 ): CallRecord {
   if (event.crmCallId) return withClickUser(linkByCrmCallId(call, event, event.crmCallId, claims));
   if (call.portal.clickToCall) return withClickUser(call);
-  if (!claims || call.portal.callId || call.portal.clickToCall || call.delivery.stepsSent.register)
+  if (!claims || call.portal.callId || call.portal.clickToCall || call.delivery.stepsSent.register) {
     return call;
+  }
   if (!hasStartDetails(call) || call.party.direction !== 'outbound') return call;
   const click = pickClick(claims.openClicks(call.party.phoneNumber!), call, settings);
   if (!click) return call;

@@ -28,8 +28,9 @@ export class BatchReport {
       if (
         !was ||
         (was.delivery.state === call.delivery.state && was.delivery.failed === call.delivery.failed)
-      )
+      ) {
         continue;
+      }
       const ids = {
         callId: call.callId,
         portalCallId: call.portal.callId ?? null,

@@ -266,8 +266,9 @@ function afterTaskStep(
   if (!error) return replan(taskCompleted(succeededTask(call, now)), now);
   if (error.retryable) return retryCommand(call, step, error, settings);
   // A completion sent before whose answer was lost: the portal may refuse to complete it again.
-  if ((call.delivery.stepsSent.completeTask ?? 0) > 1)
+  if ((call.delivery.stepsSent.completeTask ?? 0) > 1) {
     return replan(taskCompleted(succeededTask(call, now)), now);
+  }
   return replan(taskGivenUp(call, `completeTask: ${error.message}`), now);
 }
 
