@@ -128,9 +128,8 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
       { accepted: 0, duplicates: 1 },
     ]);
     expect(await store.findCall(PORTAL, 'old-finished')).toMatchObject({
-      state: 'queued',
-      nextStep: 'wait-start',
       createdAt: NOW,
+      delivery: { state: 'queued', nextStep: 'wait-start' },
     });
 
     // A second run finds nothing more to delete.
