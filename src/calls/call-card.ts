@@ -7,7 +7,7 @@ export { cardKey };
  * shown it, and so which `show` and `hide` are due. Pure. People are named by card keys: an internal number
  * as the PBX wrote it, or `user:<id>` for a portal user id. One employee may come under both (a ring group
  * shown by extension, answered by `userId`): the delivery batch notes on the call which portal user each
- * internal number stands for (`cardUsers`, from the employee directory) and every rule here compares
+ * internal number stands for (`card.users`, from the employee directory) and every rule here compares
  * people, not spellings, so `103` and `user:3` are one viewer when the directory puts 103 on user 3.
  *
  * - Ringing: everyone the call rings (`extensions`, or its one employee) and whoever the register popped

@@ -89,7 +89,7 @@ export interface MissedTask {
   firstTriedAt?: number;
   /** When the latest add was sent (ms epoch): until it has settled, a lookup that finds nothing looks again. */
   lastAddAt?: number;
-  /** Adds sent, counted before sending (kept apart from `stepsSent`, which an operator's re-queue resets). */
+  /** Adds sent, counted before sending (kept apart from `delivery.stepsSent`, which an operator's re-queue resets). */
   addsSent?: number;
   /** Adds known to have made no task (answered with an error, or a lookup after them found none). */
   addsCleared?: number;
