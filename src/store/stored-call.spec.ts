@@ -4,23 +4,12 @@ import { toStatusView } from '../calls/call-status';
 import { planBatch } from '../calls/step-planner';
 import { callColumnsOf, callOf } from './call-rows';
 import { callFromStored, FlatCallRecord, upgradeFlat } from './stored-call';
+import { PARKED, PARKED_HIDDEN, RINGING, RINGING_FINISHED } from '../../test/fixtures/flat-calls';
 
 /*
- * Rows as deployments hold them from before the parts, written by the flat record's own rules: a ringing
- * inbound call registered, shown to its ring group, ended missed with a recording to download and a task,
- * its finish retrying; and a call parked by a refused finish before card keys existed (its card closed by
- * `cardUserIds`). What each read as then (its status, columns, next commands) was taken from that code.
+ * What each row read as before the parts (its status, columns, next commands) was taken from the flat
+ * record's code and is written out below.
  */
-const RINGING =
-  '{"portalId":"portal-1","callId":"pbx-42","show":true,"heardStart":true,"routedToDefaultUser":false,"finishedOnPortal":false,"recordAttached":false,"recordFailed":false,"state":"registered","attempts":2,"stepsSent":{"register":1,"show":1},"consecutiveFailures":1,"failed":false,"createdAt":1764000000000,"updatedAt":1764000000004,"direction":"inbound","phoneNumber":"+74951234567","startedAt":"2025-11-24T19:00:00+03:00","extension":"101","ringing":["101","102","103"],"nextStep":"finish","dueAt":1764000009000,"portalUser":{"USER_PHONE_INNER":"101"},"cardRegisterKey":"101","cardMaybe":[],"crmBinding":{"CRM_ENTITY_TYPE":"CONTACT","CRM_ENTITY_ID":7},"cardUsers":{"102":12},"retryAt":1764000009000,"batchLimit":2,"lastError":"portal timeout (retrying)","cardShown":["101","102","103"],"portalCallId":"externalCall.abc.1","crmEntityType":"CONTACT","crmEntityId":7,"cardSending":{},"ended":{"at":"2025-11-24T19:00:30+03:00","durationSec":0,"status":"missed","recordingUrl":"https://pbx.example/rec/42.mp3"},"recording":{"source":"fetch","fetchUntil":1764000600004},"missedTask":{"deadline":"2025-11-24T20:00:30+03:00"},"refused":{"finish":1},"finishUser":{"USER_PHONE_INNER":"101"}}';
-const PARKED =
-  '{"portalId":"portal-1","callId":"pbx-7","direction":"inbound","phoneNumber":"+4930123","startedAt":"2025-11-24T10:00:00+01:00","extension":"101","show":true,"heardStart":true,"routedToDefaultUser":true,"portalUser":{"USER_ID":5},"portalCallId":"externalCall.p.7","finishedOnPortal":false,"recordAttached":false,"recordFailed":false,"ended":{"at":"2025-11-24T10:01:00+01:00","durationSec":60,"status":"answered"},"state":"failed","nextStep":"hide","dueAt":1764000000000,"attempts":4,"stepsSent":{"register":1,"finish":3},"refused":{"finish":3},"consecutiveFailures":0,"failed":true,"lastError":"finish: refused (refused 3 times)","cardToHide":true,"cardUserIds":[5],"createdAt":1763990000000,"updatedAt":1764000000000}';
-/** The same rows after the flat code's markFinished (RINGING) and markCardHidden (PARKED). */
-const RINGING_FINISHED =
-  '{"portalId":"portal-1","callId":"pbx-42","show":true,"heardStart":true,"routedToDefaultUser":false,"finishedOnPortal":true,"recordAttached":false,"recordFailed":false,"state":"finished","attempts":2,"stepsSent":{"register":1,"show":1},"consecutiveFailures":0,"failed":false,"createdAt":1764000000000,"updatedAt":1764000000006,"direction":"inbound","phoneNumber":"+74951234567","startedAt":"2025-11-24T19:00:00+03:00","extension":"101","ringing":["101","102","103"],"nextStep":"hide","dueAt":1764000000006,"portalUser":{"USER_PHONE_INNER":"101"},"cardRegisterKey":"101","cardMaybe":[],"crmBinding":{"CRM_ENTITY_TYPE":"CONTACT","CRM_ENTITY_ID":7},"cardUsers":{"102":12},"cardShown":["102","103"],"portalCallId":"externalCall.abc.1","crmEntityType":"CONTACT","crmEntityId":7,"cardSending":{},"ended":{"at":"2025-11-24T19:00:30+03:00","durationSec":0,"status":"missed","recordingUrl":"https://pbx.example/rec/42.mp3"},"recording":{"source":"fetch","fetchUntil":1764000600004},"missedTask":{"deadline":"2025-11-24T20:00:30+03:00"},"refused":{"finish":1},"finishUser":{"USER_PHONE_INNER":"101"}}';
-const PARKED_HIDDEN =
-  '{"portalId":"portal-1","callId":"pbx-7","direction":"inbound","phoneNumber":"+4930123","startedAt":"2025-11-24T10:00:00+01:00","extension":"101","show":true,"heardStart":true,"routedToDefaultUser":true,"portalUser":{"USER_ID":5},"portalCallId":"externalCall.p.7","finishedOnPortal":false,"recordAttached":false,"recordFailed":false,"ended":{"at":"2025-11-24T10:01:00+01:00","durationSec":60,"status":"answered"},"state":"failed","attempts":4,"stepsSent":{"register":1,"finish":3},"refused":{"finish":3},"consecutiveFailures":0,"failed":true,"lastError":"finish: refused (refused 3 times)","cardUserIds":[5],"createdAt":1763990000000,"updatedAt":1764000001000,"cardShown":[],"cardMaybe":[],"cardSending":{}}';
-
 const withoutData = (call: CallRecord) => {
   const { data, ...columns } = callColumnsOf(call);
   return { columns, data };
