@@ -40,7 +40,7 @@ describe.each(TEST_ENGINES)('flat call rows (%s)', (_name, engineOf) => {
     const [hidden] = await stores().calls.updateCalls('portal-1', ['pbx-7'], (call) =>
       markCardHidden(call, 1764000001000),
     );
-    expect(hidden.card).toEqual({ shown: [], maybe: [], sending: {} });
+    expect(hidden.card).toEqual({ shown: [], maybe: [], sending: {}, userIds: [5] });
     const [row] = await runRaw(engine(), "SELECT data FROM calls WHERE call_id = 'pbx-7'");
     const written = JSON.parse(String(row.data)) as Record<string, unknown>;
     expect(written).toHaveProperty('delivery.state', 'failed');
