@@ -79,8 +79,8 @@ export class AdminController {
     if (!existing) {
       throw new NotFoundException(`the bridge never heard of call ${JSON.stringify(callId.slice(0, 128))}`);
     }
-    if (existing.state !== 'failed') {
-      throw new ConflictException(`call is ${existing.state}, only failed calls are re-queued`);
+    if (existing.delivery.state !== 'failed') {
+      throw new ConflictException(`call is ${existing.delivery.state}, only failed calls are re-queued`);
     }
     const { calls } = await requeueCalls(this.requeueDeps(), portalId, [callId]);
     return toStatusView(calls[0]);

@@ -32,7 +32,7 @@ export async function requeueCalls(
 ): Promise<RequeueOutcome> {
   const requeued = new Set<string>();
   const calls = await deps.calls.updateCalls(portalId, callIds, (current) => {
-    if (!current.failed) {
+    if (!current.delivery.failed) {
       requeued.delete(current.callId);
       return current;
     }

@@ -1,6 +1,6 @@
 import { HttpStatus, Injectable, Logger } from '@nestjs/common';
 import type { Response } from 'express';
-import { CallRecord } from '../calls/call';
+import { CallDelivery } from '../calls/call';
 import { CallStore } from '../store/call-store';
 import { PageSession, PageSessions } from './page-session';
 import { messagePage, PageCall, PageModel, renderPage } from './page-render';
@@ -108,7 +108,7 @@ export class PageResponder {
   private async todaysCalls(portalId: string): Promise<PageCall[]> {
     const midnight = new Date();
     midnight.setUTCHours(0, 0, 0, 0);
-    const states: [CallRecord['state'], PageCall['state']][] = [
+    const states: [CallDelivery['state'], PageCall['state']][] = [
       ['failed', 'failed'],
       ['queued', 'waiting'],
       ['registered', 'waiting'],
@@ -121,9 +121,9 @@ export class PageResponder {
           .map((call): PageCall => ({
             callId: call.callId,
             state: shown,
-            attempts: call.attempts,
-            lastError: call.lastError ?? null,
-            extension: call.extension,
+            attempts: call.delivery.attempts,
+            lastError: call.delivery.lastError ?? null,
+            extension: call.party.extension,
           })),
       ),
     );

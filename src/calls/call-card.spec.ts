@@ -37,26 +37,39 @@ const ended: CallEvent = {
 
 /** What the delivery batch fixes before sending a register with SHOW=1 (its employee, the card maybe open). */
 function sentRegister(call: CallRecord): CallRecord {
-  return { ...call, portalUser: { USER_PHONE_INNER: '101' }, cardRegisterKey: '101', cardMaybe: ['101'] };
+  return {
+    ...call,
+    card: { ...call.card, registerKey: '101', maybe: ['101'] },
+    portal: { ...call.portal, user: { USER_PHONE_INNER: '101' } },
+  };
 }
 
 function sentShow(call: CallRecord, keys: string[]): CallRecord {
   const userIds = keys.map((key) => Number(key) - 100);
   return {
     ...call,
-    cardSending: { ...call.cardSending, show: { keys, userIds } },
-    cardMaybe: [...new Set([...(call.cardMaybe ?? []), ...keys])],
+    card: {
+      ...call.card,
+      sending: { ...call.card.sending, show: { keys, userIds } },
+      maybe: [...new Set([...(call.card.maybe ?? []), ...keys])],
+    },
   };
 }
 
 function sentHide(call: CallRecord, keys: string[]): CallRecord {
-  return { ...call, cardSending: { ...call.cardSending, hide: { keys, userIds: keys.map(Number) } } };
+  return {
+    ...call,
+    card: { ...call.card, sending: { ...call.card.sending, hide: { keys, userIds: keys.map(Number) } } },
+  };
 }
 
 describe('call card', () => {
   it('a ring group registers for the first member and shows the rest in the same request, ahead of history', () => {
     const call = applyEvent(newCall('p', 'c1', 0), group, settings);
-    expect(call).toMatchObject({ extension: '101', ringing: ['101', '102', '103'], nextStep: 'register' });
+    expect(call).toMatchObject({
+      party: { extension: '101', ringing: ['101', '102', '103'] },
+      delivery: { nextStep: 'register' },
+    });
     expect(dueSteps(call)).toEqual(['register', 'show']);
     expect(deliveryPriority(call)).toBe(0);
     expect(registerParams(call, {})).toMatchObject({ SHOW: 1 });
@@ -93,38 +106,38 @@ describe('call card', () => {
   it('on answer the others are hidden; a transfer shows the new answerer and hides the previous one', () => {
     let call = applyEvent(newCall('p', 'c1', 0), group, settings);
     call = sentShow(sentRegister(call), ['102', '103']);
-    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markRegistered(call, { callId: 'externalCall.1' }, 2000);
     call = markCardShown(call, 2000);
-    expect(call.cardShown?.sort()).toEqual(['101', '102', '103']);
-    expect(call.nextStep).toBeUndefined();
+    expect(call.card.shown?.sort()).toEqual(['101', '102', '103']);
+    expect(call.delivery.nextStep).toBeUndefined();
 
     call = applyEvent(call, answeredBy('102'), { ...settings, now: 3000 });
     expect(cardViewers(call)).toEqual(['102']);
     expect(cardMoves(call)).toEqual({ show: [], hide: ['101', '103'] });
-    expect(call).toMatchObject({ nextStep: 'hide', dueAt: 3000 });
+    expect(call).toMatchObject({ delivery: { nextStep: 'hide', dueAt: 3000 } });
     expect(deliveryPriority(call)).toBe(0);
     call = markCardHidden(sentHide(call, ['101', '103']), 3100);
-    expect(call.cardShown).toEqual(['102']);
-    expect(call.nextStep).toBeUndefined();
+    expect(call.card.shown).toEqual(['102']);
+    expect(call.delivery.nextStep).toBeUndefined();
 
     call = applyEvent(call, answeredBy('103'), { ...settings, now: 4000 });
     expect(cardMoves(call)).toEqual({ show: ['103'], hide: ['102'] });
     expect(dueSteps(call)).toEqual(['show', 'hide']);
 
     call = markCardHidden(markCardShown(sentHide(sentShow(call, ['103']), ['102']), 4100), 4100);
-    expect(call.cardShown).toEqual(['103']);
+    expect(call.card.shown).toEqual(['103']);
     call = applyEvent(call, ended, { ...settings, now: 5000 });
     // finish names the last answerer and closes their card: nothing else to hide.
     expect(dueSteps(call)).toEqual(['finish']);
     expect(deliveryPriority(call)).toBe(1);
     call = markFinished(call, 5100);
-    expect(call).toMatchObject({ state: 'finished', cardShown: [], nextStep: undefined });
+    expect(call).toMatchObject({ card: { shown: [] }, delivery: { state: 'finished', nextStep: undefined } });
   });
 
   it('a ring group nobody answered: finish closes the register user card, a hide in the same request the rest', () => {
     let call = applyEvent(newCall('p', 'c1', 0), group, settings);
     call = markCardShown(sentShow(sentRegister(call), ['102', '103']), 2000);
-    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markRegistered(call, { callId: 'externalCall.1' }, 2000);
     call = applyEvent(call, { ...ended, status: 'missed', durationSec: 0 }, { ...settings, now: 3000 });
     expect(dueSteps(call)).toEqual(['finish', 'hide']);
     expect(cardMoves(call).hide.sort()).toEqual(['102', '103']);
@@ -137,7 +150,7 @@ describe('call card', () => {
     expect(registerParams(call, {})).toMatchObject({ SHOW: 0 });
     expect(dueSteps(call)).toEqual(['register']);
     expect(deliveryPriority(call)).toBe(1);
-    call = markRegistered(call, { portalCallId: 'externalCall.1' }, 2000);
+    call = markRegistered(call, { callId: 'externalCall.1' }, 2000);
     expect(dueSteps(call)).toEqual(['finish']);
   });
 
@@ -145,7 +158,7 @@ describe('call card', () => {
     const directory = (extension: string) => Number(extension) - 100;
     let call = applyEvent(newCall('p', 'c1', 0), group, settings);
     call = sentShow(sentRegister(call), ['102', '103']);
-    call = markCardShown(markRegistered(call, { portalCallId: 'externalCall.1' }, 2000), 2000);
+    call = markCardShown(markRegistered(call, { callId: 'externalCall.1' }, 2000), 2000);
     call = applyEvent(
       call,
       { ...answeredBy('x'), extension: undefined, userId: 3 },
@@ -155,11 +168,11 @@ describe('call card', () => {
     expect(cardMoves(call)).toEqual({ show: ['user:3'], hide: ['101', '102', '103'] });
 
     call = withCardUsers(call, directory);
-    expect(call.cardUsers).toEqual({ '101': 1, '102': 2, '103': 3 });
+    expect(call.card.users).toEqual({ '101': 1, '102': 2, '103': 3 });
     expect(withCardUsers(call, directory)).toBe(call);
     expect(cardMoves(call)).toEqual({ show: [], hide: ['101', '102'] });
     call = markCardHidden(sentHide(call, ['101', '102']), 3100);
-    expect(call).toMatchObject({ cardShown: ['103'], nextStep: undefined });
+    expect(call).toMatchObject({ card: { shown: ['103'] }, delivery: { nextStep: undefined } });
 
     // The same person reporting the answer again by extension moves nothing; finish closes their card.
     call = applyEvent(call, answeredBy('103'), { ...settings, now: 4000 });
@@ -172,7 +185,7 @@ describe('call card', () => {
     call = applyEvent(call, ended, { ...settings, now: 5000 });
     expect(dueSteps(call)).toEqual(['finish']);
     call = markFinished(call, 5100);
-    expect(call).toMatchObject({ cardShown: [], nextStep: undefined });
+    expect(call).toMatchObject({ card: { shown: [] }, delivery: { nextStep: undefined } });
   });
 
   it('a ring group naming one employee twice shows them once', () => {
@@ -181,7 +194,9 @@ describe('call card', () => {
       { ...group, extensions: ['101', '102', '103', '104'] },
       settings,
     );
-    call = withCardUsers({ ...call, cardRegisterKey: '101' }, (extension) => (extension === '104' ? 3 : 2));
+    call = withCardUsers({ ...call, card: { ...call.card, registerKey: '101' } }, (extension) =>
+      extension === '104' ? 3 : 2,
+    );
     expect(cardViewers(call)).toEqual(['101', '104']);
     expect(ringGroupRest(call, '101')).toEqual(['104']);
   });
@@ -218,29 +233,38 @@ describe('call card', () => {
 
     it('while the call rings, the late phone is shown the card; on the answer it is hidden for the others', () => {
       let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
-      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
-      expect(call).toMatchObject({ cardShown: ['101'], nextStep: undefined });
+      call = markRegistered(sentRegister(call), { callId: 'P1' }, 1100);
+      expect(call).toMatchObject({ card: { shown: ['101'] }, delivery: { nextStep: undefined } });
       call = applyEvent(call, later(['102']), { ...settings, now: 2000 });
-      expect(call).toMatchObject({ ringing: ['101', '102'], nextStep: 'show', startedAt: queue.at });
+      expect(call).toMatchObject({
+        party: { ringing: ['101', '102'], startedAt: queue.at },
+        delivery: { nextStep: 'show' },
+      });
       expect(cardMoves(call)).toEqual({ show: ['102'], hide: [] });
       expect(deliveryPriority(call)).toBe(0);
-      call = markCardShown({ ...call, cardSending: { show: { keys: ['102'], userIds: [3] } } }, 2100);
+      call = markCardShown(
+        { ...call, card: { ...call.card, sending: { show: { keys: ['102'], userIds: [3] } } } },
+        2100,
+      );
       call = applyEvent(call, answeredBy('102'), { ...settings, now: 3000 });
       expect(cardMoves(call)).toEqual({ show: [], hide: ['101'] });
     });
 
     it('a phone ringing after the answer (a blind transfer) is shown the card until the next answer', () => {
       let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
-      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
+      call = markRegistered(sentRegister(call), { callId: 'P1' }, 1100);
       call = applyEvent(call, answeredBy('101'), { ...settings, now: 2000 });
       expect(idempotencyKey(later(['103']), call)).toBe('call.started/101/+103');
       call = applyEvent(call, later(['103']), { ...settings, now: 2100 });
-      expect(call).toMatchObject({ ringingSinceAnswer: ['103'], nextStep: 'show' });
+      expect(call).toMatchObject({ party: { ringingSinceAnswer: ['103'] }, delivery: { nextStep: 'show' } });
       expect(cardMoves(call)).toEqual({ show: ['103'], hide: [] });
       expect(deliveryPriority(call)).toBe(0);
       // A repeat names nobody new: a duplicate of the first start.
       expect(idempotencyKey(later(['103']), call)).toBe('call.started');
-      call = markCardShown({ ...call, cardSending: { show: { keys: ['103'], userIds: [3] } } }, 2200);
+      call = markCardShown(
+        { ...call, card: { ...call.card, sending: { show: { keys: ['103'], userIds: [3] } } } },
+        2200,
+      );
       const taken = applyEvent(call, answeredBy('103'), { ...settings, now: 3000 });
       expect(cardMoves(taken)).toEqual({ show: [], hide: ['101'] });
       const over = applyEvent(call, ended, { ...settings, now: 3000 });
@@ -250,17 +274,17 @@ describe('call card', () => {
 
     it('a late phone of a call already ended is shown nothing', () => {
       let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
-      call = markRegistered(sentRegister(call), { portalCallId: 'P1' }, 1100);
+      call = markRegistered(sentRegister(call), { callId: 'P1' }, 1100);
       const over = applyEvent(call, ended, { ...settings, now: 2000 });
       const lateAfterEnd = applyEvent(over, later(['102']), { ...settings, now: 2100 });
       expect(cardMoves(lateAfterEnd).show).toEqual([]);
-      expect(lateAfterEnd.nextStep).toBe('finish');
+      expect(lateAfterEnd.delivery.nextStep).toBe('finish');
     });
 
     it("a late phone before the register went out rides with the register's show", () => {
       let call = applyEvent(newCall('p', 'c1', 0), queue, settings);
       call = applyEvent(call, later(['102']), { ...settings, now: 1100 });
-      expect(call.nextStep).toBe('register');
+      expect(call.delivery.nextStep).toBe('register');
       expect(ringGroupRest(call, '101')).toEqual(['102']);
       expect(dueSteps(call)).toEqual(['register', 'show']);
     });

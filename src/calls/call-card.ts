@@ -1,4 +1,4 @@
-import { cardKey, CallRecord, PortalUser, USER_KEY_PREFIX } from './call';
+import { CallCard, cardKey, CallRecord, PortalUser, USER_KEY_PREFIX } from './call';
 
 export { cardKey };
 
@@ -7,7 +7,7 @@ export { cardKey };
  * shown it, and so which `show` and `hide` are due. Pure. People are named by card keys: an internal number
  * as the PBX wrote it, or `user:<id>` for a portal user id. One employee may come under both (a ring group
  * shown by extension, answered by `userId`): the delivery batch notes on the call which portal user each
- * internal number stands for (`cardUsers`, from the employee directory) and every rule here compares
+ * internal number stands for (`card.users`, from the employee directory) and every rule here compares
  * people, not spellings, so `103` and `user:3` are one viewer when the directory puts 103 on user 3.
  *
  * - Ringing: everyone the call rings (`extensions`, or its one employee) and whoever the register popped
@@ -47,7 +47,7 @@ export function whoOfCardKey(key: string): { extension?: string; userId?: number
 
 /** The person a card key names: `user:<id>` once its portal user is known, else the key itself. */
 export function personOf(call: CallRecord, key: string): string {
-  const id = call.cardUsers?.[key];
+  const id = call.card.users?.[key];
   return id === undefined ? key : `${USER_PREFIX}${id}`;
 }
 
@@ -76,38 +76,38 @@ export function withCardUsers(
   userOf: (extension: string) => number | undefined,
 ): CallRecord {
   const keys = [
-    ...(call.ringing ?? []),
-    ...(call.ringingSinceAnswer ?? []),
-    ...(call.cardShown ?? []),
-    ...(call.cardMaybe ?? []),
-    call.answeredBy,
-    call.cardRegisterKey,
+    ...(call.party.ringing ?? []),
+    ...(call.party.ringingSinceAnswer ?? []),
+    ...(call.card.shown ?? []),
+    ...(call.card.maybe ?? []),
+    call.party.answeredBy,
+    call.card.registerKey,
   ];
   let found: Record<string, number> | undefined;
   for (const key of keys) {
-    if (!key || key.startsWith(USER_PREFIX) || call.cardUsers?.[key] !== undefined || found?.[key]) continue;
+    if (!key || key.startsWith(USER_PREFIX) || call.card.users?.[key] !== undefined || found?.[key]) continue;
     const id = userOf(key);
     if (id !== undefined) found = { ...found, [key]: id };
   }
-  return found ? { ...call, cardUsers: { ...call.cardUsers, ...found } } : call;
+  return found ? { ...call, card: { ...call.card, users: { ...call.card.users, ...found } } } : call;
 }
 
 /** Whether the call still rings or talks: its card steps and its register go ahead of history. */
 export function isLive(call: CallRecord): boolean {
-  return !call.ended && !call.failed;
+  return !call.party.ended && !call.delivery.failed;
 }
 
 /** Whether the register pops the card (SHOW=1): the bridge heard of the call while it rang, and it still does. */
 export function popsCard(call: CallRecord): boolean {
-  return call.show && isLive(call);
+  return call.party.heardRinging && isLive(call);
 }
 
 /** Who should see the card now, one key per person. */
 export function cardViewers(call: CallRecord): string[] {
   if (!isLive(call)) return [];
-  const keys = call.answeredBy
-    ? [call.answeredBy, ...(call.ringingSinceAnswer ?? [])]
-    : [...(call.ringing ?? []), call.cardRegisterKey];
+  const keys = call.party.answeredBy
+    ? [call.party.answeredBy, ...(call.party.ringingSinceAnswer ?? [])]
+    : [...(call.party.ringing ?? []), call.card.registerKey];
   const viewers = new Map<string, string>();
   for (const key of keys) {
     if (key && !viewers.has(personOf(call, key))) viewers.set(personOf(call, key), key);
@@ -117,12 +117,12 @@ export function cardViewers(call: CallRecord): string[] {
 
 /** Whom `finish` names: whoever answered last, else the register's employee (card key). */
 export function finishKey(call: CallRecord): string | undefined {
-  return call.answeredBy ?? call.cardRegisterKey;
+  return call.party.answeredBy ?? call.card.registerKey;
 }
 
 /** Card keys the card may be open for: confirmed, or sent without an answer yet. */
 export function cardOpenFor(call: CallRecord): string[] {
-  return [...new Set([...(call.cardShown ?? []), ...(call.cardMaybe ?? [])])];
+  return [...new Set([...(call.card.shown ?? []), ...(call.card.maybe ?? [])])];
 }
 
 /**
@@ -131,10 +131,11 @@ export function cardOpenFor(call: CallRecord): string[] {
  * it names, so that one is not hidden separately. Nothing moves before the call has a portal CALL_ID.
  */
 export function cardMoves(call: CallRecord): { show: string[]; hide: string[] } {
-  if (!call.portalCallId) return { show: [], hide: [] };
+  if (!call.portal.callId) return { show: [], hide: [] };
   const viewers = cardViewers(call);
-  const show = call.show ? withoutPeople(call, viewers, call.cardShown ?? []) : [];
-  const closedByFinish = call.ended && !call.finishedOnPortal && !call.failed ? finishKey(call) : undefined;
+  const show = call.party.heardRinging ? withoutPeople(call, viewers, call.card.shown ?? []) : [];
+  const closedByFinish =
+    call.party.ended && !call.portal.finished && !call.delivery.failed ? finishKey(call) : undefined;
   const stay = closedByFinish === undefined ? viewers : [...viewers, closedByFinish];
   const hide = withoutPeople(call, cardOpenFor(call), stay);
   return { show, hide };
@@ -142,9 +143,23 @@ export function cardMoves(call: CallRecord): { show: string[]; hide: string[] } 
 
 /** The keys a ring group's register leaves to a `show` in the same request (everyone but its own employee). */
 export function ringGroupRest(call: CallRecord, registerKey: string | undefined): string[] {
-  if (!popsCard(call) || call.answeredBy) return [];
-  const rest = withoutPeople(call, call.ringing, registerKey === undefined ? [] : [registerKey]);
+  if (!popsCard(call) || call.party.answeredBy) return [];
+  const rest = withoutPeople(call, call.party.ringing, registerKey === undefined ? [] : [registerKey]);
   return rest.filter((key, index) => rest.findIndex((other) => samePerson(call, key, other)) === index);
+}
+
+/** The card as the portal confirmed showing it to `keys` (no longer only maybe open for them). */
+export function cardShownTo(call: CallRecord, keys: string[]): CallCard {
+  return { ...call.card, shown: withKeys(call.card.shown, keys), maybe: withoutKeys(call.card.maybe, keys) };
+}
+
+/** The card closed for the people `keys` name, whichever key they were shown it under. */
+export function cardClosedFor(call: CallRecord, keys: string[]): CallCard {
+  return {
+    ...call.card,
+    shown: withoutPeople(call, call.card.shown, keys),
+    maybe: withoutPeople(call, call.card.maybe, keys),
+  };
 }
 
 /** Adds keys to a list, once each. */

@@ -1,6 +1,8 @@
 import { DateTime } from 'luxon';
 import {
+  CallDelivery,
   CallEvent,
+  CallPortal,
   CallRecord,
   endAdditions,
   hasStartDetails,
@@ -9,8 +11,22 @@ import {
   PortalUser,
   ringingOf,
   ringsSinceAnswer,
+  withCard,
+  withDelivery,
+  withParty,
+  withPortal,
+  withRecording,
 } from './call';
-import { cardKey, cardMoves, finishKey, isLive, withKeys, withoutKeys, withoutPeople } from './call-card';
+import {
+  cardClosedFor,
+  cardKey,
+  cardMoves,
+  cardShownTo,
+  finishKey,
+  isLive,
+  withKeys,
+  withoutKeys,
+} from './call-card';
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 
 /**
@@ -31,24 +47,25 @@ export function newCall(portalId: string, callId: string, now: number): CallReco
   return {
     portalId,
     callId,
-    show: false,
-    heardStart: false,
-    routedToDefaultUser: false,
-    finishedOnPortal: false,
-    recordAttached: false,
-    recordFailed: false,
-    state: 'queued',
-    attempts: 0,
-    stepsSent: {},
-    consecutiveFailures: 0,
-    failed: false,
     createdAt: now,
     updatedAt: now,
+    party: { heardRinging: false, heardStart: false },
+    card: {},
+    portal: { routedToDefaultUser: false, finished: false },
+    recording: { attached: false, failed: false },
+    delivery: { state: 'queued', attempts: 0, stepsSent: {}, consecutiveFailures: 0, failed: false },
   };
 }
 
 export function applyEvent(call: CallRecord, event: CallEvent, settings: LifecycleSettings): CallRecord {
-  const next = { ...call, updatedAt: settings.now };
+  // The rules below patch the parts of this copy in place.
+  const next = {
+    ...call,
+    party: { ...call.party },
+    recording: { ...call.recording },
+    delivery: { ...call.delivery },
+    updatedAt: settings.now,
+  };
   if (event.event === 'call.started') applyStarted(next, event);
   else if (event.event === 'call.answered') applyAnswered(next, event);
   else applyEnded(next, event, settings);
@@ -62,28 +79,28 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
   // answerer: shown the card until the next answer or the end. After the end they are shown nothing.
   const late = lateRingers(event, call);
   if (late.length > 0) {
-    if (ringsSinceAnswer(call)) call.ringingSinceAnswer = withKeys(call.ringingSinceAnswer, late);
-    else call.ringing = withKeys(ringingOf(call), late);
+    if (ringsSinceAnswer(call)) call.party.ringingSinceAnswer = withKeys(call.party.ringingSinceAnswer, late);
+    else call.party.ringing = withKeys(ringingOf(call), late);
     return;
   }
-  call.heardStart = true;
+  call.party.heardStart = true;
   // A call already registered (or about to be) from a CDR keeps what it has: the start changes nothing.
   if (hasStartDetails(call)) return;
-  call.direction = event.direction;
-  call.phoneNumber = event.phoneNumber;
-  call.startedAt = event.at;
-  call.extension ??= event.extension ?? event.extensions?.[0];
-  call.userId ??= event.userId;
+  call.party.direction = event.direction;
+  call.party.phoneNumber = event.phoneNumber;
+  call.party.startedAt = event.at;
+  call.party.extension ??= event.extension ?? event.extensions?.[0];
+  call.party.userId ??= event.userId;
   const ringing = [...new Set([event.extension, ...(event.extensions ?? [])].filter((key) => key))];
-  if (ringing.length > 1) call.ringing = ringing as string[];
+  if (ringing.length > 1) call.party.ringing = ringing as string[];
   // Still ringing when we hear of it: pop the card. A start arriving after the end pops nothing.
-  call.show = !call.ended;
-  call.holdUntil = undefined;
+  call.party.heardRinging = !call.party.ended;
+  call.party.holdUntil = undefined;
   // Parked only because this start came after the hold: the call goes on to the portal now.
-  if (call.holdExpired) {
-    call.failed = false;
-    call.holdExpired = undefined;
-    call.lastError = undefined;
+  if (call.party.holdExpired) {
+    call.delivery.failed = false;
+    call.party.holdExpired = undefined;
+    call.delivery.lastError = undefined;
   }
 }
 
@@ -92,15 +109,15 @@ function applyStarted(call: CallRecord, event: CallEvent): void {
  * phones that rang since the previous answer are viewers no more.
  */
 function applyAnswered(call: CallRecord, event: CallEvent): void {
-  call.answeredAt = event.at;
-  call.answeredBy = cardKey(event.extension, event.userId) ?? call.answeredBy;
-  call.ringingSinceAnswer = undefined;
+  call.party.answeredAt = event.at;
+  call.party.answeredBy = cardKey(event.extension, event.userId) ?? call.party.answeredBy;
+  call.party.ringingSinceAnswer = undefined;
 }
 
 function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSettings): void {
-  if (call.ended) mergeEnd(call, event);
+  if (call.party.ended) mergeEnd(call, event);
   else {
-    call.ended = {
+    call.party.ended = {
       at: event.at,
       durationSec: event.durationSec ?? 0,
       status: event.status ?? 'answered',
@@ -109,22 +126,22 @@ function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSetti
     };
   }
   const fetch = settings.recordingFetch;
-  const url = call.ended.recordingUrl;
-  if (url && !call.recording && fetch?.fetchable(url)) {
-    call.recording = { source: 'fetch', fetchUntil: settings.now + fetch.waitMs };
+  const url = call.party.ended.recordingUrl;
+  if (url && !call.recording.file && fetch?.fetchable(url)) {
+    call.recording.file = { source: 'fetch', fetchUntil: settings.now + fetch.waitMs };
   }
-  call.extension ??= event.extension;
-  call.userId ??= event.userId;
+  call.party.extension ??= event.extension;
+  call.party.userId ??= event.userId;
   if (hasStartDetails(call)) return;
   if (event.direction && event.phoneNumber) {
-    call.direction = event.direction;
-    call.directionInferred = event.directionInferred;
-    call.phoneNumber = event.phoneNumber;
-    call.startedAt = event.startedAt ?? secondsBefore(event.at, event.durationSec ?? 0);
-    call.show = false;
-    call.holdUntil = undefined;
+    call.party.direction = event.direction;
+    call.party.directionInferred = event.directionInferred;
+    call.party.phoneNumber = event.phoneNumber;
+    call.party.startedAt = event.startedAt ?? secondsBefore(event.at, event.durationSec ?? 0);
+    call.party.heardRinging = false;
+    call.party.holdUntil = undefined;
   } else {
-    call.holdUntil = settings.now + settings.holdEndedWithoutStartMs;
+    call.party.holdUntil = settings.now + settings.holdEndedWithoutStartMs;
   }
 }
 
@@ -135,14 +152,14 @@ function applyEnded(call: CallRecord, event: CallEvent, settings: LifecycleSetti
  */
 function mergeEnd(call: CallRecord, event: CallEvent): void {
   const additions = endAdditions(event, call);
-  const ended = { ...call.ended! };
+  const ended = { ...call.party.ended! };
   if (additions.includes('answered')) {
     Object.assign(ended, { at: event.at, durationSec: event.durationSec ?? 0, status: 'answered' });
     ended.failedReason = undefined;
-    call.missedTask = undefined;
+    call.task = undefined;
   }
   if (additions.includes('recording')) ended.recordingUrl = event.recordingUrl;
-  call.ended = ended;
+  call.party.ended = ended;
 }
 
 /** `at` minus some seconds, keeping the UTC offset the PBX wrote. */
@@ -153,27 +170,29 @@ export function secondsBefore(at: string, seconds: number): string {
 
 /** Derives state, next step and due time from what the call has and lacks. */
 export function plan(call: CallRecord, now: number): CallRecord {
-  const next = { ...call };
-  next.nextStep = nextStep(next);
-  next.state = next.failed
+  const next = { ...call, delivery: { ...call.delivery } };
+  next.delivery.nextStep = nextStep(next);
+  next.delivery.state = next.delivery.failed
     ? 'failed'
-    : next.finishedOnPortal
+    : next.portal.finished
       ? 'finished'
-      : next.portalCallId
+      : next.portal.callId
         ? 'registered'
         : 'queued';
-  if (!next.nextStep) next.dueAt = undefined;
-  else if (next.nextStep === 'wait-start') next.dueAt = next.holdUntil;
-  else next.dueAt = Math.max(now, next.retryAt ?? 0);
+  if (!next.delivery.nextStep) next.delivery.dueAt = undefined;
+  else if (next.delivery.nextStep === 'wait-start') next.delivery.dueAt = next.party.holdUntil;
+  else next.delivery.dueAt = Math.max(now, next.delivery.retryAt ?? 0);
   return next;
 }
 
-function nextStep(call: CallRecord): CallRecord['nextStep'] {
-  if (call.failed) return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
+function nextStep(call: CallRecord): CallDelivery['nextStep'] {
+  if (call.delivery.failed) {
+    return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
+  }
   // A click-to-call's CALL_ID is the portal's own (click-match.ts): its finish needs no start details.
-  if (!hasStartDetails(call) && !call.clickToCall) return call.ended ? 'wait-start' : undefined;
-  if (!call.portalCallId) return 'register';
-  if (call.ended && !call.finishedOnPortal) return 'finish';
+  if (!hasStartDetails(call) && !call.portal.clickToCall) return call.party.ended ? 'wait-start' : undefined;
+  if (!call.portal.callId) return 'register';
+  if (call.party.ended && !call.portal.finished) return 'finish';
   const moves = cardMoves(call);
   if (moves.show.length > 0) return 'show';
   if (moves.hide.length > 0) return 'hide';
@@ -184,17 +203,17 @@ function nextStep(call: CallRecord): CallRecord['nextStep'] {
  * The recording's step once the call is finished on the portal: its RECORD_URL (`attachRecord`), the
  * download into the store (`fetchRecord`), or the upload of the stored content (`uploadRecord`).
  */
-export function recordingStep(call: CallRecord): CallRecord['nextStep'] {
-  if (!call.finishedOnPortal || call.recordAttached || call.recordFailed) return undefined;
-  const recording = call.recording;
+export function recordingStep(call: CallRecord): CallDelivery['nextStep'] {
+  if (!call.portal.finished || call.recording.attached || call.recording.failed) return undefined;
+  const recording = call.recording.file;
   if (recording?.bytes !== undefined) return 'uploadRecord';
   if (recording) return recording.source === 'fetch' ? 'fetchRecord' : undefined;
-  return call.ended?.recordingUrl ? 'attachRecord' : undefined;
+  return call.party.ended?.recordingUrl ? 'attachRecord' : undefined;
 }
 
 /** A call stored before card keys existed, parked after its card popped: its register's employee is hidden. */
 function legacyCardToHide(call: CallRecord): boolean {
-  return Boolean(call.cardToHide && call.portalCallId && call.cardRegisterKey === undefined);
+  return Boolean(call.card.toHide && call.portal.callId && call.card.registerKey === undefined);
 }
 
 /**
@@ -203,7 +222,7 @@ function legacyCardToHide(call: CallRecord): boolean {
  * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {
-  const step = call.nextStep;
+  const step = call.delivery.nextStep;
   // Missed-call tasks wait behind history (class 2): they never delay a card, a register or a finish.
   if (isTaskStep(step as PortalStep | undefined)) return TASK_PRIORITY;
   return isLive(call) && (step === 'register' || step === 'show' || step === 'hide') ? 0 : 1;
@@ -220,89 +239,73 @@ export function choosePortalUser(
   defaultUserId: number | undefined,
   employeeFor: (extension: string) => number | null | undefined = () => undefined,
 ): { user: PortalUser; routedToDefaultUser: boolean } | undefined {
-  if (call.extension) {
-    const userId = employeeFor(call.extension);
+  if (call.party.extension) {
+    const userId = employeeFor(call.party.extension);
     if (typeof userId === 'number') return { user: { USER_ID: userId }, routedToDefaultUser: false };
     if (userId === null && defaultUserId !== undefined) {
       return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
     }
-    return { user: { USER_PHONE_INNER: call.extension }, routedToDefaultUser: false };
+    return { user: { USER_PHONE_INNER: call.party.extension }, routedToDefaultUser: false };
   }
-  if (call.userId !== undefined) return { user: { USER_ID: call.userId }, routedToDefaultUser: false };
+  if (call.party.userId !== undefined) {
+    return { user: { USER_ID: call.party.userId }, routedToDefaultUser: false };
+  }
   if (defaultUserId !== undefined) return { user: { USER_ID: defaultUserId }, routedToDefaultUser: true };
   return undefined;
 }
 
-export interface RegisteredOnPortal {
-  portalCallId: string;
-  crmEntityType?: string;
-  crmEntityId?: number;
-  createdLead?: number;
-}
+/** What a register's answer tells of the call on the portal. */
+export type RegisteredOnPortal = Required<Pick<CallPortal, 'callId'>> &
+  Pick<CallPortal, 'entityType' | 'entityId' | 'createdLead'>;
 
 /** Registered; a register sent with SHOW=1 showed its employee the card. */
 export function markRegistered(call: CallRecord, result: RegisteredOnPortal, now: number): CallRecord {
-  const popped = call.cardRegisterKey && call.cardMaybe?.includes(call.cardRegisterKey);
-  const card = popped ? confirmShown(call, [call.cardRegisterKey!]) : {};
-  return plan({ ...succeeded(call, now), ...card, ...result }, now);
+  const registerKey = call.card.registerKey;
+  const popped = registerKey && call.card.maybe?.includes(registerKey);
+  const card = popped ? cardShownTo(call, [registerKey]) : call.card;
+  return plan(withPortal({ ...succeeded(call, now), card }, result), now);
 }
 
 /** Finished; the finish closed the card of the employee it named. */
 export function markFinished(call: CallRecord, now: number): CallRecord {
   const key = finishKey(call);
-  const closed = key === undefined ? {} : forgetCard(call, [key]);
-  return plan({ ...succeeded(call, now), ...closed, finishedOnPortal: true }, now);
+  const card = key === undefined ? call.card : cardClosedFor(call, [key]);
+  return plan(withPortal({ ...succeeded(call, now), card }, { finished: true }), now);
 }
 
 /** The show in flight went through, or is given up (`note` says why; it is not tried again). */
 export function markCardShown(call: CallRecord, now: number, note?: string): CallRecord {
-  const keys = call.cardSending?.show?.keys ?? [];
-  const base = note ? { ...call, lastError: note, updatedAt: now } : succeeded(call, now);
-  return plan(
-    { ...base, ...confirmShown(call, keys), cardSending: { ...call.cardSending, show: undefined } },
-    now,
-  );
-}
-
-function confirmShown(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardShown' | 'cardMaybe'> {
-  return { cardShown: withKeys(call.cardShown, keys), cardMaybe: withoutKeys(call.cardMaybe, keys) };
-}
-
-/** The card is closed for the people `keys` name, whichever key they were shown it under. */
-function forgetCard(call: CallRecord, keys: string[]): Pick<CallRecord, 'cardShown' | 'cardMaybe'> {
-  return {
-    cardShown: withoutPeople(call, call.cardShown, keys),
-    cardMaybe: withoutPeople(call, call.cardMaybe, keys),
-  };
+  const keys = call.card.sending?.show?.keys ?? [];
+  const base = note ? { ...withDelivery(call, { lastError: note }), updatedAt: now } : succeeded(call, now);
+  const card = { ...cardShownTo(call, keys), sending: { ...call.card.sending, show: undefined } };
+  return plan({ ...base, card }, now);
 }
 
 /** Card keys whose portal user is unknown: nothing can be shown or hidden for them; they leave the card. */
 export function dropCardKeys(call: CallRecord, keys: string[], now: number): CallRecord {
   if (keys.length === 0) return call;
-  const ringing = call.ringing && withoutKeys(call.ringing, keys);
-  const ringingSinceAnswer = call.ringingSinceAnswer && withoutKeys(call.ringingSinceAnswer, keys);
+  const { ringing, ringingSinceAnswer, answeredBy } = call.party;
   const note = `card: no portal user known for internal number ${keys.join(', ')}`;
-  return plan(
-    {
-      ...call,
-      ...forgetCard(call, keys),
-      ringing,
-      ringingSinceAnswer,
-      answeredBy: call.answeredBy && keys.includes(call.answeredBy) ? undefined : call.answeredBy,
-      lastError: note,
-      updatedAt: now,
-    },
-    now,
-  );
+  const party = {
+    ...call.party,
+    ringing: ringing && withoutKeys(ringing, keys),
+    ringingSinceAnswer: ringingSinceAnswer && withoutKeys(ringingSinceAnswer, keys),
+    answeredBy: answeredBy && keys.includes(answeredBy) ? undefined : answeredBy,
+  };
+  const card = cardClosedFor(call, keys);
+  return plan({ ...withDelivery(call, { lastError: note }), party, card, updatedAt: now }, now);
 }
 
 export function markRecordAttached(call: CallRecord, now: number): CallRecord {
-  return plan({ ...succeeded(call, now), recordAttached: true }, now);
+  return plan(withRecording(succeeded(call, now), { attached: true }), now);
 }
 
 /** A recording the portal refuses leaves the call finished, with the reason kept. */
 export function markRecordFailed(call: CallRecord, reason: string, now: number): CallRecord {
-  return plan({ ...succeeded(call, now), recordFailed: true, lastError: reason }, now);
+  return plan(
+    withDelivery(withRecording(succeeded(call, now), { failed: true }), { lastError: reason }),
+    now,
+  );
 }
 
 /** What the store holds of a recording once its content is there: size, file name, how it goes up. */
@@ -323,23 +326,21 @@ export function markRecordingStored(
   stored: StoredRecording,
   now: number,
 ): CallRecord {
-  const recording = {
-    ...(source === call.recording?.source ? call.recording : {}),
+  const file = {
+    ...(source === call.recording.file?.source ? call.recording.file : {}),
     source,
     ...stored,
     storedAt: now,
   };
   // A parked call keeps why it was parked: a new file is no answer to that.
-  const lastError = call.failed ? call.lastError : undefined;
-  return plan(
-    { ...succeeded(call, now), lastError, recording, recordAttached: false, recordFailed: false },
-    now,
-  );
+  const lastError = call.delivery.failed ? call.delivery.lastError : undefined;
+  const withFile = withRecording(succeeded(call, now), { file, attached: false, failed: false });
+  return plan(withDelivery(withFile, { lastError }), now);
 }
 
 /** A download is under way until `until` (a crash mid-download tries again then). */
 export function markRecordingFetching(call: CallRecord, until: number, now: number): CallRecord {
-  return plan({ ...call, retryAt: until, updatedAt: now }, now);
+  return plan({ ...withDelivery(call, { retryAt: until }), updatedAt: now }, now);
 }
 
 /**
@@ -352,23 +353,18 @@ export function markRecordingNotReady(
   now: number,
   maxBackoffMs: number,
 ): CallRecord {
-  const recording = call.recording!;
-  const attempts = (recording.fetchAttempts ?? 0) + 1;
-  const until = recording.fetchUntil ?? now;
+  const file = call.recording.file!;
+  const attempts = (file.fetchAttempts ?? 0) + 1;
+  const until = file.fetchUntil ?? now;
   if (now >= until) {
     return markRecordFailed(call, `recording: ${reason}; not there within RECORDING_WAIT_SEC`, now);
   }
   const delay = Math.min(maxBackoffMs, 1000 * 2 ** Math.min(attempts - 1, 20));
-  return plan(
-    {
-      ...call,
-      recording: { ...recording, fetchAttempts: attempts },
-      retryAt: Math.min(now + delay, until),
-      lastError: `recording: ${reason} (retrying)`,
-      updatedAt: now,
-    },
-    now,
-  );
+  const retrying = withDelivery(withRecording(call, { file: { ...file, fetchAttempts: attempts } }), {
+    retryAt: Math.min(now + delay, until),
+    lastError: `recording: ${reason} (retrying)`,
+  });
+  return plan({ ...retrying, updatedAt: now }, now);
 }
 
 export function routeToDefaultUser(
@@ -377,38 +373,28 @@ export function routeToDefaultUser(
   reason: string,
   now: number,
 ): CallRecord {
-  return plan(
-    {
-      ...call,
-      portalUser: { USER_ID: defaultUserId },
-      routedToDefaultUser: true,
-      lastError: reason,
-      updatedAt: now,
-    },
-    now,
-  );
+  const routed = withPortal(call, { user: { USER_ID: defaultUserId }, routedToDefaultUser: true });
+  return plan({ ...withDelivery(routed, { lastError: reason }), updatedAt: now }, now);
 }
 
 export function markRetry(call: CallRecord, reason: string, retryAt: number, now: number): CallRecord {
-  return plan(
-    {
-      ...call,
-      consecutiveFailures: call.consecutiveFailures + 1,
-      lastError: reason,
-      retryAt,
-      updatedAt: now,
-    },
-    now,
-  );
+  const delivery = {
+    ...call.delivery,
+    consecutiveFailures: call.delivery.consecutiveFailures + 1,
+    lastError: reason,
+    retryAt,
+  };
+  return plan({ ...call, delivery, updatedAt: now }, now);
 }
 
 export function markFailed(call: CallRecord, reason: string, now: number): CallRecord {
-  return plan({ ...call, failed: true, lastError: reason, retryAt: undefined, updatedAt: now }, now);
+  const delivery = { ...call.delivery, failed: true, lastError: reason, retryAt: undefined };
+  return plan({ ...call, delivery, updatedAt: now }, now);
 }
 
 /** No call.started came within the hold: parked, but a start arriving later still brings the call back. */
 export function markHoldExpired(call: CallRecord, reason: string, now: number): CallRecord {
-  return markFailed({ ...call, holdExpired: true }, reason, now);
+  return markFailed(withParty(call, { holdExpired: true }), reason, now);
 }
 
 /**
@@ -416,11 +402,8 @@ export function markHoldExpired(call: CallRecord, reason: string, now: number): 
  * portal (only finish closes it), so a `hide` follows.
  */
 export function markFinishFailed(call: CallRecord, reason: string, now: number): CallRecord {
-  return markFailed(
-    { ...call, cardToHide: call.show, consecutiveFailures: 0, batchLimit: undefined },
-    reason,
-    now,
-  );
+  const parked = withCard(call, { toHide: call.party.heardRinging });
+  return markFailed(withDelivery(parked, { consecutiveFailures: 0, batchLimit: undefined }), reason, now);
 }
 
 /**
@@ -428,22 +411,22 @@ export function markFinishFailed(call: CallRecord, reason: string, now: number):
  * keeps the reason it was parked for.
  */
 export function markCardHidden(call: CallRecord, now: number, note?: string): CallRecord {
-  const lastError = note ? (call.lastError ? `${call.lastError}; ${note}` : note) : call.lastError;
-  const keys = call.cardSending?.hide?.keys ?? [];
-  return plan(
-    {
-      ...call,
-      ...forgetCard(call, keys),
-      cardSending: { ...call.cardSending, hide: undefined },
-      cardToHide: undefined,
-      consecutiveFailures: 0,
-      retryAt: undefined,
-      batchLimit: undefined,
-      lastError,
-      updatedAt: now,
-    },
-    now,
-  );
+  const had = call.delivery.lastError;
+  const lastError = note ? (had ? `${had}; ${note}` : note) : had;
+  const keys = call.card.sending?.hide?.keys ?? [];
+  const card = {
+    ...cardClosedFor(call, keys),
+    sending: { ...call.card.sending, hide: undefined },
+    toHide: undefined,
+  };
+  const delivery = {
+    ...call.delivery,
+    consecutiveFailures: 0,
+    retryAt: undefined,
+    batchLimit: undefined,
+    lastError,
+  };
+  return plan({ ...call, card, delivery, updatedAt: now }, now);
 }
 
 /**
@@ -452,37 +435,34 @@ export function markCardHidden(call: CallRecord, now: number, note?: string): Ca
  */
 export function requeue(call: CallRecord, now: number, holdEndedWithoutStartMs: number): CallRecord {
   const holdUntil = hasStartDetails(call) ? undefined : now + holdEndedWithoutStartMs;
-  return plan(
-    {
-      ...call,
-      failed: false,
-      holdExpired: undefined,
-      cardToHide: undefined,
-      consecutiveFailures: 0,
-      retryAt: undefined,
-      stepsSent: {},
-      refused: undefined,
-      batchLimit: undefined,
-      holdUntil,
-      updatedAt: now,
-    },
-    now,
-  );
+  const party = { ...call.party, holdExpired: undefined, holdUntil };
+  const card = { ...call.card, toHide: undefined };
+  const delivery = {
+    ...call.delivery,
+    failed: false,
+    consecutiveFailures: 0,
+    retryAt: undefined,
+    stepsSent: {},
+    refused: undefined,
+    batchLimit: undefined,
+  };
+  return plan({ ...call, party, card, delivery, updatedAt: now }, now);
 }
 
 export function countSent(call: CallRecord, steps: PortalStep[]): CallRecord {
-  const stepsSent = { ...call.stepsSent };
+  const stepsSent = { ...call.delivery.stepsSent };
   for (const step of steps) stepsSent[step] = (stepsSent[step] ?? 0) + 1;
-  return { ...call, attempts: call.attempts + steps.length, stepsSent };
+  return withDelivery(call, { attempts: call.delivery.attempts + steps.length, stepsSent });
 }
 
+/** A step went through: the retry state goes, and with it the last error. */
 function succeeded(call: CallRecord, now: number): CallRecord {
-  return {
-    ...call,
+  const delivery = {
+    ...call.delivery,
     consecutiveFailures: 0,
     retryAt: undefined,
     batchLimit: undefined,
     lastError: undefined,
-    updatedAt: now,
   };
+  return { ...call, delivery, updatedAt: now };
 }

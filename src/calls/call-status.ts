@@ -1,11 +1,11 @@
-import { CallRecord } from './call';
+import { CallDelivery, CallRecord } from './call';
 import { cardKey, cardOpenFor } from './call-card';
 import { MissedTaskState, missedTaskState } from './missed-call-task';
 
 /** What `GET /v1/calls/:callId` and the admin list show of a call (docs/API.md). */
 export interface CallStatusView {
   callId: string;
-  state: CallRecord['state'];
+  state: CallDelivery['state'];
   crm: {
     callId: string | null;
     entityType: string | null;
@@ -40,48 +40,50 @@ export interface CallStatusView {
 export function toStatusView(call: CallRecord): CallStatusView {
   return {
     callId: call.callId,
-    state: call.state,
+    state: call.delivery.state,
     crm: {
-      callId: call.portalCallId ?? null,
-      entityType: call.crmEntityType ?? null,
-      entityId: call.crmEntityId ?? null,
-      createdLead: call.createdLead ?? null,
+      callId: call.portal.callId ?? null,
+      entityType: call.portal.entityType ?? null,
+      entityId: call.portal.entityId ?? null,
+      createdLead: call.portal.createdLead ?? null,
     },
-    attempts: call.attempts,
-    lastError: call.lastError ?? null,
-    nextStep: call.nextStep ?? null,
-    waitingForStart: call.nextStep === 'wait-start',
-    routedToDefaultUser: call.routedToDefaultUser,
-    directionInferred: call.directionInferred,
+    attempts: call.delivery.attempts,
+    lastError: call.delivery.lastError ?? null,
+    nextStep: call.delivery.nextStep ?? null,
+    waitingForStart: call.delivery.nextStep === 'wait-start',
+    routedToDefaultUser: call.portal.routedToDefaultUser,
+    directionInferred: call.party.directionInferred,
     recording:
-      !call.ended?.recordingUrl && !call.recording
+      !call.party.ended?.recordingUrl && !call.recording.file
         ? 'none'
-        : call.recordAttached
+        : call.recording.attached
           ? 'attached'
-          : call.recordFailed
+          : call.recording.failed
             ? 'failed'
             : 'pending',
-    recordingDetail: call.recording
+    recordingDetail: call.recording.file
       ? {
-          via: call.recording.source,
-          bytes: call.recording.bytes ?? null,
-          upload: call.recording.upload ?? null,
+          via: call.recording.file.source,
+          bytes: call.recording.file.bytes ?? null,
+          upload: call.recording.file.upload ?? null,
         }
-      : call.ended?.recordingUrl
+      : call.party.ended?.recordingUrl
         ? { via: 'url', bytes: null, upload: null }
         : undefined,
     card: {
-      ringing: call.ringing ?? [cardKey(call.extension, call.userId)].filter((key) => key !== undefined),
-      answeredBy: call.answeredBy ?? null,
+      ringing:
+        call.party.ringing ??
+        [cardKey(call.party.extension, call.party.userId)].filter((key) => key !== undefined),
+      answeredBy: call.party.answeredBy ?? null,
       openFor: cardOpenFor(call),
     },
-    missedTask: call.missedTask && {
-      id: call.missedTask.id ?? null,
-      state: missedTaskState(call.missedTask),
-      deadline: call.missedTask.deadline,
-      calledBackBy: call.missedTask.calledBackBy ?? null,
+    missedTask: call.task && {
+      id: call.task.id ?? null,
+      state: missedTaskState(call.task),
+      deadline: call.task.deadline,
+      calledBackBy: call.task.calledBackBy ?? null,
     },
-    clickToCall: call.clickToCall && { ...call.clickToCall },
+    clickToCall: call.portal.clickToCall && { ...call.portal.clickToCall },
     updatedAt: new Date(call.updatedAt).toISOString(),
   };
 }

@@ -89,7 +89,7 @@ export interface MissedTask {
   firstTriedAt?: number;
   /** When the latest add was sent (ms epoch): until it has settled, a lookup that finds nothing looks again. */
   lastAddAt?: number;
-  /** Adds sent, counted before sending (kept apart from `stepsSent`, which an operator's re-queue resets). */
+  /** Adds sent, counted before sending (kept apart from `delivery.stepsSent`, which an operator's re-queue resets). */
   addsSent?: number;
   /** Adds known to have made no task (answered with an error, or a lookup after them found none). */
   addsCleared?: number;
@@ -135,9 +135,33 @@ export interface CallEnd {
   recordingUrl?: string;
 }
 
+/**
+ * The call as the bridge keeps it: its identity, then one part per concern, each patched by its own
+ * function (`withParty`, `withCard`, `withPortal`, `withRecording`, `withTask`, `withDelivery`). Stored as
+ * JSON in this shape; a row stored before the parts existed (flat) is upgraded when read (`callFromStored`
+ * in `src/store/stored-call.ts`).
+ */
 export interface CallRecord {
   portalId: string;
   callId: string;
+  createdAt: number;
+  updatedAt: number;
+  /** What the PBX said: who called whom, who rang and answered, the end (call-lifecycle.ts applies events). */
+  party: CallParty;
+  /** The call card while the phone rings: whom it was popped for and shown to (call-card.ts). */
+  card: CallCard;
+  /** The call on the portal: its CALL_ID, the employee it is registered to, the CRM record it bound to. */
+  portal: CallPortal;
+  /** The call's recording: attached, refused, or the file the bridge uploads itself (recording steps). */
+  recording: CallRecording;
+  /** MISSED_CALL_TASK: the task this missed inbound call gives its client's employee (missed-call-task.ts). */
+  task?: MissedTask;
+  /** How far delivery to the portal has come: state, the next step, retries (step-planner.ts). */
+  delivery: CallDelivery;
+}
+
+/** What the PBX said about the call. */
+export interface CallParty {
   direction?: Direction;
   /** The PBX named no direction: which rule inferred it (shown in the call's status). */
   directionInferred?: string;
@@ -147,7 +171,7 @@ export interface CallRecord {
   /** When the call began, with the UTC offset the PBX gave. */
   startedAt?: string;
   /** Pop the call card: true only for calls the bridge hears about while they ring. */
-  show: boolean;
+  heardRinging: boolean;
   heardStart: boolean;
   /** Everyone the call rang at once (card keys, `call-card.ts`), when the PBX named a ring group. */
   ringing?: string[];
@@ -159,43 +183,64 @@ export interface CallRecord {
   answeredAt?: string;
   /** Who picked up last (card key): the card moves to them and `finish` goes out with them. */
   answeredBy?: string;
-  /** Who the register popped the card for (card key), fixed when it is sent with SHOW=1. */
-  cardRegisterKey?: string;
-  /** Card keys the portal confirmed showing the card to. */
-  cardShown?: string[];
-  /** Card keys a show (or register) was sent for without an answer yet: hidden when the card moves on. */
-  cardMaybe?: string[];
-  /** The show/hide in flight: which card keys, as which portal user ids (fixed before sending). */
-  cardSending?: { show?: CardTarget; hide?: CardTarget };
-  /**
-   * The portal user each internal number among the card keys stands for, noted from the employee directory
-   * by the delivery batch and kept for the call: `103` and `user:3` are then one person (`call-card.ts`).
-   */
-  cardUsers?: Record<string, number>;
-  /** Whom `finish` names: the answerer (else the register's employee), fixed before the finish is sent. */
-  finishUser?: PortalUser;
   ended?: CallEnd;
   /** call.ended without start details waits until then for its call.started (ms epoch). */
   holdUntil?: number;
   /** Failed only because no call.started came within the hold: a late start brings it back. */
   holdExpired?: boolean;
+}
 
-  portalUser?: PortalUser;
+/** The call card (`call-card.ts`): people are named by card keys (an internal number, or `user:<id>`). */
+export interface CallCard {
+  /** Who the register popped the card for (card key), fixed when it is sent with SHOW=1. */
+  registerKey?: string;
+  /** Card keys the portal confirmed showing the card to. */
+  shown?: string[];
+  /** Card keys a show (or register) was sent for without an answer yet: hidden when the card moves on. */
+  maybe?: string[];
+  /** The show/hide in flight: which card keys, as which portal user ids (fixed before sending). */
+  sending?: { show?: CardTarget; hide?: CardTarget };
+  /**
+   * The portal user each internal number among the card keys stands for, noted from the employee directory
+   * by the delivery batch and kept for the call: `103` and `user:3` are then one person (`call-card.ts`).
+   */
+  users?: Record<string, number>;
+  /** A finish refused for good left the card open (it popped when the call rang): `hide` closes it. */
+  toHide?: boolean;
+  /** Whom `hide` closes the card for: the register's employee, fixed before the hide is sent. */
+  userIds?: number[];
+}
+
+/** The call on the portal. */
+export interface CallPortal {
+  /** The employee the call is registered to. */
+  user?: PortalUser;
+  /** Whom `finish` names: the answerer (else the register's employee), fixed before the finish is sent. */
+  finishUser?: PortalUser;
   /** With B24_BIND_CRM_ENTITY: the client the register binds the call to (null: none found), fixed once. */
-  crmBinding?: CrmBinding | null;
+  binding?: CrmBinding | null;
   routedToDefaultUser: boolean;
-  portalCallId?: string;
+  /** The portal's CALL_ID, once registered (or taken from a click). */
+  callId?: string;
   /** Click-to-call (click-match.ts): the CALL_ID is the portal's own, taken from a crmCallId or a click. */
   clickToCall?: ClickToCall;
-  crmEntityType?: string;
-  crmEntityId?: number;
+  entityType?: string;
+  entityId?: number;
   createdLead?: number;
-  finishedOnPortal: boolean;
-  recordAttached: boolean;
-  recordFailed: boolean;
-  /** The recording the bridge downloads or was pushed, and uploads itself; unset: RECORD_URL (or none). */
-  recording?: RecordingUpload;
+  /** Finished on the portal. */
+  finished: boolean;
+}
 
+/** The call's recording. */
+export interface CallRecording {
+  attached: boolean;
+  failed: boolean;
+  /** The recording the bridge downloads or was pushed, and uploads itself; unset: RECORD_URL (or none). */
+  file?: RecordingUpload;
+}
+
+/** How far delivery to the portal has come. */
+export interface CallDelivery {
   state: CallState;
   nextStep?: DeliveryStep;
   /** When delivery may next act on this call (ms epoch); unset when nothing is due. */
@@ -213,21 +258,56 @@ export interface CallRecord {
   refused?: Partial<Record<PortalStep, number>>;
   /** Suspected of getting a whole request refused: its next request holds at most this many commands. */
   batchLimit?: number;
-  /** A finish refused for good left the card open (it popped when the call rang): `hide` closes it. */
-  cardToHide?: boolean;
-  /** Whom `hide` closes the card for: the register's employee, fixed before the hide is sent. */
-  cardUserIds?: number[];
-  /** MISSED_CALL_TASK: the task this missed inbound call gives its client's employee (missed-call-task.ts). */
-  missedTask?: MissedTask;
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;
-  createdAt: number;
-  updatedAt: number;
+}
+
+/** A change to some parts of a call: each part's fields merged into that part, the rest as given. */
+export type CallPatch = {
+  [K in keyof CallRecord]?: NonNullable<CallRecord[K]> extends object
+    ? Partial<CallRecord[K]>
+    : CallRecord[K];
+};
+
+/** The call with `patch` merged into its parts. */
+export function patchCall(call: CallRecord, patch: CallPatch): CallRecord {
+  const next: Record<string, unknown> = { ...call };
+  for (const [key, value] of Object.entries(patch)) {
+    const part = next[key];
+    next[key] =
+      typeof part === 'object' && typeof value === 'object' && value ? { ...part, ...value } : value;
+  }
+  return next as unknown as CallRecord;
+}
+
+export function withParty(call: CallRecord, patch: Partial<CallParty>): CallRecord {
+  return { ...call, party: { ...call.party, ...patch } };
+}
+
+export function withCard(call: CallRecord, patch: Partial<CallCard>): CallRecord {
+  return { ...call, card: { ...call.card, ...patch } };
+}
+
+export function withPortal(call: CallRecord, patch: Partial<CallPortal>): CallRecord {
+  return { ...call, portal: { ...call.portal, ...patch } };
+}
+
+export function withRecording(call: CallRecord, patch: Partial<CallRecording>): CallRecord {
+  return { ...call, recording: { ...call.recording, ...patch } };
+}
+
+/** The call's task with `patch` (the call must have one). */
+export function withTask(call: CallRecord, patch: Partial<MissedTask>): CallRecord {
+  return { ...call, task: { ...call.task!, ...patch } };
+}
+
+export function withDelivery(call: CallRecord, patch: Partial<CallDelivery>): CallRecord {
+  return { ...call, delivery: { ...call.delivery, ...patch } };
 }
 
 export function hasStartDetails(call: CallRecord): boolean {
-  return Boolean(call.direction && call.phoneNumber && call.startedAt);
+  return Boolean(call.party.direction && call.party.phoneNumber && call.party.startedAt);
 }
 
 /** A card key naming a portal user by id (`user:<id>`), where the PBX named no internal number. */
@@ -252,8 +332,8 @@ export function ringersOf(event: CallEvent): string[] {
 
 /** Whom the call rings (card keys): the ring group its starts named, else its one employee. */
 export function ringingOf(call: CallRecord): string[] {
-  if (call.ringing) return call.ringing;
-  const key = cardKey(call.extension, call.userId);
+  if (call.party.ringing) return call.party.ringing;
+  const key = cardKey(call.party.extension, call.party.userId);
   return key === undefined ? [] : [key];
 }
 
@@ -264,7 +344,7 @@ export function ringingOf(call: CallRecord): string[] {
  * other than the answerer and those ringing since (a blind transfer's target dialled by the PBX).
  */
 export function lateRingers(event: CallEvent, call: CallRecord | undefined): string[] {
-  if (event.event !== 'call.started' || !call?.heardStart) return [];
+  if (event.event !== 'call.started' || !call?.party.heardStart) return [];
   const known = new Set(ringsSinceAnswer(call) ? ringingAfterAnswer(call) : ringingOf(call));
   return ringersOf(event)
     .filter((key) => !known.has(key))
@@ -273,12 +353,12 @@ export function lateRingers(event: CallEvent, call: CallRecord | undefined): str
 
 /** Whether a later start now rings beside an answer (someone answered, the call has not ended). */
 export function ringsSinceAnswer(call: CallRecord): boolean {
-  return call.answeredBy !== undefined && !call.ended;
+  return call.party.answeredBy !== undefined && !call.party.ended;
 }
 
 /** Who has the call since its last answer: the answerer and the phones that began ringing since. */
 function ringingAfterAnswer(call: CallRecord): string[] {
-  return [call.answeredBy!, ...(call.ringingSinceAnswer ?? [])];
+  return [call.party.answeredBy!, ...(call.party.ringingSinceAnswer ?? [])];
 }
 
 /**
@@ -288,12 +368,12 @@ function ringingAfterAnswer(call: CallRecord): string[] {
  * Empty for a first end and for one that brings nothing new.
  */
 export function endAdditions(event: CallEvent, call: CallRecord | undefined): EndAddition[] {
-  const ended = call?.ended;
+  const ended = call?.party.ended;
   if (event.event !== 'call.ended' || !call || !ended) return [];
   const additions: EndAddition[] = [];
-  const finishSent = call.finishedOnPortal || (call.stepsSent.finish ?? 0) > 0;
+  const finishSent = call.portal.finished || (call.delivery.stepsSent.finish ?? 0) > 0;
   if (event.status === 'answered' && ended.status !== 'answered' && !finishSent) additions.push('answered');
-  if (event.recordingUrl && !ended.recordingUrl && !call.recording) additions.push('recording');
+  if (event.recordingUrl && !ended.recordingUrl && !call.recording.file) additions.push('recording');
   return additions;
 }
 
@@ -317,7 +397,7 @@ export function idempotencyKey(event: CallEvent, call?: CallRecord): string {
     if (!late) return event.event;
     const named =
       late.length <= MAX_RINGERS_KEY ? late : `sha256:${createHash('sha256').update(late).digest('hex')}`;
-    const since = call && ringsSinceAnswer(call) ? `/${call.answeredBy}` : '';
+    const since = call && ringsSinceAnswer(call) ? `/${call.party.answeredBy}` : '';
     return `${event.event}${since}/+${named}`;
   }
   if (event.event === 'call.ended') {

@@ -45,7 +45,9 @@ describe('click-to-call matching (pure rule)', () => {
   it('does not match another number, another employee, an inbound call or outside the window', () => {
     expect(clickMatches({ ...click, phoneNumber: '+4915100000000' }, call, match)).toBe(false);
     expect(clickMatches({ ...click, userId: 8 }, call, match)).toBe(false);
-    expect(clickMatches(click, { ...call, direction: 'inbound' }, match)).toBe(false);
+    expect(clickMatches(click, { ...call, party: { ...call.party, direction: 'inbound' } }, match)).toBe(
+      false,
+    );
     expect(clickMatches({ ...click, clickedAt: CLICKED - 61_000 }, call, match)).toBe(false);
     // A call starting well before the click is not its call (a few seconds of clock skew are allowed).
     expect(clickMatches({ ...click, clickedAt: CLICKED + 30_000 }, call, match)).toBe(false);
@@ -54,9 +56,17 @@ describe('click-to-call matching (pure rule)', () => {
   });
 
   it('compares the call’s own user id when the PBX names one, and matches a callback by number', () => {
-    expect(clickMatches(click, { ...call, extension: undefined, userId: 7 }, match)).toBe(true);
-    expect(clickMatches(click, { ...call, extension: '999' }, match)).toBe(false);
-    expect(clickMatches({ ...click, userId: undefined }, { ...call, extension: '999' }, match)).toBe(true);
+    expect(
+      clickMatches(click, { ...call, party: { ...call.party, extension: undefined, userId: 7 } }, match),
+    ).toBe(true);
+    expect(clickMatches(click, { ...call, party: { ...call.party, extension: '999' } }, match)).toBe(false);
+    expect(
+      clickMatches(
+        { ...click, userId: undefined },
+        { ...call, party: { ...call.party, extension: '999' } },
+        match,
+      ),
+    ).toBe(true);
   });
 
   it('takes the oldest matching click', () => {
@@ -78,27 +88,29 @@ describe('click-to-call in the call lifecycle', () => {
     const ledger = new ClickLedger([click]);
     let call = apply(undefined, started, ledger);
     expect(call).toMatchObject({
-      portalCallId: 'externalCall.abc.1',
-      clickToCall: { portalCallId: 'externalCall.abc.1', matchedBy: 'click' },
-      portalUser: { USER_ID: 7 },
-      show: false,
-      state: 'registered',
+      party: { heardRinging: false },
+      portal: {
+        callId: 'externalCall.abc.1',
+        clickToCall: { portalCallId: 'externalCall.abc.1', matchedBy: 'click' },
+        user: { USER_ID: 7 },
+      },
+      delivery: { state: 'registered' },
     });
-    expect(call.nextStep).toBeUndefined();
+    expect(call.delivery.nextStep).toBeUndefined();
     expect(ledger.changed).toEqual([{ ...click, matchedCallId: 'pbx-1' }]);
     call = apply(call, ended, ledger);
-    expect(call.nextStep).toBe('finish');
+    expect(call.delivery.nextStep).toBe('finish');
     call = markFinished(countSent(call, ['finish']), 2000);
-    expect(call.nextStep).toBe('attachRecord');
-    expect(call.stepsSent.register).toBeUndefined();
+    expect(call.delivery.nextStep).toBe('attachRecord');
+    expect(call.delivery.stepsSent.register).toBeUndefined();
   });
 
   it('a click is taken once: a second call to the same number registers normally', () => {
     const ledger = new ClickLedger([click]);
     apply(undefined, started, ledger);
     const other = apply(undefined, { ...started, callId: 'pbx-2' }, ledger);
-    expect(other.portalCallId).toBeUndefined();
-    expect(other.nextStep).toBe('register');
+    expect(other.portal.callId).toBeUndefined();
+    expect(other.delivery.nextStep).toBe('register');
   });
 
   it('crmCallId links without a click, even on a call.ended with no start (the dialer’s timeout)', () => {
@@ -113,9 +125,8 @@ describe('click-to-call in the call lifecycle', () => {
     };
     const call = apply(undefined, failed, ledger);
     expect(call).toMatchObject({
-      portalCallId: 'externalCall.abc.1',
-      clickToCall: { matchedBy: 'crmCallId' },
-      nextStep: 'finish',
+      portal: { callId: 'externalCall.abc.1', clickToCall: { matchedBy: 'crmCallId' } },
+      delivery: { nextStep: 'finish' },
     });
     expect(ledger.changed).toEqual([{ portalCallId: 'externalCall.abc.1', matchedCallId: call.callId }]);
   });
@@ -124,19 +135,19 @@ describe('click-to-call in the call lifecycle', () => {
     const ledger = new ClickLedger([{ ...click, matchedCallId: 'dial-externalCall.abc.1' }]);
     let call = apply(undefined, { ...started, crmCallId: click.portalCallId }, ledger);
     call = apply(call, ended, ledger);
-    expect(call.clickToCall).toMatchObject({ finishedBy: 'dial-externalCall.abc.1' });
-    expect(call.nextStep).not.toBe('finish');
-    expect(call.nextStep).not.toBe('register');
-    expect(call.lastError).toMatch(/finished by call dial-externalCall.abc.1/);
+    expect(call.portal.clickToCall).toMatchObject({ finishedBy: 'dial-externalCall.abc.1' });
+    expect(call.delivery.nextStep).not.toBe('finish');
+    expect(call.delivery.nextStep).not.toBe('register');
+    expect(call.delivery.lastError).toMatch(/finished by call dial-externalCall.abc.1/);
   });
 
   it('a call with a CALL_ID of its own keeps it; a conflicting crmCallId is noted, not applied', () => {
     const ledger = new ClickLedger([]);
     let call = apply(undefined, started, ledger);
-    call = { ...call, portalCallId: 'externalCall.own.1' };
+    call = { ...call, portal: { ...call.portal, callId: 'externalCall.own.1' } };
     call = apply(call, { ...ended, crmCallId: 'externalCall.abc.1' }, ledger);
-    expect(call.portalCallId).toBe('externalCall.own.1');
-    expect(call.lastError).toMatch(/crmCallId externalCall.abc.1 of call.ended ignored/);
+    expect(call.portal.callId).toBe('externalCall.own.1');
+    expect(call.delivery.lastError).toMatch(/crmCallId externalCall.abc.1 of call.ended ignored/);
     expect(ledger.changed).toEqual([]);
   });
 
@@ -144,14 +155,14 @@ describe('click-to-call in the call lifecycle', () => {
     const ledger = new ClickLedger([click]);
     const sent = countSent(applyEvent(newCall('p', 'pbx-1', 0), started, settings), ['register']);
     const call = apply(sent, ended, ledger);
-    expect(call.clickToCall).toBeUndefined();
+    expect(call.portal.clickToCall).toBeUndefined();
     expect(ledger.changed).toEqual([]);
   });
 
   it('an inbound call is never matched', () => {
     const ledger = new ClickLedger([click]);
     const call = apply(undefined, { ...started, direction: 'inbound' }, ledger);
-    expect(call.portalCallId).toBeUndefined();
+    expect(call.portal.callId).toBeUndefined();
   });
 
   it('a crmCallId report naming nobody finishes as the employee who clicked', () => {
@@ -164,10 +175,10 @@ describe('click-to-call in the call lifecycle', () => {
       status: 'failed',
       crmCallId: click.portalCallId,
     };
-    expect(apply(undefined, failed, ledger).portalUser).toEqual({ USER_ID: 7 });
+    expect(apply(undefined, failed, ledger).portal.user).toEqual({ USER_ID: 7 });
     // The PBX's own extension wins over the click's user (who really called).
     const ledger2 = new ClickLedger([click]);
     const own = apply(undefined, { ...started, extension: '102', crmCallId: click.portalCallId }, ledger2);
-    expect(own.portalUser).toEqual({ USER_PHONE_INNER: '102' });
+    expect(own.portal.user).toEqual({ USER_PHONE_INNER: '102' });
   });
 });

@@ -1,4 +1,13 @@
-import { CallEvent, CallRecord, ClickToCall, hasStartDetails } from './call';
+import {
+  CallEvent,
+  CallPortal,
+  CallRecord,
+  ClickToCall,
+  hasStartDetails,
+  withDelivery,
+  withParty,
+  withPortal,
+} from './call';
 
 /**
  * Click-to-call (docs/API.md): the portal registered the call when the employee clicked; the bridge never
@@ -61,17 +70,21 @@ export function crmCallIdOf(value: unknown): string | undefined {
 /** Whether this click is the one the call answers: same employee, same number, started in the window. */
 export function clickMatches(click: StoredClick, call: CallRecord, settings: ClickMatchSettings): boolean {
   if (click.matchedCallId !== undefined || click.clickedAt === undefined) return false;
-  if (call.direction !== 'outbound' || !call.phoneNumber || click.phoneNumber !== call.phoneNumber) {
+  if (
+    call.party.direction !== 'outbound' ||
+    !call.party.phoneNumber ||
+    click.phoneNumber !== call.party.phoneNumber
+  ) {
     return false;
   }
-  const started = Date.parse(call.startedAt ?? '');
+  const started = Date.parse(call.party.startedAt ?? '');
   if (!Number.isFinite(started)) return false;
   if (started < click.clickedAt - CLICK_CLOCK_SKEW_MS || started > click.clickedAt + settings.windowMs) {
     return false;
   }
   if (click.userId === undefined) return true;
-  if (call.userId !== undefined) return call.userId === click.userId;
-  return call.extension !== undefined && settings.userOf(call.extension) === click.userId;
+  if (call.party.userId !== undefined) return call.party.userId === click.userId;
+  return call.party.extension !== undefined && settings.userOf(call.party.extension) === click.userId;
 }
 
 /** The oldest click the call answers, if any. */
@@ -97,24 +110,26 @@ export function linkPortalCall(
   settings: ClickMatchSettings,
 ): CallRecord {
   if (event.crmCallId) return withClickUser(linkByCrmCallId(call, event, event.crmCallId, claims));
-  if (call.clickToCall) return withClickUser(call);
-  if (!claims || call.portalCallId || call.clickToCall || call.stepsSent.register) return call;
-  if (!hasStartDetails(call) || call.direction !== 'outbound') return call;
-  const click = pickClick(claims.openClicks(call.phoneNumber!), call, settings);
+  if (call.portal.clickToCall) return withClickUser(call);
+  if (!claims || call.portal.callId || call.portal.clickToCall || call.delivery.stepsSent.register) {
+    return call;
+  }
+  if (!hasStartDetails(call) || call.party.direction !== 'outbound') return call;
+  const click = pickClick(claims.openClicks(call.party.phoneNumber!), call, settings);
   if (!click) return call;
   const { holder } = claims.claim(click.portalCallId, call.callId);
-  const user = click.userId ?? call.userId;
+  const user = click.userId ?? call.party.userId;
   return linked(call, { portalCallId: click.portalCallId, matchedBy: 'click' }, holder, user);
 }
 
 /** A linked call learns its employee later (the first event named none): `finish` names them. */
 function withClickUser(call: CallRecord): CallRecord {
-  if (!call.clickToCall || call.portalUser) return call;
-  const portalUser = portalUserOf(call.userId, call.extension);
-  return portalUser ? { ...call, portalUser } : call;
+  if (!call.portal.clickToCall || call.portal.user) return call;
+  const portalUser = portalUserOf(call.party.userId, call.party.extension);
+  return portalUser ? withPortal(call, { user: portalUser }) : call;
 }
 
-function portalUserOf(userId: number | undefined, extension: string | undefined): CallRecord['portalUser'] {
+function portalUserOf(userId: number | undefined, extension: string | undefined): CallPortal['user'] {
   if (userId !== undefined) return { USER_ID: userId };
   return extension ? { USER_PHONE_INNER: extension } : undefined;
 }
@@ -125,26 +140,26 @@ function linkByCrmCallId(
   crmCallId: string,
   claims: ClickClaims | undefined,
 ): CallRecord {
-  if (call.portalCallId === crmCallId) return call;
-  if (call.portalCallId || call.stepsSent.register) {
-    const had = call.portalCallId ?? 'a register already sent';
-    return { ...call, lastError: `crmCallId ${crmCallId} of ${event.event} ignored: the call has ${had}` };
+  if (call.portal.callId === crmCallId) return call;
+  if (call.portal.callId || call.delivery.stepsSent.register) {
+    const had = call.portal.callId ?? 'a register already sent';
+    return withDelivery(call, {
+      lastError: `crmCallId ${crmCallId} of ${event.event} ignored: the call has ${had}`,
+    });
   }
   const claimed = claims ? claims.claim(crmCallId, call.callId) : { holder: call.callId };
   // The PBX's own employee first (who really called), else the one who clicked.
-  const user = call.userId ?? (call.extension ? undefined : claimed.userId);
+  const user = call.party.userId ?? (call.party.extension ? undefined : claimed.userId);
   return linked(call, { portalCallId: crmCallId, matchedBy: 'crmCallId' }, claimed.holder, user);
 }
 
 function linked(call: CallRecord, link: ClickToCall, holder: string, userId: number | undefined): CallRecord {
-  const portalUser = call.portalUser ?? portalUserOf(userId, call.extension);
-  const next: CallRecord = { ...call, portalCallId: link.portalCallId, show: false, portalUser };
-  if (holder === call.callId) return { ...next, clickToCall: link };
+  const user = call.portal.user ?? portalUserOf(userId, call.party.extension);
+  const next = withParty(withPortal(call, { callId: link.portalCallId, user }), { heardRinging: false });
+  if (holder === call.callId) return withPortal(next, { clickToCall: link });
   // Another bridge call (the dialer's timeout report, or the PBX's own) holds this CALL_ID: it finishes it.
-  return {
-    ...next,
-    clickToCall: { ...link, finishedBy: holder },
-    finishedOnPortal: true,
+  const finished = withPortal(next, { clickToCall: { ...link, finishedBy: holder }, finished: true });
+  return withDelivery(finished, {
     lastError: `portal call ${link.portalCallId} is finished by call ${holder}: not finished again`,
-  };
+  });
 }

@@ -1,4 +1,4 @@
-import { CallRecord } from './call';
+import { CallRecord, withParty, withPortal } from './call';
 import { applyEvent, deliveryPriority, newCall, plan } from './call-lifecycle';
 import {
   addTaskParams,
@@ -46,29 +46,27 @@ function ended(status: 'missed' | 'busy' | 'cancelled' | 'answered' | 'declined'
 
 /** The call once the portal finished it. */
 function finished(call: CallRecord): CallRecord {
-  return plan({ ...call, portalCallId: 'externalCall.1', finishedOnPortal: true }, 2000);
+  return plan({ ...call, portal: { ...call.portal, callId: 'externalCall.1', finished: true } }, 2000);
 }
 
 describe('missed-call tasks', () => {
   it('gives missed, busy and cancelled inbound calls a task due an hour after their end, offset kept', () => {
     for (const status of ['missed', 'busy', 'cancelled'] as const) {
-      expect(ended(status).missedTask).toEqual({ deadline: '2026-11-22T11:00:40+01:00' });
+      expect(ended(status).task).toEqual({ deadline: '2026-11-22T11:00:40+01:00' });
     }
-    expect(ended('answered').missedTask).toBeUndefined();
-    expect(ended('declined').missedTask).toBeUndefined();
-    const outbound = { ...ended('missed'), missedTask: undefined, direction: 'outbound' as const };
-    expect(withMissedTask(outbound, HOUR_MS).missedTask).toBeUndefined();
+    expect(ended('answered').task).toBeUndefined();
+    expect(ended('declined').task).toBeUndefined();
+    const outbound = withParty({ ...ended('missed'), task: undefined }, { direction: 'outbound' as const });
+    expect(withMissedTask(outbound, HOUR_MS).task).toBeUndefined();
     // MISSED_CALL_TASK off: no deadline setting, no task.
-    expect(
-      withMissedTask({ ...ended('missed'), missedTask: undefined }, undefined).missedTask,
-    ).toBeUndefined();
+    expect(withMissedTask({ ...ended('missed'), task: undefined }, undefined).task).toBeUndefined();
   });
 
   it('adds the task only once the call is finished, after everything else, in priority class 2', () => {
     const call = ended('missed');
-    expect(call.nextStep).toBe('register');
+    expect(call.delivery.nextStep).toBe('register');
     const done = finished(call);
-    expect(done.nextStep).toBe('addTask');
+    expect(done.delivery.nextStep).toBe('addTask');
     expect(deliveryPriority(done)).toBe(2);
     // A ringing call's register (class 0) and a finish (class 1) go first when not all fit.
     const ringing = applyEvent(
@@ -83,15 +81,15 @@ describe('missed-call tasks', () => {
       },
       settings,
     );
-    const toFinish = plan({ ...ended('missed', 'f1'), portalCallId: 'externalCall.2' }, 2000);
+    const toFinish = plan(withPortal(ended('missed', 'f1'), { callId: 'externalCall.2' }), 2000);
     const { plan: batch } = planBatch([done, toFinish, ringing], { maxCommands: 2 });
     expect(batch.entries.map((entry) => entry.commands[0].step)).toEqual(['register', 'finish']);
   });
 
   it('a lookup that finds nothing while the lost add may still be running looks again once it has settled', () => {
     let call = finished(ended('missed'));
-    call = countTaskAdd({ ...call, missedTask: { ...call.missedTask!, responsibleId: 3 } }, 5000);
-    expect(call.missedTask?.lastAddAt).toBe(5000);
+    call = countTaskAdd({ ...call, task: { ...call.task!, responsibleId: 3 } }, 5000);
+    expect(call.task?.lastAddAt).toBe(5000);
     expect(taskLookupAgainAt(call, 6500)).toBe(5000 + TASK_ADD_SETTLE_MS);
     expect(taskLookupAgainAt(call, 5000 + TASK_ADD_SETTLE_MS)).toBeUndefined();
     expect(taskLookupAgainAt(finished(ended('missed')), 6500)).toBeUndefined();
@@ -99,8 +97,8 @@ describe('missed-call tasks', () => {
 
   it('looks for the task before adding again when an add may have gone through', () => {
     let call = finished(ended('missed'));
-    call = countTaskAdd({ ...call, missedTask: { ...call.missedTask!, responsibleId: 3 } }, 5000);
-    expect(call.missedTask).toMatchObject({ addsSent: 1, firstTriedAt: 5000 });
+    call = countTaskAdd({ ...call, task: { ...call.task!, responsibleId: 3 } }, 5000);
+    expect(call.task).toMatchObject({ addsSent: 1, firstTriedAt: 5000 });
     // The answer never came: the next step is the lookup.
     expect(missedTaskStep(call)).toBe('findTask');
     // The lookup found nothing: those adds made no task, so adding again is safe.
@@ -110,21 +108,12 @@ describe('missed-call tasks', () => {
     expect(missedTaskStep(created)).toBeUndefined();
     const calledBack = markCalledBack(created, 'c2', Date.parse('2026-11-22T10:30:00+01:00'));
     expect(missedTaskStep(calledBack)).toBe('completeTask');
-    expect(
-      missedTaskStep({ ...calledBack, missedTask: { ...calledBack.missedTask!, completed: true } }),
-    ).toBe(undefined);
+    expect(missedTaskStep({ ...calledBack, task: { ...calledBack.task!, completed: true } })).toBe(undefined);
   });
 
   it('names the number, the responsible, the deadline, the CRM record and a stable marker', () => {
-    const call = {
-      ...finished(ended('missed')),
-      crmEntityType: 'CONTACT',
-      crmEntityId: 7,
-    };
-    const withTask = {
-      ...call,
-      missedTask: { ...call.missedTask!, responsibleId: 3, clientName: 'Erika M' },
-    };
+    const call = withPortal(finished(ended('missed')), { entityType: 'CONTACT', entityId: 7 });
+    const withTask = { ...call, task: { ...call.task!, responsibleId: 3, clientName: 'Erika M' } };
     const { fields } = addTaskParams(withTask) as { fields: Record<string, unknown> };
     expect(fields).toMatchObject({
       TITLE: 'Missed call from +4930555 (Erika M)',
@@ -137,8 +126,10 @@ describe('missed-call tasks', () => {
     expect(fields.DESCRIPTION).toContain('Line/extension: 101');
     expect(taskMarker('portal', 'm1')).toBe(taskMarker('portal', 'm1'));
     expect(taskMarker('portal', 'm1')).not.toBe(taskMarker('other', 'm1'));
-    expect(crmTaskBinding({ ...call, crmEntityType: 'COMPANY' })).toBe('CO_7');
-    expect(crmTaskBinding({ ...call, crmEntityType: undefined, createdLead: 9 })).toBe('L_9');
+    expect(crmTaskBinding({ ...call, portal: { ...call.portal, entityType: 'COMPANY' } })).toBe('CO_7');
+    expect(
+      crmTaskBinding({ ...call, portal: { ...call.portal, entityType: undefined, createdLead: 9 } }),
+    ).toBe('L_9');
     expect(findTaskParams(withTask)).toMatchObject({
       filter: { XML_ID: taskMarker('portal', 'm1'), RESPONSIBLE_ID: 3 },
     });
@@ -170,7 +161,7 @@ describe('missed-call tasks', () => {
       until: Date.parse('2026-11-22T11:00:40+01:00'),
     });
     const at = (iso: string) => Date.parse(iso);
-    expect(markCalledBack(call, 'c2', at('2026-11-22T11:00:39+01:00')).missedTask?.calledBackBy).toBe('c2');
+    expect(markCalledBack(call, 'c2', at('2026-11-22T11:00:39+01:00')).task?.calledBackBy).toBe('c2');
     expect(markCalledBack(call, 'c2', at('2026-11-22T11:00:40+01:00'))).toBe(call);
     // Answered before this call even ended: not a callback.
     expect(markCalledBack(call, 'c2', at('2026-11-22T10:00:10+01:00'))).toBe(call);
@@ -199,11 +190,11 @@ describe('missed-call tasks', () => {
   });
 
   it('a withheld caller: registered with CRM_CREATE=0, a task that names no number and awaits no callback', () => {
-    const call = { ...ended('missed'), phoneNumber: 'anonymous' };
+    const call = withParty(ended('missed'), { phoneNumber: 'anonymous' });
     expect(registerParams(call, { USER_ID: 2 })).toMatchObject({ PHONE_NUMBER: 'anonymous', CRM_CREATE: 0 });
     expect(registerParams(ended('missed'), { USER_ID: 2 })).toMatchObject({ CRM_CREATE: 1 });
     const fields = (
-      addTaskParams({ ...call, missedTask: { ...call.missedTask!, responsibleId: 2 } }) as {
+      addTaskParams({ ...call, task: { ...call.task!, responsibleId: 2 } }) as {
         fields: Record<string, unknown>;
       }
     ).fields;

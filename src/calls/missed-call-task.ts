@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { DateTime } from 'luxon';
-import { CallEvent, CallRecord, EndStatus, MissedTask, PortalStep } from './call';
+import { CallEvent, CallRecord, EndStatus, MissedTask, PortalStep, withDelivery, withTask } from './call';
 import { isWithheld } from '../common/phone-number';
 import { PortalParams } from './portal-commands';
 
@@ -37,7 +37,11 @@ export function isTaskStep(step: PortalStep | undefined): boolean {
 
 /** An inbound call that ended missed, busy or cancelled. */
 export function isMissedInbound(call: CallRecord): boolean {
-  return call.direction === 'inbound' && call.ended !== undefined && MISSED.includes(call.ended.status);
+  return (
+    call.party.direction === 'inbound' &&
+    call.party.ended !== undefined &&
+    MISSED.includes(call.party.ended.status)
+  );
 }
 
 /**
@@ -45,16 +49,16 @@ export function isMissedInbound(call: CallRecord): boolean {
  * its end plus `deadlineMs`, keeping the PBX's offset.
  */
 export function withMissedTask(call: CallRecord, deadlineMs: number | undefined): CallRecord {
-  if (deadlineMs === undefined || call.missedTask || !isMissedInbound(call)) return call;
-  const end = DateTime.fromISO(call.ended!.at, { setZone: true });
+  if (deadlineMs === undefined || call.task || !isMissedInbound(call)) return call;
+  const end = DateTime.fromISO(call.party.ended!.at, { setZone: true });
   const deadline = end.plus({ milliseconds: deadlineMs }).toISO({ suppressMilliseconds: true });
-  return { ...call, missedTask: { deadline: deadline ?? call.ended!.at } };
+  return { ...call, task: { deadline: deadline ?? call.party.ended!.at } };
 }
 
 /** What is next for the call's task once the call is finished on the portal, if anything. */
 export function missedTaskStep(call: CallRecord): PortalStep | undefined {
-  const task = call.missedTask;
-  if (!task || task.failed || !call.finishedOnPortal) return undefined;
+  const task = call.task;
+  if (!task || task.failed || !call.portal.finished) return undefined;
   if (task.id === undefined) return (task.addsSent ?? 0) > (task.addsCleared ?? 0) ? 'findTask' : 'addTask';
   if (task.calledBackAt !== undefined && !task.completed) return 'completeTask';
   return undefined;
@@ -76,24 +80,24 @@ export function taskMarker(portalId: string, callId: string): string {
 }
 
 export function taskTitle(call: CallRecord): string {
-  const client = call.missedTask?.clientName;
+  const client = call.task?.clientName;
   return `Missed call from ${caller(call)}${client ? ` (${client})` : ''}`;
 }
 
 /** Who called, as a task names them: the number, or that it was withheld (no number to claim). */
 function caller(call: CallRecord): string {
-  return isWithheld(call.phoneNumber) ? 'a withheld number' : String(call.phoneNumber);
+  return isWithheld(call.party.phoneNumber) ? 'a withheld number' : String(call.party.phoneNumber);
 }
 
 function taskDescription(call: CallRecord): string {
-  const client = call.missedTask?.clientName;
-  const line = call.ringing?.length ? call.ringing.join(', ') : (call.extension ?? '—');
-  const ask = isWithheld(call.phoneNumber)
+  const client = call.task?.clientName;
+  const line = call.party.ringing?.length ? call.party.ringing.join(', ') : (call.party.extension ?? '—');
+  const ask = isWithheld(call.party.phoneNumber)
     ? 'The caller withheld their number: there is no number to call back.'
-    : `Please call back before ${call.missedTask!.deadline}.`;
+    : `Please call back before ${call.task!.deadline}.`;
   return [
-    `Inbound call from ${caller(call)}${client ? ` (${client})` : ''}, ${call.ended!.status}.`,
-    `Rang at ${call.startedAt}, ended at ${call.ended!.at}.`,
+    `Inbound call from ${caller(call)}${client ? ` (${client})` : ''}, ${call.party.ended!.status}.`,
+    `Rang at ${call.party.startedAt}, ended at ${call.party.ended!.at}.`,
     `Line/extension: ${line}. PBX call id: ${call.callId}.`,
     ask,
   ].join('\n');
@@ -103,13 +107,13 @@ const CRM_PREFIX: Record<string, string> = { CONTACT: 'C', COMPANY: 'CO', LEAD: 
 
 /** The CRM record the register bound the call to or created (`C_5`, `CO_2`, `L_9`), if any. */
 export function crmTaskBinding(call: CallRecord): string | undefined {
-  const prefix = call.crmEntityType ? CRM_PREFIX[call.crmEntityType] : undefined;
-  if (prefix && call.crmEntityId !== undefined) return `${prefix}_${call.crmEntityId}`;
-  return call.createdLead !== undefined ? `L_${call.createdLead}` : undefined;
+  const prefix = call.portal.entityType ? CRM_PREFIX[call.portal.entityType] : undefined;
+  if (prefix && call.portal.entityId !== undefined) return `${prefix}_${call.portal.entityId}`;
+  return call.portal.createdLead !== undefined ? `L_${call.portal.createdLead}` : undefined;
 }
 
 export function addTaskParams(call: CallRecord): PortalParams {
-  const task = call.missedTask!;
+  const task = call.task!;
   const binding = crmTaskBinding(call);
   return {
     fields: {
@@ -129,7 +133,7 @@ export function addTaskParams(call: CallRecord): PortalParams {
  * (`foundTaskId`): a portal ignoring the marker filter cannot make a stranger's task ours.
  */
 export function findTaskParams(call: CallRecord): PortalParams {
-  const task = call.missedTask!;
+  const task = call.task!;
   const since = new Date((task.firstTriedAt ?? 0) - LOOKUP_MARGIN_MS).toISOString();
   return {
     filter: {
@@ -143,7 +147,7 @@ export function findTaskParams(call: CallRecord): PortalParams {
 }
 
 export function completeTaskParams(call: CallRecord): PortalParams {
-  return { taskId: call.missedTask!.id };
+  return { taskId: call.task!.id };
 }
 
 /** The task id in `tasks.task.add`'s answer (`{"task": {"id": …}}`). */
@@ -172,20 +176,16 @@ export function foundTaskId(call: CallRecord, result: unknown): number | undefin
 
 /** The add is about to be sent: counted first, so a lost answer is followed by a lookup, not a repeat. */
 export function countTaskAdd(call: CallRecord, now: number): CallRecord {
-  const task = call.missedTask!;
-  return {
-    ...call,
-    missedTask: {
-      ...task,
-      addsSent: (task.addsSent ?? 0) + 1,
-      firstTriedAt: task.firstTriedAt ?? now,
-      lastAddAt: now,
-    },
-  };
+  const task = call.task!;
+  return withTask(call, {
+    addsSent: (task.addsSent ?? 0) + 1,
+    firstTriedAt: task.firstTriedAt ?? now,
+    lastAddAt: now,
+  });
 }
 
 export function taskCreated(call: CallRecord, id: number): CallRecord {
-  return { ...call, missedTask: { ...call.missedTask!, id } };
+  return withTask(call, { id });
 }
 
 /**
@@ -193,7 +193,7 @@ export function taskCreated(call: CallRecord, id: number): CallRecord {
  * TASK_ADD_SETTLE_MS ago), the time to look again; undefined when nothing found now means no task.
  */
 export function taskLookupAgainAt(call: CallRecord, now: number): number | undefined {
-  const sentAt = call.missedTask?.lastAddAt;
+  const sentAt = call.task?.lastAddAt;
   if (sentAt === undefined) return undefined;
   const settledAt = sentAt + TASK_ADD_SETTLE_MS;
   return settledAt > now ? settledAt : undefined;
@@ -201,17 +201,16 @@ export function taskLookupAgainAt(call: CallRecord, now: number): number | undef
 
 /** The adds sent so far made no task (the portal answered them with an error, or a lookup found none). */
 export function taskAddsCleared(call: CallRecord): CallRecord {
-  const task = call.missedTask!;
-  return { ...call, missedTask: { ...task, addsCleared: task.addsSent ?? 0 } };
+  return withTask(call, { addsCleared: call.task!.addsSent ?? 0 });
 }
 
 export function taskCompleted(call: CallRecord): CallRecord {
-  return { ...call, missedTask: { ...call.missedTask!, completed: true } };
+  return withTask(call, { completed: true });
 }
 
 /** The task is given up; the call itself stays as it is (finished), with the reason in `lastError`. */
 export function taskGivenUp(call: CallRecord, reason: string): CallRecord {
-  return { ...call, lastError: reason, missedTask: { ...call.missedTask!, failed: reason } };
+  return withDelivery(withTask(call, { failed: reason }), { lastError: reason });
 }
 
 /**
@@ -220,10 +219,10 @@ export function taskGivenUp(call: CallRecord, reason: string): CallRecord {
  * withheld number has none: another withheld call is nobody's callback.
  */
 export function awaitingCallback(call: CallRecord): { phone: string; until: number } | undefined {
-  const task = call.missedTask;
+  const task = call.task;
   if (!task || task.failed || task.completed || task.calledBackAt !== undefined) return undefined;
-  if (!call.phoneNumber || isWithheld(call.phoneNumber)) return undefined;
-  return { phone: call.phoneNumber, until: Date.parse(task.deadline) };
+  if (!call.party.phoneNumber || isWithheld(call.party.phoneNumber)) return undefined;
+  return { phone: call.party.phoneNumber, until: Date.parse(task.deadline) };
 }
 
 /**
@@ -233,11 +232,8 @@ export function awaitingCallback(call: CallRecord): { phone: string; until: numb
 export function markCalledBack(call: CallRecord, answeredCallId: string, answeredAt: number): CallRecord {
   const waiting = awaitingCallback(call);
   if (!waiting || call.callId === answeredCallId) return call;
-  if (answeredAt >= waiting.until || answeredAt < Date.parse(call.ended!.at)) return call;
-  return {
-    ...call,
-    missedTask: { ...call.missedTask!, calledBackAt: answeredAt, calledBackBy: answeredCallId },
-  };
+  if (answeredAt >= waiting.until || answeredAt < Date.parse(call.party.ended!.at)) return call;
+  return withTask(call, { calledBackAt: answeredAt, calledBackBy: answeredCallId });
 }
 
 /**

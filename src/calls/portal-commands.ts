@@ -21,12 +21,12 @@ const STATUS_CODE: Record<EndStatus, string> = {
 export function registerParams(call: CallRecord, user: PortalUser): PortalParams {
   return {
     ...user,
-    ...(call.crmBinding ?? {}),
-    PHONE_NUMBER: call.phoneNumber,
-    CALL_START_DATE: call.startedAt,
-    TYPE: CALL_TYPE[call.direction ?? 'inbound'],
+    ...(call.portal.binding ?? {}),
+    PHONE_NUMBER: call.party.phoneNumber,
+    CALL_START_DATE: call.party.startedAt,
+    TYPE: CALL_TYPE[call.party.direction ?? 'inbound'],
     // A withheld number is nobody's: no lead or contact is made for it.
-    CRM_CREATE: isWithheld(call.phoneNumber) ? 0 : 1,
+    CRM_CREATE: isWithheld(call.party.phoneNumber) ? 0 : 1,
     // A call that ended before its register went out pops no card.
     SHOW: popsCard(call) ? 1 : 0,
     EXTERNAL_CALL_ID: call.callId,
@@ -34,10 +34,10 @@ export function registerParams(call: CallRecord, user: PortalUser): PortalParams
 }
 
 export function finishParams(call: CallRecord): PortalParams {
-  const ended = call.ended!;
+  const ended = call.party.ended!;
   const params: PortalParams = {
-    ...(call.finishUser ?? call.portalUser),
-    CALL_ID: call.portalCallId,
+    ...(call.portal.finishUser ?? call.portal.user),
+    CALL_ID: call.portal.callId,
     DURATION: ended.durationSec,
     STATUS_CODE: STATUS_CODE[ended.status],
   };
@@ -46,12 +46,12 @@ export function finishParams(call: CallRecord): PortalParams {
 }
 
 export function attachRecordParams(call: CallRecord): PortalParams {
-  return { CALL_ID: call.portalCallId, RECORD_URL: call.ended?.recordingUrl };
+  return { CALL_ID: call.portal.callId, RECORD_URL: call.party.ended?.recordingUrl };
 }
 
 /** The stored recording: FILE_CONTENT is added right before sending (or the answer's uploadUrl takes the file). */
 export function uploadRecordParams(call: CallRecord): PortalParams {
-  return { CALL_ID: call.portalCallId, FILENAME: call.recording?.filename };
+  return { CALL_ID: call.portal.callId, FILENAME: call.recording.file?.filename };
 }
 
 /** Labels of the other commands of the same call in the same request, by step. */
@@ -62,14 +62,14 @@ export type StepLabels = Partial<Record<PortalStep, string>>;
  * (`$result[label][CALL_ID]`): the ring group sees the card in the request that registers the call.
  */
 function callIdFor(call: CallRecord, labels: StepLabels): unknown {
-  if (call.portalCallId) return call.portalCallId;
+  if (call.portal.callId) return call.portal.callId;
   return labels.register ? `$result[${labels.register}][CALL_ID]` : undefined;
 }
 
 export function showParams(call: CallRecord, labels: StepLabels = {}): PortalParams {
-  return { CALL_ID: callIdFor(call, labels), USER_ID: call.cardSending?.show?.userIds };
+  return { CALL_ID: callIdFor(call, labels), USER_ID: call.card.sending?.show?.userIds };
 }
 
 export function hideParams(call: CallRecord): PortalParams {
-  return { CALL_ID: call.portalCallId, USER_ID: call.cardSending?.hide?.userIds ?? call.cardUserIds };
+  return { CALL_ID: call.portal.callId, USER_ID: call.card.sending?.hide?.userIds ?? call.card.userIds };
 }

@@ -1,4 +1,4 @@
-import { CallRecord, RecordingUpload } from './call';
+import { CallPatch, CallRecord, patchCall, RecordingUpload } from './call';
 import {
   applyEvent,
   markRecordingNotReady,
@@ -10,10 +10,9 @@ import {
 import { BatchPlan, planBatch } from './step-planner';
 
 /** A call finished on the portal whose recording the bridge holds (or still has to download). */
-function finished(callId: string, recording?: RecordingUpload, extra: Partial<CallRecord> = {}): CallRecord {
-  return plan(
-    {
-      ...newCall('p', callId, 0),
+function finished(callId: string, file?: RecordingUpload, extra: CallPatch = {}): CallRecord {
+  const call = patchCall(newCall('p', callId, 0), {
+    party: {
       direction: 'inbound',
       phoneNumber: '+4930123',
       startedAt: '2026-11-22T10:00:00+01:00',
@@ -23,13 +22,11 @@ function finished(callId: string, recording?: RecordingUpload, extra: Partial<Ca
         status: 'answered',
         recordingUrl: 'http://pbx/r.wav',
       },
-      portalCallId: `externalCall.${callId}`,
-      finishedOnPortal: true,
-      recording,
-      ...extra,
     },
-    0,
-  );
+    portal: { callId: `externalCall.${callId}`, finished: true },
+    recording: { file },
+  });
+  return plan(patchCall(call, extra), 0);
 }
 
 const held = (wireBytes: number, upload: 'content' | 'url' = 'content'): RecordingUpload => ({
@@ -42,13 +39,13 @@ const held = (wireBytes: number, upload: 'content' | 'url' = 'content'): Recordi
 
 describe('recording steps', () => {
   it('are due after finish: RECORD_URL, a download, or the upload of what the store holds', () => {
-    expect(finished('a').nextStep).toBe('attachRecord');
-    expect(finished('b', { source: 'fetch', fetchUntil: 10 }).nextStep).toBe('fetchRecord');
-    expect(finished('c', held(100)).nextStep).toBe('uploadRecord');
+    expect(finished('a').delivery.nextStep).toBe('attachRecord');
+    expect(finished('b', { source: 'fetch', fetchUntil: 10 }).delivery.nextStep).toBe('fetchRecord');
+    expect(finished('c', held(100)).delivery.nextStep).toBe('uploadRecord');
     expect(
-      recordingStep(finished('d', held(100), { finishedOnPortal: false, ended: undefined })),
+      recordingStep(finished('d', held(100), { party: { ended: undefined }, portal: { finished: false } })),
     ).toBeUndefined();
-    expect(finished('e', held(100), { recordAttached: true }).nextStep).toBeUndefined();
+    expect(finished('e', held(100), { recording: { attached: true } }).delivery.nextStep).toBeUndefined();
   });
 
   it('a recordingUrl on an allowed host is downloaded; others stay RECORD_URL', () => {
@@ -68,24 +65,24 @@ describe('recording steps', () => {
       { ...event, recordingUrl: 'http://pbx/r.wav' },
       settings,
     );
-    expect(fetched.recording).toEqual({ source: 'fetch', fetchUntil: 901_000 });
+    expect(fetched.recording.file).toEqual({ source: 'fetch', fetchUntil: 901_000 });
     const passed = applyEvent(
       newCall('p', 'y', 0),
       { ...event, recordingUrl: 'https://cdn/r.wav' },
       settings,
     );
-    expect(passed.recording).toBeUndefined();
+    expect(passed.recording.file).toBeUndefined();
   });
 
   it('a pushed file wins over a download and replaces a recording already attached', () => {
-    const call = finished('a', { source: 'fetch', fetchUntil: 10 }, { recordAttached: true });
+    const call = finished('a', { source: 'fetch', fetchUntil: 10 }, { recording: { attached: true } });
     const pushed = markRecordingStored(
       call,
       'push',
       { bytes: 3, filename: 'a.wav', upload: 'content', wireBytes: 4 },
       5,
     );
-    expect(pushed.recording).toEqual({
+    expect(pushed.recording.file).toEqual({
       source: 'push',
       bytes: 3,
       filename: 'a.wav',
@@ -93,24 +90,25 @@ describe('recording steps', () => {
       wireBytes: 4,
       storedAt: 5,
     });
-    expect(pushed.nextStep).toBe('uploadRecord');
+    expect(pushed.delivery.nextStep).toBe('uploadRecord');
   });
 
   it('a file not there yet is retried with backoff until the wait ends, then given up with the reason', () => {
     const call = finished('a', { source: 'fetch', fetchUntil: 10_000 });
     const first = markRecordingNotReady(call, 'HTTP 404', 0, 60_000);
     expect(first).toMatchObject({
-      nextStep: 'fetchRecord',
-      dueAt: 1000,
-      lastError: 'recording: HTTP 404 (retrying)',
+      delivery: { nextStep: 'fetchRecord', dueAt: 1000, lastError: 'recording: HTTP 404 (retrying)' },
     });
     const second = markRecordingNotReady(first, 'HTTP 404', 1000, 60_000);
-    expect(second.dueAt).toBe(3000);
+    expect(second.delivery.dueAt).toBe(3000);
     const late = markRecordingNotReady(second, 'HTTP 404', 9000, 60_000);
-    expect(late.dueAt).toBe(10_000);
+    expect(late.delivery.dueAt).toBe(10_000);
     const over = markRecordingNotReady(late, 'HTTP 404', 10_000, 60_000);
-    expect(over).toMatchObject({ state: 'finished', recordFailed: true, nextStep: undefined });
-    expect(over.lastError).toMatch(/RECORDING_WAIT_SEC/);
+    expect(over).toMatchObject({
+      recording: { failed: true },
+      delivery: { state: 'finished', nextStep: undefined },
+    });
+    expect(over.delivery.lastError).toMatch(/RECORDING_WAIT_SEC/);
   });
 });
 

@@ -1,23 +1,23 @@
-import { CallRecord, PortalStep } from './call';
+import { CallPatch, CallRecord, patchCall, PortalStep } from './call';
 import { newCall, plan } from './call-lifecycle';
 import { BatchPlan, commandBytes, dueSteps, planBatch, STEP_KINDS } from './step-planner';
 
-function call(callId: string, nextStep: 'register' | 'finish', extra: Partial<CallRecord> = {}): CallRecord {
-  const base = {
-    ...newCall('p', callId, 0),
-    direction: 'inbound' as const,
-    phoneNumber: '+4930123',
-    startedAt: '2026-11-22T10:00:00+01:00',
-    ended: {
-      at: '2026-11-22T10:01:00+01:00',
-      durationSec: 60,
-      status: 'answered' as const,
-      recordingUrl: 'https://pbx/rec.mp3',
+function call(callId: string, nextStep: 'register' | 'finish', extra: CallPatch = {}): CallRecord {
+  const base = patchCall(newCall('p', callId, 0), {
+    party: {
+      direction: 'inbound' as const,
+      phoneNumber: '+4930123',
+      startedAt: '2026-11-22T10:00:00+01:00',
+      ended: {
+        at: '2026-11-22T10:01:00+01:00',
+        durationSec: 60,
+        status: 'answered' as const,
+        recordingUrl: 'https://pbx/rec.mp3',
+      },
     },
-    portalCallId: nextStep === 'finish' ? 'externalCall.1' : undefined,
-    ...extra,
-  };
-  return plan(base, 0);
+    portal: { callId: nextStep === 'finish' ? 'externalCall.1' : undefined },
+  });
+  return plan(patchCall(base, extra), 0);
 }
 
 const steps = (batch: BatchPlan) => batch.entries.map((entry) => entry.commands.map((c) => c.step));
@@ -42,11 +42,11 @@ describe('BatchPlan', () => {
     const batch = new BatchPlan(50);
     batch.add(call('a', 'register'));
     batch.add(call('b', 'register'));
-    expect(batch.add(call('suspect', 'register', { batchLimit: 2 }))).toBe(false);
+    expect(batch.add(call('suspect', 'register', { delivery: { batchLimit: 2 } }))).toBe(false);
     expect(batch.add(call('c', 'register'))).toBe(true);
 
     const capped = new BatchPlan(50);
-    capped.add(call('suspect', 'finish', { batchLimit: 1 }));
+    capped.add(call('suspect', 'finish', { delivery: { batchLimit: 1 } }));
     expect(steps(capped)).toEqual([['finish']]);
     expect(capped.add(call('d', 'register'))).toBe(false);
   });
@@ -78,7 +78,7 @@ describe('BatchPlan', () => {
 
   it('packs by bytes: a call whose commands would pass the cap waits, a smaller later one joins', () => {
     const a = call('a', 'finish');
-    const b = call('b', 'register', { phoneNumber: '+493012345678901234567890' });
+    const b = call('b', 'register', { party: { phoneNumber: '+493012345678901234567890' } });
     const small = call('c', 'register');
     const sizeOf = (c: CallRecord, step: 'finish' | 'attachRecord' | 'register', index: number) =>
       commandBytes(`${step}_${index}`, STEP_KINDS[step].method, STEP_KINDS[step].params(c));
@@ -159,7 +159,10 @@ describe('BatchPlan', () => {
   });
 
   it('hide goes as one command with the card user', () => {
-    const hidden: CallRecord = { ...call('h', 'finish'), nextStep: 'hide', failed: true, cardUserIds: [7] };
+    const hidden: CallRecord = patchCall(call('h', 'finish'), {
+      card: { userIds: [7] },
+      delivery: { nextStep: 'hide', failed: true },
+    });
     const batch = new BatchPlan(50);
     batch.add(hidden);
     expect(steps(batch)).toEqual([['hide']]);
@@ -176,7 +179,7 @@ describe('BatchPlan', () => {
     const a = call('a', 'register');
     const batch = new BatchPlan(50);
     batch.add(a);
-    const marked = { ...a, portalUser: { USER_PHONE_INNER: '101' } };
+    const marked = { ...a, portal: { ...a.portal, user: { USER_PHONE_INNER: '101' } } };
     const [command] = batch.commands(new Map([['a', marked]]));
     expect(command).toMatchObject({
       label: 'register_0',
@@ -187,7 +190,7 @@ describe('BatchPlan', () => {
 
   describe('planBatch', () => {
     it('lists due held calls for parking and plans the rest in the store’s order', () => {
-      const held = { ...call('held', 'register'), nextStep: 'wait-start' as const };
+      const held = patchCall(call('held', 'register'), { delivery: { nextStep: 'wait-start' as const } });
       const { plan: batch, expiredHolds } = planBatch([call('a', 'finish'), held, call('b', 'register')], {
         maxCommands: 50,
       });
@@ -212,7 +215,11 @@ describe('BatchPlan', () => {
     });
 
     it('a suspect’s batchLimit caps the request it joins', () => {
-      const due = [call('a', 'register'), call('s', 'register', { batchLimit: 1 }), call('b', 'register')];
+      const due = [
+        call('a', 'register'),
+        call('s', 'register', { delivery: { batchLimit: 1 } }),
+        call('b', 'register'),
+      ];
       const { plan: batch } = planBatch(due, { maxCommands: 50 });
       expect(batch.callIds).toEqual(['a', 'b']);
       const { plan: alone } = planBatch([due[1], due[0]], { maxCommands: 50 });

@@ -53,7 +53,11 @@ export interface StepKind {
 /** A recording to attach once the call is finished on the portal (it follows finish in its request). */
 function recordingDue(call: CallRecord): PortalStep | undefined {
   const due =
-    call.ended?.recordingUrl && !call.recording && !call.failed && !call.recordAttached && !call.recordFailed;
+    call.party.ended?.recordingUrl &&
+    !call.recording.file &&
+    !call.delivery.failed &&
+    !call.recording.attached &&
+    !call.recording.failed;
   return due ? 'attachRecord' : undefined;
 }
 
@@ -67,24 +71,24 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
   register: {
     method: 'telephony.externalcall.register',
     // The employee is fixed while marking the batch as sent; before that the size is estimated without it.
-    params: (call) => registerParams(call, call.portalUser ?? {}),
+    params: (call) => registerParams(call, call.portal.user ?? {}),
     priority: deliveryPriority,
     // A ring group: the rest of it is shown the card in the same request (show is safe to repeat, and a
     // repeated register of an unfinished call answers the same CALL_ID).
     sharesRequestWith: (call) =>
-      ringGroupRest(call, cardKey(call.extension, call.userId)).length > 0 ? 'show' : undefined,
+      ringGroupRest(call, cardKey(call.party.extension, call.party.userId)).length > 0 ? 'show' : undefined,
   },
   show: {
     method: 'telephony.externalcall.show',
     params: showParams,
     priority: deliveryPriority,
-    sharesRequestWith: (call) => (call.portalCallId && cardMoves(call).hide.length > 0 ? 'hide' : undefined),
+    sharesRequestWith: (call) => (call.portal.callId && cardMoves(call).hide.length > 0 ? 'hide' : undefined),
   },
   hide: {
     method: 'telephony.externalcall.hide',
     params: hideParams,
     priority: deliveryPriority,
-    sharesRequestWith: (call) => (call.ended && !call.failed ? recordingDue(call) : undefined),
+    sharesRequestWith: (call) => (call.party.ended && !call.delivery.failed ? recordingDue(call) : undefined),
   },
   finish: {
     method: 'telephony.externalcall.finish',
@@ -100,7 +104,8 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
     method: 'telephony.externalcall.attachRecord',
     params: uploadRecordParams,
     priority: 1,
-    payloadBytes: (call) => (call.recording?.upload === 'content' ? (call.recording.wireBytes ?? 0) : 0),
+    payloadBytes: (call) =>
+      call.recording.file?.upload === 'content' ? (call.recording.file.wireBytes ?? 0) : 0,
   },
   // Missed-call tasks (missed-call-task.ts): below history, and each alone in its call's request.
   addTask: { method: 'tasks.task.add', params: addTaskParams, priority: TASK_PRIORITY },
@@ -116,7 +121,7 @@ export function priorityOf(
   call: CallRecord,
   kinds: Readonly<Record<PortalStep, StepKind>> = STEP_KINDS,
 ): number {
-  const priority = kinds[call.nextStep as PortalStep].priority;
+  const priority = kinds[call.delivery.nextStep as PortalStep].priority;
   return typeof priority === 'number' ? priority : priority(call);
 }
 
@@ -165,7 +170,10 @@ export interface BatchLimits {
 /** The commands the call's next step takes, in the order they are sent: the step and what may share its request. */
 export function dueSteps(call: CallRecord, kinds = STEP_KINDS): PortalStep[] {
   const steps: PortalStep[] = [];
-  let step = call.nextStep === 'wait-start' || call.nextStep === 'fetchRecord' ? undefined : call.nextStep;
+  let step =
+    call.delivery.nextStep === 'wait-start' || call.delivery.nextStep === 'fetchRecord'
+      ? undefined
+      : call.delivery.nextStep;
   while (step && !steps.includes(step)) {
     steps.push(step);
     step = kinds[step].sharesRequestWith?.(call);
@@ -239,7 +247,7 @@ export class BatchPlan {
    * make a call undeliverable.
    */
   add(call: CallRecord): boolean {
-    const limit = Math.min(this.limit, call.batchLimit ?? Infinity);
+    const limit = Math.min(this.limit, call.delivery.batchLimit ?? Infinity);
     const index = this.entries.length;
     const commands: PlannedCommand[] = [];
     let bytes = 0;
@@ -369,9 +377,9 @@ export function planBatch(due: readonly CallRecord[], limits: BatchLimits): Batc
   const fetches: string[] = [];
   const sendable: CallRecord[] = [];
   for (const call of due) {
-    if (call.nextStep === 'wait-start') expiredHolds.push(call.callId);
-    else if (call.nextStep === 'fetchRecord') fetches.push(call.callId);
-    else if (call.nextStep) sendable.push(call);
+    if (call.delivery.nextStep === 'wait-start') expiredHolds.push(call.callId);
+    else if (call.delivery.nextStep === 'fetchRecord') fetches.push(call.callId);
+    else if (call.delivery.nextStep) sendable.push(call);
   }
   // Array.prototype.sort is stable: within a class the store's order stays.
   sendable.sort((a, b) => priorityOf(a, kinds) - priorityOf(b, kinds));

@@ -1,4 +1,4 @@
-import { CallRecord, PortalStep } from '../calls/call';
+import { CallCard, CallRecord, PortalStep, withCard } from '../calls/call';
 import { cardMoves, ringGroupRest, userIdOfCardKey, withKeys } from '../calls/call-card';
 import { dropCardKeys, markCardHidden, markRetry, plan as replan } from '../calls/call-lifecycle';
 import { dueSteps } from '../calls/step-planner';
@@ -47,7 +47,7 @@ export class BatchCard {
     const resolve = (keys: string[]) => {
       const target = { keys: [] as string[], userIds: [] as number[] };
       for (const key of keys) {
-        const known = call.cardUsers?.[key] ?? this.party.employeeFor(key);
+        const known = call.card.users?.[key] ?? this.party.employeeFor(key);
         const id = userIdOfCardKey(key, () => known);
         if (id === undefined) {
           // The directory is not loaded yet (undefined): the move waits for it; known not to exist: dropped.
@@ -60,31 +60,31 @@ export class BatchCard {
       }
       return target;
     };
-    let sendingCard: CallRecord['cardSending'] = {};
+    let sendingCard: CallCard['sending'] = {};
     if (steps.includes('show')) {
-      const keys = call.portalCallId ? cardMoves(call).show : ringGroupRest(call, call.cardRegisterKey);
+      const keys = call.portal.callId ? cardMoves(call).show : ringGroupRest(call, call.card.registerKey);
       const show = resolve(keys);
       if (show.userIds.length > 0) sendingCard = { ...sendingCard, show };
       else steps = steps.filter((step) => step !== 'show');
     }
     if (steps.includes('hide')) {
       const hide = resolve(cardMoves(call).hide);
-      if (hide.userIds.length === 0 && call.cardToHide && call.cardRegisterKey === undefined) {
+      if (hide.userIds.length === 0 && call.card.toHide && call.card.registerKey === undefined) {
         const userId = this.party.cardUserOf(call);
         if (userId !== undefined) hide.userIds.push(userId);
       }
       if (hide.userIds.length > 0) sendingCard = { ...sendingCard, hide };
       else steps = steps.filter((step) => step !== 'hide');
     }
-    const cardMaybe = withKeys(call.cardMaybe, sendingCard.show?.keys ?? []);
-    let next: CallRecord = { ...call, cardSending: sendingCard, cardMaybe };
+    const maybe = withKeys(call.card.maybe, sendingCard.show?.keys ?? []);
+    let next = withCard(call, { sending: sendingCard, maybe });
     if (unknown.length > 0) next = dropCardKeys(next, unknown, now);
-    if (planned[0] === 'hide' && steps[0] !== 'hide' && next.cardToHide) {
+    if (planned[0] === 'hide' && steps[0] !== 'hide' && next.card.toHide) {
       // A parked call's card whose employee has no known user id: nothing can close it.
       next = markCardHidden(
         next,
         now,
-        `hide: the card of internal number ${call.portalUser?.USER_PHONE_INNER} stays open (no user id known for it)`,
+        `hide: the card of internal number ${call.portal.user?.USER_PHONE_INNER} stays open (no user id known for it)`,
       );
     } else if (waiting && steps[0] !== planned[0]) {
       next = markRetry(next, 'card: waiting for the employee directory', now + DIRECTORY_WAIT_MS, now);

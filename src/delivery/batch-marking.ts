@@ -66,7 +66,7 @@ export class BatchMarking {
       (call) => {
         sending.delete(call.callId);
         const planned = steps.get(call.callId) ?? [];
-        if (dueSteps(call)[0] !== planned[0] || (call.dueAt ?? Infinity) > now) return call;
+        if (dueSteps(call)[0] !== planned[0] || (call.delivery.dueAt ?? Infinity) > now) return call;
         const mark = this.mark(call, { planned, now, bindings, settings });
         if (mark.stop) return mark.call;
         sending.set(call.callId, mark.steps);

@@ -1,4 +1,4 @@
-import { CallRecord, PortalUser } from '../calls/call';
+import { CallRecord, PortalUser, withCard, withParty, withPortal } from '../calls/call';
 import {
   cardKey,
   cardKeyOf,
@@ -41,11 +41,13 @@ export class BatchParty {
     const found: Bindings = new Map();
     const routing = this.routing;
     if (!routing) return found;
-    const unbound = calls.filter((call) => call.nextStep === 'register' && call.crmBinding === undefined);
+    const unbound = calls.filter(
+      (call) => call.delivery.nextStep === 'register' && call.portal.binding === undefined,
+    );
     await Promise.all(
       unbound.map(async (call) => {
         try {
-          found.set(call.callId, (await routing.bindingFor(call.phoneNumber!)) ?? null);
+          found.set(call.callId, (await routing.bindingFor(call.party.phoneNumber!)) ?? null);
         } catch (error) {
           if (!(error instanceof PortalError)) throw error;
           found.set(call.callId, error);
@@ -60,19 +62,19 @@ export class BatchParty {
     if (binding instanceof PortalError) {
       return { ...mark, call: applyRequestFailure(mark.call, binding, context.settings), stop: true };
     }
-    if (binding === undefined || mark.call.crmBinding !== undefined) return mark;
-    return { ...mark, call: { ...mark.call, crmBinding: binding } };
+    if (binding === undefined || mark.call.portal.binding !== undefined) return mark;
+    return { ...mark, call: withPortal(mark.call, { binding }) };
   }
 
   fixRegister(mark: CallMark, context: MarkContext): CallMark {
-    if (mark.call.nextStep !== 'register') return mark;
+    if (mark.call.delivery.nextStep !== 'register') return mark;
     const fixed = this.withCardUsers(this.fixRegisterUser(mark.call, context.now));
-    return { ...mark, call: fixed, stop: fixed.failed };
+    return { ...mark, call: fixed, stop: fixed.delivery.failed };
   }
 
   fixFinish(mark: CallMark): CallMark {
-    if (!mark.steps.includes('finish') || mark.call.finishUser) return mark;
-    return { ...mark, call: { ...mark.call, finishUser: this.finishUserOf(mark.call) } };
+    if (!mark.steps.includes('finish') || mark.call.portal.finishUser) return mark;
+    return { ...mark, call: withPortal(mark.call, { finishUser: this.finishUserOf(mark.call) }) };
   }
 
   /** The call with the portal user of each internal number among its card keys noted, as far as known. */
@@ -83,7 +85,7 @@ export class BatchParty {
 
   /** The employee the register popped the card for: its USER_ID, or the one with its internal number. */
   cardUserOf(call: CallRecord): number | undefined {
-    const user = call.portalUser;
+    const user = call.portal.user;
     if (user?.USER_ID !== undefined) return user.USER_ID;
     const extension = user?.USER_PHONE_INNER;
     return extension === undefined ? undefined : (this.routing?.employeeFor(extension) ?? undefined);
@@ -95,8 +97,8 @@ export class BatchParty {
    * The card key of that employee is kept; with SHOW=1 the card may be open for them from now on.
    */
   private fixRegisterUser(call: CallRecord, now: number): CallRecord {
-    if (!call.portalUser) {
-      const chooser = call.answeredBy ? { ...call, ...whoOfCardKey(call.answeredBy) } : call;
+    if (!call.portal.user) {
+      const chooser = call.party.answeredBy ? withParty(call, whoOfCardKey(call.party.answeredBy)) : call;
       const choice = choosePortalUser(chooser, this.defaultUserId, (extension) =>
         this.routing?.employeeFor(extension),
       );
@@ -109,35 +111,31 @@ export class BatchParty {
       }
       const key = choice.routedToDefaultUser
         ? cardKeyOf(choice.user)
-        : cardKey(chooser.extension, chooser.userId);
-      call = {
-        ...call,
-        portalUser: choice.user,
-        routedToDefaultUser: choice.routedToDefaultUser,
-        cardRegisterKey: key,
-      };
-    } else if (call.routedToDefaultUser || call.cardRegisterKey === undefined) {
-      call = { ...call, cardRegisterKey: cardKeyOf(call.portalUser) };
+        : cardKey(chooser.party.extension, chooser.party.userId);
+      call = withPortal(call, { user: choice.user, routedToDefaultUser: choice.routedToDefaultUser });
+      call = withCard(call, { registerKey: key });
+    } else if (call.portal.routedToDefaultUser || call.card.registerKey === undefined) {
+      call = withCard(call, { registerKey: cardKeyOf(call.portal.user) });
     }
-    if (popsCard(call) && call.cardRegisterKey) {
-      call = { ...call, cardMaybe: withKeys(call.cardMaybe, [call.cardRegisterKey]) };
+    if (popsCard(call) && call.card.registerKey) {
+      call = withCard(call, { maybe: withKeys(call.card.maybe, [call.card.registerKey]) });
     }
     return call;
   }
 
   /** Whom finish names: whoever answered last when the portal knows them, else the register's employee. */
   private finishUserOf(call: CallRecord): PortalUser | undefined {
-    const answerer = call.answeredBy;
+    const answerer = call.party.answeredBy;
     // A click-to-call's report that names nobody (the dialer's timeout): B24_DEFAULT_USER_ID.
-    const fallback = call.clickToCall && this.defaultUserId !== undefined;
-    if (!answerer && !call.portalUser && fallback) return { USER_ID: this.defaultUserId! };
-    if (!answerer || (call.cardRegisterKey && samePerson(call, answerer, call.cardRegisterKey))) {
-      return call.portalUser;
+    const fallback = call.portal.clickToCall && this.defaultUserId !== undefined;
+    if (!answerer && !call.portal.user && fallback) return { USER_ID: this.defaultUserId! };
+    if (!answerer || (call.card.registerKey && samePerson(call, answerer, call.card.registerKey))) {
+      return call.portal.user;
     }
     const who = whoOfCardKey(answerer);
     if (who.userId !== undefined) return { USER_ID: who.userId };
     const userId = this.routing?.employeeFor(who.extension!);
     if (typeof userId === 'number') return { USER_ID: userId };
-    return userId === null ? call.portalUser : { USER_PHONE_INNER: who.extension };
+    return userId === null ? call.portal.user : { USER_PHONE_INNER: who.extension };
   }
 }

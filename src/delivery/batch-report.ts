@@ -25,24 +25,36 @@ export class BatchReport {
   outcomes(before: Map<string, CallRecord>, updated: CallRecord[]): void {
     for (const call of updated) {
       const was = before.get(call.callId);
-      if (!was || (was.state === call.state && was.failed === call.failed)) continue;
-      const ids = { callId: call.callId, portalCallId: call.portalCallId ?? null, state: call.state };
-      if (call.failed) {
+      if (
+        !was ||
+        (was.delivery.state === call.delivery.state && was.delivery.failed === call.delivery.failed)
+      ) {
+        continue;
+      }
+      const ids = {
+        callId: call.callId,
+        portalCallId: call.portal.callId ?? null,
+        state: call.delivery.state,
+      };
+      if (call.delivery.failed) {
         this.logger.warn(
-          { ...ids, reason: call.lastError ?? null },
-          `call ${call.callId} failed: ${call.lastError}`,
+          { ...ids, reason: call.delivery.lastError ?? null },
+          `call ${call.callId} failed: ${call.delivery.lastError}`,
         );
-      } else if (call.state === 'finished') {
-        this.logger.log(ids, `call ${call.callId} delivered: finished on the portal as ${call.portalCallId}`);
-      } else if (call.state === 'registered') {
-        this.logger.debug(ids, `call ${call.callId} registered on the portal as ${call.portalCallId}`);
+      } else if (call.delivery.state === 'finished') {
+        this.logger.log(
+          ids,
+          `call ${call.callId} delivered: finished on the portal as ${call.portal.callId}`,
+        );
+      } else if (call.delivery.state === 'registered') {
+        this.logger.debug(ids, `call ${call.callId} registered on the portal as ${call.portal.callId}`);
       }
     }
   }
 
   answers(plan: BatchPlan, answers: Map<string, CommandAnswer>, updated: CallRecord[]): void {
     if (!this.observer) return;
-    const failed = new Set(updated.filter((call) => call.failed).map((call) => call.callId));
+    const failed = new Set(updated.filter((call) => call.delivery.failed).map((call) => call.callId));
     for (const entry of plan.entries) {
       for (const { label, step } of entry.commands) {
         const error = answers.get(label)?.error;
@@ -58,8 +70,8 @@ export class BatchReport {
       const registered = plan.entries.find((entry) => entry.callId === call.callId)?.commands[0].step;
       if (
         registered === 'register' &&
-        call.portalCallId &&
-        call.cardShown?.includes(call.cardRegisterKey ?? '')
+        call.portal.callId &&
+        call.card.shown?.includes(call.card.registerKey ?? '')
       ) {
         this.observer.onCardPopped?.(now - call.createdAt);
       }

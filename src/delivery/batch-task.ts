@@ -1,4 +1,4 @@
-import { CallRecord } from '../calls/call';
+import { CallRecord, withTask } from '../calls/call';
 import { plan as replan } from '../calls/call-lifecycle';
 import { countTaskAdd, taskGivenUp } from '../calls/missed-call-task';
 import { PortalError } from '../portal/portal-error';
@@ -25,12 +25,12 @@ export class BatchTask {
     const clientFor = this.routing?.clientFor?.bind(this.routing);
     if (!clientFor) return;
     const first = calls.filter(
-      (call) => call.nextStep === 'addTask' && call.missedTask?.responsibleId === undefined,
+      (call) => call.delivery.nextStep === 'addTask' && call.task?.responsibleId === undefined,
     );
     await Promise.all(
       first.map(async (call) => {
         try {
-          this.clients.set(call.callId, await clientFor(call.phoneNumber!));
+          this.clients.set(call.callId, await clientFor(call.party.phoneNumber!));
         } catch (error) {
           if (!(error instanceof PortalError)) throw error;
           found.set(call.callId, error);
@@ -47,7 +47,7 @@ export class BatchTask {
   fixResponsible(mark: CallMark, context: MarkContext): CallMark {
     if (mark.steps[0] !== 'addTask') return mark;
     const fixed = this.fixTaskResponsible(mark.call, context.now);
-    if (fixed.missedTask?.failed) return { ...mark, call: replan(fixed, context.now), stop: true };
+    if (fixed.task?.failed) return { ...mark, call: replan(fixed, context.now), stop: true };
     // Stored with the lookup as its next step: after a crash mid-request, the restart looks first.
     return { ...mark, call: replan(countTaskAdd(fixed, context.now), context.now) };
   }
@@ -57,10 +57,10 @@ export class BatchTask {
    * same): the client's responsible employee, else the call's employee, else B24_DEFAULT_USER_ID.
    */
   private fixTaskResponsible(call: CallRecord, now: number): CallRecord {
-    const task = call.missedTask!;
+    const task = call.task!;
     if (task.responsibleId !== undefined) return call;
     const client = this.clients.get(call.callId);
-    const employee = call.finishUser ?? call.portalUser;
+    const employee = call.portal.finishUser ?? call.portal.user;
     const responsibleId =
       client?.responsibleUserId ??
       employee?.USER_ID ??
@@ -72,20 +72,13 @@ export class BatchTask {
         'addTask: nobody to give the task to (no CRM client, no employee, B24_DEFAULT_USER_ID not set)',
       );
     }
-    return {
-      ...call,
-      // A lead the register made for an unknown number is titled after the number: no name worth repeating.
-      missedTask: {
-        ...task,
-        responsibleId,
-        clientName: namesClient(client, call) ? client!.name : undefined,
-      },
-      updatedAt: now,
-    };
+    // A lead the register made for an unknown number is titled after the number: no name worth repeating.
+    const clientName = namesClient(client, call) ? client!.name : undefined;
+    return { ...withTask(call, { responsibleId, clientName }), updatedAt: now };
   }
 }
 
 /** Whether the CRM's name for the client says more than the number already does. */
 function namesClient(client: TaskClient | null | undefined, call: CallRecord): boolean {
-  return Boolean(client?.name) && !client!.name.includes(call.phoneNumber ?? '\u0000');
+  return Boolean(client?.name) && !client!.name.includes(call.party.phoneNumber ?? '\u0000');
 }

@@ -190,7 +190,7 @@ export class DeliveryBatches {
         this.transport.portalId,
         callIds,
         (call) =>
-          call.nextStep === 'wait-start' && (call.dueAt ?? 0) <= now
+          call.delivery.nextStep === 'wait-start' && (call.delivery.dueAt ?? 0) <= now
             ? markHoldExpired(
                 call,
                 'call.ended arrived without direction/phoneNumber and no call.started came within HOLD_ENDED_WITHOUT_START_SEC',
@@ -271,7 +271,7 @@ export class DeliveryBatches {
     return (
       sendable.commandCount === plan.commandCount &&
       updated.length === sendable.callIds.length &&
-      updated.every((call) => call.dueAt === undefined)
+      updated.every((call) => call.delivery.dueAt === undefined)
     );
   }
 

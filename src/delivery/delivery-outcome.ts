@@ -1,4 +1,4 @@
-import { CallRecord, PortalStep } from '../calls/call';
+import { CallRecord, PortalStep, withDelivery } from '../calls/call';
 import {
   markCardHidden,
   markCardShown,
@@ -83,11 +83,11 @@ export function applyAnswers(
     if (step === 'register') next = afterRegister(next, answer, settings);
     else if (step === 'finish') next = afterFinish(next, answer, settings);
     // A show riding with the register counts only once the register is through.
-    else if (step === 'show') next = next.portalCallId ? afterShow(next, answer, settings) : next;
+    else if (step === 'show') next = next.portal.callId ? afterShow(next, answer, settings) : next;
     else if (step === 'hide') next = afterHide(next, answer, settings);
     else if (isTaskStep(step)) next = afterTaskStep(next, step, answer, settings);
     // attachRecord rides with finish; it only counts once the finish is through (uploadRecord goes after).
-    else if (next.finishedOnPortal) next = afterAttach(next, answer, settings);
+    else if (next.portal.finished) next = afterAttach(next, answer, settings);
     // Card moves and the recording do not hold up what follows them; a failed register or finish does.
     if (answer.error && (step === 'register' || step === 'finish')) break;
   }
@@ -112,7 +112,7 @@ export function applyRequestFailure(
   }
   if (!request || !refusedForContent(error)) return retry(call, error, settings);
   if (request.commandCount > 1) {
-    return retry({ ...call, batchLimit: Math.ceil(request.commandCount / 2) }, error, settings);
+    return retry(withDelivery(call, { batchLimit: Math.ceil(request.commandCount / 2) }), error, settings);
   }
   return refuse(call, request.commands[0].step, error, settings);
 }
@@ -131,18 +131,18 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
     return markRegistered(
       call,
       {
-        portalCallId: result.CALL_ID,
-        crmEntityType: result.CRM_ENTITY_TYPE || undefined,
-        crmEntityId: toId(result.CRM_ENTITY_ID),
+        callId: result.CALL_ID,
+        entityType: result.CRM_ENTITY_TYPE || undefined,
+        entityId: toId(result.CRM_ENTITY_ID),
         createdLead: toId(result.CRM_CREATED_LEAD),
       },
       settings.now,
     );
   }
   if (error.retryable) return retryCommand(call, 'register', error, settings);
-  const unknownEmployee = UNKNOWN_EMPLOYEE.test(error.description) && call.portalUser?.USER_PHONE_INNER;
+  const unknownEmployee = UNKNOWN_EMPLOYEE.test(error.description) && call.portal.user?.USER_PHONE_INNER;
   if (unknownEmployee && settings.defaultUserId !== undefined) {
-    const reason = `the portal knows no active employee with internal number ${call.portalUser?.USER_PHONE_INNER}; routed to B24_DEFAULT_USER_ID ${settings.defaultUserId}`;
+    const reason = `the portal knows no active employee with internal number ${call.portal.user?.USER_PHONE_INNER}; routed to B24_DEFAULT_USER_ID ${settings.defaultUserId}`;
     return routeToDefaultUser(call, settings.defaultUserId, reason, settings.now);
   }
   return markFailed(call, `register: ${error.message}`, settings.now);
@@ -153,7 +153,7 @@ function afterFinish(call: CallRecord, answer: CommandAnswer, settings: OutcomeS
   if (!error) return markFinished(call, settings.now);
   if (error.retryable) return retryCommand(call, 'finish', error, settings);
   // A finish sent before whose answer was lost: the portal already finished the call.
-  if (ALREADY_FINISHED.test(error.description) && (call.stepsSent.finish ?? 0) > 1) {
+  if (ALREADY_FINISHED.test(error.description) && (call.delivery.stepsSent.finish ?? 0) > 1) {
     return markFinished(call, settings.now);
   }
   return markFinishFailed(call, `finish: ${error.message}`, settings.now);
@@ -197,8 +197,8 @@ function refuse(
   error: PortalError,
   settings: OutcomeSettings,
 ): CallRecord {
-  const times = (call.refused?.[step] ?? 0) + 1;
-  const counted = { ...call, refused: { ...call.refused, [step]: times } };
+  const times = (call.delivery.refused?.[step] ?? 0) + 1;
+  const counted = withDelivery(call, { refused: { ...call.delivery.refused, [step]: times } });
   if (times < settings.maxAttempts) return retry(counted, error, settings);
   const reason = `${step}: ${error.message} (refused ${times} times)`;
   if (step === 'finish') return markFinishFailed(counted, reason, settings.now);
@@ -213,9 +213,10 @@ function refuse(
 
 function retry(call: CallRecord, error: PortalError, settings: OutcomeSettings): CallRecord {
   const retryAt =
-    error.resumeAt ?? settings.now + backoffMs(call.consecutiveFailures + 1, settings.maxBackoffMs);
+    error.resumeAt ?? settings.now + backoffMs(call.delivery.consecutiveFailures + 1, settings.maxBackoffMs);
   // A parked call closing its card keeps the reason it was parked for.
-  const reason = call.failed && call.lastError ? call.lastError : `${error.message} (retrying)`;
+  const reason =
+    call.delivery.failed && call.delivery.lastError ? call.delivery.lastError : `${error.message} (retrying)`;
   return markRetry(call, reason, retryAt, settings.now);
 }
 
@@ -257,7 +258,7 @@ function afterTaskStep(
     if (id === undefined) {
       // The lost add may still be creating the task on the portal: look again once it has settled.
       const again = taskLookupAgainAt(call, now);
-      if (again !== undefined) return replan({ ...succeededTask(call, now), retryAt: again }, now);
+      if (again !== undefined) return replan(withDelivery(succeededTask(call, now), { retryAt: again }), now);
     }
     const found = id === undefined ? taskAddsCleared(call) : taskCreated(call, id);
     return replan(succeededTask(found, now), now);
@@ -265,20 +266,22 @@ function afterTaskStep(
   if (!error) return replan(taskCompleted(succeededTask(call, now)), now);
   if (error.retryable) return retryCommand(call, step, error, settings);
   // A completion sent before whose answer was lost: the portal may refuse to complete it again.
-  if ((call.stepsSent.completeTask ?? 0) > 1) return replan(taskCompleted(succeededTask(call, now)), now);
+  if ((call.delivery.stepsSent.completeTask ?? 0) > 1) {
+    return replan(taskCompleted(succeededTask(call, now)), now);
+  }
   return replan(taskGivenUp(call, `completeTask: ${error.message}`), now);
 }
 
 /** A task step went through: a retry's note goes; a reason the call kept from before (a recording) stays. */
 function succeededTask(call: CallRecord, now: number): CallRecord {
-  return {
-    ...call,
+  const delivery = {
+    ...call.delivery,
     consecutiveFailures: 0,
     retryAt: undefined,
     batchLimit: undefined,
-    lastError: call.consecutiveFailures > 0 ? undefined : call.lastError,
-    updatedAt: now,
+    lastError: call.delivery.consecutiveFailures > 0 ? undefined : call.delivery.lastError,
   };
+  return { ...call, delivery, updatedAt: now };
 }
 
 function toId(value: number | string | null | undefined): number | undefined {

@@ -161,8 +161,11 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     expect((await scheduler.runOnce()).kind).toBe('batch');
     expect(portal.requests.map(methods)).toEqual([['register', 'register']]);
     expect(portal.requests[0][0].params).toMatchObject({ USER_PHONE_INNER: '101', EXTERNAL_CALL_ID: 'a' });
-    expect(await find('a')).toMatchObject({ state: 'registered', portalCallId: 'externalCall.register_0' });
-    expect((await find('b')).stepsSent).toEqual({ register: 1 });
+    expect(await find('a')).toMatchObject({
+      portal: { callId: 'externalCall.register_0' },
+      delivery: { state: 'registered' },
+    });
+    expect((await find('b')).delivery.stepsSent).toEqual({ register: 1 });
     expect(level()).toBe(1);
     expect(outcomes).toEqual([
       ['register', 'delivered'],
@@ -214,7 +217,7 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     portal.next(() => classifyPortalError('QUERY_LIMIT_EXCEEDED', 'Too many requests', 503));
     const counted = countReads();
     expect((await scheduler.runOnce()).kind).toBe('batch');
-    expect((await find('a')).dueAt).toBeDefined();
+    expect((await find('a')).delivery.dueAt).toBeDefined();
     // Not the drained sleep: the loop looks, and sleeps until the retry is due.
     const next = await scheduler.runOnce();
     expect(counted.reads).toBe(2);
@@ -282,8 +285,8 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
       release();
       await new Promise((resolve) => setTimeout(resolve, 100));
       expect(portal.requests.map(methods)).toEqual([['register'], ['register']]);
-      expect(await find('a')).toMatchObject({ state: 'registered' });
-      expect(await find('b')).toMatchObject({ state: 'registered' });
+      expect(await find('a')).toMatchObject({ delivery: { state: 'registered' } });
+      expect(await find('b')).toMatchObject({ delivery: { state: 'registered' } });
     } finally {
       portal.gate = undefined;
       release();
@@ -296,8 +299,8 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await scheduler.runOnce();
     await scheduler.runOnce();
     expect(portal.requests.map(methods)).toEqual([['register'], ['finish', 'attachRecord']]);
-    expect(await find('a')).toMatchObject({ state: 'finished', recordAttached: true });
-    expect((await find('a')).dueAt).toBeUndefined();
+    expect(await find('a')).toMatchObject({ recording: { attached: true }, delivery: { state: 'finished' } });
+    expect((await find('a')).delivery.dueAt).toBeUndefined();
     expect(level()).toBe(2);
   });
 
@@ -316,9 +319,9 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
       errors: { register_0: classifyPortalError('ERROR_CORE', 'PHONE_NUMBER is invalid', 400) },
     }));
     await scheduler.runOnce();
-    expect(await find('a')).toMatchObject({ state: 'failed', failed: true });
-    expect((await find('a')).lastError).toContain('PHONE_NUMBER is invalid');
-    expect(await find('b')).toMatchObject({ state: 'registered' });
+    expect(await find('a')).toMatchObject({ delivery: { state: 'failed', failed: true } });
+    expect((await find('a')).delivery.lastError).toContain('PHONE_NUMBER is invalid');
+    expect(await find('b')).toMatchObject({ delivery: { state: 'registered' } });
     expect(outcomes).toEqual([
       ['register', 'failed'],
       ['register', 'delivered'],
@@ -339,9 +342,9 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
       await scheduler.runOnce();
       for (const callId of ['a', 'b']) {
         const call = await find(callId);
-        expect(call).toMatchObject({ state: 'queued', failed: false, nextStep: 'register' });
-        expect(call.dueAt).toBeGreaterThan(before);
-        expect(call.lastError).toContain('retrying');
+        expect(call).toMatchObject({ delivery: { state: 'queued', failed: false, nextStep: 'register' } });
+        expect(call.delivery.dueAt).toBeGreaterThan(before);
+        expect(call.delivery.lastError).toContain('retrying');
       }
       expect(scheduler.portalStatus()).toMatchObject({ lastRequestOk: false, paused: false });
       expect(level()).toBe(1);
@@ -354,7 +357,7 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await take([started('a'), started('b'), started('c'), started('d')]);
     portal.next(() => classifyPortalError('', 'unexpected answer (HTTP 403)', 403));
     await scheduler.runOnce();
-    for (const callId of ['a', 'b', 'c', 'd']) expect((await find(callId)).batchLimit).toBe(2);
+    for (const callId of ['a', 'b', 'c', 'd']) expect((await find(callId)).delivery.batchLimit).toBe(2);
     expect(scheduler.portalStatus().paused).toBe(false);
   });
 
@@ -365,14 +368,16 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await scheduler.runOnce();
     expect(scheduler.portalStatus()).toMatchObject({ paused: true, lastRequestOk: false });
     expect(scheduler.portalStatus().pausedReason).toContain('Wrong authorization data');
-    expect(await find('a')).toMatchObject({ state: 'queued', failed: false, nextStep: 'register' });
+    expect(await find('a')).toMatchObject({
+      delivery: { state: 'queued', failed: false, nextStep: 'register' },
+    });
     const paused = await scheduler.runOnce();
     expect(paused.kind).toBe('sleep');
     expect(portal.requests).toHaveLength(1);
     scheduler.resume();
     await scheduler.runOnce();
     expect(portal.requests).toHaveLength(2);
-    expect(await find('a')).toMatchObject({ state: 'registered' });
+    expect(await find('a')).toMatchObject({ delivery: { state: 'registered' } });
     expect(scheduler.portalStatus()).toMatchObject({ paused: false, lastRequestOk: true });
   });
 
@@ -395,7 +400,7 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await scheduler.runOnce();
     expect(portal.requests).toHaveLength(0);
     expect(level()).toBe(0);
-    expect(await find('a')).toMatchObject({ stepsSent: {}, nextStep: 'register' });
+    expect(await find('a')).toMatchObject({ delivery: { stepsSent: {}, nextStep: 'register' } });
     expect(lease.current()).toBeUndefined();
     expect(scheduler.portalStatus().deliveringHere).toBe(false);
     expect((await scheduler.runOnce()).kind).toBe('sleep');
@@ -404,11 +409,11 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
   it('parks a held call whose start never came, sends nothing for it, and gives the unit back', async () => {
     await setUp();
     await take([ended('held')], 0);
-    expect(await find('held')).toMatchObject({ nextStep: 'wait-start' });
+    expect(await find('held')).toMatchObject({ delivery: { nextStep: 'wait-start' } });
     expect((await scheduler.runOnce()).kind).toBe('batch');
     expect(portal.requests).toHaveLength(0);
-    expect(await find('held')).toMatchObject({ state: 'failed', holdExpired: true });
-    expect((await find('held')).dueAt).toBeUndefined();
+    expect(await find('held')).toMatchObject({ party: { holdExpired: true }, delivery: { state: 'failed' } });
+    expect((await find('held')).delivery.dueAt).toBeUndefined();
     expect(level()).toBe(0);
   });
 
@@ -418,7 +423,7 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await scheduler.runOnce();
     expect(portal.requests).toHaveLength(0);
     expect(level()).toBe(0);
-    expect((await find('a')).lastError).toContain('no employee for this call');
+    expect((await find('a')).delivery.lastError).toContain('no employee for this call');
     // With nothing due the loop sleeps instead of taking a unit.
     expect((await scheduler.runOnce()).kind).toBe('sleep');
     expect(level()).toBe(0);
@@ -439,7 +444,11 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     await store.updateCalls(
       PORTAL,
       ['a'],
-      (call) => ({ ...call, nextStep: 'finish', portalCallId: 'x.1' }),
+      (call) => ({
+        ...call,
+        portal: { ...call.portal, callId: 'x.1' },
+        delivery: { ...call.delivery, nextStep: 'finish' },
+      }),
       lease.current()!,
     );
     expect((await scheduler.runOnce()).kind).toBe('batch');
@@ -452,7 +461,7 @@ describe('DeliveryScheduler (the loop) with the SQLite store on a temporary file
     expect(level()).toBe(levelBefore);
     const turn = await scheduler.runOnce();
     expect(turn).toEqual({ kind: 'sleep', ms: 1000 });
-    expect((await find('b')).stepsSent).toEqual({});
+    expect((await find('b')).delivery.stepsSent).toEqual({});
   });
 
   it('keeps as many batches in flight as the answer time needs for the budget, within the cap', async () => {

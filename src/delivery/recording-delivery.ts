@@ -75,7 +75,7 @@ export class RecordingDelivery {
         this.portalId,
         chosen,
         (call) =>
-          call.nextStep === 'fetchRecord' && (call.dueAt ?? Infinity) <= now
+          call.delivery.nextStep === 'fetchRecord' && (call.delivery.dueAt ?? Infinity) <= now
             ? markRecordingFetching(call, now + this.options.fetchLeaseMs, now)
             : call,
         lease,
@@ -84,7 +84,9 @@ export class RecordingDelivery {
       for (const id of chosen) this.fetching.delete(id);
       throw error;
     }
-    const started = marked.filter((call) => call.nextStep === 'fetchRecord' && call.ended?.recordingUrl);
+    const started = marked.filter(
+      (call) => call.delivery.nextStep === 'fetchRecord' && call.party.ended?.recordingUrl,
+    );
     for (const id of chosen) if (!started.some((call) => call.callId === id)) this.fetching.delete(id);
     for (const call of started) void this.fetchOne(call, lease);
     return started.length > 0;
@@ -123,7 +125,7 @@ export class RecordingDelivery {
       const outcome = await this.download(call, lease, signal);
       if (outcome) {
         const now = Date.now();
-        const stillDue = (current: CallRecord) => current.nextStep === 'fetchRecord';
+        const stillDue = (current: CallRecord) => current.delivery.nextStep === 'fetchRecord';
         await this.store.updateCalls(
           this.portalId,
           [call.callId],
@@ -160,7 +162,7 @@ export class RecordingDelivery {
         this.portalId,
         [call.callId],
         (current) =>
-          current.nextStep === 'fetchRecord'
+          current.delivery.nextStep === 'fetchRecord'
             ? markRecordingNotReady(current, 'download stopped with the delivery', now, 1000)
             : current,
         lease,
@@ -177,7 +179,7 @@ export class RecordingDelivery {
     lease: DeliveryLease,
     signal: AbortSignal,
   ): Promise<Exclude<FetchOutcome, { kind: 'fetched' }> | undefined> {
-    const opened = await this.options.fetcher.open(call.ended!.recordingUrl!, signal);
+    const opened = await this.options.fetcher.open(call.party.ended!.recordingUrl!, signal);
     if (opened.kind !== 'open') return opened;
     const scan = new RecordingScan(this.options.fetcher.maxBytes, opened.contentType, opened.tooLarge);
     let staged: StagedRecording;
@@ -199,7 +201,9 @@ export class RecordingDelivery {
         callId: call.callId,
         staged,
         mutate: (current) =>
-          current.nextStep === 'fetchRecord' ? markRecordingStored(current, 'fetch', stored, now) : current,
+          current.delivery.nextStep === 'fetchRecord'
+            ? markRecordingStored(current, 'fetch', stored, now)
+            : current,
         fence: lease,
         quotaBytes: this.options.quotaBytes,
       });
@@ -227,7 +231,7 @@ export class RecordingDelivery {
     for (const entry of plan.entries) {
       const call = calls.get(entry.callId);
       for (const { label, step } of entry.commands) {
-        if (step !== 'uploadRecord' || call?.recording?.upload !== 'content') continue;
+        if (step !== 'uploadRecord' || call?.recording.file?.upload !== 'content') continue;
         const content = await this.store.getRecording(this.portalId, entry.callId);
         if (!content) lost.set(label, { error: missing() });
         else byLabel.get(label)!.params.FILE_CONTENT = content.toString('base64');
@@ -264,7 +268,7 @@ export class RecordingDelivery {
     for (const entry of plan.entries) {
       const call = calls.get(entry.callId);
       for (const { label, step } of entry.commands) {
-        if (step !== 'uploadRecord' || call?.recording?.upload !== 'url') continue;
+        if (step !== 'uploadRecord' || call?.recording.file?.upload !== 'url') continue;
         const answer = answers.get(label);
         if (!answer || answer.error) continue;
         answers.set(label, await this.postFile(call, answer.result, this.signalFor(lease)));
@@ -284,7 +288,7 @@ export class RecordingDelivery {
     }
     const content = await this.store.readRecording(this.portalId, call.callId);
     if (!content) return { error: missing() };
-    const filename = call.recording!.filename ?? 'recording.mp3';
+    const filename = call.recording.file!.filename ?? 'recording.mp3';
     try {
       const { status, text } = await postMultipart(
         new URL(uploadUrl),
@@ -324,8 +328,8 @@ export class RecordingDelivery {
   /** The portal has the recording (or it was given up): its content leaves the store, unless pushed anew since. */
   async forget(updated: CallRecord[]): Promise<void> {
     for (const call of updated) {
-      const recording = call.recording;
-      if (recording?.bytes !== undefined && (call.recordAttached || call.recordFailed)) {
+      const recording = call.recording.file;
+      if (recording?.bytes !== undefined && (call.recording.attached || call.recording.failed)) {
         await this.store.deleteRecording(this.portalId, call.callId, recording.storedAt);
       }
     }
@@ -340,7 +344,7 @@ export class RecordingDelivery {
     sent: CallRecord | undefined,
     commands: PlannedCommand[],
   ): PlannedCommand[] {
-    const stale = call.recording?.storedAt !== sent?.recording?.storedAt;
+    const stale = call.recording.file?.storedAt !== sent?.recording.file?.storedAt;
     return stale ? commands.filter((command) => command.step !== 'uploadRecord') : commands;
   }
 }

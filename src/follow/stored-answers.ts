@@ -16,7 +16,7 @@ export async function storedAnswers(
   const answers = new Map<string, number>();
   await Promise.all(
     callIds.slice(0, MAX_LOOKUPS).map(async (callId) => {
-      const answeredAt = (await calls.findCall(portalId, callId))?.answeredAt;
+      const answeredAt = (await calls.findCall(portalId, callId))?.party.answeredAt;
       const at = answeredAt ? Date.parse(answeredAt) : NaN;
       if (Number.isFinite(at)) answers.set(callId, at);
     }),

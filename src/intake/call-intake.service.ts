@@ -73,7 +73,7 @@ export class CallIntake {
         event.phoneNumber ??
         (phones.has(event.callId)
           ? phones.get(event.callId)
-          : (await this.store.findCall(portalId, event.callId))?.phoneNumber);
+          : (await this.store.findCall(portalId, event.callId))?.party.phoneNumber);
       // A withheld number calls nobody back (its missed calls await no callback).
       if (phone && !isWithheld(phone)) answered.push({ callId: event.callId, phone, answeredAt });
     }
@@ -83,7 +83,7 @@ export class CallIntake {
     await this.store.updateCallsAwaitingCallback(portalId, answered, (call) => {
       let marked = call;
       for (const answer of answered) {
-        if (answer.phone === call.phoneNumber) {
+        if (answer.phone === call.party.phoneNumber) {
           marked = markCalledBack(marked, answer.callId, answer.answeredAt);
         }
       }
@@ -137,7 +137,7 @@ export class CallIntake {
           // Click-to-call: the portal's own CALL_ID, from the event's crmCallId or a stored click.
           const linked = linkPortalCall(applied, event, clicks, clickMatch);
           const next = linked === applied ? applied : plan(linked, settings.now);
-          phones.set(event.callId, next.phoneNumber);
+          phones.set(event.callId, next.party.phoneNumber);
           return next;
         },
       );

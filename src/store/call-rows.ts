@@ -3,6 +3,7 @@ import { deliveryPriority } from '../calls/call-lifecycle';
 import { ClickLedger, ClickRow } from '../calls/click-ledger';
 import { awaitingCallback } from '../calls/missed-call-task';
 import { EventApplier, IngestResult } from './call-store';
+import { callFromStored } from './stored-call';
 
 /**
  * How both engines store calls, clicks and event keys: the row mapping and the duplicate-dropping intake,
@@ -29,9 +30,9 @@ export function callColumnsOf(call: CallRecord): CallColumns {
   return {
     portal_id: call.portalId,
     call_id: call.callId,
-    state: call.state,
-    next_step: call.nextStep ?? null,
-    due_at: call.dueAt ?? null,
+    state: call.delivery.state,
+    next_step: call.delivery.nextStep ?? null,
+    due_at: call.delivery.dueAt ?? null,
     created_at: call.createdAt,
     updated_at: call.updatedAt,
     data: JSON.stringify(call),
@@ -48,8 +49,9 @@ export const ON_CALL_CONFLICT = `ON CONFLICT (portal_id, call_id) DO UPDATE SET 
   next_step = excluded.next_step, due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
   priority = excluded.priority, callback_phone = excluded.callback_phone, callback_until = excluded.callback_until`;
 
+/** The call in a row; a row stored before the record had parts is upgraded (`callFromStored`). */
 export function callOf(row: { data: string }): CallRecord {
-  return JSON.parse(row.data) as CallRecord;
+  return callFromStored(row.data);
 }
 
 /** A `clicks` row as either engine returns it. */

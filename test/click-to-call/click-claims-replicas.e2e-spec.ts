@@ -69,9 +69,9 @@ describe(`click claims across replicas (${onPostgres ? 'PostgreSQL' : 'SQLite'})
     const calls = await Promise.all(
       Array.from({ length: 6 }, (_, index) => first.calls.findCall(PORTAL, `r-${index}`)),
     );
-    const taken = calls.filter((call) => call?.portalCallId === click.portalCallId);
+    const taken = calls.filter((call) => call?.portal.callId === click.portalCallId);
     expect(taken).toHaveLength(1);
-    expect(calls.filter((call) => call?.nextStep === 'register')).toHaveLength(5);
+    expect(calls.filter((call) => call?.delivery.nextStep === 'register')).toHaveLength(5);
     expect((await second.calls.findClick(PORTAL, click.portalCallId))?.matchedCallId).toBe(taken[0]!.callId);
   });
 
@@ -82,12 +82,12 @@ describe(`click claims across replicas (${onPostgres ? 'PostgreSQL' : 'SQLite'})
       second.calls.ingest(PORTAL, [[started('pbx-x', Date.now(), id)]], apply),
     ]);
     const calls = [await first.calls.findCall(PORTAL, 'dial-x'), await first.calls.findCall(PORTAL, 'pbx-x')];
-    expect(calls.every((call) => call?.portalCallId === id)).toBe(true);
-    const holders = calls.filter((call) => call?.clickToCall?.finishedBy === undefined);
+    expect(calls.every((call) => call?.portal.callId === id)).toBe(true);
+    const holders = calls.filter((call) => call?.portal.clickToCall?.finishedBy === undefined);
     expect(holders).toHaveLength(1);
     const other = calls.find((call) => call !== holders[0])!;
-    expect(other.clickToCall?.finishedBy).toBe(holders[0]!.callId);
-    expect(other.finishedOnPortal).toBe(true);
+    expect(other.portal.clickToCall?.finishedBy).toBe(holders[0]!.callId);
+    expect(other.portal.finished).toBe(true);
     // A click published after its CALL_ID was taken keeps the taker.
     await first.calls.saveClick(PORTAL, {
       portalCallId: id,

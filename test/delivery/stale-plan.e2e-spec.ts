@@ -62,7 +62,7 @@ describe('a plan made from a stale read', () => {
       .get(CallStore)
       .updateCalls('sandbox', [moved], (call: CallRecord) =>
         markRetry(
-          markRegistered(call, { portalCallId: 'externalCall.from-another-batch' }, now),
+          markRegistered(call, { callId: 'externalCall.from-another-batch' }, now),
           'retrying later',
           now + 60_000,
           now,

@@ -51,8 +51,8 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     // s-fin is registered: its next step is finish.
     await first.calls.updateCalls(portal, ['s-fin'], (call) => ({
       ...call,
-      nextStep: 'finish',
-      portalCallId: 'x.1',
+      portal: { ...call.portal, callId: 'x.1' },
+      delivery: { ...call.delivery, nextStep: 'finish' },
     }));
     const later = Date.now() + 1000;
     const all = await first.calls.dueCalls(portal, later, 10, new Set());
@@ -76,8 +76,10 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     for (const id of ids) {
       const call = await first.calls.findCall(PORTAL, id);
-      expect(call).toMatchObject({ heardStart: true, direction: 'inbound', ended: { durationSec: 60 } });
-      expect(call!.nextStep).toBe('register');
+      expect(call).toMatchObject({
+        party: { heardStart: true, direction: 'inbound', ended: { durationSec: 60 } },
+      });
+      expect(call!.delivery.nextStep).toBe('register');
     }
   });
 
@@ -137,7 +139,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       // Not stored as a key either: the same event again is accepted.
       const [result] = await first.calls.ingest(portal, [[startedEvent('fail-1')]], applyFor(portal));
       expect(result).toEqual({ accepted: 1, duplicates: 0 });
-      expect(await second.calls.findCall(portal, 'fail-1')).toMatchObject({ heardStart: true });
+      expect(await second.calls.findCall(portal, 'fail-1')).toMatchObject({ party: { heardStart: true } });
       if (onPostgres) {
         await eventually(async () => (heard > 0 ? true : undefined));
         // One notification, from the intake that committed.
@@ -161,7 +163,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const at = Date.now() + 60_000;
     await first.calls.updateCalls(portal, ['look-a', 'look-b'], (call) => ({
       ...call,
-      dueAt: call.callId === 'look-a' ? at + 5 : at,
+      delivery: { ...call.delivery, dueAt: call.callId === 'look-a' ? at + 5 : at },
     }));
     expect(await second.calls.lookDue(portal, Date.now(), 10, new Set())).toEqual({ due: [], nextDueAt: at });
     // A portal with nothing queued: no due time at all.
@@ -212,7 +214,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     const mark = (reason: string) => (call: Parameters<typeof applyEvent>[0]) => ({
       ...call,
-      lastError: reason,
+      delivery: { ...call.delivery, lastError: reason },
     });
     await first.calls.updateCalls(portal, ['fenced'], mark('written by a'), held);
 
@@ -224,9 +226,9 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     await expect(
       first.calls.updateCalls(portal, ['fenced'], mark('late write by a'), held),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by a');
+    expect((await first.calls.findCall(portal, 'fenced'))!.delivery.lastError).toBe('written by a');
     await second.calls.updateCalls(portal, ['fenced'], mark('written by b'), takeover);
-    expect((await first.calls.findCall(portal, 'fenced'))!.lastError).toBe('written by b');
+    expect((await first.calls.findCall(portal, 'fenced'))!.delivery.lastError).toBe('written by b');
 
     // A lease given up is free at once, for the next epoch.
     await second.leases.releaseLease(takeover!);
@@ -240,47 +242,55 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     const due = await first.calls.dueCalls(portal, Date.now() + 60_000, 10, new Set());
     expect(due.map((call) => call.callId).sort()).toEqual(['from-1', 'from-2']);
     // Another replica writes one of them after the read (an operator's change): this copy is stale now.
-    await second.calls.updateCalls(portal, ['from-2'], (call) => ({ ...call, lastError: 'meanwhile' }));
+    await second.calls.updateCalls(portal, ['from-2'], (call) => ({
+      ...call,
+      delivery: { ...call.delivery, lastError: 'meanwhile' },
+    }));
     const seen: string[] = [];
     const written = await first.calls.updateCallsFrom(
       portal,
       due,
       (call) => {
-        seen.push(`${call.callId}:${call.lastError ?? ''}`);
-        return { ...call, attempts: (call.attempts ?? 0) + 1 };
+        seen.push(`${call.callId}:${call.delivery.lastError ?? ''}`);
+        return { ...call, delivery: { ...call.delivery, attempts: (call.delivery.attempts ?? 0) + 1 } };
       },
       held,
     );
     expect(written.map((call) => call.callId)).toEqual(due.map((call) => call.callId));
     // The stale copy's change was not stored: the call was read again, with the other write, and changed once.
     const stored = await first.calls.findCall(portal, 'from-2');
-    expect(stored!.lastError).toBe('meanwhile');
-    expect(stored!.attempts).toBe(1);
+    expect(stored!.delivery.lastError).toBe('meanwhile');
+    expect(stored!.delivery.attempts).toBe(1);
     expect(seen).toContain('from-2:meanwhile');
-    expect((await first.calls.findCall(portal, 'from-1'))!.attempts).toBe(1);
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.attempts).toBe(1);
 
     // A write from what the last one returned; then, after a takeover, the old holder's write is refused.
     const again = await first.calls.updateCallsFrom(
       portal,
       written,
-      (call) => ({ ...call, lastError: 'second write by a' }),
+      (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'second write by a' } }),
       held,
     );
-    expect(again.map((call) => call.lastError)).toEqual(['second write by a', 'second write by a']);
+    expect(again.map((call) => call.delivery.lastError)).toEqual(['second write by a', 'second write by a']);
     await first.leases.releaseLease(held);
     const takeover = (await second.leases.acquireLease(portal, 'replica-b', 60_000))!;
     expect(takeover.epoch).toBe(held.epoch + 1);
     await expect(
-      first.calls.updateCallsFrom(portal, again, (call) => ({ ...call, lastError: 'late write by a' }), held),
+      first.calls.updateCallsFrom(
+        portal,
+        again,
+        (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'late write by a' } }),
+        held,
+      ),
     ).rejects.toBeInstanceOf(LeaseLostError);
-    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('second write by a');
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('second write by a');
     await second.calls.updateCallsFrom(
       portal,
       again,
-      (call) => ({ ...call, lastError: 'written by b' }),
+      (call) => ({ ...call, delivery: { ...call.delivery, lastError: 'written by b' } }),
       takeover,
     );
-    expect((await first.calls.findCall(portal, 'from-1'))!.lastError).toBe('written by b');
+    expect((await first.calls.findCall(portal, 'from-1'))!.delivery.lastError).toBe('written by b');
   });
 
   it("many portals' looks and fenced writes at once: each portal its own calls, a lost lease refuses only its own", async () => {
@@ -319,7 +329,12 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     sent?.mockClear();
     const writes = await Promise.allSettled(
       looks.map((look, i) =>
-        first.calls.updateCallsFrom(portals[i], look.due, (call) => ({ ...call, attempts: 7 }), leases[i]!),
+        first.calls.updateCallsFrom(
+          portals[i],
+          look.due,
+          (call) => ({ ...call, delivery: { ...call.delivery, attempts: 7 } }),
+          leases[i]!,
+        ),
       ),
     );
     if (sent) expect(sent.mock.calls.length).toBeLessThanOrEqual(2);
@@ -330,7 +345,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     });
     for (const [i, portal] of portals.entries()) {
       const stored = await first.calls.findCall(portal, `${portal}-a`);
-      expect(stored!.attempts).toBe(i === 2 ? 0 : 7);
+      expect(stored!.delivery.attempts).toBe(i === 2 ? 0 : 7);
     }
 
     // Two writes of one call asked at once both land, the second on what the first wrote.
@@ -341,18 +356,18 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, delivery: { ...one.delivery, attempts: (one.delivery.attempts ?? 0) + 1 } }),
         leases[0]!,
       ),
       first.calls.updateCallsFrom(
         portal,
         fresh,
-        (one) => ({ ...one, attempts: (one.attempts ?? 0) + 1 }),
+        (one) => ({ ...one, delivery: { ...one.delivery, attempts: (one.delivery.attempts ?? 0) + 1 } }),
         leases[0]!,
       ),
     ]);
-    expect(both.map(([one]) => one.attempts).sort()).toEqual([8, 9]);
-    expect((await first.calls.findCall(portal, `${portal}-a`))!.attempts).toBe(9);
+    expect(both.map(([one]) => one.delivery.attempts).sort()).toEqual([8, 9]);
+    expect((await first.calls.findCall(portal, `${portal}-a`))!.delivery.attempts).toBe(9);
   });
 
   it("many portals' intakes at once: one transaction on PostgreSQL, and one portal's failure is its own", async () => {
@@ -380,7 +395,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     for (const [i, portal] of portals.entries()) {
       expect(await second.calls.findCall(portal, `${portal}-call`)).toMatchObject({
         portalId: portal,
-        heardStart: true,
+        party: { heardStart: true },
       });
       expect(
         await second.calls.findCall(portal, `${portals[(i + 1) % portals.length]}-call`),
@@ -409,7 +424,7 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
     );
     for (const [i, portal] of portals.entries()) {
       const call = await second.calls.findCall(portal, `${portal}-call`);
-      expect(call!.ended).toEqual(
+      expect(call!.party.ended).toEqual(
         i === 3 || i === 5 ? undefined : expect.objectContaining({ durationSec: 60 }),
       );
     }
@@ -476,9 +491,20 @@ describe(`replica coordination in the store (${onPostgres ? 'PostgreSQL' : 'SQLi
       await first.calls.ingest('other-portal', [[startedEvent('wake-marker')]], applyFor('other-portal'));
       await eventually(async () => (heard.includes('other-portal') ? true : undefined));
       heard.length = 0;
-      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 1 }), lease);
-      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({ ...c, attempts: 2 }));
-      await first.calls.updateCalls('other-portal', ['wake-marker'], (c) => ({ ...c, attempts: 1 }));
+      await first.calls.updateCalls(
+        'heard-portal',
+        ['wake-requeue'],
+        (c) => ({ ...c, delivery: { ...c.delivery, attempts: 1 } }),
+        lease,
+      );
+      await first.calls.updateCalls('heard-portal', ['wake-requeue'], (c) => ({
+        ...c,
+        delivery: { ...c.delivery, attempts: 2 },
+      }));
+      await first.calls.updateCalls('other-portal', ['wake-marker'], (c) => ({
+        ...c,
+        delivery: { ...c.delivery, attempts: 1 },
+      }));
       await eventually(async () => (heard.includes('other-portal') ? true : undefined));
       expect(heard).toEqual(['heard-portal', 'other-portal']);
       for (const stop of stops) stop();

@@ -113,7 +113,10 @@ async function startReplicaChild(
       (call, event: CallEvent) =>
         applyEvent(call ?? newCall(childLease.portalId, event.callId, Date.now()), event, settings),
     );
-    const mark = (note: string) => (call: Parameters<typeof applyEvent>[0]) => ({ ...call, lastError: note });
+    const mark = (note: string) => (call: Parameters<typeof applyEvent>[0]) => ({
+      ...call,
+      delivery: { ...call.delivery, lastError: note },
+    });
     await stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('by the child'), childLease);
 
     const killedAt = Date.now();
@@ -145,7 +148,7 @@ async function startReplicaChild(
       stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('late, by the child'), childLease),
     ).rejects.toBeInstanceOf(LeaseLostError);
     await stores.calls.updateCalls(childLease.portalId, ['fenced-call'], mark('by the parent'), taken[0]);
-    expect((await stores.calls.findCall(childLease.portalId, 'fenced-call'))!.lastError).toBe(
+    expect((await stores.calls.findCall(childLease.portalId, 'fenced-call'))!.delivery.lastError).toBe(
       'by the parent',
     );
   });

@@ -289,7 +289,7 @@ export class CdrLedger {
       const rows = await this.callRows(linkedid, call.rows);
       const known = await this.parts.calls.findCall(this.parts.portalId, linkedid);
       this.pending.delete(linkedid);
-      if (known?.ended) {
+      if (known?.party.ended) {
         this.markTaken(linkedid, rows);
         this.parts.metrics?.ledgerCalls.inc({ outcome: 'already_ended' });
         continue;

@@ -26,7 +26,7 @@ export function announceWork(
   portalId: string,
   calls: CallRecord[],
 ): void {
-  if (!calls.some((call) => call.dueAt !== undefined)) return;
+  if (!calls.some((call) => call.delivery.dueAt !== undefined)) return;
   // Sent with the COMMIT, in its round trip.
   atCommit.notify(NEW_WORK_CHANNEL, workPayload(schema, portalId));
 }

@@ -239,7 +239,7 @@ export class PostgresCallStore extends SqlCallStore {
          VALUES ($1, $2, $3, $4, '', $5)
          ON CONFLICT (portal_id, call_id) DO UPDATE SET bytes = excluded.bytes, stored_at = excluded.stored_at,
            content = excluded.content, blob_id = excluded.blob_id`,
-        [portalId, callId, staged.bytes, next.recording?.storedAt ?? Date.now(), staged.blobId],
+        [portalId, callId, staged.bytes, next.recording.file?.storedAt ?? Date.now(), staged.blobId],
       );
       await saveCalls(client, [next]);
       if (!fence) announceWork(atCommit, this.db.schema, portalId, [next]);

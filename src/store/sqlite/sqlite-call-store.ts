@@ -144,7 +144,7 @@ export class SqliteCallStore extends SqlCallStore {
         this.rows(
           sqlite`INSERT INTO recordings (portal_id, call_id, bytes, stored_at, content, blob_id)
               VALUES (${portalId}, ${callId}, ${staged.bytes},
-                ${next.recording?.storedAt ?? Date.now()}, x'', ${staged.blobId})`,
+                ${next.recording.file?.storedAt ?? Date.now()}, x'', ${staged.blobId})`,
         );
         this.save(next);
         return next;

@@ -35,7 +35,11 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     expect(await ingest(P, [[endedEvent('c1')]])).toEqual([{ accepted: 0, duplicates: 1 }]);
     // Another portal's call of the same id is its own.
     expect(await ingest(Q, [[startedEvent('c1')]])).toEqual([{ accepted: 1, duplicates: 0 }]);
-    expect(await calls().findCall(P, 'c1')).toMatchObject({ portalId: P, callId: 'c1', heardStart: true });
+    expect(await calls().findCall(P, 'c1')).toMatchObject({
+      portalId: P,
+      callId: 'c1',
+      party: { heardStart: true },
+    });
     expect(await calls().findCall(Q, 'c1')).toMatchObject({ portalId: Q, callId: 'c1' });
     expect(await calls().findCall(P, 'unknown')).toBeUndefined();
   });
@@ -96,12 +100,15 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     await ingest(P, [[startedEvent('c1')], [startedEvent('c2')]]);
     const ours = (await stores().leases.acquireLease(P, 'me', 60_000))!;
     const due = await calls().dueCalls(P, Date.now(), 10, new Set());
-    const mark = (call: CallRecord): CallRecord => ({ ...call, attempts: call.attempts + 1 });
+    const mark = (call: CallRecord): CallRecord => ({
+      ...call,
+      delivery: { ...call.delivery, attempts: call.delivery.attempts + 1 },
+    });
     const marked = await calls().updateCallsFrom(P, due, mark, ours);
-    expect(marked.map((call) => call.attempts)).toEqual([1, 1]);
+    expect(marked.map((call) => call.delivery.attempts)).toEqual([1, 1]);
     // Changed since it was read (intake, another write): read again and written, still under the fence.
     const again = await calls().updateCallsFrom(P, due, mark, ours);
-    expect(again.map((call) => call.attempts)).toEqual([2, 2]);
+    expect(again.map((call) => call.delivery.attempts)).toEqual([2, 2]);
     expect(await calls().updateCalls(P, ['c1', 'unknown'], mark, ours)).toHaveLength(1);
 
     await stores().leases.releaseLease(ours);
@@ -110,22 +117,22 @@ describe.each(TEST_ENGINES)('call queue (%s)', (_name, engineOf) => {
     const current = await calls().dueCalls(P, Date.now(), 10, new Set());
     await expect(calls().updateCallsFrom(P, current, mark, ours)).rejects.toBeInstanceOf(LeaseLostError);
     await expect(calls().updateCalls(P, ['c1'], mark, ours)).rejects.toBeInstanceOf(LeaseLostError);
-    expect(await calls().findCall(P, 'c1')).toMatchObject({ attempts: 3 });
-    expect(await calls().findCall(P, 'c2')).toMatchObject({ attempts: 2 });
+    expect(await calls().findCall(P, 'c1')).toMatchObject({ delivery: { attempts: 3 } });
+    expect(await calls().findCall(P, 'c2')).toMatchObject({ delivery: { attempts: 2 } });
     // Unfenced (an operator's re-queue) goes through.
-    expect(await calls().updateCalls(P, ['c2'], mark)).toMatchObject([{ attempts: 3 }]);
+    expect(await calls().updateCalls(P, ['c2'], mark)).toMatchObject([{ delivery: { attempts: 3 } }]);
   });
 
   it('missed-call tasks: the calls awaiting a callback from an answered number before their deadline', async () => {
     const deadline = '2026-11-22T12:00:00+01:00';
     await ingest(P, [[startedEvent('m1')], [startedEvent('m2')]]);
     // m1 awaits a callback from its number (a task with a deadline); m2 has no task.
-    await calls().updateCalls(P, ['m1'], (call) => ({ ...call, missedTask: { deadline } }) as CallRecord);
+    await calls().updateCalls(P, ['m1'], (call) => ({ ...call, task: { deadline } }) as CallRecord);
     const phone = startedEvent('m1').phoneNumber!;
     const seen: string[] = [];
     const done = (call: CallRecord): CallRecord => {
       seen.push(call.callId);
-      return { ...call, missedTask: { ...call.missedTask!, calledBackAt: Date.parse(deadline) - 1 } };
+      return { ...call, task: { ...call.task!, calledBackAt: Date.parse(deadline) - 1 } };
     };
     const late = Date.parse(deadline) + 1;
     expect(

@@ -1,4 +1,4 @@
-import { CallRecord } from '../../../src/calls/call';
+import { CallRecord, RecordingUpload, withRecording } from '../../../src/calls/call';
 import { applyEvent, newCall } from '../../../src/calls/call-lifecycle';
 import { RECORDING_CHUNK_BYTES, RecordingQuotaError } from '../../../src/store/call-store';
 import { LeaseLostError } from '../../../src/store/coordination-store';
@@ -18,10 +18,8 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
   const calls = () => stores().calls;
   const storedAt =
     (at: number) =>
-    (call: CallRecord): CallRecord => ({
-      ...call,
-      recording: { storedAt: at } as CallRecord['recording'],
-    });
+    (call: CallRecord): CallRecord =>
+      withRecording(call, { file: { storedAt: at } as RecordingUpload });
 
   beforeEach(async () => {
     const now = Date.now();
@@ -40,7 +38,7 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
       staged: staged,
       mutate: storedAt(1000),
     });
-    expect(put?.recording).toMatchObject({ storedAt: 1000 });
+    expect(put?.recording.file).toMatchObject({ storedAt: 1000 });
     const read = (await calls().readRecording(P, 'c1'))!;
     expect(read.bytes).toBe(content.length);
     const chunks: Buffer[] = [];

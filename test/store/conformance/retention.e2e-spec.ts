@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CallEvent, CallRecord } from '../../../src/calls/call';
+import { CallEvent, CallRecord, withDelivery, withPortal } from '../../../src/calls/call';
 import { applyEvent, newCall, plan } from '../../../src/calls/call-lifecycle';
 import { AppConfig, loadConfig } from '../../../src/config/app-config';
 import { storeSettingsOf } from '../../../src/config/settings';
@@ -41,8 +41,8 @@ async function seed(store: CallStore, callIds: string[], at: number, outcome: Ou
   await store.updateCalls(PORTAL, callIds, (call) =>
     plan(
       outcome === 'failed'
-        ? { ...call, failed: true, lastError: 'ACCESS_DENIED', updatedAt: at }
-        : { ...call, portalCallId: `portal-${call.callId}`, finishedOnPortal: true, updatedAt: at },
+        ? { ...withDelivery(call, { failed: true, lastError: 'ACCESS_DENIED' }), updatedAt: at }
+        : { ...withPortal(call, { callId: `portal-${call.callId}`, finished: true }), updatedAt: at },
       at,
     ),
   );
@@ -92,12 +92,10 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
     await seed(store, ['requeued'], OLD, 'failed');
     await seed(store, ['requeued'], NOW - DAY, 'failed');
     expect(await store.findCall(PORTAL, 'old-queued')).toMatchObject({
-      state: 'queued',
-      nextStep: 'register',
+      delivery: { state: 'queued', nextStep: 'register' },
     });
     expect(await store.findCall(PORTAL, 'old-recording-pending')).toMatchObject({
-      state: 'finished',
-      nextStep: 'attachRecord',
+      delivery: { state: 'finished', nextStep: 'attachRecord' },
     });
 
     const metrics = new BridgeMetrics();
@@ -130,9 +128,8 @@ describe.each(TEST_ENGINES)('retention of settled calls (%s)', (_name, engineOf)
       { accepted: 0, duplicates: 1 },
     ]);
     expect(await store.findCall(PORTAL, 'old-finished')).toMatchObject({
-      state: 'queued',
-      nextStep: 'wait-start',
       createdAt: NOW,
+      delivery: { state: 'queued', nextStep: 'wait-start' },
     });
 
     // A second run finds nothing more to delete.
