@@ -3,7 +3,7 @@ import { deliveryPriority } from '../calls/call-lifecycle';
 import { ClickLedger, ClickRow } from '../calls/click-ledger';
 import { awaitingCallback } from '../calls/missed-call-task';
 import { EventApplier, IngestResult } from './call-store';
-import { callFromStored } from './stored-call';
+import { callFromStored, callToStored } from './stored-call';
 
 /**
  * How both engines store calls, clicks and event keys: the row mapping and the duplicate-dropping intake,
@@ -35,7 +35,7 @@ export function callColumnsOf(call: CallRecord): CallColumns {
     due_at: call.delivery.dueAt ?? null,
     created_at: call.createdAt,
     updated_at: call.updatedAt,
-    data: JSON.stringify(call),
+    data: callToStored(call),
     priority: deliveryPriority(call),
     callback_phone: callback?.phone ?? null,
     callback_until: callback?.until ?? null,
@@ -49,7 +49,7 @@ export const ON_CALL_CONFLICT = `ON CONFLICT (portal_id, call_id) DO UPDATE SET 
   next_step = excluded.next_step, due_at = excluded.due_at, updated_at = excluded.updated_at, data = excluded.data,
   priority = excluded.priority, callback_phone = excluded.callback_phone, callback_until = excluded.callback_until`;
 
-/** The call in a row; a row stored before the record had parts is upgraded (`callFromStored`). */
+/** The call in a row, as its parts (`callFromStored`; the row keeps the flat shape every release reads). */
 export function callOf(row: { data: string }): CallRecord {
   return callFromStored(row.data);
 }

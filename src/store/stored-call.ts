@@ -16,8 +16,9 @@ import {
 } from '../calls/call';
 
 /**
- * A call as rows stored before the record had parts hold it (one flat object; `data` of the `calls` table
- * up to the parts). Read only, to upgrade: every write stores the parts.
+ * A call as the `calls` table's `data` holds it: one flat object, the shape every release so far has read.
+ * The record has parts in memory only: during a rolling update the previous release reads and writes the
+ * same rows (docs/OPERATIONS.md, "Upgrading"), so the stored shape stays the one it knows.
  */
 export interface FlatCallRecord {
   portalId: string;
@@ -73,15 +74,68 @@ export interface FlatCallRecord {
   updatedAt: number;
 }
 
-/** The call in a row's `data`: the parts as stored, or a flat record (stored before them) upgraded. */
+/** The call in a row's `data`, as its parts. */
 export function callFromStored(data: string): CallRecord {
-  const stored = JSON.parse(data) as CallRecord | FlatCallRecord;
-  return isParts(stored) ? stored : upgradeFlat(stored);
+  return upgradeFlat(JSON.parse(data) as FlatCallRecord);
 }
 
-/** Every call written since the parts has `delivery`; no flat record ever had it. */
-function isParts(stored: CallRecord | FlatCallRecord): stored is CallRecord {
-  return typeof (stored as Partial<CallRecord>).delivery === 'object';
+/** The call as a row's `data`: flat, as every release reads it (fields the record lacks left out). */
+export function callToStored(call: CallRecord): string {
+  const { party, card, portal, recording, delivery } = call;
+  const flat: FlatCallRecord = {
+    portalId: call.portalId,
+    callId: call.callId,
+    direction: party.direction,
+    directionInferred: party.directionInferred,
+    phoneNumber: party.phoneNumber,
+    extension: party.extension,
+    userId: party.userId,
+    startedAt: party.startedAt,
+    show: party.heardRinging,
+    heardStart: party.heardStart,
+    ringing: party.ringing,
+    ringingSinceAnswer: party.ringingSinceAnswer,
+    answeredAt: party.answeredAt,
+    answeredBy: party.answeredBy,
+    cardRegisterKey: card.registerKey,
+    cardShown: card.shown,
+    cardMaybe: card.maybe,
+    cardSending: card.sending,
+    cardUsers: card.users,
+    finishUser: portal.finishUser,
+    ended: party.ended,
+    holdUntil: party.holdUntil,
+    holdExpired: party.holdExpired,
+    portalUser: portal.user,
+    crmBinding: portal.binding,
+    routedToDefaultUser: portal.routedToDefaultUser,
+    portalCallId: portal.callId,
+    clickToCall: portal.clickToCall,
+    crmEntityType: portal.entityType,
+    crmEntityId: portal.entityId,
+    createdLead: portal.createdLead,
+    finishedOnPortal: portal.finished,
+    recordAttached: recording.attached,
+    recordFailed: recording.failed,
+    recording: recording.file,
+    state: delivery.state,
+    nextStep: delivery.nextStep,
+    dueAt: delivery.dueAt,
+    retryAt: delivery.retryAt,
+    attempts: delivery.attempts,
+    stepsSent: delivery.stepsSent,
+    refused: delivery.refused,
+    batchLimit: delivery.batchLimit,
+    cardToHide: card.toHide,
+    cardUserIds: card.userIds,
+    missedTask: call.task,
+    consecutiveFailures: delivery.consecutiveFailures,
+    failed: delivery.failed,
+    lastError: delivery.lastError,
+    createdAt: call.createdAt,
+    updatedAt: call.updatedAt,
+  };
+  return JSON.stringify(flat);
 }
 
 /** The flat record as parts: every field where its part keeps it, fields the row lacked left out. */
