@@ -1,9 +1,9 @@
-import { CallRecord } from '../calls/call';
+import { CallCard, CallDelivery, CallParty, CallPortal, CallRecord, CallRecording } from '../calls/call';
 import { markCardHidden, markFinished, plan } from '../calls/call-lifecycle';
 import { toStatusView } from '../calls/call-status';
 import { planBatch } from '../calls/step-planner';
 import { callColumnsOf, callOf } from './call-rows';
-import { callFromStored, FlatCallRecord, upgradeFlat } from './stored-call';
+import { callFromStored, callToStored, FlatCallRecord, upgradeFlat } from './stored-call';
 import { PARKED, PARKED_HIDDEN, RINGING, RINGING_FINISHED } from '../../test/fixtures/flat-calls';
 
 /*
@@ -213,5 +213,83 @@ describe('stored calls', () => {
     expect(Object.keys(parts.party)).not.toContain('answeredBy');
     expect(Object.keys(parts.recording)).toEqual(['attached', 'failed']);
     expect('task' in parts).toBe(false);
+  });
+
+  it('every field of every part survives the flat row: written, then read, it is the same call', () => {
+    // Required<…>: the compiler refuses this spec when a part gains a field the row would not carry.
+    const party: Required<CallParty> = {
+      direction: 'inbound',
+      directionInferred: 'rule',
+      phoneNumber: '+4930123',
+      extension: '101',
+      userId: 2,
+      startedAt: '2026-12-03T10:00:00+01:00',
+      heardRinging: true,
+      heardStart: true,
+      ringing: ['101', '102'],
+      ringingSinceAnswer: ['103'],
+      answeredAt: '2026-12-03T10:00:05+01:00',
+      answeredBy: '102',
+      ended: {
+        at: '2026-12-03T10:01:00+01:00',
+        durationSec: 55,
+        status: 'answered',
+        recordingUrl: 'https://r',
+      },
+      holdUntil: 5,
+      holdExpired: false,
+    };
+    const card: Required<CallCard> = {
+      registerKey: '101',
+      shown: ['101'],
+      maybe: ['102'],
+      sending: { show: { keys: ['102'], userIds: [3] }, hide: { keys: ['101'], userIds: [2] } },
+      users: { '101': 2, '102': 3 },
+      toHide: true,
+      userIds: [2],
+    };
+    const portal: Required<CallPortal> = {
+      user: { USER_ID: 2, USER_PHONE_INNER: '101' },
+      finishUser: { USER_ID: 3 },
+      binding: { CRM_ENTITY_TYPE: 'CONTACT', CRM_ENTITY_ID: 7 },
+      routedToDefaultUser: false,
+      callId: 'externalCall.1',
+      clickToCall: { portalCallId: 'externalCall.1', matchedBy: 'click', finishedBy: 'other' },
+      entityType: 'LEAD',
+      entityId: 9,
+      createdLead: 9,
+      finished: true,
+    };
+    const recording: Required<CallRecording> = {
+      attached: false,
+      failed: false,
+      file: { source: 'fetch', bytes: 10, filename: 'a.mp3', upload: 'content', wireBytes: 16 },
+    };
+    const delivery: Required<CallDelivery> = {
+      state: 'registered',
+      nextStep: 'finish',
+      dueAt: 6,
+      retryAt: 7,
+      attempts: 3,
+      stepsSent: { register: 1 },
+      refused: { finish: 1 },
+      batchLimit: 1,
+      consecutiveFailures: 1,
+      failed: false,
+      lastError: 'noted',
+    };
+    const call: Required<CallRecord> = {
+      portalId: 'p',
+      callId: 'c',
+      createdAt: 1,
+      updatedAt: 2,
+      party,
+      card,
+      portal,
+      recording,
+      task: { deadline: '2026-12-03T11:00:00+01:00', id: 4, responsibleId: 2, addsSent: 1 },
+      delivery,
+    };
+    expect(callFromStored(callToStored(call))).toEqual(call);
   });
 });
