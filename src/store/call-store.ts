@@ -18,6 +18,13 @@ export interface RecordingContent {
   chunks: AsyncIterable<Buffer>;
 }
 
+/** A recording's content was forgotten while it was being read: what was read is not the whole file. */
+export class RecordingGoneError extends Error {
+  constructor(callId: string) {
+    super(`the recording of call ${callId} was forgotten while it was read`);
+  }
+}
+
 /** The portal's held recordings would pass RECORDING_QUOTA_MB: nothing was stored. */
 export class RecordingQuotaError extends Error {
   constructor(readonly quotaBytes: number) {
@@ -226,7 +233,13 @@ export abstract class CallStore {
     const content = await this.readRecording(portalId, callId);
     if (!content) return undefined;
     const chunks: Buffer[] = [];
-    for await (const chunk of content.chunks) chunks.push(chunk);
+    try {
+      for await (const chunk of content.chunks) chunks.push(chunk);
+    } catch (error) {
+      // Forgotten meanwhile: none is held now.
+      if (error instanceof RecordingGoneError) return undefined;
+      throw error;
+    }
     return Buffer.concat(chunks);
   }
 

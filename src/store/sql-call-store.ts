@@ -9,6 +9,7 @@ import {
   QueueRow,
   QueueStats,
   RecordingContent,
+  RecordingGoneError,
   StagedRecording,
   rechunk,
 } from './call-store';
@@ -100,28 +101,38 @@ export abstract class SqlCallStore extends CallStore {
     await this.runner.all(s.deleteChunks(this.d, staged.blobId));
   }
 
-  /** One chunk per read; the loop gets a turn between two. */
+  /**
+   * One chunk per read; the loop gets a turn between two. A recording forgotten while it is read (the portal
+   * got it, or retention took it) ends the read with `RecordingGoneError`, never as a shorter file.
+   */
   async readRecording(portalId: string, callId: string): Promise<RecordingContent | undefined> {
     const [row] = await this.runner.all<{ bytes: number; blob_id: string | null }>(
       s.recording(this.d, portalId, callId),
     );
     if (!row) return undefined;
     const { runner, d } = this;
+    const bytes = Number(row.bytes);
     async function* chunks(): AsyncIterable<Buffer> {
       if (row.blob_id === null) {
         // Stored before recordings were chunked: one read, as then.
         const [inline] = await runner.all<{ content: Buffer }>(s.inlineRecording(d, portalId, callId));
-        if (inline) yield inline.content;
+        if (!inline) throw new RecordingGoneError(callId);
+        yield inline.content;
         return;
       }
+      let read = 0;
       for (let seq = 0; ; seq += 1) {
         const [chunk] = await runner.all<{ content: Buffer }>(s.chunk(d, row.blob_id, seq));
-        if (!chunk) return;
+        if (!chunk) {
+          if (read < bytes) throw new RecordingGoneError(callId);
+          return;
+        }
+        read += chunk.content.length;
         yield chunk.content;
         await new Promise((resolve) => setImmediate(resolve));
       }
     }
-    return { bytes: Number(row.bytes), chunks: chunks() };
+    return { bytes, chunks: chunks() };
   }
 
   async recordingBytes(portalId: string): Promise<number> {

@@ -1,6 +1,10 @@
 import { CallRecord, RecordingUpload, withRecording } from '../../../src/calls/call';
 import { applyEvent, newCall } from '../../../src/calls/call-lifecycle';
-import { RECORDING_CHUNK_BYTES, RecordingQuotaError } from '../../../src/store/call-store';
+import {
+  RECORDING_CHUNK_BYTES,
+  RecordingGoneError,
+  RecordingQuotaError,
+} from '../../../src/store/call-store';
 import { LeaseLostError } from '../../../src/store/coordination-store';
 import { endedEvent, startedEvent } from '../../support/call-events';
 import { TEST_ENGINES } from '../../support/test-database';
@@ -51,6 +55,19 @@ describe.each(TEST_ENGINES)('recordings (%s)', (_name, engineOf) => {
     expect(await calls().recordingBytes(P)).toBe(content.length);
     await calls().deleteRecording(P, 'c1', 1000);
     expect(await calls().readRecording(P, 'c1')).toBeUndefined();
+  });
+
+  it('a recording forgotten while it is read ends the read with an error, never as a shorter file', async () => {
+    const content = Buffer.alloc(RECORDING_CHUNK_BYTES * 2 + 10, 3);
+    const staged = await calls().stageRecording(P, pieces(content));
+    await calls().putRecording({ portalId: P, callId: 'c1', staged, mutate: storedAt(1000) });
+    const read = (await calls().readRecording(P, 'c1'))!;
+    const chunks = read.chunks[Symbol.asyncIterator]();
+    expect((await chunks.next()).value).toHaveLength(RECORDING_CHUNK_BYTES);
+    // The portal got it (or retention took it) meanwhile.
+    await calls().deleteRecording(P, 'c1');
+    await expect(chunks.next()).rejects.toBeInstanceOf(RecordingGoneError);
+    expect(await calls().getRecording(P, 'c1')).toBeUndefined();
   });
 
   it('a new push replaces the held one; a quota that would be passed stores nothing', async () => {
