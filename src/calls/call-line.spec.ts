@@ -2,7 +2,6 @@ import { CallEvent } from './call';
 import { applyEvent, newCall } from './call-lifecycle';
 import { registerParams } from './portal-commands';
 import { lineBook } from '../common/lines';
-import { callFromStored, callToStored } from '../store/stored-call';
 import { toStatusView } from './call-status';
 
 const lines = lineBook(
@@ -91,12 +90,5 @@ describe("a call's line (SPEC §11)", () => {
     const call = applyEvent(held, started('+49301234567'), base);
     expect(call.party.line).toBe('internal-test');
     expect(call.delivery.state).toBe('ignored');
-  });
-
-  it('is stored flat and read back', () => {
-    const call = applyEvent(newCall('p', 'c1', 0), started('+49301234567'), base);
-    const flat = JSON.parse(callToStored(call)) as Record<string, unknown>;
-    expect(flat).toMatchObject({ line: '+49301234567', lineTerms: { crmCreate: false } });
-    expect(callFromStored(callToStored(call))).toEqual(call);
   });
 });
