@@ -147,8 +147,7 @@ function offlineList(params: Params, context: MethodContext): MethodResult {
 }
 
 /**
- * telephony.externalLine.* needs an application's authorisation, as the real portal's (REAL-PORTAL.md,
- * "Lines"): a webhook is refused. Each application has its own lines.
+ * telephony.externalLine.* needs an application's authorisation, as the real portal's: a webhook is refused. Each application has its own lines.
  */
 function lineAppOf(context: MethodContext): string {
   if (context.caller.kind !== 'oauth') {

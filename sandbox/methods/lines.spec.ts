@@ -5,7 +5,7 @@ import { SandboxPortalError } from '../sandbox-portal-error';
 import { eventMethods } from './events';
 import { register } from './telephony';
 
-/** The sandbox's rules for lines (REAL-PORTAL.md, "Lines"), method by method, without HTTP. */
+/** The sandbox's rules for lines (as on real portals), method by method, without HTTP. */
 function portal(): { state: PortalState; oauth: MethodContext; webhook: MethodContext } {
   const seed = defaultSeed();
   const state = new PortalState({

@@ -45,7 +45,7 @@ export interface LifecycleSettings {
   missedCallTaskDeadlineMs?: number;
   /** MISSED_CALL_TASK_DEADLINE_MIN in ms, for a line whose rule turns tasks on (`missedCallTask: true`). */
   missedCallTaskWindowMs?: number;
-  /** The portal's lines (LINES, B24_LINE_NUMBER; SPEC §11): each call's line and its rule. */
+  /** The portal's lines (LINES, B24_LINE_NUMBER; docs/API.md "Lines"): each call's line and its rule. */
   lines?: LineBook;
 }
 
@@ -75,7 +75,7 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
   if (event.event === 'call.started') applyStarted(next, event);
   else if (event.event === 'call.answered') applyAnswered(next, event);
   else applyEnded(next, event, settings);
-  // The line (SPEC §11): the first the PBX names, else B24_LINE_NUMBER once the start details are known; its
+  // The line (docs/API.md "Lines"): the first the PBX names, else B24_LINE_NUMBER once the start details are known; its
   // rule is fixed with it, so a retried register sends what the first one did. Never for a call whose
   // register went out already (a call stored before lines existed).
   const unsent = !next.portal.callId && (next.delivery.stepsSent.register ?? 0) === 0;

@@ -36,7 +36,7 @@ const missed: CallEvent = {
   status: 'missed',
 };
 
-describe("a call's line (SPEC §11)", () => {
+describe("a call's line", () => {
   it('is the PBX line, and its rule fixes the register: LINE_NUMBER, CRM_CREATE=0, CRM_SOURCE', () => {
     const call = applyEvent(newCall('p', 'c1', 0), started('+493012345 67'), base);
     expect(call.party.line).toBe('+493012345 67');

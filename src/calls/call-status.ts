@@ -19,7 +19,7 @@ export interface CallStatusView {
   routedToDefaultUser: boolean;
   /** Only when the PBX named no direction: the rule that inferred it. */
   directionInferred?: string;
-  /** The call's line (SPEC §11), once its start details are known. */
+  /** The call's line (docs/API.md "Lines"), once its start details are known. */
   line?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
   /**

@@ -6,7 +6,7 @@ import { LineRule } from '../common/lines';
 export type CallEventName = 'call.started' | 'call.answered' | 'call.ended';
 export type Direction = 'inbound' | 'outbound';
 export type EndStatus = 'answered' | 'missed' | 'busy' | 'declined' | 'cancelled' | 'failed';
-/** `ignored`: a call of a line with `"report": false` (LINES, SPEC §11): stored, never sent to the portal. */
+/** `ignored`: a call of a line with `"report": false` (LINES, docs/API.md "Lines"): stored, never sent to the portal. */
 export type CallState = 'queued' | 'registered' | 'finished' | 'failed' | 'ignored';
 /**
  * What delivery must do next; `wait-start` is a call.ended held until its call.started arrives. `show` and
@@ -72,7 +72,7 @@ export interface CallEvent {
   crmCallId?: string;
   /** Set by an adapter that inferred `direction` (the PBX sent none): which rule decided. */
   directionInferred?: string;
-  /** The company's number the call came in on or went out from (SPEC §11), normalised (`normaliseLine`). */
+  /** The company's number the call came in on or went out from (docs/API.md "Lines"), normalised (`normaliseLine`). */
   line?: string;
 }
 
@@ -177,7 +177,7 @@ export interface CallParty {
   userId?: number;
   /** When the call began, with the UTC offset the PBX gave. */
   startedAt?: string;
-  /** The call's line (SPEC §11): the PBX's, else B24_LINE_NUMBER; fixed with the start details. */
+  /** The call's line (docs/API.md "Lines"): the PBX's, else B24_LINE_NUMBER; fixed with the start details. */
   line?: string;
   /** Pop the call card: true only for calls the bridge hears about while they ring. */
   heardRinging: boolean;

@@ -30,7 +30,7 @@ export function registerParams(call: CallRecord, user: PortalUser): PortalParams
     // (LINES) makes none either; the portal still binds a client it knows.
     CRM_CREATE: isWithheld(call.party.phoneNumber) || terms?.crmCreate === false ? 0 : 1,
     ...(terms?.crmSource !== undefined ? { CRM_SOURCE: terms.crmSource } : {}),
-    // The portal files the call under its line (SPEC §11): reports, analytics, click-to-call.
+    // The portal files the call under its line (docs/API.md "Lines"): reports, analytics, click-to-call.
     ...(call.party.line !== undefined ? { LINE_NUMBER: call.party.line } : {}),
     // A call that ended before its register went out pops no card.
     SHOW: popsCard(call) ? 1 : 0,

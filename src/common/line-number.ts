@@ -7,7 +7,7 @@ export const LINE_TEXT_PATTERN = /^[\w.+-]{1,50}$/;
 export const LINE_RULE_TEXT = 'a phone number, or 1-50 letters, digits, dots, pluses, dashes or underscores';
 
 /**
- * One form of a company's line (SPEC §11), on intake and in LINES alike so both sides meet: a phone number in
+ * One form of a company's line (docs/API.md "Lines"), on intake and in LINES alike so both sides meet: a phone number in
  * E.164 (national numbers by `defaultCountry`, as `phoneNumber`), else the text as given when it matches
  * LINE_TEXT_PATTERN; undefined when it is neither.
  */

@@ -1,7 +1,7 @@
 import { normaliseLine } from './line-number';
 import { checkLineRules, lineBook, ruleOf } from './lines';
 
-describe('lines (SPEC §11)', () => {
+describe('lines (docs/API.md "Lines")', () => {
   it('a phone number is normalised to E.164, a name kept as given, anything else refused', () => {
     expect(normaliseLine('+49 30 123456-7')).toBe('+49301234567');
     expect(normaliseLine('030 1234567', 'DE')).toBe('+49301234567');

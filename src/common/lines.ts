@@ -1,7 +1,7 @@
 import { LINE_RULE_TEXT, normaliseLine } from './line-number';
 
 /**
- * A line's rules (SPEC §11, `LINES`): what the bridge does with the calls of one of the company's numbers.
+ * A line's rules (docs/API.md "Lines", `LINES`): what the bridge does with the calls of one of the company's numbers.
  * Checked once (`checkLineRules`): at start-up for the environment, at save for a portal's own.
  */
 export interface LineRule {

@@ -62,7 +62,7 @@ export abstract class DeliverySettings {
   abstract readonly missedCallTaskWindowMs: number;
   /** DIAL_MATCH_SEC: how long after a click the PBX's call from that extension to that number is its call. */
   abstract readonly dialMatchMs: number;
-  /** LINES and B24_LINE_NUMBER (SPEC §11): each call's line and its rule. */
+  /** LINES and B24_LINE_NUMBER (docs/API.md "Lines"): each call's line and its rule. */
   abstract readonly lines: LineBook;
 }
 

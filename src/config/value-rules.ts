@@ -103,7 +103,7 @@ export function dialUrlProblem(template: string): string | undefined {
   return undefined;
 }
 
-/** LINES (SPEC §11): each rule checked by `checkLineRules`; the problems, naming the line and field, are the message. */
+/** LINES (docs/API.md "Lines"): each rule checked by `checkLineRules`; the problems, naming the line and field, are the message. */
 export const lineRules = (name: string) =>
   ValidateBy({
     name: 'isLineRules',

@@ -8,7 +8,7 @@ export interface PortalIntake {
   dialMatchMs: number;
   /** The portal's own recording hosts; undefined: nothing is downloaded for it. */
   recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
-  /** The portal's lines (its own LINES, its line number, else the deployment's; SPEC §11). */
+  /** The portal's lines (its own LINES, its line number, else the deployment's; docs/API.md "Lines"). */
   lines?: LineBook;
 }
 

@@ -51,7 +51,7 @@ export interface DeliveryDeps {
    * RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
    */
   egress: EgressPolicy;
-  /** A call registered on a line (SPEC §11): the portal's own line list learns of it (OAuth mode). */
+  /** A call registered on a line (docs/API.md "Lines"): the portal's own line list learns of it (OAuth mode). */
   onLineUsed?: (line: string) => void;
 }
 

@@ -24,7 +24,7 @@ export interface PortalLinesDeps {
 }
 
 /**
- * OAuth mode (SPEC §11): keeps the portal's own list of lines in step with the lines the bridge configured
+ * OAuth mode (docs/API.md "Lines"): keeps the portal's own list of lines in step with the lines the bridge configured
  * (LINES, except those kept off the portal with `"report": false`) and those its registered calls were
  * filed under: `telephony.externalLine.add` once per new line, never per call, remembered in the store
  * (`LineStore`) so a restart or another replica does not add it again. One small worker per portal on the

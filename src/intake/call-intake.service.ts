@@ -133,7 +133,7 @@ export class CallIntake {
           : (this.delivery.missedCallTaskDeadlineMs ??
             (missedCallTask ? this.delivery.missedCallTaskWindowMs : undefined)),
       missedCallTaskWindowMs: this.delivery.missedCallTaskWindowMs,
-      // The portal's own lines (SPEC §11), never another tenant's.
+      // The portal's own lines (docs/API.md "Lines"), never another tenant's.
       lines: own ? own.lines : this.delivery.lines,
     };
     const phones = new Map<string, string | undefined>();

@@ -187,7 +187,7 @@ export class CallEventDto {
 
   @ApiPropertyOptional({
     description:
-      "The company's number (SPEC §11 line) the call came in on (inbound: the number the outside party dialled) " +
+      'The company\'s number (its line, docs/API.md "Lines") the call came in on (inbound: the number the outside party dialled) ' +
       'or went out from (outbound: the caller ID presented outside); on call.started, and on call.ended when no ' +
       'start was sent. A phone number is normalised to E.164 like phoneNumber; otherwise 1-50 letters, digits, ' +
       "'.', '+', '-', '_'. Unset: B24_LINE_NUMBER",

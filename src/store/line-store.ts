@@ -1,7 +1,7 @@
 import { sqlOf, SqlRunner } from './fence';
 
 /**
- * The lines the bridge added to each portal's own list (`telephony.externalLine.add`, SPEC §11): one add per
+ * The lines the bridge added to each portal's own list (`telephony.externalLine.add`, docs/API.md "Lines"): one add per
  * line, never one per call, and none again after a restart or on another replica (docs/decisions/lines.md).
  */
 export abstract class LineStore {

@@ -30,7 +30,7 @@ export interface PortalOwnSettings {
   recordingFetch?: { hosts: string[]; auth?: string };
   /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
   lineNumber?: string;
-  /** The portal's lines and their rules (SPEC §11, as LINES), checked by `checkLineRules`; unset: none. */
+  /** The portal's lines and their rules (docs/API.md "Lines", as LINES), checked by `checkLineRules`; unset: none. */
   lines?: LineRule[];
   /**
    * Following this portal's PBX (docs/API.md): `PBX_EVENTS`, `AMI_URL`, `PBX_TRUNKS`, … under their variable

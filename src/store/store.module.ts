@@ -40,7 +40,7 @@ export interface Stores {
   portals: PortalStore;
   /** Ledger positions of the followed PBX (docs/API.md). */
   followPositions: FollowPositionStore;
-  /** The lines added to each portal's own list (SPEC §11). */
+  /** The lines added to each portal's own list (docs/API.md "Lines"). */
   lines: LineStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;

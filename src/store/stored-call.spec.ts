@@ -207,7 +207,7 @@ describe('stored calls', () => {
     }
   });
 
-  it("keeps a call's line, its rule's terms and ignored in the flat row (SPEC §11)", () => {
+  it("keeps a call's line, its rule's terms and ignored in the flat row", () => {
     const call = callFromStored(RINGING);
     const lined = {
       ...call,

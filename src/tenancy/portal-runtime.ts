@@ -56,7 +56,7 @@ export interface RuntimeDeps {
   positions: FollowPositionStore;
   /** The replicas' liveness marks: a `COMPETE` portal's deliveries compete for its lease through them. */
   replicas: ReplicaRegistry;
-  /** The lines added to the portal's own list (SPEC §11, OAuth mode). */
+  /** The lines added to the portal's own list (docs/API.md "Lines", OAuth mode). */
   lines: LineStore;
 }
 

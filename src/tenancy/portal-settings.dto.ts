@@ -81,7 +81,7 @@ export class PortalSettingsPatch {
   @Matches(/^[\w.+-]{1,50}$/, { message: 'lineNumber must be 1-50 letters, digits, dots, pluses or dashes' })
   lineNumber?: string | null;
 
-  /** The portal's lines and their rules (SPEC §11, as LINES; each rule checked in `checkLineRules`). */
+  /** The portal's lines and their rules (docs/API.md "Lines", as LINES; each rule checked in `checkLineRules`). */
   @IsOptional()
   @ValidateIf((_, value) => value !== null)
   @IsArray({ message: 'lines must be a JSON array of line rules' })

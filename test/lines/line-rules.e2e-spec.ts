@@ -4,7 +4,7 @@ import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '..
 import { tasksOfCall } from '../tasks/task-support';
 
 /**
- * Lines (SPEC §11) in webhook mode, end to end: events over HTTP into the bridge, each call's line and its
+ * Lines (docs/API.md "Lines") in webhook mode, end to end: events over HTTP into the bridge, each call's line and its
  * rule (LINES) on the sandbox portal's register over real HTTP.
  */
 const LINES = [

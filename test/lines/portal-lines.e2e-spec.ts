@@ -12,7 +12,7 @@ import {
 import { ended, eventually, started } from '../support/bridge-harness';
 
 /**
- * OAuth mode (SPEC §11): the portal's own list of lines follows the lines the bridge configured (LINES) and
+ * OAuth mode (docs/API.md "Lines"): the portal's own list of lines follows the lines the bridge configured (LINES) and
  * registered calls on, one telephony.externalLine.add per line however many calls, and none again after a
  * restart (the bridge's store remembers them).
  */

@@ -40,7 +40,7 @@ describe('Asterisk CDR mapping', () => {
     expect(statusOf(disposition, direction).status).toBe(status);
   });
 
-  it("takes FreePBX's did (inbound) and outbound_cnum (outbound) as the call's line (SPEC §11)", () => {
+  it("takes FreePBX's did (inbound) and outbound_cnum (outbound) as the call's line", () => {
     const inbound = asteriskCdrToEvents(form({ did: '4930123456', outbound_cnum: 'x' }), 'UTC', numbers);
     expect(endOf(inbound).line).toBe('4930123456');
     expect(inbound.sources.line).toBe('did');

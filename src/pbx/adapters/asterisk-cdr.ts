@@ -75,11 +75,11 @@ export class AsteriskCdrDto {
   @OptionalText()
   extension?: string;
 
-  /** `${CDR(did)}` (FreePBX): the DID an inbound call came in on, its line (SPEC §11). */
+  /** `${CDR(did)}` (FreePBX): the DID an inbound call came in on, its line (docs/API.md "Lines"). */
   @OptionalText()
   did?: string;
 
-  /** `${CDR(outbound_cnum)}` (FreePBX): the caller ID an outbound route presented, its line (SPEC §11). */
+  /** `${CDR(outbound_cnum)}` (FreePBX): the caller ID an outbound route presented, its line (docs/API.md "Lines"). */
   @OptionalText()
   outbound_cnum?: string;
 

@@ -103,7 +103,7 @@ export class FreeSwitchVariablesDto {
   @OptionalText()
   dialed_user?: string;
 
-  /** The caller ID an outbound call presented outside: its line (SPEC §11). */
+  /** The caller ID an outbound call presented outside: its line (docs/API.md "Lines"). */
   @OptionalText()
   effective_caller_id_number?: string;
 

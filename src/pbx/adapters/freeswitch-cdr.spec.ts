@@ -70,7 +70,7 @@ describe('FreeSWITCH CDR mapping', () => {
       status: 'answered',
       failedReason: undefined,
       recordingUrl: undefined,
-      // Its line (SPEC §11): the number the inbound leg dialled.
+      // Its line (docs/API.md "Lines"): the number the inbound leg dialled.
       line: '4930123456',
     });
   });

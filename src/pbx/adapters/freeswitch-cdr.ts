@@ -80,7 +80,7 @@ export function freeSwitchCdrToEvents(
       ? undefined
       : (vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate)),
     crmCallId: crmCallIdOf(vars.crm_call_id),
-    // The line (SPEC §11): the number an inbound call's leg dialled (its DID), the caller ID an outbound one
+    // The line (docs/API.md "Lines"): the number an inbound call's leg dialled (its DID), the caller ID an outbound one
     // presented.
     line: inbound ? first.destination_number : vars.effective_caller_id_number,
   };
