@@ -1,4 +1,4 @@
-import { OfflineEvent } from '../event-hub';
+import { ExternalLine, OfflineEvent } from '../event-hub';
 import { MethodContext, MethodDefinition, MethodResult } from '../method-registry';
 import { asList, intParam, isTruthyFlag, objectParam, Params, stringParam } from '../params';
 import { portalErrors } from '../sandbox-portal-error';
@@ -146,29 +146,64 @@ function offlineList(params: Params, context: MethodContext): MethodResult {
   return { result: events.map(view), total: events.length };
 }
 
+/**
+ * telephony.externalLine.* needs an application's authorisation, as the real portal's: a webhook is refused. Each application has its own lines.
+ */
+function lineAppOf(context: MethodContext): string {
+  if (context.caller.kind !== 'oauth') {
+    throw portalErrors.invalidRequest(
+      'Application context required (telephony.externalLine.* works only with OAuth)',
+    );
+  }
+  return context.caller.app.clientId;
+}
+
+function autoCreate(params: Params): 'Y' | 'N' | undefined {
+  const value = stringParam(params, 'CRM_AUTO_CREATE')?.toUpperCase();
+  return value === undefined ? undefined : value === 'N' ? 'N' : 'Y';
+}
+
+/**
+ * telephony.externalLine.add: a new line of the application; the add of a number it has already answers
+ * that line's ID and changes nothing (its name changes through .update), so a repeated add makes no second line.
+ */
 function lineAdd(params: Params, context: MethodContext): MethodResult {
+  const clientId = lineAppOf(context);
   const number = stringParam(params, 'NUMBER');
   if (!number) throw portalErrors.invalidArgument('NUMBER is required');
-  const clientId = context.caller.kind === 'oauth' ? context.caller.app.clientId : 'webhook';
   const { lines } = context.state.events;
-  const existing = lines.find((line) => line.clientId === clientId && line.NUMBER === number);
-  const name = stringParam(params, 'NAME') ?? number;
-  if (existing) existing.NAME = name;
-  else {
+  const mine = (line: ExternalLine) => line.clientId === clientId && line.NUMBER === number;
+  if (!lines.some(mine)) {
     lines.push({
       clientId,
       NUMBER: number,
-      NAME: name,
-      CRM_AUTO_CREATE: stringParam(params, 'CRM_AUTO_CREATE') === 'N' ? 'N' : 'Y',
+      NAME: stringParam(params, 'NAME') || number,
+      CRM_AUTO_CREATE: autoCreate(params) ?? 'Y',
     });
   }
-  return {
-    result: { ID: lines.findIndex((line) => line.clientId === clientId && line.NUMBER === number) + 1 },
-  };
+  return { result: { ID: lines.findIndex(mine) + 1 } };
+}
+
+/** telephony.externalLine.update: NUMBER, and NAME or CRM_AUTO_CREATE (else ERROR_CORE, as the real portal). */
+function lineUpdate(params: Params, context: MethodContext): MethodResult {
+  const clientId = lineAppOf(context);
+  const number = stringParam(params, 'NUMBER');
+  const name = stringParam(params, 'NAME');
+  const auto = autoCreate(params);
+  if (!number || (name === undefined && auto === undefined)) {
+    throw portalErrors.core('NUMBER and NAME or CRM_AUTO_CREATE are required');
+  }
+  const line = context.state.events.lines.find(
+    (item) => item.clientId === clientId && item.NUMBER === number,
+  );
+  if (!line) throw portalErrors.core(`Line ${number} is not found`);
+  if (name !== undefined) line.NAME = name;
+  if (auto !== undefined) line.CRM_AUTO_CREATE = auto;
+  return { result: { ID: context.state.events.lines.indexOf(line) + 1 } };
 }
 
 function lineGet(_params: Params, context: MethodContext): MethodResult {
-  const clientId = context.caller.kind === 'oauth' ? context.caller.app.clientId : 'webhook';
+  const clientId = lineAppOf(context);
   return {
     result: context.state.events.lines
       .filter((line) => line.clientId === clientId)
@@ -177,7 +212,7 @@ function lineGet(_params: Params, context: MethodContext): MethodResult {
 }
 
 function lineDelete(params: Params, context: MethodContext): MethodResult {
-  const clientId = context.caller.kind === 'oauth' ? context.caller.app.clientId : 'webhook';
+  const clientId = lineAppOf(context);
   const number = stringParam(params, 'NUMBER');
   const { lines } = context.state.events;
   const index = lines.findIndex((line) => line.clientId === clientId && line.NUMBER === number);
@@ -193,6 +228,7 @@ export const eventMethods: MethodDefinition[] = [
   { name: 'event.offline.clear', scope: null, handler: offlineClear },
   { name: 'event.offline.list', scope: null, handler: offlineList },
   { name: 'telephony.externalLine.add', scope: 'telephony', handler: lineAdd },
+  { name: 'telephony.externalLine.update', scope: 'telephony', handler: lineUpdate },
   { name: 'telephony.externalLine.get', scope: 'telephony', handler: lineGet },
   { name: 'telephony.externalLine.delete', scope: 'telephony', handler: lineDelete },
 ];

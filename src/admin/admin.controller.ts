@@ -21,7 +21,7 @@ import { CallStore } from '../store/call-store';
 import { AdminTokenGuard } from './admin-token.guard';
 import { requeueAllFailed, requeueCalls, RequeueDeps } from './requeue';
 
-const STATES: CallState[] = ['queued', 'registered', 'finished', 'failed'];
+const STATES: CallState[] = ['queued', 'registered', 'finished', 'failed', 'ignored'];
 
 /**
  * Operators list calls (failed ones above all) and send failed ones back to delivery, which hears of them

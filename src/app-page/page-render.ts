@@ -6,7 +6,8 @@ import { DIAL_PLAIN } from './page-views';
 
 export interface PageCall {
   callId: string;
-  state: 'delivered' | 'waiting' | 'failed';
+  /** `ignored`: a call of a line with `"report": false` (LINES), kept off the portal. */
+  state: 'delivered' | 'waiting' | 'failed' | 'ignored';
   attempts: number;
   lastError: string | null;
   extension?: string;

@@ -113,6 +113,7 @@ export class PageResponder {
       ['queued', 'waiting'],
       ['registered', 'waiting'],
       ['finished', 'delivered'],
+      ['ignored', 'ignored'],
     ];
     const lists = await Promise.all(
       states.map(async ([state, shown]) =>

@@ -28,6 +28,8 @@ import {
   withoutKeys,
 } from './call-card';
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
+import { LineBook } from '../common/lines';
+import { assignLine, missedTaskDeadlineOf } from './call-line';
 
 /**
  * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
@@ -41,6 +43,10 @@ export interface LifecycleSettings {
   recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
   /** MISSED_CALL_TASK: from a missed call's end to its task's deadline; undefined when off. */
   missedCallTaskDeadlineMs?: number;
+  /** MISSED_CALL_TASK_DEADLINE_MIN in ms, for a line whose rule turns tasks on (`missedCallTask: true`). */
+  missedCallTaskWindowMs?: number;
+  /** The portal's lines (LINES, B24_LINE_NUMBER; docs/API.md "Lines"): each call's line and its rule. */
+  lines?: LineBook;
 }
 
 export function newCall(portalId: string, callId: string, now: number): CallRecord {
@@ -69,7 +75,14 @@ export function applyEvent(call: CallRecord, event: CallEvent, settings: Lifecyc
   if (event.event === 'call.started') applyStarted(next, event);
   else if (event.event === 'call.answered') applyAnswered(next, event);
   else applyEnded(next, event, settings);
-  return plan(withMissedTask(next, settings.missedCallTaskDeadlineMs), settings.now);
+  // The line (docs/API.md "Lines"): the first the PBX names, else B24_LINE_NUMBER once the start details are known; its
+  // rule is fixed with it, so a retried register sends what the first one did. Never for a call whose
+  // register went out already (a call stored before lines existed).
+  const unsent = !next.portal.callId && (next.delivery.stepsSent.register ?? 0) === 0;
+  if (next.party.line === undefined && unsent && (event.line !== undefined || hasStartDetails(next))) {
+    assignLine(next, event.line ?? settings.lines?.defaultLine, settings);
+  }
+  return plan(withMissedTask(next, missedTaskDeadlineOf(next, settings)), settings.now);
 }
 
 function applyStarted(call: CallRecord, event: CallEvent): void {
@@ -174,18 +187,29 @@ export function plan(call: CallRecord, now: number): CallRecord {
   next.delivery.nextStep = nextStep(next);
   next.delivery.state = next.delivery.failed
     ? 'failed'
-    : next.portal.finished
-      ? 'finished'
-      : next.portal.callId
-        ? 'registered'
-        : 'queued';
+    : isIgnored(next)
+      ? 'ignored'
+      : next.portal.finished
+        ? 'finished'
+        : next.portal.callId
+          ? 'registered'
+          : 'queued';
   if (!next.delivery.nextStep) next.delivery.dueAt = undefined;
   else if (next.delivery.nextStep === 'wait-start') next.delivery.dueAt = next.party.holdUntil;
   else next.delivery.dueAt = Math.max(now, next.delivery.retryAt ?? 0);
   return next;
 }
 
+/**
+ * A call of a line with `"report": false`: never sent. A click-to-call's CALL_ID is the portal's own (its
+ * click made it there), so that call is still finished as any other.
+ */
+export function isIgnored(call: CallRecord): boolean {
+  return call.delivery.ignored === true && !call.portal.clickToCall;
+}
+
 function nextStep(call: CallRecord): CallDelivery['nextStep'] {
+  if (isIgnored(call)) return undefined;
   if (call.delivery.failed) {
     return cardMoves(call).hide.length > 0 || legacyCardToHide(call) ? 'hide' : undefined;
   }

@@ -19,6 +19,8 @@ export interface CallStatusView {
   routedToDefaultUser: boolean;
   /** Only when the PBX named no direction: the rule that inferred it. */
   directionInferred?: string;
+  /** The call's line (docs/API.md "Lines"), once its start details are known. */
+  line?: string;
   recording: 'none' | 'pending' | 'attached' | 'failed';
   /**
    * How the recording reaches the portal (docs/API.md): `url` (RECORD_URL), `fetch` (downloaded by the
@@ -53,6 +55,7 @@ export function toStatusView(call: CallRecord): CallStatusView {
     waitingForStart: call.delivery.nextStep === 'wait-start',
     routedToDefaultUser: call.portal.routedToDefaultUser,
     directionInferred: call.party.directionInferred,
+    line: call.party.line,
     recording:
       !call.party.ended?.recordingUrl && !call.recording.file
         ? 'none'

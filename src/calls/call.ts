@@ -1,11 +1,13 @@
 import { createHash } from 'crypto';
+import { LineRule } from '../common/lines';
 
 /** The call as the bridge knows it: what the PBX said, and how far delivery to the portal has come. */
 
 export type CallEventName = 'call.started' | 'call.answered' | 'call.ended';
 export type Direction = 'inbound' | 'outbound';
 export type EndStatus = 'answered' | 'missed' | 'busy' | 'declined' | 'cancelled' | 'failed';
-export type CallState = 'queued' | 'registered' | 'finished' | 'failed';
+/** `ignored`: a call of a line with `"report": false` (LINES, docs/API.md "Lines"): stored, never sent to the portal. */
+export type CallState = 'queued' | 'registered' | 'finished' | 'failed' | 'ignored';
 /**
  * What delivery must do next; `wait-start` is a call.ended held until its call.started arrives. `show` and
  * `hide` move the call card (`call-card.ts`): to a ring group, to whoever answered, and closed where a finish
@@ -70,7 +72,12 @@ export interface CallEvent {
   crmCallId?: string;
   /** Set by an adapter that inferred `direction` (the PBX sent none): which rule decided. */
   directionInferred?: string;
+  /** The company's number the call came in on or went out from (docs/API.md "Lines"), normalised (`normaliseLine`). */
+  line?: string;
 }
+
+/** What a line's rule (LINES) asks of its call's register and default employee, fixed with the call's line. */
+export type LineTerms = Pick<LineRule, 'crmCreate' | 'crmSource' | 'defaultUserId'>;
 
 /**
  * The task a missed inbound call gives (docs/API.md). What the task says is fixed before its first add, so
@@ -170,6 +177,8 @@ export interface CallParty {
   userId?: number;
   /** When the call began, with the UTC offset the PBX gave. */
   startedAt?: string;
+  /** The call's line (docs/API.md "Lines"): the PBX's, else B24_LINE_NUMBER; fixed with the start details. */
+  line?: string;
   /** Pop the call card: true only for calls the bridge hears about while they ring. */
   heardRinging: boolean;
   heardStart: boolean;
@@ -229,6 +238,8 @@ export interface CallPortal {
   createdLead?: number;
   /** Finished on the portal. */
   finished: boolean;
+  /** The call's line's rule (LINES): CRM_CREATE, CRM_SOURCE, the default employee; unset: the defaults. */
+  lineTerms?: LineTerms;
 }
 
 /** The call's recording. */
@@ -261,6 +272,8 @@ export interface CallDelivery {
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;
+  /** The call's line says `"report": false` (LINES): nothing of it goes to the portal (state `ignored`). */
+  ignored?: boolean;
 }
 
 /** A change to some parts of a call: each part's fields merged into that part, the rest as given. */

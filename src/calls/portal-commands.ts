@@ -19,14 +19,19 @@ const STATUS_CODE: Record<EndStatus, string> = {
 };
 
 export function registerParams(call: CallRecord, user: PortalUser): PortalParams {
+  const terms = call.portal.lineTerms;
   return {
     ...user,
     ...(call.portal.binding ?? {}),
     PHONE_NUMBER: call.party.phoneNumber,
     CALL_START_DATE: call.party.startedAt,
     TYPE: CALL_TYPE[call.party.direction ?? 'inbound'],
-    // A withheld number is nobody's: no lead or contact is made for it.
-    CRM_CREATE: isWithheld(call.party.phoneNumber) ? 0 : 1,
+    // A withheld number is nobody's: no lead or contact is made for it. A line with `crmCreate: false`
+    // (LINES) makes none either; the portal still binds a client it knows.
+    CRM_CREATE: isWithheld(call.party.phoneNumber) || terms?.crmCreate === false ? 0 : 1,
+    ...(terms?.crmSource !== undefined ? { CRM_SOURCE: terms.crmSource } : {}),
+    // The portal files the call under its line (docs/API.md "Lines"): reports, analytics, click-to-call.
+    ...(call.party.line !== undefined ? { LINE_NUMBER: call.party.line } : {}),
     // A call that ended before its register went out pops no card.
     SHOW: popsCard(call) ? 1 : 0,
     EXTERNAL_CALL_ID: call.callId,

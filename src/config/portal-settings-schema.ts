@@ -1,10 +1,12 @@
 import { Transform } from 'class-transformer';
 import { ArrayMaxSize, IsPositive, IsString, Matches, MaxLength } from 'class-validator';
 import { PORTAL_ID_PATTERN } from './portal-id';
+import { LineRule } from '../common/lines';
 import {
   EMPTY_IS_DEFAULT,
   flag,
   int,
+  json,
   list,
   oneOf,
   optional,
@@ -21,6 +23,7 @@ import {
   credentialUrl,
   hostPatterns,
   ianaZone,
+  lineRules,
   recordingTemplate,
   usableDialUrl,
 } from './value-rules';
@@ -88,7 +91,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
     B24_LINE_NUMBER: text(
       'pbx-bridge',
-      'the line the bridge registers on the portal (telephony.externalLine.add): choose it as the default outgoing number',
+      "the line of calls whose PBX names none (register's LINE_NUMBER), and the line the bridge registers on the portal\nin OAuth mode (telephony.externalLine.add): choose it as the default outgoing number",
       ...EMPTY_IS_DEFAULT,
       Matches(/^[\w.+-]{1,50}$/, {
         message: 'B24_LINE_NUMBER must be 1-50 letters, digits, dots, pluses or dashes',
@@ -221,6 +224,16 @@ export const PORTAL_SETTINGS = scoped('portal', {
       60,
       { min: 1 },
       "click-to-call: a PBX outbound call without CRM_CALL_ID is the click's call when it goes from the clicking\nemployee's extension to the clicked number and starts within this many seconds of the click",
+    ),
+  }),
+  ...section('Lines (docs/API.md)', {
+    LINES: singleOnly(
+      'each portal has its own lines: PATCH /v1/admin/portals/:portalId {"lines": […]}',
+      json<LineRule[]>(
+        [],
+        'the company\'s lines and their rules, a JSON array of {"number", "name", "crmCreate", "crmSource", "defaultUserId",\n"report", "missedCallTask"}: crmCreate false registers with CRM_CREATE=0, crmSource is sent as CRM_SOURCE,\ndefaultUserId goes before B24_DEFAULT_USER_ID, report false keeps the line\'s calls off the portal, missedCallTask\noverrides MISSED_CALL_TASK; a line not listed follows the defaults',
+        lineRules('LINES'),
+      ),
     ),
   }),
   ...section('CRM lookups', {

@@ -1,4 +1,5 @@
 import { AppConfig } from './app-config';
+import { LineBook, lineBook } from '../common/lines';
 
 /*
  * The views a portal's runtime is built from (src/tenancy resolves each per portal), in the code's units;
@@ -61,6 +62,8 @@ export abstract class DeliverySettings {
   abstract readonly missedCallTaskWindowMs: number;
   /** DIAL_MATCH_SEC: how long after a click the PBX's call from that extension to that number is its call. */
   abstract readonly dialMatchMs: number;
+  /** LINES and B24_LINE_NUMBER (docs/API.md "Lines"): each call's line and its rule. */
+  abstract readonly lines: LineBook;
 }
 
 export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
@@ -76,6 +79,7 @@ export const deliverySettingsOf = (config: AppConfig): DeliverySettings =>
       : undefined,
     missedCallTaskWindowMs: config.MISSED_CALL_TASK_DEADLINE_MIN * 60 * SECOND_MS,
     dialMatchMs: config.DIAL_MATCH_SEC * SECOND_MS,
+    lines: lineBook(config.LINES, config.B24_LINE_NUMBER, config.DEFAULT_COUNTRY),
   });
 
 /** The portal's REST API: budget, requests, redirects (B24_RATE_*, B24_BATCH_SIZE, B24_TIMEOUT_MS, …). */

@@ -154,6 +154,23 @@ export function text(fallback: string, about: string, ...rules: PropertyDecorato
   return { default: fallback, rules, about };
 }
 
+/**
+ * A JSON value (LINES): unset or empty is `fallback`; text that is not JSON is kept as it is, for `rules` to
+ * refuse with their own message.
+ */
+export function json<T>(fallback: T, about: string, ...rules: PropertyDecorator[]): Setting<T> {
+  const parse = ({ value }: { value: unknown }) => {
+    if (unset(value)) return fallback;
+    if (typeof value !== 'string') return value;
+    try {
+      return JSON.parse(value) as unknown;
+    } catch {
+      return value;
+    }
+  };
+  return { default: fallback, rules: [Transform(parse), ...rules], about };
+}
+
 /** A declaration refused with B24_APP_MODE=multi: each portal sets its own, as `why` says. */
 export function singleOnly<T>(why: string, setting: Setting<T>): Setting<T> {
   return { ...setting, refusedInMulti: why };

@@ -36,6 +36,7 @@ describe('typed settings', () => {
       missedCallTaskDeadlineMs: undefined,
       missedCallTaskWindowMs: 3_600_000,
       dialMatchMs: 45_000,
+      lines: { defaultLine: 'pbx-bridge', rules: [], byLine: new Map() },
     });
     expect(lookupSettingsOf(config)).toMatchObject({ cacheTtlMs: 60_000, employeeRefreshMs: 120_000 });
     expect(authSettingsOf(config).stateTtlMs).toBe(30_000);

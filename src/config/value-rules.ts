@@ -2,6 +2,7 @@ import { Matches, ValidateBy } from 'class-validator';
 import { IANAZone } from 'luxon';
 import { CredentialVariable, readCredentialUrl } from '../common/credential-url';
 import { allowedNetworksOf } from '../common/egress';
+import { checkLineRules } from '../common/lines';
 
 /*
  * Checks of particular values, beyond class-validator's own: each a decorator a declaration lists. Their
@@ -101,3 +102,16 @@ export function dialUrlProblem(template: string): string | undefined {
   }
   return undefined;
 }
+
+/** LINES (docs/API.md "Lines"): each rule checked by `checkLineRules`; the problems, naming the line and field, are the message. */
+export const lineRules = (name: string) =>
+  ValidateBy({
+    name: 'isLineRules',
+    validator: {
+      validate: (value: unknown) => 'rules' in checkLineRules(value, name),
+      defaultMessage: (args) => {
+        const checked = checkLineRules(args?.value, name);
+        return 'problems' in checked ? checked.problems.join('; ') : `${name} is not usable`;
+      },
+    },
+  });

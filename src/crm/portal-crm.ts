@@ -1,5 +1,6 @@
 import { CrmLookupService } from './crm-lookup.service';
 import { EmployeeDirectory } from './employee-directory';
+import { LineBook } from '../common/lines';
 
 /** What intake needs of one portal's own settings (multi mode: each portal's, never the deployment's). */
 export interface PortalIntake {
@@ -7,6 +8,8 @@ export interface PortalIntake {
   dialMatchMs: number;
   /** The portal's own recording hosts; undefined: nothing is downloaded for it. */
   recordingFetch?: { fetchable(url: string): boolean; waitMs: number };
+  /** The portal's lines (its own LINES, its line number, else the deployment's; docs/API.md "Lines"). */
+  lines?: LineBook;
 }
 
 /**

@@ -99,9 +99,9 @@ export class BatchParty {
   private fixRegisterUser(call: CallRecord, now: number): CallRecord {
     if (!call.portal.user) {
       const chooser = call.party.answeredBy ? withParty(call, whoOfCardKey(call.party.answeredBy)) : call;
-      const choice = choosePortalUser(chooser, this.defaultUserId, (extension) =>
-        this.routing?.employeeFor(extension),
-      );
+      // The line's own default employee (LINES) before B24_DEFAULT_USER_ID.
+      const fallback = call.portal.lineTerms?.defaultUserId ?? this.defaultUserId;
+      const choice = choosePortalUser(chooser, fallback, (extension) => this.routing?.employeeFor(extension));
       if (!choice) {
         return markFailed(
           call,
@@ -127,8 +127,9 @@ export class BatchParty {
   private finishUserOf(call: CallRecord): PortalUser | undefined {
     const answerer = call.party.answeredBy;
     // A click-to-call's report that names nobody (the dialer's timeout): B24_DEFAULT_USER_ID.
-    const fallback = call.portal.clickToCall && this.defaultUserId !== undefined;
-    if (!answerer && !call.portal.user && fallback) return { USER_ID: this.defaultUserId! };
+    const defaultUserId = call.portal.lineTerms?.defaultUserId ?? this.defaultUserId;
+    const fallback = call.portal.clickToCall && defaultUserId !== undefined;
+    if (!answerer && !call.portal.user && fallback) return { USER_ID: defaultUserId };
     if (!answerer || (call.card.registerKey && samePerson(call, answerer, call.card.registerKey))) {
       return call.portal.user;
     }

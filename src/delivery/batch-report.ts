@@ -9,6 +9,8 @@ export interface DeliveryObserver {
   onRetry(reason: string): void;
   /** A ringing call's register popped its card this long after the call was first stored. */
   onCardPopped?(elapsedMs: number): void;
+  /** A call's register was answered with its CALL_ID (its line is on the portal's books now). */
+  onRegistered?(call: CallRecord): void;
 }
 
 /** What a batch tells the log and the observer about the calls it moved on. */
@@ -68,6 +70,7 @@ export class BatchReport {
     const now = Date.now();
     for (const call of updated) {
       const registered = plan.entries.find((entry) => entry.callId === call.callId)?.commands[0].step;
+      if (registered === 'register' && call.portal.callId) this.observer.onRegistered?.(call);
       if (
         registered === 'register' &&
         call.portal.callId &&

@@ -65,6 +65,7 @@ export class BatchTask {
       client?.responsibleUserId ??
       employee?.USER_ID ??
       (employee?.USER_PHONE_INNER === undefined ? undefined : this.party.cardUserOf(call)) ??
+      call.portal.lineTerms?.defaultUserId ??
       this.defaultUserId;
     if (responsibleId === undefined) {
       return taskGivenUp(

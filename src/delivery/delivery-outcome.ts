@@ -141,9 +141,13 @@ function afterRegister(call: CallRecord, answer: CommandAnswer, settings: Outcom
   }
   if (error.retryable) return retryCommand(call, 'register', error, settings);
   const unknownEmployee = UNKNOWN_EMPLOYEE.test(error.description) && call.portal.user?.USER_PHONE_INNER;
-  if (unknownEmployee && settings.defaultUserId !== undefined) {
-    const reason = `the portal knows no active employee with internal number ${call.portal.user?.USER_PHONE_INNER}; routed to B24_DEFAULT_USER_ID ${settings.defaultUserId}`;
-    return routeToDefaultUser(call, settings.defaultUserId, reason, settings.now);
+  // The line's own default employee (LINES) before B24_DEFAULT_USER_ID.
+  const lineUser = call.portal.lineTerms?.defaultUserId;
+  const defaultUserId = lineUser ?? settings.defaultUserId;
+  if (unknownEmployee && defaultUserId !== undefined) {
+    const named = lineUser !== undefined ? `the line's defaultUserId` : 'B24_DEFAULT_USER_ID';
+    const reason = `the portal knows no active employee with internal number ${call.portal.user?.USER_PHONE_INNER}; routed to ${named} ${defaultUserId}`;
+    return routeToDefaultUser(call, defaultUserId, reason, settings.now);
   }
   return markFailed(call, `register: ${error.message}`, settings.now);
 }

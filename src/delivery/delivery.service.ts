@@ -51,6 +51,8 @@ export interface DeliveryDeps {
    * RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
    */
   egress: EgressPolicy;
+  /** A call registered on a line (docs/API.md "Lines"): the portal's own line list learns of it (OAuth mode). */
+  onLineUsed?: (line: string) => void;
 }
 
 /**
@@ -106,6 +108,9 @@ export class DeliveryService {
           onCommand: (step, outcome) => metrics.commands.inc({ portal, step, outcome }),
           onRetry: (reason) => metrics.retries.inc({ portal, reason }),
           onCardPopped: (elapsedMs) => metrics.ringToCard.observe({ portal }, elapsedMs / 1000),
+          onRegistered: (call) => {
+            if (call.party.line !== undefined) deps.onLineUsed?.(call.party.line);
+          },
         },
         routing: {
           employeeFor: (extension) =>

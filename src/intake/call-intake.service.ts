@@ -6,9 +6,15 @@ import { answeredAtOf, markCalledBack } from '../calls/missed-call-task';
 import { PortalCrm } from '../crm/portal-crm';
 import { WorkSignal } from '../common/work-signal';
 import { isWithheld } from '../common/phone-number';
+import { LineBook } from '../common/lines';
 import { RecordingHosts } from '../common/recording-hosts';
 import { DeliverySettings, RecordingSettings } from '../config/settings';
 import { AnsweredCall, CallStore, IngestResult } from '../store/call-store';
+
+/** Whether some line's rule turns missed-call tasks on (then callbacks are noted whatever the portal's own). */
+function tasksByLine(lines: LineBook | undefined): boolean {
+  return lines?.rules.some((rule) => rule.missedCallTask === true) ?? false;
+}
 
 interface Submission {
   portalId: string;
@@ -126,6 +132,9 @@ export class CallIntake {
           ? undefined
           : (this.delivery.missedCallTaskDeadlineMs ??
             (missedCallTask ? this.delivery.missedCallTaskWindowMs : undefined)),
+      missedCallTaskWindowMs: this.delivery.missedCallTaskWindowMs,
+      // The portal's own lines (docs/API.md "Lines"), never another tenant's.
+      lines: own ? own.lines : this.delivery.lines,
     };
     const phones = new Map<string, string | undefined>();
     try {
@@ -141,7 +150,7 @@ export class CallIntake {
           return next;
         },
       );
-      if (settings.missedCallTaskDeadlineMs !== undefined) {
+      if (settings.missedCallTaskDeadlineMs !== undefined || tasksByLine(settings.lines)) {
         await this.noteCallbacks(
           portalId,
           submissions.flatMap((submission) => submission.events),

@@ -4,6 +4,7 @@ import { validateSync, ValidationError } from 'class-validator';
 import { DateTime } from 'luxon';
 import { CallEvent } from '../calls/call';
 import { toE164, withheldIn } from '../common/phone-number';
+import { LINE_RULE_TEXT, normaliseLine } from '../common/line-number';
 import { CallEventDto } from './call-event.dto';
 import { dropConstructorFields } from './constructor-fields';
 
@@ -69,6 +70,14 @@ function normalise(
       return undefined;
     }
     event.phoneNumber = e164;
+  }
+  if (dto.line !== undefined) {
+    const line = normaliseLine(dto.line, defaultCountry);
+    if (line === undefined) {
+      problems.push({ index, field: 'line', problems: [`line must be ${LINE_RULE_TEXT}`] });
+      return undefined;
+    }
+    event.line = line;
   }
   for (const field of ['at', 'startedAt'] as const) {
     if (dto[field] !== undefined && !DateTime.fromISO(dto[field], { setZone: true }).isValid) {

@@ -184,4 +184,18 @@ export class CallEventDto {
     message: "crmCallId must be the portal's CALL_ID (letters, digits, '.', '_', ':', '-')",
   })
   crmCallId?: string;
+
+  @ApiPropertyOptional({
+    description:
+      'The company\'s number (its line, docs/API.md "Lines") the call came in on (inbound: the number the outside party dialled) ' +
+      'or went out from (outbound: the caller ID presented outside); on call.started, and on call.ended when no ' +
+      'start was sent. A phone number is normalised to E.164 like phoneNumber; otherwise 1-50 letters, digits, ' +
+      "'.', '+', '-', '_'. Unset: B24_LINE_NUMBER",
+    maxLength: 255,
+    example: '+49 30 1234567',
+  })
+  @IsOptional()
+  @IsString({ message: 'line must be a string: a phone number or a line name' })
+  @Length(1, 255)
+  line?: string;
 }

@@ -1,4 +1,5 @@
 import { PortalTokens } from './token-store';
+import { LineRule } from '../common/lines';
 
 /**
  * The portals one deployment serves (docs/API.md): in `B24_APP_MODE=multi` every install of the published
@@ -29,6 +30,8 @@ export interface PortalOwnSettings {
   recordingFetch?: { hosts: string[]; auth?: string };
   /** The line registered on the portal (`telephony.externalLine.add`); unset: B24_LINE_NUMBER. */
   lineNumber?: string;
+  /** The portal's lines and their rules (docs/API.md "Lines", as LINES), checked by `checkLineRules`; unset: none. */
+  lines?: LineRule[];
   /**
    * Following this portal's PBX (docs/API.md): `PBX_EVENTS`, `AMI_URL`, `PBX_TRUNKS`, … under their variable
    * names, checked as the environment's are. Holds secrets: never shown back.

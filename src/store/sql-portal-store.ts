@@ -45,6 +45,7 @@ const PORTAL_TABLES = [
   'oauth_states',
   'portal_leases',
   'pbx_tokens',
+  'portal_lines',
 ] as const;
 
 function portalOf(row: PortalRow): PortalRecord {

@@ -24,6 +24,7 @@ import { SqlPortalStore } from './sql-portal-store';
 import { SqlTokenStore } from './sql-token-store';
 import { PostgresPortalStore } from './postgres/postgres-portal-store';
 import { FollowPositionStore, SqlFollowPositionStore } from './follow-position-store';
+import { LineStore, SqlLineStore } from './line-store';
 
 /** The stores of one database engine, sharing its connection. */
 export interface Stores {
@@ -39,6 +40,8 @@ export interface Stores {
   portals: PortalStore;
   /** Ledger positions of the followed PBX (docs/API.md). */
   followPositions: FollowPositionStore;
+  /** The lines added to each portal's own list (docs/API.md "Lines"). */
+  lines: LineStore;
   /** Only where replicas can share the database (PostgreSQL); one SQLite process keeps its bucket in memory. */
   bucket?: SharedBucketStore;
 }
@@ -68,6 +71,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       events: new SqlitePortalEventStore(database),
       portals: new SqlPortalStore(database),
       followPositions: new SqlFollowPositionStore(database),
+      lines: new SqlLineStore(database),
     };
   }
   const database = new PostgresDatabase(url, settings.poolSize);
@@ -87,6 +91,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     events: new PostgresPortalEventStore(database),
     portals: new PostgresPortalStore(database),
     followPositions: new SqlFollowPositionStore(database),
+    lines: new SqlLineStore(database),
     bucket: new PostgresBucketStore(database),
   };
 }
@@ -107,6 +112,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
       useFactory: (stores: Stores) => stores.followPositions,
       inject: [STORES],
     },
+    { provide: LineStore, useFactory: (stores: Stores) => stores.lines, inject: [STORES] },
     { provide: SharedBucketStore, useFactory: (stores: Stores) => stores.bucket ?? null, inject: [STORES] },
     {
       provide: CallRetention,
@@ -129,6 +135,7 @@ export async function openStores(settings: StoreSettings): Promise<Stores> {
     SharedBucketStore,
     DialStore,
     FollowPositionStore,
+    LineStore,
   ],
 })
 export class StoreModule implements OnApplicationShutdown {

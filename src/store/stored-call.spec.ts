@@ -207,6 +207,23 @@ describe('stored calls', () => {
     }
   });
 
+  it("keeps a call's line, its rule's terms and ignored in the flat row", () => {
+    const call = callFromStored(RINGING);
+    const lined = {
+      ...call,
+      party: { ...call.party, line: '+49301234567' },
+      portal: { ...call.portal, lineTerms: { crmCreate: false, crmSource: 'WEB', defaultUserId: 9 } },
+      delivery: { ...call.delivery, ignored: true },
+    };
+    const { data } = withoutData(lined);
+    expect(JSON.parse(data)).toMatchObject({
+      line: '+49301234567',
+      lineTerms: { crmCreate: false, crmSource: 'WEB', defaultUserId: 9 },
+      ignored: true,
+    });
+    expect(callFromStored(data)).toEqual(lined);
+  });
+
   it('leaves out what a flat row did not have', () => {
     const flat = JSON.parse(PARKED) as FlatCallRecord;
     const parts = upgradeFlat(flat);

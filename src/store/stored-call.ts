@@ -9,6 +9,7 @@ import {
   ClickToCall,
   CrmBinding,
   Direction,
+  LineTerms,
   MissedTask,
   PortalStep,
   PortalUser,
@@ -29,6 +30,7 @@ export interface FlatCallRecord {
   extension?: string;
   userId?: number;
   startedAt?: string;
+  line?: string;
   show: boolean;
   heardStart: boolean;
   ringing?: string[];
@@ -53,6 +55,7 @@ export interface FlatCallRecord {
   crmEntityId?: number;
   createdLead?: number;
   finishedOnPortal: boolean;
+  lineTerms?: LineTerms;
   recordAttached: boolean;
   recordFailed: boolean;
   recording?: RecordingUpload;
@@ -70,6 +73,7 @@ export interface FlatCallRecord {
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;
+  ignored?: boolean;
   createdAt: number;
   updatedAt: number;
 }
@@ -91,6 +95,7 @@ export function callToStored(call: CallRecord): string {
     extension: party.extension,
     userId: party.userId,
     startedAt: party.startedAt,
+    line: party.line,
     show: party.heardRinging,
     heardStart: party.heardStart,
     ringing: party.ringing,
@@ -115,6 +120,7 @@ export function callToStored(call: CallRecord): string {
     crmEntityId: portal.entityId,
     createdLead: portal.createdLead,
     finishedOnPortal: portal.finished,
+    lineTerms: portal.lineTerms,
     recordAttached: recording.attached,
     recordFailed: recording.failed,
     recording: recording.file,
@@ -132,6 +138,7 @@ export function callToStored(call: CallRecord): string {
     consecutiveFailures: delivery.consecutiveFailures,
     failed: delivery.failed,
     lastError: delivery.lastError,
+    ignored: delivery.ignored,
     createdAt: call.createdAt,
     updatedAt: call.updatedAt,
   };
@@ -147,6 +154,7 @@ export function upgradeFlat(flat: FlatCallRecord): CallRecord {
     extension: flat.extension,
     userId: flat.userId,
     startedAt: flat.startedAt,
+    line: flat.line,
     heardRinging: flat.show,
     heardStart: flat.heardStart,
     ringing: flat.ringing,
@@ -177,6 +185,7 @@ export function upgradeFlat(flat: FlatCallRecord): CallRecord {
     entityId: flat.crmEntityId,
     createdLead: flat.createdLead,
     finished: flat.finishedOnPortal,
+    lineTerms: flat.lineTerms,
   });
   const delivery: CallDelivery = defined({
     state: flat.state,
@@ -190,6 +199,7 @@ export function upgradeFlat(flat: FlatCallRecord): CallRecord {
     consecutiveFailures: flat.consecutiveFailures,
     failed: flat.failed,
     lastError: flat.lastError,
+    ignored: flat.ignored,
   });
   return defined({
     portalId: flat.portalId,

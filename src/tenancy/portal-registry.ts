@@ -71,6 +71,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       replicaId: this.replicaId,
       positions: registryDeps.positions,
       replicas: registryDeps.replicas,
+      lines: registryDeps.lines,
     };
     const deployment: DeploymentSettings = {
       auth,

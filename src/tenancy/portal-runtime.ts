@@ -10,6 +10,7 @@ import { DialWorker } from '../dialer/dial-worker';
 import { PortalEventBinder } from '../events/portal-event-binder';
 import { PortalEventProcessor } from '../events/portal-event-processor';
 import { PortalEventsStatus } from '../events/portal-events-status';
+import { PortalLines } from '../events/portal-lines';
 import { CallIntake } from '../intake/call-intake.service';
 import { ClickRegistry } from '../intake/click-registry';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
@@ -20,6 +21,7 @@ import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { DialStore } from '../store/dial-store';
 import { FollowPositionStore } from '../store/follow-position-store';
+import { LineStore } from '../store/line-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { IntakeSink } from '../follow/intake-sink';
 import { FollowHealthView } from '../follow/pbx-follower';
@@ -54,6 +56,8 @@ export interface RuntimeDeps {
   positions: FollowPositionStore;
   /** The replicas' liveness marks: a `COMPETE` portal's deliveries compete for its lease through them. */
   replicas: ReplicaRegistry;
+  /** The lines added to the portal's own list (docs/API.md "Lines", OAuth mode). */
+  lines: LineStore;
 }
 
 /** How a runtime is run besides its settings. */
@@ -100,6 +104,7 @@ export class PortalRuntime {
   private stopped?: { delivery?: DeliveryService; followers: RunningFollower[] };
   private processor?: PortalEventProcessor;
   private binder?: PortalEventBinder;
+  private lines?: PortalLines;
   private followers: RunningFollower[] = [];
   private followSink?: IntakeSink;
   private deliveryStopping?: Promise<void>;
@@ -191,7 +196,7 @@ export class PortalRuntime {
 
   /** Nothing of the portal's runs here now (no batch in flight, no binding): closing it loses nothing. */
   get droppable(): boolean {
-    if (this.pinned || this.binder?.busy) return false;
+    if (this.pinned || this.binder?.busy || this.lines?.busy) return false;
     return (this.delivery?.portalStatus().batchesInFlight ?? 0) === 0;
   }
 
@@ -255,6 +260,18 @@ export class PortalRuntime {
     if (this.closed || this.delivery) return;
     const { deps, scoped } = this;
     this.followingStopped = false;
+    // OAuth mode: the portal's own line list learns of the lines the bridge configured and registers calls on.
+    const lines = this.oauth
+      ? new PortalLines({
+          portalId: this.portalId,
+          client: this.client,
+          credentials: this.credentials,
+          store: deps.lines,
+          lines: scoped.delivery.lines,
+          boundLine: scoped.events.lineNumber,
+        })
+      : undefined;
+    this.lines = lines;
     this.delivery = new DeliveryService({
       store: deps.calls,
       client: this.client,
@@ -267,6 +284,7 @@ export class PortalRuntime {
       portal: scoped.portal,
       ...this.placement.delivery(scoped, deps),
       egress: scoped.egress,
+      onLineUsed: lines ? (line) => lines.seen(line) : undefined,
     });
     this.delivery.start();
     // The replica delivering the portal also handles its events in the background and binds them.
@@ -289,6 +307,10 @@ export class PortalRuntime {
     const delivery = this.delivery;
     if (this.placement.bindsOnLease) this.binder.owns = () => delivery.portalStatus().deliveringHere;
     this.binder.start();
+    if (lines) {
+      if (this.placement.bindsOnLease) lines.owns = () => delivery.portalStatus().deliveringHere;
+      lines.start();
+    }
     this.startFollowing(this.delivery);
   }
 
@@ -369,7 +391,8 @@ export class PortalRuntime {
     const delivery = this.delivery;
     const processor = this.processor;
     const binder = this.binder;
-    this.delivery = this.processor = this.binder = undefined;
+    const lines = this.lines;
+    this.delivery = this.processor = this.binder = this.lines = undefined;
     // Each follower reads what its PBX sent until the goodbye and hands over its held starts; what they
     // handed over is stored still (the sink retries), and the sink stops once drained.
     const followersStopped = Promise.all(this.followers.map((follower) => follower.stop()));
@@ -382,6 +405,7 @@ export class PortalRuntime {
       delivery.stopDelivering(),
       processor?.close(),
       binder?.close(),
+      lines?.close(),
       sink ? followersStopped.then(() => drained(sink)) : followersStopped,
     ]).then(() => undefined);
     return this.deliveryStopping;

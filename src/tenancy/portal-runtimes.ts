@@ -137,6 +137,7 @@ export class PortalRuntimes {
     const hosts = new RecordingHosts(scoped.recording.fetchHosts);
     const intake: PortalIntake = {
       dialMatchMs: scoped.delivery.dialMatchMs,
+      lines: scoped.delivery.lines,
       recordingFetch: hosts.empty
         ? undefined
         : { fetchable: (url) => hosts.allows(url), waitMs: scoped.recording.waitMs },

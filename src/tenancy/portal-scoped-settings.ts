@@ -13,6 +13,7 @@ import {
   RecordingSettings,
 } from '../config/settings';
 import { PortalRecord } from '../store/portal-store';
+import { lineBook } from '../common/lines';
 import { portalDialSettings } from './portal-dial';
 import { portalFollowSettings } from './portal-follow';
 
@@ -140,6 +141,13 @@ export function resolvePortalSettings(
     // The portal's own DIAL_MATCH_SEC where its dial settings name one, else the deployment's.
     dialMatchMs:
       dial && own.dial?.DIAL_MATCH_SEC !== undefined ? dial.matchMs : deployment.delivery.dialMatchMs,
+    // Per portal, else the deployment's (LINES is refused in multi mode: a tenant's numbers are its own);
+    // the calls' lines fall back to the portal's line number, else B24_LINE_NUMBER.
+    lines: lineBook(
+      own.lines ?? deployment.delivery.lines.rules,
+      own.lineNumber ?? deployment.events.lineNumber,
+      own.defaultCountry ?? deployment.lookup.defaultCountry,
+    ),
   });
   // Per portal only: a download host and its credential belong to one tenant's PBX. The deployment's
   // RECORDING_FETCH_HOSTS/AUTH are refused at start-up in multi mode and never read here.

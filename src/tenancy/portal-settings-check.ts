@@ -3,6 +3,7 @@ import { validateSync } from 'class-validator';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Destination, EgressPolicy } from '../common/egress';
 import { digest } from '../common/secrets';
+import { checkLineRules } from '../common/lines';
 import { PbxTokenRecord, PortalStore } from '../store/portal-store';
 import { portalDialSettings, portalRecordingFetch } from './portal-dial';
 import { followDestinations, portalFollowSettings } from './portal-follow';
@@ -43,6 +44,11 @@ export function checkPortalSettingsShape(
     };
   }
   const destinations: { field: string; destination: Destination }[] = [];
+  if (patch.lines) {
+    const lines = checkLineRules(patch.lines, 'lines');
+    if ('problems' in lines) return { errors: [{ field: 'lines', problems: lines.problems }] };
+    patch.lines = lines.rules;
+  }
   if (patch.dial) {
     const dial = portalDialSettings(patch.dial, undefined, egress);
     if ('problems' in dial) return { errors: [{ field: 'dial', problems: dial.problems }] };

@@ -1,4 +1,5 @@
 import {
+  IsArray,
   IsBoolean,
   IsInt,
   IsNumber,
@@ -9,6 +10,7 @@ import {
   Min,
   ValidateIf,
 } from 'class-validator';
+import { LineRule } from '../common/lines';
 
 /**
  * `PATCH /v1/admin/portals/:portalId`: the portal's own settings; `null` removes one (back to the
@@ -78,4 +80,10 @@ export class PortalSettingsPatch {
   @ValidateIf((_, value) => value !== null)
   @Matches(/^[\w.+-]{1,50}$/, { message: 'lineNumber must be 1-50 letters, digits, dots, pluses or dashes' })
   lineNumber?: string | null;
+
+  /** The portal's lines and their rules (docs/API.md "Lines", as LINES; each rule checked in `checkLineRules`). */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsArray({ message: 'lines must be a JSON array of line rules' })
+  lines?: LineRule[] | null;
 }

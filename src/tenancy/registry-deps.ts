@@ -19,6 +19,7 @@ import { CallStore } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { DialStore } from '../store/dial-store';
 import { FollowPositionStore } from '../store/follow-position-store';
+import { LineStore } from '../store/line-store';
 import { PortalEventStore } from '../store/portal-event-store';
 import { PortalStore } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
@@ -54,6 +55,7 @@ export class RegistryDeps {
   @Inject(PortalEventStore) readonly portalEvents!: PortalEventStore;
   @Inject(DialStore) readonly dials!: DialStore;
   @Inject(FollowPositionStore) readonly positions!: FollowPositionStore;
+  @Inject(LineStore) readonly lines!: LineStore;
   @Inject(BridgeMetrics) readonly metrics!: BridgeMetrics;
   @Inject(ModuleRef) readonly modules!: ModuleRef;
 }

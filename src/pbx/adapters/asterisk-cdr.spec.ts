@@ -40,6 +40,25 @@ describe('Asterisk CDR mapping', () => {
     expect(statusOf(disposition, direction).status).toBe(status);
   });
 
+  it("takes FreePBX's did (inbound) and outbound_cnum (outbound) as the call's line", () => {
+    const inbound = asteriskCdrToEvents(form({ did: '4930123456', outbound_cnum: 'x' }), 'UTC', numbers);
+    expect(endOf(inbound).line).toBe('4930123456');
+    expect(inbound.sources.line).toBe('did');
+    const outbound = asteriskCdrToEvents(
+      form({
+        direction: 'outbound',
+        src: '101',
+        dst: '030555060606',
+        did: 'y',
+        outbound_cnum: '+4930123456',
+      }),
+      'UTC',
+      numbers,
+    );
+    expect(endOf(outbound).line).toBe('+4930123456');
+    expect(endOf(asteriskCdrToEvents(form(), 'UTC', numbers)).line).toBeUndefined();
+  });
+
   it('keys the call on linkedid, reads the local start in the zone, ends it duration seconds later', () => {
     expect(asteriskCdrToEvents(form(), 'Europe/Berlin', numbers).events).toEqual([
       {

@@ -75,6 +75,14 @@ export class AsteriskCdrDto {
   @OptionalText()
   extension?: string;
 
+  /** `${CDR(did)}` (FreePBX): the DID an inbound call came in on, its line (docs/API.md "Lines"). */
+  @OptionalText()
+  did?: string;
+
+  /** `${CDR(outbound_cnum)}` (FreePBX): the caller ID an outbound route presented, its line (docs/API.md "Lines"). */
+  @OptionalText()
+  outbound_cnum?: string;
+
   @Transform(({ value }) => (typeof value === 'string' ? value.trim().toUpperCase() : value))
   @IsIn(DISPOSITIONS, { message: `disposition must be one of ${DISPOSITIONS.join(', ')}` })
   disposition: Disposition;
@@ -163,6 +171,7 @@ export function asteriskCdrToEvents(
     failedReason,
     recordingUrl: cdr.recording ?? recordingUrlOf(recordingFile, recordingTemplate),
     crmCallId: crmCallIdOf(cdr.CRM_CALL_ID),
+    line: inbound ? cdr.did : cdr.outbound_cnum,
   };
   const answerer =
     status === 'answered'
@@ -176,6 +185,7 @@ export function asteriskCdrToEvents(
       crmCallId: 'CRM_CALL_ID',
       phoneNumber: inbound ? 'src' : 'dst',
       extension: cdr.extension ? 'extension' : inbound ? 'dst' : 'src',
+      line: inbound ? 'did' : 'outbound_cnum',
       at: 'duration',
       durationSec: 'billsec',
       status: 'disposition',

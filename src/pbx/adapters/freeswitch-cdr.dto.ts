@@ -103,6 +103,10 @@ export class FreeSwitchVariablesDto {
   @OptionalText()
   dialed_user?: string;
 
+  /** The caller ID an outbound call presented outside: its line (docs/API.md "Lines"). */
+  @OptionalText()
+  effective_caller_id_number?: string;
+
   /** The recording as a full URL the PBX serves, set by the dialplan (docs/PBX.md). */
   @OptionalText()
   record_url?: string;

@@ -70,7 +70,18 @@ describe('FreeSWITCH CDR mapping', () => {
       status: 'answered',
       failedReason: undefined,
       recordingUrl: undefined,
+      // Its line (docs/API.md "Lines"): the number the inbound leg dialled.
+      line: '4930123456',
     });
+  });
+
+  it("an outbound call's line is the caller ID it presented (effective_caller_id_number)", () => {
+    const outboundProfile = { context: 'default', caller_id_number: '102' };
+    const call = only(
+      cdr({ call_direction: 'outbound', effective_caller_id_number: '+4930123456' }, outboundProfile),
+    );
+    expect(call).toMatchObject({ direction: 'outbound', line: '+4930123456' });
+    expect(only(cdr({ call_direction: 'outbound' }, outboundProfile)).line).toBeUndefined();
   });
 
   it('reads the direction from call_direction, then the context, then a bridge to a directory user', () => {

@@ -80,6 +80,9 @@ export function freeSwitchCdrToEvents(
       ? undefined
       : (vars.record_url ?? recordingUrlOf(recordFile, options.recordingTemplate)),
     crmCallId: crmCallIdOf(vars.crm_call_id),
+    // The line (docs/API.md "Lines"): the number an inbound call's leg dialled (its DID), the caller ID an outbound one
+    // presented.
+    line: inbound ? first.destination_number : vars.effective_caller_id_number,
   };
   const numbers = options.numbers ?? SHORT_NUMBERS;
   const answerer =
@@ -94,6 +97,7 @@ export function freeSwitchCdrToEvents(
       crmCallId: 'variables.crm_call_id',
       phoneNumber: inbound ? CALLER : DIALLED,
       extension: inbound ? DIALLED : CALLER,
+      line: inbound ? 'callflow[].caller_profile.destination_number' : 'variables.effective_caller_id_number',
       startedAt: 'variables.start_epoch',
       at: 'variables.end_epoch',
       durationSec: 'variables.billsec',

@@ -352,7 +352,7 @@ export class PostgresCallStore extends SqlCallStore {
     const deleted = await this.db.query<{ call_id: string }>(
       `WITH settled AS (
          SELECT portal_id, call_id FROM calls
-         WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < $1
+         WHERE due_at IS NULL AND state IN ('finished', 'failed', 'ignored') AND updated_at < $1
          ORDER BY updated_at LIMIT $2
          FOR UPDATE SKIP LOCKED
        ), events AS (

@@ -182,4 +182,16 @@ export const POSTGRES_MIGRATIONS: string[] = [
      updated_at bigint NOT NULL,
      PRIMARY KEY (portal_id, source)
    );`,
+  // Lines (docs/decisions/lines.md): the lines the bridge added to the portal's own list
+  // (telephony.externalLine.add), once each; ignored calls (a line's "report": false) are settled too.
+  `CREATE TABLE portal_lines (
+     portal_id  text    NOT NULL,
+     number     text    NOT NULL,
+     name       text    NOT NULL,
+     added_at   bigint NOT NULL,
+     PRIMARY KEY (portal_id, number)
+   );
+   DROP INDEX calls_settled;
+   CREATE INDEX calls_settled ON calls (updated_at)
+     WHERE due_at IS NULL AND state IN ('finished', 'failed', 'ignored');`,
 ];

@@ -201,7 +201,7 @@ export class SqliteCallStore extends SqlCallStore {
       .transaction(() => {
         const settled = this.rows<{ portal_id: string; call_id: string }>(
           sqlite`SELECT portal_id, call_id FROM calls
-              WHERE due_at IS NULL AND state IN ('finished', 'failed') AND updated_at < ${before}
+              WHERE due_at IS NULL AND state IN ('finished', 'failed', 'ignored') AND updated_at < ${before}
               ORDER BY updated_at LIMIT ${limit}`,
         );
         for (const { portal_id: portalId, call_id: callId } of settled) {

@@ -174,4 +174,16 @@ export const SQLITE_MIGRATIONS: string[] = [
      created_at INTEGER NOT NULL
    );
    CREATE INDEX portal_signals_created ON portal_signals (created_at);`,
+  // Lines (docs/decisions/lines.md): the lines the bridge added to the portal's own list
+  // (telephony.externalLine.add), once each; ignored calls (a line's "report": false) are settled too.
+  `CREATE TABLE portal_lines (
+     portal_id  TEXT    NOT NULL,
+     number     TEXT    NOT NULL,
+     name       TEXT    NOT NULL,
+     added_at   INTEGER NOT NULL,
+     PRIMARY KEY (portal_id, number)
+   ) WITHOUT ROWID;
+   DROP INDEX calls_settled;
+   CREATE INDEX calls_settled ON calls (updated_at)
+     WHERE due_at IS NULL AND state IN ('finished', 'failed', 'ignored');`,
 ];

@@ -41,6 +41,7 @@ describe.each(TEST_ENGINES)('migrations (%s)', (name, engineOf) => {
       await runRaw(engine, statement);
     }
     await runRaw(engine, 'INSERT INTO schema_migrations (version, applied_at) VALUES (1, 0)');
+    // A row's data is the flat record every release reads (src/store/stored-call.ts).
     const data = callToStored(call).replace(/'/g, "''");
     await runRaw(
       engine,
