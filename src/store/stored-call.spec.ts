@@ -241,6 +241,7 @@ describe('stored calls', () => {
       extension: '101',
       userId: 2,
       startedAt: '2026-12-03T10:00:00+01:00',
+      line: '+4930555000',
       heardRinging: true,
       heardStart: true,
       ringing: ['101', '102'],
@@ -276,6 +277,7 @@ describe('stored calls', () => {
       entityId: 9,
       createdLead: 9,
       finished: true,
+      lineTerms: { crmCreate: false, crmSource: 'WEB', defaultUserId: 4 },
     };
     const recording: Required<CallRecording> = {
       attached: false,
@@ -294,6 +296,7 @@ describe('stored calls', () => {
       consecutiveFailures: 1,
       failed: false,
       lastError: 'noted',
+      ignored: false,
     };
     const call: Required<CallRecord> = {
       portalId: 'p',
