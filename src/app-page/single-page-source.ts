@@ -77,6 +77,7 @@ export class SinglePageSource extends PageSource {
       defaultCountry: config.DEFAULT_COUNTRY,
       missedCallTask: config.MISSED_CALL_TASK,
       lineNumber: config.B24_LINE_NUMBER,
+      lines: config.LINES,
       dial: dialPageView(dial),
       follow: followed
         ? followPageView({
