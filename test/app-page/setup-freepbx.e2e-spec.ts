@@ -3,7 +3,7 @@ import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost, shot } from './portal-frame';
+import { launchChromium, PortalFrameHost } from './portal-frame';
 import { SetupSteps, writeSetupFigure } from './setup-support';
 
 const SECRET = 'setup-freepbx-s3cret';
@@ -124,6 +124,7 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
       ),
     );
     expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 12 });
+    steps.mark('firstCall');
 
     await steps.press('#setup-next');
     // The line the call was filed under on the portal, with today's call on it, named here.

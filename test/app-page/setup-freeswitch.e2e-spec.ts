@@ -103,6 +103,7 @@ describe('the guided setup: FreeSWITCH, multi mode, German at 400 px (headless C
       ),
     );
     expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 9 });
+    steps.mark('firstCall');
 
     await steps.press('#setup-next');
     expect(await frame.textContent(`form.line[data-line="${call.LINE_NUMBER}"] .line-count`)).toBe(

@@ -16,6 +16,7 @@ export interface SetupCount {
 export class SetupSteps {
   private clicks = 0;
   private fields = 0;
+  private readonly marks: Record<string, SetupCount> = {};
 
   constructor(
     private readonly page: Page,
@@ -43,19 +44,28 @@ export class SetupSteps {
     await this.page.setViewportSize(size);
   }
 
-  count(): SetupCount {
-    return { clicks: this.clicks, fields: this.fields };
+  /** Remembers the count so far as `name` (e.g. when the first call is delivered). */
+  mark(name: string): void {
+    this.marks[name] = { clicks: this.clicks, fields: this.fields };
+  }
+
+  /** The marks, and the whole way as `done`. */
+  count(): Record<string, SetupCount> {
+    return { ...this.marks, done: { clicks: this.clicks, fields: this.fields } };
   }
 }
 
 /**
  * The happy path's count into `setup-figures.json` beside the screenshots (docs/app-page/ when refreshed,
- * see portal-frame.ts), one key per system and mode: `{"setupClicks": {"freepbx-multi": {…}}}`.
+ * see portal-frame.ts), one key per system and mode:
+ * `{"setupClicks": {"freepbx-multi": {"firstCall": {"clicks", "fields"}, "done": {…}}}}`.
  */
-export function writeSetupFigure(system: string, mode: string, count: SetupCount): void {
+export function writeSetupFigure(system: string, mode: string, count: Record<string, SetupCount>): void {
   const path = shot('setup-figures.json');
   const figures = existsSync(path)
-    ? (JSON.parse(readFileSync(path, 'utf8')) as { setupClicks?: Record<string, SetupCount> })
+    ? (JSON.parse(readFileSync(path, 'utf8')) as {
+        setupClicks?: Record<string, Record<string, SetupCount>>;
+      })
     : {};
   figures.setupClicks = { ...figures.setupClicks, [`${system}-${mode}`]: count };
   writeFileSync(path, `${JSON.stringify(figures, null, 2)}\n`);
