@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
@@ -165,8 +167,34 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
     expect(await frame.inputValue('#setup-password')).toBe('');
     expect(await frame.textContent('#password-help')).toContain('Leave empty to keep');
     await steps.fill('#setup-password', SECRET);
+    // Click-to-call too: the dial settings from the same address and user.
+    await steps.choose('#setup-click-yes');
+    expect(await frame.isChecked('#setup-click-yes')).toBe(true);
     await steps.press('#setup-save');
     expect(await frame.textContent('#test-words')).toContain("accepted the bridge's login");
+    expect((await portal(beta)).settings.dial).toMatchObject({ DIAL_MODE: 'ami' });
+    expect(await html(frame)).not.toContain(SECRET);
+  }, 60_000);
+
+  it('says in words that nothing answered at a closed port, and what to check', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const { frame } = await openAs(beta);
+    const steps = new SetupSteps(page, frame, 'freepbx-closed');
+    await steps.press('#setup-link');
+    await steps.press('#system-freepbx');
+    // The stored answers come back (never the password: left empty, the stored one is kept).
+    expect(await frame.inputValue('#setup-host')).toBe('127.0.0.1');
+    expect(await frame.isChecked('#setup-click-yes')).toBe(true);
+    await steps.fill('#setup-port', String(port));
+    await steps.press('#setup-save');
+    const words = (await frame.textContent('#test-words')) ?? '';
+    expect(words).toContain(`No PBX answered at 127.0.0.1:${port} within 5 seconds.`);
+    expect(words).toContain("that the PBX's firewall lets 127.0.0.1 in on that port");
+    expect(await frame.$('#setup-next')).toBeNull();
+    await steps.screenshot('setup-3-unreachable');
   }, 60_000);
 
   it('refuses a bad address beside its field and stores nothing', async () => {

@@ -29,6 +29,12 @@ export class SetupSteps {
     await submitIn(this.frame, selector);
   }
 
+  /** Ticks a checkbox or chooses a radio button from the keyboard (Space), as a keyboard user does. */
+  async choose(selector: string): Promise<void> {
+    this.clicks++;
+    await this.frame.press(selector, 'Space');
+  }
+
   async fill(selector: string, value: string): Promise<void> {
     this.fields++;
     await this.frame.fill(selector, value);
