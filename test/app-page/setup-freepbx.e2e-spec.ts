@@ -18,7 +18,7 @@ const WRONG = 'not-the-manager-secret';
  * bridge's address); "save and test" stores SPEC's settings (PBX_EVENTS ami, AMI_URL) through the admin API's
  * check and logs in to an AMI double (real TCP, the real protocol); the lines step shows the line the PBX
  * used; "done" shows the first call delivered to the sandbox portal. A wrong password is said in words. The
- * happy path's clicks and fields are counted into docs/app-page/ (setup-figures-freepbx.json).
+ * happy path's clicks and fields are counted into docs/app-page/setup-figures.json.
  */
 describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
   let sandbox: SandboxPortal;
