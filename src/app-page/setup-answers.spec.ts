@@ -49,7 +49,14 @@ describe('the guided setup: answers as settings', () => {
         follow: { PBX_EVENTS: 'ami', AMI_URL: 'tcp://crm:old%20secret@pbx:5038', PBX_TRUNKS: 'PJSIP/trunk*' },
       },
     });
-    expect(answersOfStored(stored)).toEqual({ host: 'pbx', port: '5038', user: 'crm', tls: '', cdrUser: '' });
+    expect(answersOfStored(stored)).toEqual({
+      host: 'pbx',
+      port: '5038',
+      user: 'crm',
+      tls: '',
+      cdrUser: '',
+      cdrName: '',
+    });
   });
 
   it('names every bad answer by its field', () => {

@@ -20,7 +20,9 @@ export const AMI_READ = ['system', 'call', 'agent', 'cdr', 'dialplan'];
 export const AMI_WRITE = ['reporting'];
 
 /** The answers' fields the page shows again after a refused post (never a password). */
-export const ANSWERS_SHOWN = ['host', 'port', 'user', 'tls', 'cdrUser', 'clickToCall'];
+export const ANSWERS_SHOWN = ['host', 'port', 'user', 'tls', 'cdrUser', 'cdrName', 'clickToCall'];
+/** FreePBX's CDR database. */
+export const DEFAULT_CDR_NAME = 'asteriskcdrdb';
 
 /** What the answers make: the portal's `follow` (and `dial`) settings, by SPEC's names, or problems by field. */
 export type AnswersOutcome =
@@ -64,6 +66,10 @@ export function settingsOfAnswers(
   if (system === 'freepbx' && cdrUser && !cdrPassword) {
     problem('cdrPassword', 'cdrPassword: required with a database user');
   }
+  const cdrName = text('cdrName') || DEFAULT_CDR_NAME;
+  if (!/^[\w$]{1,64}$/.test(cdrName)) {
+    problem('cdrName', 'cdrName: the database name, 1-64 letters, digits, "_" or "$"');
+  }
   const click = text('clickToCall');
   if (click !== '' && click !== 'yes' && click !== 'no') problem('clickToCall', 'clickToCall: yes or no');
   if (Object.keys(errors).length) return { errors };
@@ -76,7 +82,7 @@ export function settingsOfAnswers(
       : { PBX_EVENTS: 'esl', ESL_URL: `${scheme}://:${secret}@${at}` };
   if (system === 'freepbx' && cdrUser) {
     const hostOnly = at.slice(0, at.lastIndexOf(':'));
-    follow.ASTERISK_CDR_URL = `${tls ? 'mysqls' : 'mysql'}://${encodeURIComponent(cdrUser)}:${encodeURIComponent(cdrPassword)}@${hostOnly}:3306/asteriskcdrdb`;
+    follow.ASTERISK_CDR_URL = `${tls ? 'mysqls' : 'mysql'}://${encodeURIComponent(cdrUser)}:${encodeURIComponent(cdrPassword)}@${hostOnly}:3306/${cdrName}`;
   }
   if (stored?.PBX_TRUNKS) follow.PBX_TRUNKS = stored.PBX_TRUNKS;
   const dial: Record<string, string> | null | undefined =
@@ -112,6 +118,7 @@ export function answersOfStored(stored: Record<string, string> | undefined): Rec
       user: decodeURIComponent(parsed.username),
       tls: parsed.protocol === 'tls:' ? 'yes' : '',
       cdrUser: cdr ? decodeURIComponent(cdr.username) : '',
+      cdrName: cdr ? cdr.pathname.slice(1) : '',
     };
   } catch {
     return {};

@@ -1,7 +1,7 @@
 import { ConnectionOutcome } from './connection-test';
 import { documentOf, esc, PageCall } from './page-render';
 import { PageText } from './page-text';
-import { AMI_READ, AMI_WRITE, DEFAULT_AMI_USER, PbxSystem } from './setup-answers';
+import { AMI_READ, AMI_WRITE, DEFAULT_AMI_USER, DEFAULT_CDR_NAME, PbxSystem } from './setup-answers';
 import { fill, SetupText } from './setup-text';
 
 /** What every step of the guided setup is drawn with. */
@@ -100,7 +100,7 @@ export function questionsStep(input: QuestionsInput): string {
   const passwordHelp = input.passwordStored ? `${text.passwordHelp} ${text.passwordKeep}` : text.passwordHelp;
   const tls = `<div class="field check"><input type="checkbox" id="setup-tls" name="tls" value="yes"${entered.tls === 'yes' ? ' checked' : ''}${disabled}><label for="setup-tls">${esc(text.tls)}</label></div>`;
   const cdr = ami
-    ? `<fieldset><legend>${esc(text.cdrTitle)}</legend><p class="hint">${esc(text.cdrHelp)}</p>${field('cdrUser', text.cdrUser, 'asteriskcdrdb', { stored: 'ASTERISK_CDR_URL' })}${field('cdrPassword', text.cdrPassword, text.passwordHelp, { type: 'password' })}</fieldset>`
+    ? `<fieldset><legend>${esc(text.cdrTitle)}</legend><p class="hint">${esc(text.cdrHelp)}</p>${field('cdrUser', text.cdrUser, text.cdrUserHelp, { stored: 'ASTERISK_CDR_URL' })}${field('cdrPassword', text.cdrPassword, text.passwordHelp, { type: 'password' })}${field('cdrName', text.cdrName, text.cdrNameHelp, { value: DEFAULT_CDR_NAME })}</fieldset>`
     : '';
   const clickNow = entered.clickToCall ?? 'no';
   const radio = (value: string, label: string) =>

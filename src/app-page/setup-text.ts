@@ -36,7 +36,10 @@ const en = {
   cdrHelp:
     'With it, calls that ended while the bridge was not connected are still reported. Leave both empty to skip.',
   cdrUser: 'Database user',
+  cdrUserHelp: "A user that may read the table cdr, on the PBX's own database server (port 3306).",
   cdrPassword: "The database user's password",
+  cdrName: 'Database name',
+  cdrNameHelp: "FreePBX's is asteriskcdrdb.",
   clickQuestion: "Should clicking a number in the CRM ring the employee's phone?",
   yes: 'Yes',
   no: 'No',
@@ -153,7 +156,11 @@ const de: SetupText = {
   cdrHelp:
     'Damit werden auch Anrufe gemeldet, die endeten, während die Brücke nicht verbunden war. Beide Felder leer lassen, um das zu überspringen.',
   cdrUser: 'Datenbankbenutzer',
+  cdrUserHelp:
+    'Ein Benutzer, der die Tabelle cdr lesen darf, auf dem Datenbankserver der Anlage (Port 3306).',
   cdrPassword: 'Passwort des Datenbankbenutzers',
+  cdrName: 'Name der Datenbank',
+  cdrNameHelp: 'Bei FreePBX: asteriskcdrdb.',
   clickQuestion: 'Soll ein Klick auf eine Nummer im CRM das Telefon des Mitarbeiters klingeln lassen?',
   yes: 'Ja',
   no: 'Nein',
@@ -271,7 +278,11 @@ const ru: SetupText = {
   cdrHelp:
     'С ней передаются и звонки, завершившиеся, пока мост не был подключён. Оставьте оба поля пустыми, чтобы пропустить.',
   cdrUser: 'Пользователь базы',
+  cdrUserHelp:
+    'Пользователь, которому можно читать таблицу cdr, на сервере баз данных самой АТС (порт 3306).',
   cdrPassword: 'Пароль пользователя базы',
+  cdrName: 'Имя базы',
+  cdrNameHelp: 'У FreePBX: asteriskcdrdb.',
   clickQuestion: 'Должен ли щелчок по номеру в CRM вызывать телефон сотрудника?',
   yes: 'Да',
   no: 'Нет',

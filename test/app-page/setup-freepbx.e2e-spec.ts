@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
+import { CdrDatabase } from '../support/cdr-database';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
 import { launchChromium, PortalFrameHost } from './portal-frame';
@@ -195,6 +196,28 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
     expect(words).toContain("that the PBX's firewall lets 127.0.0.1 in on that port");
     expect(await frame.$('#setup-next')).toBeNull();
     await steps.screenshot('setup-3-unreachable');
+  }, 60_000);
+
+  it('reads the CDR database beside the manager interface when its user is given: tested too', async () => {
+    const cdr = await CdrDatabase.create('setup_page');
+    try {
+      const url = new URL(cdr.url);
+      const { frame } = await openAs(beta);
+      const steps = new SetupSteps(page, frame, 'freepbx-cdr');
+      await steps.press('#setup-link');
+      await steps.press('#system-freepbx');
+      await steps.fill('#setup-port', String(pbx.port));
+      await steps.fill('#setup-cdrUser', decodeURIComponent(url.username));
+      await steps.fill('#setup-cdrPassword', decodeURIComponent(url.password));
+      await steps.fill('#setup-cdrName', cdr.name);
+      await steps.press('#setup-save');
+      expect(await frame.textContent('#test-words')).toContain("accepted the bridge's login");
+      expect(await frame.textContent('#test-ledger')).toBe('The call records database answered too.');
+      expect((await portal(beta)).settings.follow).toMatchObject({ PBX_EVENTS: 'ami' });
+      expect(await html(frame)).not.toContain(decodeURIComponent(url.password));
+    } finally {
+      await cdr.close();
+    }
   }, 60_000);
 
   it('refuses a bad address beside its field and stores nothing', async () => {
