@@ -20,6 +20,7 @@ if (kubectlMissing) {
  * runs that project alone.
  */
 const POSTGRES_SPECS = [
+  'app-page/single-settings',
   'click-to-call/click-claims-replicas',
   'click-to-call/dial-claims-replicas',
   'click-to-call/end-to-end',

@@ -165,6 +165,9 @@ function tokensSection(model: PageModel, base: string): string {
     ? `<div class="notice" role="status"><p>${esc(text.tokenOnce)}</p><p><output id="new-token">${esc(model.newToken)}</output></p></div>`
     : '';
   const rows = tokens.map((token) => {
+    if (token.fromEnvironment) {
+      return `<tr class="from-env"><td>${esc(token.label ?? '')}</td><td>${esc(text.tokenFromEnv)}</td><td></td></tr>`;
+    }
     const revoke = model.user.admin
       ? `<form method="post" action="${base}/tokens/${encodeURIComponent(token.id)}/revoke"><button type="submit" aria-label="${esc(`${text.revoke} ${token.label ?? token.id}`)}">${esc(text.revoke)}</button></form>`
       : '';
@@ -204,10 +207,17 @@ function settingsSection(model: PageModel, base: string): string {
   const value = (name: string, stored: unknown) => (name in entered ? entered[name] : (stored ?? ''));
   const option = (current: string, optionValue: string, label: string) =>
     `<option value="${esc(optionValue)}"${current === optionValue ? ' selected' : ''}>${esc(label)}</option>`;
+  // Single mode: an empty choice is the environment's value, named beside it.
+  const environment = settings.environment;
+  const fallback = (shown: unknown) =>
+    environment
+      ? `${text.environmentDefault}${shown === undefined || shown === '' ? '' : `: ${String(shown)}`}`
+      : text.deploymentDefault;
+  const onOff = (flag: boolean | undefined) => (flag === undefined ? undefined : flag ? text.on : text.off);
   const userNow = String(value('defaultUserId', settings.defaultUserId));
   const employees = model.employees ?? [];
   const userOptions = [
-    option(userNow, '', text.deploymentDefault),
+    option(userNow, '', fallback(environment?.defaultUserId)),
     ...employees.map((employee) =>
       option(userNow, String(employee.id), `${employee.name} (#${employee.id})`),
     ),
@@ -261,9 +271,9 @@ function settingsSection(model: PageModel, base: string): string {
   return `<section id="settings"><h2>${esc(text.settings)}</h2>${note}${failed}${general}
 <form method="post" action="${base}/settings">
 <div class="field"><label for="defaultUserId">${esc(text.defaultEmployee)}</label><select id="defaultUserId" name="defaultUserId"${disabled}${user.attrs}>${userOptions.join('')}</select>${user.html}</div>
-<div class="field"><label for="defaultCountry">${esc(text.country)}</label><input id="defaultCountry" name="defaultCountry" value="${esc(value('defaultCountry', settings.defaultCountry))}" maxlength="10" autocomplete="off"${disabled}${country.attrs}>${country.html}</div>
-<div class="field"><label for="missedCallTask">${esc(text.missedTasks)}</label><select id="missedCallTask" name="missedCallTask"${disabled}${task.attrs}>${option(taskNow, '', text.deploymentDefault)}${option(taskNow, 'on', text.on)}${option(taskNow, 'off', text.off)}</select>${task.html}</div>
-<div class="field"><label for="lineNumber">${esc(text.lineNumber)}</label><input id="lineNumber" name="lineNumber" value="${esc(value('lineNumber', settings.lineNumber))}" maxlength="50" autocomplete="off" spellcheck="false"${disabled}${line.attrs}>${line.html}</div>
+<div class="field"><label for="defaultCountry">${esc(text.country)}</label><input id="defaultCountry" name="defaultCountry" value="${esc(value('defaultCountry', settings.defaultCountry))}" placeholder="${esc(environment?.defaultCountry ?? '')}" maxlength="10" autocomplete="off"${disabled}${country.attrs}>${country.html}</div>
+<div class="field"><label for="missedCallTask">${esc(text.missedTasks)}</label><select id="missedCallTask" name="missedCallTask"${disabled}${task.attrs}>${option(taskNow, '', fallback(onOff(environment?.missedCallTask)))}${option(taskNow, 'on', text.on)}${option(taskNow, 'off', text.off)}</select>${task.html}</div>
+<div class="field"><label for="lineNumber">${esc(text.lineNumber)}</label><input id="lineNumber" name="lineNumber" value="${esc(value('lineNumber', settings.lineNumber))}" placeholder="${esc(environment?.lineNumber ?? '')}" maxlength="50" autocomplete="off" spellcheck="false"${disabled}${line.attrs}>${line.html}</div>
 <fieldset><legend>${esc(text.dialSettings)}</legend>
 <div class="field"><label for="DIAL_MODE">${esc(text.dialMode)}</label><select id="DIAL_MODE" name="DIAL_MODE"${disabled}${dial.attrs}>${option(modeNow, '', text.dialOff)}${option(modeNow, 'ami', 'AMI (Asterisk)')}${option(modeNow, 'esl', 'ESL (FreeSWITCH)')}${option(modeNow, 'http', 'HTTP')}</select>${dial.html}</div>
 <p class="hint">${esc(text.dialKeep)}</p>

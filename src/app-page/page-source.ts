@@ -43,12 +43,21 @@ export interface PageSettings {
   lines?: LineRule[];
   dial: PageDial | null;
   follow: PageFollow | null;
+  /** Single mode: what an empty choice means (the environment's values), shown beside each field. */
+  environment?: {
+    defaultUserId?: number;
+    defaultCountry?: string;
+    missedCallTask?: boolean;
+    lineNumber?: string;
+  };
 }
 
 export interface PageToken {
   id: string;
   label: string | null;
   createdAt: string;
+  /** One of PBX_TOKENS (single mode): listed, never shown, revoked by removing it there. */
+  fromEnvironment?: boolean;
 }
 
 /** What the page knows of its portal, from the store: the portal is who installed, not who posts. */
@@ -72,7 +81,7 @@ export interface PagePortal {
 
 /**
  * Where the application's page reads and changes one portal's state: the portal registry with many portals
- * (`B24_APP_MODE=multi`), the environment's one portal otherwise (read-only settings, no PBX tokens).
+ * (`B24_APP_MODE=multi`), the environment's one portal otherwise (its stored settings over the environment's).
  */
 export abstract class PageSource {
   abstract portal(portalId: string): Promise<PagePortal | undefined>;
@@ -101,7 +110,7 @@ export abstract class PageSource {
     patch: Record<string, unknown>,
   ): Promise<{ errors: SettingProblem[] } | { changed: string[] }>;
 
-  /** Null where the deployment has no per-portal PBX tokens (one portal: PBX_TOKENS). */
+  /** The portal's PBX tokens (one portal: PBX_TOKENS too, `fromEnvironment`); null where there are none. */
   abstract tokens(portalId: string): Promise<PageToken[] | null>;
 
   /** The new token (shown once) and its id (what the audit line and the list name). */

@@ -1,3 +1,5 @@
+import { moreDe, moreEn, moreRu } from './page-text-single';
+
 /**
  * The page's words in the portal's language (`LANG`); an unknown language gets English. One flat dictionary
  * per language: a translator edits one block.
@@ -100,6 +102,7 @@ const en = {
   notEnabled:
     'This page is off: the bridge has no ADMIN_TOKEN (webhook mode) or B24_CLIENT_SECRET (OAuth) to sign its sessions with.',
   signInPrompt: 'This deployment serves one portal: sign in with its admin token (ADMIN_TOKEN).',
+  ...moreEn,
 };
 
 export type PageText = typeof en;
@@ -205,6 +208,7 @@ const de: PageText = {
     'Diese Seite ist aus: Der Brücke fehlt ADMIN_TOKEN (Webhook-Modus) oder B24_CLIENT_SECRET (OAuth), um Sitzungen zu signieren.',
   signInPrompt:
     'Diese Installation bedient ein Portal: Melden Sie sich mit ihrem Admin-Token (ADMIN_TOKEN) an.',
+  ...moreDe,
 };
 
 const ru: PageText = {
@@ -304,6 +308,7 @@ const ru: PageText = {
   notEnabled:
     'Страница отключена: у моста нет ADMIN_TOKEN (режим вебхука) или B24_CLIENT_SECRET (OAuth) для подписи сессий.',
   signInPrompt: 'Эта установка обслуживает один портал: войдите с её токеном администратора (ADMIN_TOKEN).',
+  ...moreRu,
 };
 
 const TEXTS: Record<string, PageText> = { en, de, ru };

@@ -1,15 +1,12 @@
 import { Injectable } from '@nestjs/common';
 import { PortalBudget } from '../portal/budget-waiters';
 import { PortalRegistry } from '../tenancy/portal-registry';
-import {
-  checkPortalSettings,
-  checkPortalSettingsShape,
-  createPbxToken,
-} from '../tenancy/portal-settings-check';
+import { checkPortalSettingsShape, createPbxToken } from '../tenancy/portal-settings-check';
 import { PortalStore } from '../store/portal-store';
 import { ConnectionLine, PageEmployee, PagePortal, PageSettings, PageSource, PageToken } from './page-source';
 import { readEmployees } from './employees';
 import { dialPageView, followLine, followPageView } from './page-views';
+import { storedTokens, storeSettings } from './stored-settings';
 
 /** The page with many portals: each portal's record, runtime and PBX tokens, as `/v1/admin/portals` has them. */
 @Injectable()
@@ -119,34 +116,12 @@ export class RegistryPageSource extends PageSource {
     return 'errors' in checked ? checked : { patch: { ...checked.patch } };
   }
 
-  async updateSettings(portalId: string, body: Record<string, unknown>) {
-    const checked = await checkPortalSettings(
-      body,
-      { production: this.registry.production },
-      this.registry.egress,
-    );
-    if ('errors' in checked) return checked;
-    const before = (await this.portals.findPortal(portalId))?.settings ?? {};
-    const updated = await this.portals.updateSettings(portalId, { ...checked.patch }, Date.now());
-    if (!updated) return { errors: [{ field: 'body', problems: ['the portal is not installed'] }] };
-    // As PATCH /v1/admin/portals does: every replica rebuilds the portal's runtime from its new record.
-    await this.registry.sync();
-    // The names of what changed, never the values (dial settings hold passwords).
-    const keys = new Set([...Object.keys(before), ...Object.keys(updated.settings)]) as Set<
-      keyof typeof before
-    >;
-    const changed = [...keys].filter(
-      (key) => JSON.stringify(before[key]) !== JSON.stringify(updated.settings[key]),
-    );
-    return { changed };
+  updateSettings(portalId: string, body: Record<string, unknown>) {
+    return storeSettings(this.portals, this.registry, portalId, body);
   }
 
-  async tokens(portalId: string): Promise<PageToken[]> {
-    return (await this.portals.listPbxTokens(portalId)).map((token) => ({
-      id: token.id,
-      label: token.label ?? null,
-      createdAt: new Date(token.createdAt).toISOString(),
-    }));
+  tokens(portalId: string): Promise<PageToken[]> {
+    return storedTokens(this.portals, portalId);
   }
 
   async createToken(

@@ -1,15 +1,15 @@
 import { Injectable } from '@nestjs/common';
-import { PortalRuntime } from '../tenancy/portal-runtime';
+import { SeededRuntime } from '../tenancy/single-portal';
 import { ConnectionLine } from './page-source';
 import { followLine } from './page-views';
 
 /** The connection state of a deployment serving one portal: its seeded runtime's parts. */
 @Injectable()
 export class SingleConnection {
-  constructor(private readonly runtime: PortalRuntime) {}
+  constructor(private readonly seeded: SeededRuntime) {}
 
   lines(): ConnectionLine[] {
-    const { runtime } = this;
+    const runtime = this.seeded.current;
     const authorisation = runtime.credentials.authorisation();
     const status = runtime.status();
     const dialer = runtime.dialer?.dialerStatus;

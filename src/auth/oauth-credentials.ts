@@ -147,8 +147,13 @@ export class OAuthCredentials extends PortalCredentials {
   }
 
   /** Called after every stored grant (install, re-install, app update, code flow): portal events bind again. */
-  onGrant(listener: () => void): void {
+  onGrant(listener: () => void): () => void {
     this.grantListeners.push(listener);
+    // The seeded portal's credentials outlive its runtimes: a closed one's listeners go with it.
+    return () => {
+      const index = this.grantListeners.indexOf(listener);
+      if (index >= 0) this.grantListeners.splice(index, 1);
+    };
   }
 
   /** The portal took the application away (ONAPPUNINSTALL): delivery pauses until it is installed again. */

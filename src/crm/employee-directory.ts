@@ -31,6 +31,7 @@ export class EmployeeDirectory {
   private timer?: NodeJS.Timeout;
   private loading = false;
   private readonly stopping = new AbortController();
+  private stopListening?: () => void;
 
   constructor(
     private readonly client: PortalClient,
@@ -45,13 +46,16 @@ export class EmployeeDirectory {
   start(): void {
     // OAuth: the read at start has no tokens until the application is installed; read as soon as it is,
     // rather than at the next retry.
-    if (this.credentials instanceof OAuthCredentials) this.credentials.onGrant(() => this.loadNow());
+    if (this.credentials instanceof OAuthCredentials) {
+      this.stopListening = this.credentials.onGrant(() => this.loadNow());
+    }
     void this.refreshAndReschedule();
   }
 
   close(): void {
     clearTimeout(this.timer);
     this.stopping.abort();
+    this.stopListening?.();
   }
 
   /** Whether a copy has been read from the portal yet. */

@@ -101,6 +101,8 @@ export class PortalEventBinder {
     this.processId = `bridge-${portalId}`.replace(/[^\w.-]/g, '_').slice(0, 60);
   }
 
+  private stopListening?: () => void;
+
   private get oauth(): OAuthCredentials | undefined {
     return this.credentials instanceof OAuthCredentials ? this.credentials : undefined;
   }
@@ -110,7 +112,7 @@ export class PortalEventBinder {
     const oauth = this.oauth;
     if (!oauth) return;
     this.status.mode = this.offline ? 'offline' : 'online';
-    oauth.onGrant(() => this.bindSoon());
+    this.stopListening = oauth.onGrant(() => this.bindSoon());
     this.bindWhenOwner();
     if (this.offline) this.schedulePoll(0);
   }
@@ -140,6 +142,7 @@ export class PortalEventBinder {
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.stopListening?.();
     clearTimeout(this.retryTimer);
     clearTimeout(this.pollTimer);
     clearTimeout(this.ownerTimer);

@@ -35,7 +35,7 @@ const REFUSAL =
 /**
  * Guards the PBX routes and tells which portal the PBX belongs to. Guards run after middleware, so the body
  * parsers call `admit` first themselves: nobody without a token gets a body read, parsed or measured.
- * Single-portal mode: PBX_TOKENS, all of PORTAL_ID. Many portals (docs/API.md): the tokens each portal's
+ * Single-portal mode: PBX_TOKENS and the tokens created on the application's page, all of PORTAL_ID. Many portals (docs/API.md): the tokens each portal's
  * operator issued (`/v1/admin/portals/:portalId/pbx-tokens`), found by their SHA-256 and compared in
  * constant time; a PBX only ever reaches its own portal.
  */
@@ -72,7 +72,8 @@ export class PbxTokenGuard implements CanActivate {
   }
 
   private async portalOf(token: string): Promise<string | undefined> {
-    if (!this.multi) return matchesAny(token, this.accepted) ? this.portalId : undefined;
+    // Single mode: PBX_TOKENS first (no store read), then the tokens created on the page for its portal.
+    if (!this.multi && matchesAny(token, this.accepted)) return this.portalId;
     if (!this.portals) return undefined;
     const presented = digest(token);
     let found: Awaited<ReturnType<PortalStore['findPbxToken']>>;
@@ -86,6 +87,8 @@ export class PbxTokenGuard implements CanActivate {
     }
     // The lookup by digest finds the candidate; the comparison that decides is constant-time.
     if (!found || !timingSafeEqual(presented, Buffer.from(found.digest, 'hex'))) return undefined;
+    // A row of another portal (a database once used with many portals) reaches nothing here.
+    if (!this.multi && found.portalId !== this.portalId) return undefined;
     return found.portalId;
   }
 }

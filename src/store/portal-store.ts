@@ -90,6 +90,17 @@ export abstract class PortalStore {
 
   abstract findPortal(portalId: string): Promise<PortalRecord | undefined>;
 
+  /**
+   * Single mode's seeded portal: its row created if missing (`settings: {}`, active), its domain and endpoint
+   * made the environment's if they changed (its settings and PBX tokens stay). Returns the stored record.
+   */
+  abstract ensurePortal(portal: {
+    portalId: string;
+    domain: string;
+    clientEndpoint: string;
+    now: number;
+  }): Promise<PortalRecord>;
+
   /** A page of portals ordered by id, after `after` (exclusive), at most `limit`. */
   abstract listPortals(page: { after?: string; limit: number }): Promise<PortalRecord[]>;
 

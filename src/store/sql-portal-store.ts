@@ -114,6 +114,29 @@ export class SqlPortalStore extends PortalStore {
     });
   }
 
+  async ensurePortal(portal: {
+    portalId: string;
+    domain: string;
+    clientEndpoint: string;
+    now: number;
+  }): Promise<PortalRecord> {
+    const { sql, db } = this;
+    const { portalId, domain, clientEndpoint, now } = portal;
+    return db.atomically(function* () {
+      yield sql`INSERT INTO portals (portal_id, domain, client_endpoint, status, installed_at, uninstalled_at,
+           settings, updated_at)
+         VALUES (${portalId}, ${domain}, ${clientEndpoint}, 'active', ${now}, NULL, '{}', ${now})
+         ON CONFLICT (portal_id) DO NOTHING`;
+      // A version bump only when something changed: replicas starting together rebuild nothing.
+      yield sql`UPDATE portals SET domain = ${domain}, client_endpoint = ${clientEndpoint}, status = 'active',
+           uninstalled_at = NULL, updated_at = ${GREATEST}(updated_at + 1, ${now})
+         WHERE portal_id = ${portalId}
+           AND (domain <> ${domain} OR client_endpoint <> ${clientEndpoint} OR status <> 'active')`;
+      const [row] = yield* rowsOf<PortalRow>(sql`SELECT * FROM portals WHERE portal_id = ${portalId}`);
+      return portalOf(row);
+    });
+  }
+
   async markUninstalled(portalId: string, now: number): Promise<boolean> {
     const rows = await this.db.all(
       this.sql`UPDATE portals SET status = 'uninstalled', uninstalled_at = ${now},

@@ -11,6 +11,7 @@ import { PortalRuntime, RuntimeDeps } from './portal-runtime';
 import { DeliveryPlacement } from './delivery-placement';
 import { DeploymentSettings } from './portal-scoped-settings';
 import { PortalSync } from './portal-sync';
+import { SeededSync } from './seeded-sync';
 import { DueWork } from './due-work';
 import { RegistryDeps } from './registry-deps';
 import { SeededPortal, seededPortal } from './seeded-portal';
@@ -51,6 +52,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   /** Single mode's one portal; undefined with many portals. */
   readonly seeded?: SeededPortal;
   private seededStarted = false;
+  private readonly seededSync?: SeededSync;
 
   constructor(registryDeps: RegistryDeps) {
     const { config, auth, portal, delivery, lookup, recording, events, intake, egress } = registryDeps;
@@ -94,6 +96,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
     // The seeded portal is delivered by every replica once the application is up.
     this.runtimes.owns = (portalId) => (this.seeded ? this.seededStarted : this.placement.owns(portalId));
     this.syncer = new PortalSync(registryDeps.portals, this.runtimes, this.placement);
+    if (this.seeded) this.seededSync = new SeededSync(registryDeps.portals, this.runtimes, this.seeded);
     this.dueWork = new DueWork(registryDeps.calls, (due) => {
       for (const { portalId, kind } of due) this.wake(portalId, (runtime) => runtime.wakeDue(kind));
     });
@@ -111,15 +114,15 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   /**
-   * Single mode: builds and opens the seeded portal's runtime (its stored tokens read, its directory
-   * started); the application's single-portal parts are its. Throws when it cannot be built: the bridge
-   * does not start.
+   * Single mode: stores the seeded portal's record if missing, builds and opens its runtime from the stored
+   * one (its own settings over the environment's, its stored tokens read); the application's single-portal
+   * parts reach it through `SeededRuntime` (single-portal.ts). Throws when it cannot be built: the bridge does not start.
    */
   async openSeeded(intake: CallIntake): Promise<PortalRuntime> {
     const seeded = this.seeded;
-    if (!seeded) throw new Error('no seeded portal with B24_APP_MODE=multi');
+    if (!seeded || !this.seededSync) throw new Error('no seeded portal with B24_APP_MODE=multi');
     this.deps.intake = intake;
-    await this.runtimes.recordIs(seeded.record);
+    await this.seededSync.open();
     const runtime = this.runtimes.get(seeded.record.portalId);
     if (!runtime) throw new Error(this.runtimes.failureOf(seeded.record.portalId)?.reason ?? 'not built');
     return runtime;
@@ -130,6 +133,9 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       // Its intake came with `openSeeded`.
       this.seededStarted = true;
       await this.runtimes.get(this.seeded.record.portalId)?.startSeeded();
+      // Its settings saved on any replica: read here within SYNC_MS, the runtime rebuilt from them.
+      this.timer = setInterval(() => void this.seededSync?.sync(), SYNC_MS);
+      this.timer.unref();
       return;
     }
     this.deps.intake = this.modules.get(CallIntake, { strict: false });
@@ -149,7 +155,11 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    if (this.seeded) return this.runtimes.closeAll();
+    if (this.seeded) {
+      clearInterval(this.timer);
+      await this.seededSync?.stop();
+      return this.runtimes.closeAll();
+    }
     clearInterval(this.timer);
     clearInterval(this.sweepTimer);
     this.stopWatchingWork?.();
@@ -217,7 +227,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
 
   /** Reads the portal records now (after an install, an uninstall or a settings change on this replica). */
   sync(): Promise<void> {
-    return this.syncer.sync();
+    return this.seededSync ? this.seededSync.sync() : this.syncer.sync();
   }
 
   /** What the portals' health and metrics aggregate from: each served portal's queue. */

@@ -1,6 +1,5 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
-import { WebhookCredentials } from '../auth/webhook-credentials';
 import { ClickBus } from '../clicks/click';
 import { CrmLookupService } from '../crm/crm-lookup.service';
 import { CrmSearch } from '../crm/crm-search';
@@ -16,7 +15,6 @@ import { ClickRegistry } from '../intake/click-registry';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
-import { createPortalClient } from '../portal/portal-client-factory';
 import { CallStore, QueueStats } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
 import { DialStore } from '../store/dial-store';
@@ -30,6 +28,7 @@ import { storedAnswers } from '../follow/stored-answers';
 import { PortalRecord } from '../store/portal-store';
 import { TokenStore } from '../store/token-store';
 import { PortalScopedSettings } from './portal-scoped-settings';
+import { PortalAccess, portalAccess } from './portal-access';
 import { RuntimePlacement, SHARD } from './runtime-placement';
 
 /** Portal events: each post wakes its portal's processor; `DueWork` finds retries and orphans. */
@@ -66,6 +65,11 @@ export interface RuntimeOptions {
   eventsStatus?: PortalEventsStatus;
   /** Where its services run (`runtime-placement.ts`): `SHARD` unless said. */
   placement?: RuntimePlacement;
+  /**
+   * How the portal is reached, built once and lent to each of its runtimes (the seeded portal's: its access
+   * and budget are the environment's, and the OAuth endpoints hold them). A runtime never stops what it borrowed.
+   */
+  access?: PortalAccess;
 }
 
 /**
@@ -113,6 +117,8 @@ export class PortalRuntime {
   private lastFollowHere = false;
   private opened = false;
   private closed = false;
+  /** Its credentials and client are its own (not lent to it): closing it stops the client's budget. */
+  private readonly ownsAccess: boolean;
 
   constructor(
     readonly record: PortalRecord,
@@ -123,26 +129,11 @@ export class PortalRuntime {
     this.portalId = record.portalId;
     this.eventsStatus = options.eventsStatus ?? new PortalEventsStatus();
     this.placement = options.placement ?? SHARD;
-    const label = scoped.metricsLabel;
-    if ('oauth' in scoped.access) {
-      const oauth = new OAuthCredentials(scoped.access.oauth, deps.tokens);
-      oauth.onRefresh = (outcome) => deps.metrics.tokenRefreshes.inc({ portal: label, outcome });
-      this.credentials = this.oauth = oauth;
-    } else {
-      this.credentials = new WebhookCredentials(
-        scoped.access.webhookUrl,
-        scoped.portal.apiVersion,
-        record.portalId,
-      );
-    }
-    this.client = createPortalClient({
-      credentials: this.credentials,
-      settings: scoped.portal,
-      portalId: record.portalId,
-      metrics: deps.metrics,
-      shared: deps.bucket,
-      metricsPortal: label,
-    });
+    this.ownsAccess = options.access === undefined;
+    const access = options.access ?? portalAccess(record.portalId, scoped, deps);
+    this.credentials = access.credentials;
+    this.oauth = access.oauth;
+    this.client = access.client;
     this.directory = new EmployeeDirectory(this.client, scoped.lookup, this.credentials);
     this.logger = new Logger(`Portal ${record.portalId}`);
     this.clicks = new ClickRegistry(this.bus, deps.calls, record.portalId);
@@ -441,7 +432,7 @@ export class PortalRuntime {
       await this.dialer?.close();
       this.directory.close();
     }
-    this.client.budget.stop();
+    if (this.ownsAccess) this.client.budget.stop();
   }
 }
 

@@ -4,6 +4,7 @@ import { PortalIntake } from '../crm/portal-crm';
 import { PortalEventsStatus } from '../events/portal-events-status';
 import { PortalRecord } from '../store/portal-store';
 import { PortalRuntime, RuntimeDeps } from './portal-runtime';
+import { PortalAccess, portalAccess } from './portal-access';
 import { DeploymentSettings, PortalScopedSettings, resolvePortalSettings } from './portal-scoped-settings';
 import { SeededPortal } from './seeded-portal';
 import { COMPETE, SHARD } from './runtime-placement';
@@ -57,11 +58,23 @@ export class PortalRuntimes {
     private readonly seeded?: SeededPortal,
   ) {}
 
-  /** The portal's settings: the seeded portal's from the environment, any other's from its record. */
+  /**
+   * The portal's settings from its record over the deployment's; the seeded portal's over the environment's
+   * (its own defaults: access, click-to-call, followed PBX, recording downloads).
+   */
   private scopedOf(record: PortalRecord): PortalScopedSettings {
-    if (this.isSeeded(record)) return (this.seeded as SeededPortal).scoped;
-    return resolvePortalSettings(record, this.deployment);
+    return resolvePortalSettings(
+      record,
+      this.deployment,
+      this.isSeeded(record) ? this.seeded?.defaults : undefined,
+    );
   }
+
+  /**
+   * The seeded portal's credentials and client, built with its first runtime and lent to each later one: the
+   * environment's access and budget do not change with its settings, and the OAuth endpoints hold them.
+   */
+  private seededAccess?: PortalAccess;
 
   private isSeeded(record: PortalRecord): boolean {
     return this.seeded?.record.portalId === record.portalId;
@@ -226,9 +239,13 @@ export class PortalRuntimes {
     const { portalId } = record;
     let runtime: PortalRuntime | undefined;
     try {
-      runtime = new PortalRuntime(record, this.scopedOf(record), this.deps, {
+      const scoped = this.scopedOf(record);
+      const seeded = this.isSeeded(record);
+      if (seeded) this.seededAccess ??= portalAccess(portalId, scoped, this.deps);
+      runtime = new PortalRuntime(record, scoped, this.deps, {
         eventsStatus: this.eventStatuses.get(portalId),
-        placement: this.isSeeded(record) ? COMPETE : SHARD,
+        placement: seeded ? COMPETE : SHARD,
+        access: seeded ? this.seededAccess : undefined,
       });
       await runtime.open();
     } catch (error) {
@@ -256,7 +273,8 @@ export class PortalRuntimes {
     if (failure) {
       this.logger.log(`portal ${portalId} is served again (after ${failure.attempts} failed attempts)`);
     }
-    if (this.owns(portalId)) await runtime.startDelivery();
+    // The seeded portal rebuilt once the application is up (its settings changed): directory, then delivery.
+    if (this.owns(portalId)) await (this.isSeeded(record) ? runtime.startSeeded() : runtime.startDelivery());
     return 'published';
   }
 
@@ -311,6 +329,7 @@ export class PortalRuntimes {
     const runtimes = [...this.runtimes.values()];
     this.runtimes.clear();
     await Promise.all(runtimes.map((runtime) => runtime.close()));
+    this.seededAccess?.client.budget.stop();
   }
 
   private fail(record: PortalRecord, error: unknown): void {

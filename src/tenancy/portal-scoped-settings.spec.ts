@@ -2,6 +2,8 @@ import { loadConfig } from '../config/app-config';
 import {
   authSettingsOf,
   deliverySettingsOf,
+  dialSettingsOf,
+  followSettingsOf,
   eventSettingsOf,
   intakeSettingsOf,
   lookupSettingsOf,
@@ -11,6 +13,7 @@ import {
 } from '../config/settings';
 import { PortalOwnSettings, PortalRecord } from '../store/portal-store';
 import { DeploymentSettings, resolvePortalSettings } from './portal-scoped-settings';
+import { seededPortal } from './seeded-portal';
 
 /** The deployment's views of an environment, as the registry hands them to the resolver. */
 function deploymentOf(env: Record<string, string>): DeploymentSettings {
@@ -119,5 +122,59 @@ describe('resolvePortalSettings: each setting by its rule', () => {
       expect(scoped.problems.join(' ')).toContain('DIAL_URL');
       expect(scoped.problems.join(' ')).not.toContain('pa55word');
     }
+  });
+});
+
+describe("resolvePortalSettings for single mode's seeded portal: its stored settings over the environment's", () => {
+  const env = {
+    B24_WEBHOOK_URL: 'https://one.example.com/rest/1/hooksecret/',
+    B24_DEFAULT_USER_ID: '1',
+    DEFAULT_COUNTRY: 'DE',
+    DIAL_MODE: 'http',
+    DIAL_URL: 'http://pbx.env/dial?ext={extension}',
+    RECORDING_FETCH_HOSTS: 'pbx.env',
+    B24_LINE_NUMBER: 'env-line',
+    LOOKUP_CACHE_SIZE: '5000',
+  };
+  const config = loadConfig(env);
+  const deployment = deploymentOf(env);
+  const seed = seededPortal({
+    ...deployment,
+    dial: dialSettingsOf(config),
+    follow: followSettingsOf(config),
+    intake: intakeSettingsOf(config),
+    portalId: 'sandbox',
+  }).defaults;
+
+  it("takes the environment's access, click-to-call, recording hosts and whole cache where nothing is stored", () => {
+    const scoped = resolvePortalSettings(record({}), deployment, seed);
+    expect(scoped.access).toEqual({ webhookUrl: env.B24_WEBHOOK_URL });
+    expect(scoped.dial?.url).toBe(env.DIAL_URL);
+    expect(scoped.dial?.defaultUserId).toBe(1);
+    expect(scoped.recording.fetchHosts).toEqual(['pbx.env']);
+    expect(scoped.lookup.cacheSize).toBe(5000);
+    expect(scoped.events.lineNumber).toBe('env-line');
+    expect(scoped.follow).toBeUndefined();
+    expect(scoped.metricsLabel).toBe('m-1');
+  });
+
+  it('a stored value wins, the same layering as with many portals', () => {
+    const scoped = resolvePortalSettings(
+      record({
+        defaultUserId: 7,
+        defaultCountry: 'AT',
+        lineNumber: 'own-line',
+        dial: { DIAL_MODE: 'http', DIAL_URL: 'http://pbx.own/dial' },
+        follow: { PBX_EVENTS: 'ami', AMI_URL: 'tcp://crm:pw@pbx.own:5038' },
+      }),
+      deployment,
+      seed,
+    );
+    expect(scoped.delivery.defaultUserId).toBe(7);
+    expect(scoped.lookup.defaultCountry).toBe('AT');
+    expect(scoped.events.lineNumber).toBe('own-line');
+    expect(scoped.dial?.url).toBe('http://pbx.own/dial');
+    expect(scoped.follow?.mode).toBe('ami');
+    expect(scoped.access).toEqual({ webhookUrl: env.B24_WEBHOOK_URL });
   });
 });

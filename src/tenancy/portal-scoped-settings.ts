@@ -86,10 +86,28 @@ export interface PortalScopedSettings {
   readonly problems: readonly string[];
 }
 
-/** One portal's settings from its record and the deployment's: each by its rule. */
+/**
+ * What the environment gives the seeded portal beyond the deployment's views that every portal's settings
+ * are layered over (`resolvePortalSettings`): how it is reached, and its click-to-call, followed PBX and
+ * recording downloads, which with many portals are each portal's own only.
+ */
+export interface SeedDefaults {
+  access: PortalScopedSettings['access'];
+  /** Always built: with DIAL_MODE unset it subscribes to nothing, and readiness shows it off. */
+  dial: DialSettings;
+  follow?: FollowSettings;
+  recordingFetch: Pick<RecordingSettings, 'fetchHosts' | 'fetchAuthorization'>;
+}
+
+/**
+ * One portal's settings from its record and the deployment's: each by its rule. `seed`: single mode's one
+ * portal, whose stored settings are layered over the environment's the same way, with the environment's
+ * access, click-to-call, followed PBX and recording downloads as the defaults a stored value replaces.
+ */
 export function resolvePortalSettings(
   record: PortalRecord,
   deployment: DeploymentSettings,
+  seed?: SeedDefaults,
 ): PortalScopedSettings {
   const own = record.settings;
   const problems: string[] = [];
@@ -105,7 +123,8 @@ export function resolvePortalSettings(
     bindCrmEntity: own.bindCrmEntity ?? deployment.lookup.bindCrmEntity,
     defaultCountry: own.defaultCountry ?? deployment.lookup.defaultCountry,
     // The cache preallocates room for all its entries: 10 000 a portal would be 400 KB each of a thousand.
-    cacheSize: Math.min(deployment.lookup.cacheSize, PORTAL_CACHE_SIZE),
+    // Single mode's one portal has the whole LOOKUP_CACHE_SIZE.
+    cacheSize: seed ? deployment.lookup.cacheSize : Math.min(deployment.lookup.cacheSize, PORTAL_CACHE_SIZE),
   });
   const defaultUserId = own.defaultUserId ?? deployment.delivery.defaultUserId;
   let dial: DialSettings | undefined;
@@ -117,6 +136,9 @@ export function resolvePortalSettings(
     if ('settings' in built && built.refusals.length) {
       problems.push(`click-to-call fails every click: ${built.refusals.join('; ')}`);
     }
+  } else if (seed) {
+    // The environment's, with the portal's own default employee for callbacks nobody is responsible for.
+    dial = Object.freeze({ ...seed.dial, defaultUserId });
   }
   // Per portal only: a PBX and its Manager secret belong to one tenant (PBX_EVENTS is refused in the env).
   let follow: FollowSettings | undefined;
@@ -127,6 +149,8 @@ export function resolvePortalSettings(
     });
     if ('settings' in built) follow = built.settings;
     else problems.push(`the PBX is not followed: ${built.problems.join('; ')}`);
+  } else if (seed) {
+    follow = seed.follow;
   }
   const missedCallDeadlineMs =
     own.missedCallTask === false
@@ -151,9 +175,14 @@ export function resolvePortalSettings(
   });
   // Per portal only: a download host and its credential belong to one tenant's PBX. The deployment's
   // RECORDING_FETCH_HOSTS/AUTH are refused at start-up in multi mode and never read here.
+  const ownFetch = own.recordingFetch && {
+    fetchHosts: own.recordingFetch.hosts,
+    fetchAuthorization: authorizationOf(own.recordingFetch.auth),
+  };
+  const fetch = ownFetch ?? seed?.recordingFetch;
   const recording: RecordingSettings = Object.freeze({
-    fetchHosts: Object.freeze([...(own.recordingFetch?.hosts ?? [])]),
-    fetchAuthorization: authorizationOf(own.recordingFetch?.auth),
+    fetchHosts: Object.freeze([...(fetch?.fetchHosts ?? [])]),
+    fetchAuthorization: fetch?.fetchAuthorization,
     // Deployment only: what the process can hold and the portal's upload limit are the same for every tenant.
     maxBytes: deployment.recording.maxBytes,
     waitMs: deployment.recording.waitMs,
@@ -171,8 +200,9 @@ export function resolvePortalSettings(
   const { auth } = deployment;
   return Object.freeze({
     portalId: record.portalId,
-    // Deployment only: the one published application's credentials; the portal's own endpoint.
-    access: {
+    // Deployment only: the one published application's credentials; the portal's own endpoint. The seeded
+    // portal's: the environment's webhook or OAuth pair.
+    access: seed?.access ?? {
       oauth: {
         portalId: record.portalId,
         portalUrl: new URL(record.clientEndpoint).origin,
@@ -201,7 +231,8 @@ export function resolvePortalSettings(
     egress: deployment.egress,
     missedCallTask: own.missedCallTask,
     defaultCountry: own.defaultCountry,
-    metricsLabel: deployment.portalLabel ? record.portalId : 'all',
+    // The one portal of single mode is always labelled with its id.
+    metricsLabel: deployment.portalLabel || seed ? record.portalId : 'all',
     problems: Object.freeze(problems),
   });
 }

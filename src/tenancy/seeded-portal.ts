@@ -12,7 +12,7 @@ import {
   RecordingSettings,
 } from '../config/settings';
 import { PortalRecord } from '../store/portal-store';
-import { PortalScopedSettings } from './portal-scoped-settings';
+import { SeedDefaults } from './portal-scoped-settings';
 
 /** The environment's views a single-portal deployment's one portal is seeded from. */
 export interface SeedSettings {
@@ -32,11 +32,13 @@ export interface SeedSettings {
 
 /**
  * Single-portal mode is the portal registry serving one portal: this record, seeded from the environment
- * (B24_WEBHOOK_URL, or B24_PORTAL_URL with OAuth) and never stored, so every replica reads the same one.
+ * (B24_WEBHOOK_URL, or B24_PORTAL_URL with OAuth). Its row is stored (created at start, `settings: {}`), so
+ * the page's changes reach every replica; its settings are the environment's with the stored ones over them.
  */
 export interface SeededPortal {
+  /** The record as the environment names it; the stored one (its settings, its version) is read at start. */
   record: PortalRecord;
-  scoped: PortalScopedSettings;
+  defaults: SeedDefaults;
 }
 
 export function seededPortal(seed: SeedSettings): SeededPortal {
@@ -59,29 +61,17 @@ export function seededPortal(seed: SeedSettings): SeededPortal {
     updatedAt: 0,
   };
   if (auth.mode !== 'oauth' && !auth.webhookUrl) throw new Error('B24_WEBHOOK_URL: not set');
-  const scoped: PortalScopedSettings = Object.freeze({
-    portalId,
+  const defaults: SeedDefaults = Object.freeze({
     access:
       auth.mode === 'oauth'
         ? { oauth: oauthSettings(auth, portal, portalId) }
         : { webhookUrl: auth.webhookUrl as string },
-    portal,
-    lookup: seed.lookup,
-    delivery: seed.delivery,
-    recording: seed.recording,
-    events: seed.events,
-    // Always built: with DIAL_MODE unset it subscribes to nothing, and readiness shows it off.
     dial: seed.dial,
     follow: seed.follow.mode || seed.follow.cdrUrl ? seed.follow : undefined,
-    followReading: {
-      internalMaxDigits: seed.intake.internalMaxDigits,
-      recordingTemplate: seed.intake.recordingUrls.asterisk,
-      freeswitchRecordingTemplate: seed.intake.recordingUrls.freeswitch,
-      timeZone: seed.intake.timeZone,
+    recordingFetch: {
+      fetchHosts: seed.recording.fetchHosts,
+      fetchAuthorization: seed.recording.fetchAuthorization,
     },
-    egress: seed.egress,
-    metricsLabel: portalId,
-    problems: Object.freeze([]),
   });
-  return { record, scoped };
+  return { record, defaults };
 }

@@ -12,6 +12,24 @@ import { PortalEventStore, PortalSignal } from '../store/portal-event-store';
 import { PortalRegistry } from './portal-registry';
 import { PortalRuntime } from './portal-runtime';
 
+/**
+ * The seeded portal's runtime as it is now: a change of its settings (the page, on any replica) replaces
+ * it, so its users ask here each time and never keep one (docs/decisions/one-assembly-path.md). Its
+ * credentials and client stay the same object across the replacements (`PortalRuntimes`).
+ */
+@Injectable()
+export class SeededRuntime {
+  constructor(
+    private readonly registry: PortalRegistry,
+    /** The first runtime, opened before any user of this is built. */
+    private readonly first: PortalRuntime,
+  ) {}
+
+  get current(): PortalRuntime {
+    return this.registry.get(this.first.portalId) ?? this.first;
+  }
+}
+
 /*
  * Single-portal mode's ports: the registry's seeded portal (seeded-portal.ts) is the application's one
  * portal, and these give the rest of the application its parts through the same ports as with many portals.
@@ -31,12 +49,16 @@ export class SinglePortalEventRouting extends PortalEventRouting implements OnMo
   private stopWatching?: () => void;
 
   constructor(
-    private readonly runtime: PortalRuntime,
+    private readonly seeded: SeededRuntime,
     private readonly store: PortalEventStore,
     config: AppConfig,
   ) {
     super();
     this.webhookToken = config.B24_APPLICATION_TOKEN;
+  }
+
+  private get runtime(): PortalRuntime {
+    return this.seeded.current;
   }
 
   onModuleInit(): void {
@@ -89,8 +111,12 @@ export class SinglePortalEventRouting extends PortalEventRouting implements OnMo
 /** The one portal's readiness details, from its runtime. */
 @Injectable()
 export class SinglePortalHealth extends PortalHealth {
-  constructor(private readonly runtime: PortalRuntime) {
+  constructor(private readonly seeded: SeededRuntime) {
     super();
+  }
+
+  private get runtime(): PortalRuntime {
+    return this.seeded.current;
   }
 
   queueStats(): Promise<QueueStats> {
@@ -157,6 +183,7 @@ export const singlePortalProviders: Provider[] = [
     inject: [PortalRuntime],
   },
   { provide: PortalClient, useFactory: (runtime: PortalRuntime) => runtime.client, inject: [PortalRuntime] },
+  SeededRuntime,
   { provide: PortalEventRouting, useClass: SinglePortalEventRouting },
   { provide: PortalHealth, useClass: SinglePortalHealth },
 ];
@@ -164,6 +191,7 @@ export const singlePortalProviders: Provider[] = [
 /** What single mode's providers export. */
 export const SINGLE_PORTAL_PORTS = [
   PortalRuntime,
+  SeededRuntime,
   PortalCredentials,
   PortalClient,
   PortalEventRouting,

@@ -12,7 +12,7 @@ import { launchChromium } from './portal-frame';
 /**
  * Webhook mode (one portal, B24_WEBHOOK_URL): the portal posts no application form, so the same page sits
  * behind ADMIN_TOKEN, typed once into its sign-in form; the session then rides in the page's addresses. The
- * settings are the environment's: shown, not changed.
+ * settings are the portal's stored ones over the environment's, changed on the page.
  */
 describe('the application page in webhook mode (behind ADMIN_TOKEN)', () => {
   let h: Harness;
@@ -44,7 +44,7 @@ describe('the application page in webhook mode (behind ADMIN_TOKEN)', () => {
     return response?.status();
   };
 
-  it('refuses a wrong admin token and opens the page for the right one, settings read only', async () => {
+  it('refuses a wrong admin token and opens the page for the right one, its settings editable', async () => {
     expect(await signIn('not-the-admin-token')).toBe(401);
     expect(await page.textContent('body')).toContain('did not confirm');
     expect(await page.$('input[name="session"]')).toBeNull();
@@ -58,21 +58,26 @@ describe('the application page in webhook mode (behind ADMIN_TOKEN)', () => {
     const session = (await page.getAttribute('input[name="session"]', 'value')) ?? '';
     expect(session).not.toBe('');
     expect(page.url()).not.toContain(session.slice(0, 16));
-    expect(await page.textContent('#settings')).toContain('come from the environment');
-    expect(await page.inputValue('#defaultCountry')).toBe('DE');
-    expect(await page.isDisabled('#defaultCountry')).toBe(true);
-    expect(await page.$('#settings button')).toBeNull();
-    // No per-portal PBX tokens with one portal (PBX_TOKENS).
-    expect(await page.$('#tokens')).toBeNull();
+    // The settings are the portal's stored ones over the environment's: empty, with the environment's beside.
+    expect(await page.inputValue('#defaultCountry')).toBe('');
+    expect(await page.getAttribute('#defaultCountry', 'placeholder')).toBe('DE');
+    expect(await page.isDisabled('#defaultCountry')).toBe(false);
+    // PBX_TOKENS are listed as the environment's, never shown.
+    expect(await page.textContent('#tokens')).toContain('PBX_TOKENS #1');
     expect(await page.textContent('#connection')).toContain('working');
     await eventually(async () => {
       await Promise.all([page.waitForNavigation(), page.press('#refresh', 'Enter')]);
       const text = (await page.textContent('#calls')) ?? '';
       return text.includes('wh-') ? text : undefined;
     });
-    // The server refuses a change all the same.
-    const forged = await h.http.post('/app/settings').type('form').send({ session, defaultCountry: 'FR' });
-    expect(forged.status).toBe(403);
+    // A save in the browser is stored and shown again.
+    await page.fill('#defaultCountry', 'AT');
+    await Promise.all([
+      page.waitForNavigation(),
+      page.click('#settings button[type="submit"]:not([formaction])'),
+    ]);
+    expect(await page.textContent('body')).toContain('Saved.');
+    expect(await page.inputValue('#defaultCountry')).toBe('AT');
     // The page never shows the admin token.
     expect(await page.content()).not.toContain(ADMIN_TOKEN);
   });

@@ -51,6 +51,34 @@ describe.each(TEST_ENGINES)('PortalStore (%s)', (_name, engineOf) => {
     );
   }
 
+  it("stores single mode's seeded portal once: its settings and tokens stay, a new address is taken, a same start changes no version", async () => {
+    const seeded = {
+      portalId: 'sandbox',
+      domain: 'one.example.com',
+      clientEndpoint: 'https://one.example.com/rest/',
+    };
+    const created = await stores.portals.ensurePortal({ ...seeded, now: 1_000 });
+    expect(created).toMatchObject({ ...seeded, status: 'active', settings: {}, updatedAt: 1_000 });
+    await stores.portals.updateSettings('sandbox', { defaultCountry: 'AT' }, 2_000);
+    expect(
+      await stores.portals.addPbxToken({ id: 't-1', portalId: 'sandbox', createdAt: 2_000, digest: 'ab' }),
+    ).toBe(true);
+    // Another replica starting, or a restart: the record as stored, its version unchanged.
+    const again = await stores.portals.ensurePortal({ ...seeded, now: 3_000 });
+    expect(again.settings).toEqual({ defaultCountry: 'AT' });
+    expect(again.updatedAt).toBe(2_000);
+    // The environment names another address: taken, with a newer version; settings and tokens stay.
+    const moved = await stores.portals.ensurePortal({
+      portalId: 'sandbox',
+      domain: 'two.example.com',
+      clientEndpoint: 'https://two.example.com/rest/',
+      now: 4_000,
+    });
+    expect(moved).toMatchObject({ domain: 'two.example.com', settings: { defaultCountry: 'AT' } });
+    expect(moved.updatedAt).toBeGreaterThan(2_000);
+    expect((await stores.portals.listPbxTokens('sandbox')).map((token) => token.id)).toEqual(['t-1']);
+  });
+
   it('keeps settings and PBX tokens across an uninstall and a reinstall, and pages the list', async () => {
     await install('m-a', 1_000);
     await install('m-b', 1_000);
