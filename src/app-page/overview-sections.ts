@@ -2,7 +2,7 @@ import { CallStore } from '../store/call-store';
 import { LineFormErrors, linesSection } from './lines-render';
 import { pageLinesOf } from './lines-view';
 import { PageCall, PageModel } from './page-render';
-import { PageEmployee, PageSettings, PageToken } from './page-source';
+import { PageEmployee, PageSettings } from './page-source';
 import { setupLink, setupWelcome } from './setup-render';
 import { setupTextFor } from './setup-text';
 
@@ -11,7 +11,6 @@ export interface OverviewInput {
   lang: string;
   admin: boolean;
   settings: PageSettings;
-  tokens: PageToken[] | null;
   calls: PageCall[];
   employees: PageEmployee[] | undefined;
   lineRefused?: LineFormErrors;
@@ -19,7 +18,7 @@ export interface OverviewInput {
 
 /**
  * The overview's own sections of the setup and the lines: the link to the guided setup; while the portal has
- * no PBX connection (no PBX events, no dial settings, no PBX token) and no call, the setup's first question
+ * no PBX connection (no PBX events, no dial settings) and no call nor line, the setup's first question
  * before everything else; the lines with today's calls and their rules.
  */
 export async function overviewSections(
@@ -30,11 +29,7 @@ export async function overviewSections(
   const lines = await pageLinesOf(calls, input.portalId, input.settings.lines);
   const editable = input.admin && input.settings.editable;
   const unset =
-    !input.settings.follow &&
-    !input.settings.dial &&
-    !input.tokens?.length &&
-    input.calls.length === 0 &&
-    lines.lines.length === 0;
+    !input.settings.follow && !input.settings.dial && input.calls.length === 0 && lines.lines.length === 0;
   return {
     link: input.admin && !(editable && unset) ? setupLink(text) : '',
     top: editable && unset ? setupWelcome(text) : '',

@@ -61,7 +61,6 @@ export class PageResponder {
         lang: session.lang,
         admin: session.admin,
         settings,
-        tokens,
         calls,
         employees,
         lineRefused: extra.lineRefused,
