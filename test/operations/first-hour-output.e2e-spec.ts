@@ -11,7 +11,7 @@ const scripts = (
   JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
 ).scripts;
 /** npm's progress spinner frames (braille) and the terminal codes it clears them with. */
-const SPINNER = /[\u2800-\u28ff]|\u001b\[/;
+const SPINNER = new RegExp(`[\u2800-\u28ff]|${String.fromCharCode(27)}\\[`);
 
 /**
  * What an operator sees in the first minutes: `npm start`'s first line, the bridge's first log line, and the
