@@ -60,7 +60,7 @@ describe('deploy/bridge.env.example', () => {
 
   it('refuses to start with its placeholders unchanged, naming each', () => {
     expect(() => loadConfig(settings)).toThrow(
-      /PBX_TOKENS: still the repository's placeholder.*ADMIN_TOKEN: still.*B24_WEBHOOK_URL: still/,
+      /(?=.*PBX_TOKENS: still the repository's placeholder)(?=.*ADMIN_TOKEN: still)(?=.*B24_WEBHOOK_URL: still)/s,
     );
   });
 });
