@@ -46,7 +46,8 @@ function interpolate(text, variables, where) {
 
 function interpolateAll(value, variables, where) {
   if (typeof value === 'string') return interpolate(value, variables, where);
-  if (Array.isArray(value)) return value.map((item, index) => interpolateAll(item, variables, `${where}[${index}]`));
+  if (Array.isArray(value))
+    return value.map((item, index) => interpolateAll(item, variables, `${where}[${index}]`));
   if (value && typeof value === 'object') {
     return Object.fromEntries(
       Object.entries(value).map(([key, item]) => [key, interpolateAll(item, variables, `${where}.${key}`)]),
@@ -59,7 +60,8 @@ function merge(base, override) {
   if (Array.isArray(base) && Array.isArray(override)) return [...base, ...override];
   if (base && override && typeof base === 'object' && typeof override === 'object') {
     const merged = { ...base };
-    for (const [key, value] of Object.entries(override)) merged[key] = key in base ? merge(base[key], value) : value;
+    for (const [key, value] of Object.entries(override))
+      merged[key] = key in base ? merge(base[key], value) : value;
     return merged;
   }
   return override;
@@ -68,8 +70,11 @@ function merge(base, override) {
 /** `environment` as a map, from either of compose's forms (a map, or a list of NAME=value). */
 function environmentMap(environment) {
   if (!environment) return {};
-  if (!Array.isArray(environment)) return Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, String(v ?? '')]));
-  return Object.fromEntries(environment.map((entry) => [entry.split('=', 1)[0], entry.slice(entry.indexOf('=') + 1)]));
+  if (!Array.isArray(environment))
+    return Object.fromEntries(Object.entries(environment).map(([k, v]) => [k, String(v ?? '')]));
+  return Object.fromEntries(
+    environment.map((entry) => [entry.split('=', 1)[0], entry.slice(entry.indexOf('=') + 1)]),
+  );
 }
 
 function composeConfig(argv, processEnv) {
@@ -81,7 +86,8 @@ function composeConfig(argv, processEnv) {
     if (value === undefined) fail(`${flag} needs a value`);
     if (flag === '-f') files.push(resolve(value));
     else if (flag === '--env-file') variables = readEnvFile(resolve(value));
-    else if (flag === '--env-file-as') substitutes[value.split('=', 1)[0]] = resolve(value.slice(value.indexOf('=') + 1));
+    else if (flag === '--env-file-as')
+      substitutes[value.split('=', 1)[0]] = resolve(value.slice(value.indexOf('=') + 1));
     else fail(`unknown option ${flag}`);
   }
   if (files.length === 0) fail('no compose file (-f)');
@@ -97,7 +103,9 @@ function composeConfig(argv, processEnv) {
     model = merge(model, interpolateAll(parsed, variables, file));
   }
   for (const service of Object.values(model.services ?? {})) {
-    const fromFiles = [service.env_file ?? []].flat().map((entry) => (typeof entry === 'string' ? entry : entry.path));
+    const fromFiles = [service.env_file ?? []]
+      .flat()
+      .map((entry) => (typeof entry === 'string' ? entry : entry.path));
     const read = fromFiles.map((name) => readEnvFile(substitutes[name] ?? resolve(project, name)));
     service.environment = Object.assign({}, ...read, environmentMap(service.environment));
     delete service.env_file;
