@@ -1,4 +1,5 @@
 import { CallEvent, Direction, EndStatus } from '../calls/call';
+import { normaliseLine } from '../common/line-number';
 
 /** One call from or to outside as a tracker (AMI, event socket) follows it, until its outside party hangs up. */
 export interface FollowedCall {
@@ -18,6 +19,11 @@ export interface FollowedCall {
   caller?: string;
   /** Click-to-call: the portal's CALL_ID the dialer put on the originate (event socket only). */
   crmCallId?: string;
+  /**
+   * The company's number the call came in on (the DID) or went out from (the caller ID presented outside):
+   * its line (docs/API.md "Lines"), as the PBX gave it; the intake normalises it.
+   */
+  line?: string;
   answeredBy?: string;
   /** When the call was first taken: talk time counts from here. */
   answeredAt?: number;
@@ -32,6 +38,7 @@ export interface CallOpening {
   at: number;
   caller?: string;
   crmCallId?: string;
+  line?: string;
 }
 
 /** A call not started yet (inbound calls start when a phone rings), ringing nobody. */
@@ -232,6 +239,7 @@ export function startedEvent(
     ...(extension ? { extension } : {}),
     ...(extensions.length > 1 ? { extensions: extensions.slice(0, 50) } : {}),
     ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+    ...(call.line ? { line: call.line } : {}),
     at: iso(at),
   };
 }
@@ -269,7 +277,19 @@ export function endedEvent(
     ...(failedReason ? { failedReason } : {}),
     ...(recordingUrl ? { recordingUrl } : {}),
     ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+    ...(call.line ? { line: call.line } : {}),
   };
+}
+
+/**
+ * A PBX's value (a DID, a presented caller ID) as a followed call's line: trimmed, or undefined when it is
+ * none (empty, `<unknown>`, the `s` extension: no digit; anything the intake would refuse as a line), so a
+ * bad value never costs the event it rides on.
+ */
+export function followedLine(value: string | undefined): string | undefined {
+  const text = value?.trim();
+  if (!text || !/\d/.test(text)) return undefined;
+  return normaliseLine(text) === undefined ? undefined : text;
 }
 
 /** An inbound call no phone took: busy when every leg that rang was busy, else missed. */
