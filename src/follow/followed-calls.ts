@@ -56,6 +56,7 @@ export class CallTable<Call extends FollowedCall> {
   /** Calls whose `call.started` waits for more parallel dials → the time it gives (PBX clock, ms). */
   private readonly pendingStarts = new Map<string, number>();
   private forgottenCalls = 0;
+  private openedCalls = 0;
 
   constructor(private readonly maxCalls: number) {}
 
@@ -65,6 +66,11 @@ export class CallTable<Call extends FollowedCall> {
 
   get forgotten(): number {
     return this.forgottenCalls;
+  }
+
+  /** Calls opened since start (resyncs' included): every call followed so far. */
+  get opened(): number {
+    return this.openedCalls;
   }
 
   get holdsStarts(): boolean {
@@ -99,6 +105,7 @@ export class CallTable<Call extends FollowedCall> {
     }
     this.calls.set(call.callId, call);
     this.byOutside.set(call.outside, call.callId);
+    this.openedCalls++;
     return call;
   }
 
@@ -152,6 +159,11 @@ export abstract class FollowedCallTracker<Call extends FollowedCall> {
 
   get activeCalls(): number {
     return this.calls.size;
+  }
+
+  /** Calls followed since start, live or over. */
+  get followedCalls(): number {
+    return this.calls.opened;
   }
 
   /** Calls forgotten because the tracker was full (each is a lost call). */
