@@ -88,9 +88,7 @@ export function followLine(views: FollowHealthView[]): ConnectionLine {
     ok: parts.every((part) => part.connected),
     detail: parts
       .map((part) =>
-        [part.target, part.lastError, 'calls' in part ? part.calls : undefined]
-          .filter(Boolean)
-          .join(': '),
+        [part.target, part.lastError, 'calls' in part ? part.calls : undefined].filter(Boolean).join(': '),
       )
       .join('; '),
   };

@@ -121,7 +121,9 @@ export function clickLine(raw: string | undefined, warn: (problem: string) => vo
   if (raw === undefined || raw.trim() === '') return undefined;
   const line = normaliseLine(raw);
   if (line === undefined) {
-    warn(`its LINE_NUMBER ${JSON.stringify(raw.slice(0, 60))} is not ${LINE_RULE_TEXT}: dialled without a line`);
+    warn(
+      `its LINE_NUMBER ${JSON.stringify(raw.slice(0, 60))} is not ${LINE_RULE_TEXT}: dialled without a line`,
+    );
   }
   return line;
 }

@@ -20,9 +20,7 @@ export interface LineNotes {
 
 /** The line the notes give a call of `direction`. */
 export function lineOf(notes: LineNotes, direction: Direction): string | undefined {
-  return direction === 'inbound'
-    ? (notes.did ?? notes.exten)
-    : (notes.outboundCnum ?? notes.presented);
+  return direction === 'inbound' ? (notes.did ?? notes.exten) : (notes.outboundCnum ?? notes.presented);
 }
 
 /** What `event` says of its channel's line; undefined when nothing. */

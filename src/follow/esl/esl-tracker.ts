@@ -139,8 +139,9 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
       const startedAt = createdAt.get(row.uuid) || now;
       const root = row.call_uuid && row.call_uuid !== row.uuid ? this.legs.get(row.call_uuid) : undefined;
       if (row.direction === 'inbound') {
-        // Its line is not known here: `dest` is where the dialplan took the leg since, not the DID.
-        this.openInbound(row.uuid, outsideNumberOf(row.cid_num, false), startedAt, undefined);
+        // Its line: `initial_dest`, the number dialled (`dest` is where the dialplan took the leg since).
+        const line = followedLine(row.initial_dest);
+        this.openInbound(row.uuid, outsideNumberOf(row.cid_num, false), startedAt, line);
       } else if (root?.kind === 'phone') {
         const number = outsideNumberOf(row.dest, false);
         const line = presentedLine(row.cid_num, root);
