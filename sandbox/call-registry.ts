@@ -119,16 +119,9 @@ export class CallRegistry {
    * The unfinished call a repeated register refers to, if it was registered less than 30 minutes ago with
    * the same user, number, type, line (LINE_NUMBER; another line is another call) and EXTERNAL_CALL_ID.
    */
-  findRepeat(
-    userId: number,
-    phone: string,
-    type: number,
-    line: string,
-    externalCallId: string,
-    now: number,
-  ): PortalCall | undefined {
-    if (externalCallId === '') return undefined;
-    const callId = this.byDedupeKey.get(dedupeKey(userId, phone, type, line, externalCallId));
+  findRepeat(key: RegisterKey, now: number): PortalCall | undefined {
+    if (key.externalCallId === '') return undefined;
+    const callId = this.byDedupeKey.get(dedupeKey(key));
     const call = callId === undefined ? undefined : this.calls.get(callId);
     if (!call || call.finished || now - call.registeredAt >= REGISTER_DEDUPE_WINDOW_MS) return undefined;
     return call;
@@ -174,16 +167,25 @@ export class CallRegistry {
   }
 }
 
-function dedupeKey(
-  userId: number,
-  phone: string,
-  type: number,
-  line: string,
-  externalCallId: string,
-): string {
+/** What makes a repeated register the same call. */
+export interface RegisterKey {
+  userId: number;
+  phone: string;
+  type: number;
+  line: string;
+  externalCallId: string;
+}
+
+function dedupeKey({ userId, phone, type, line, externalCallId }: RegisterKey): string {
   return `${userId}|${phoneDigits(phone)}|${type}|${line}|${externalCallId}`;
 }
 
 function keyOf(call: PortalCall): string {
-  return dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.LINE_NUMBER, call.EXTERNAL_CALL_ID);
+  return dedupeKey({
+    userId: call.USER_ID,
+    phone: call.PHONE_NUMBER,
+    type: call.TYPE,
+    line: call.LINE_NUMBER,
+    externalCallId: call.EXTERNAL_CALL_ID,
+  });
 }

@@ -67,7 +67,10 @@ export function register(params: Params, context: MethodContext): MethodResult {
   const externalCallId = stringParam(params, 'EXTERNAL_CALL_ID') ?? '';
 
   const line = stringParam(params, 'LINE_NUMBER') ?? '';
-  const repeat = context.state.calls.findRepeat(user.ID, phone, type, line, externalCallId, context.now);
+  const repeat = context.state.calls.findRepeat(
+    { userId: user.ID, phone, type, line, externalCallId },
+    context.now,
+  );
   if (repeat) {
     repeat.registerRequests += 1;
     return { result: { ...repeat.answer } };

@@ -1,5 +1,11 @@
 import { CallEvent } from '../../calls/call';
-import { answeredEvent, FollowedCallTracker, followedLine, noteRinging } from '../followed-calls';
+import {
+  answeredEvent,
+  CallOpening,
+  FollowedCallTracker,
+  followedLine,
+  noteRinging,
+} from '../followed-calls';
 import {
   endedEventOf,
   hidden,
@@ -145,7 +151,13 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
       } else if (root?.kind === 'phone') {
         const number = outsideNumberOf(row.dest, false);
         const line = presentedLine(row.cid_num, root);
-        const call = this.openOutbound(root.uuid, row.uuid, root, number, startedAt, line);
+        const call = this.openOutbound(root, {
+          callId: root.uuid,
+          outside: row.uuid,
+          phoneNumber: number,
+          at: startedAt,
+          line,
+        });
         events.push(startedEventOf(call, startedAt));
       }
     }
@@ -199,7 +211,8 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
         // A caller-less originate straight to a gateway (a callback): the gateway leg is the a-leg.
         const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
         const line = presentedLine(presentedBy(event), undefined);
-        const call = this.openOutbound(uuid, uuid, undefined, dialled, at, line);
+        const opening = { callId: uuid, outside: uuid, phoneNumber: dialled, at, line };
+        const call = this.openOutbound(undefined, opening);
         this.flushInto(out);
         out.push(startedEventOf(call, at));
         return;
@@ -216,7 +229,8 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
     if (root?.kind !== 'phone') return;
     const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
     const line = presentedLine(presentedBy(event), root);
-    const call = this.openOutbound(root.uuid, uuid, root, dialled, at, line);
+    const opening = { callId: root.uuid, outside: uuid, phoneNumber: dialled, at, line };
+    const call = this.openOutbound(root, opening);
     this.flushInto(out);
     out.push(startedEventOf(call, at));
   }
@@ -278,17 +292,13 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
     );
   }
 
+  /** An outbound call: `callId` the phone's a-leg (or the gateway leg's own), `outside` the gateway leg. */
   private openOutbound(
-    callId: string,
-    outside: string,
     root: Leg | undefined,
-    phoneNumber: string,
-    at: number,
-    line: string | undefined,
+    opening: Pick<CallOpening, 'callId' | 'outside' | 'phoneNumber' | 'at' | 'line'>,
   ): TrackedCall {
     const { extension: caller, crmCallId } = root ?? {};
-    const opening = { callId, direction: 'outbound' as const, phoneNumber, outside, at, caller, crmCallId };
-    const call = newCall({ ...opening, line });
+    const call = newCall({ ...opening, direction: 'outbound', caller, crmCallId });
     call.started = true;
     return this.calls.open(call);
   }
