@@ -1,7 +1,7 @@
 import { Direction } from '../../calls/call';
 import { followedLine } from '../followed-calls';
 import { AmiMessage } from './ami-message';
-import { first } from './channel-map';
+import { Channel, first } from './channel-map';
 
 /**
  * What a call's events said of its line (docs/API.md "Lines"), most telling first when it is chosen:
@@ -68,4 +68,13 @@ export class EarlyLines {
   clear(): void {
     this.notes.clear();
   }
+}
+
+/**
+ * The caller ID a trunk leg was presented (real PBX output: the dialled leg's connected line), unless it is
+ * only the dialling phone's own extension.
+ */
+export function presentedLine(value: string | undefined, root: Channel | undefined): string | undefined {
+  const line = followedLine(value);
+  return line !== root?.extension ? line : undefined;
 }

@@ -1,9 +1,9 @@
 import { CallEvent } from '../../calls/call';
 import { answeredEvent, FollowedCallTracker, followedLine, noteRinging } from '../followed-calls';
 import { AmiMessage } from './ami-message';
-import { EarlyLines, lineNoteOf, LineNotes, lineOf } from './call-lines';
+import { EarlyLines, lineNoteOf, LineNotes, lineOf, presentedLine } from './call-lines';
 import { ANONYMOUS, isNumber, outsideNumber, withheld } from './caller-id';
-import { Channel, ChannelMap, ChannelRole, first, remember } from './channel-map';
+import { Channel, ChannelMap, ChannelRole, durationMs, first, remember } from './channel-map';
 import { Endpoints } from './endpoints';
 import { Recording, recordingUpdate } from './recordings';
 import { endedEventOf, newCall, startedEventOf, TrackedCall } from './tracked-call';
@@ -188,7 +188,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
       } else {
         const root = this.channels.get(channel.linkedid);
         if (root?.kind !== 'phone' && root?.kind !== 'local') continue;
-        const call = this.openOutbound(channel, root, entry.CallerIDNum, startedAt);
+        const presented = presentedLine(entry.ConnectedLineNum, root);
+        const call = this.openOutbound(channel, root, entry.CallerIDNum, startedAt, { presented });
         events.push(startedEventOf(call, startedAt));
       }
     }
@@ -236,12 +237,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     if (caller && caller.kind !== 'phone' && caller.kind !== 'local') return;
     // The dialled leg's caller id is often `<unknown>` at first (real PBX output): the dial string has it.
     const number = [event.DestCallerIDNum, event.DialString?.split('@')[0]].find(isNumber);
-    // The caller ID presented to the trunk (real PBX output: the dialled leg's connected line), unless it is
-    // only the dialling phone's own extension.
-    const presented = followedLine(event.DestConnectedLineNum);
-    const outbound = this.openOutbound(dest, root, number, at, {
-      presented: presented !== root?.extension ? presented : undefined,
-    });
+    const presented = presentedLine(event.DestConnectedLineNum, root);
+    const outbound = this.openOutbound(dest, root, number, at, { presented });
     this.flushInto(out);
     out.push(startedEventOf(outbound, at));
   }
@@ -447,11 +444,4 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     remember(this.sequence, sequence);
     return false;
   }
-}
-
-/** `HH:MM:SS` (CoreShowChannel Duration) in ms. */
-function durationMs(value: string | undefined): number {
-  const parts = (value ?? '').split(':').map(Number);
-  if (parts.length !== 3 || parts.some((part) => !Number.isFinite(part))) return 0;
-  return ((parts[0] * 60 + parts[1]) * 60 + parts[2]) * 1000;
 }
