@@ -338,13 +338,13 @@ export const PORTAL_SETTINGS = scoped('portal', {
       Matches(/^[\w-]+$/, { message: 'AMI_CONTEXT must be a dialplan context name' }),
     ),
     ESL_ORIGINATE: text(
-      '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
-      'the arguments of bgapi originate; {crmCallId}, {extension}, {number}, {userId} are filled in',
+      '{crm_call_id={crmCallId},crm_line={line}}user/{extension} {number} XML default',
+      "the arguments of bgapi originate; {crmCallId}, {extension}, {number}, {userId}, {line} (the click's line, empty when none) are filled in",
       IsString(),
       Matches(/^[^\r\n]+$/, { message: 'ESL_ORIGINATE must be one line' }),
     ),
     DIAL_URL: optional(
-      'with DIAL_MODE http: URL template with {extension}, {number}, {crmCallId}, {userId} (URL-encoded)',
+      "with DIAL_MODE http: URL template with {extension}, {number}, {crmCallId}, {userId}, {line} (the click's line, empty when none; URL-encoded)",
       Matches(/^https?:\/\/\S+$/i, { message: 'DIAL_URL must be an http(s) URL template' }),
       usableDialUrl(),
     ),
