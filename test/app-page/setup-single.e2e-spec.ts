@@ -1,7 +1,15 @@
 import { Browser, Page } from 'playwright-core';
 import { EslDouble } from '../support/esl-double';
-import { ADMIN_TOKEN, eventually, Harness, startHarness } from '../support/bridge-harness';
-import { launchChromium } from './portal-frame';
+import {
+  ADMIN_TOKEN,
+  ended,
+  eventually,
+  Harness,
+  PBX_TOKEN,
+  started,
+  startHarness,
+} from '../support/bridge-harness';
+import { launchChromium, submitIn } from './portal-frame';
 import { SetupSteps, writeSetupFigure } from './setup-support';
 
 const SECRET = 'setup-single-esl-s3cret';
@@ -11,7 +19,8 @@ const SECRET = 'setup-single-esl-s3cret';
  * the portal as the single-portal page keeps them), FreeSWITCH, from an empty portal to the first call
  * delivered: signed in, the page opens on "which phone system"; the event socket's questions; "save and
  * test" logs in to an event socket double (real TCP); the bridge follows it without a restart and a call
- * played on it reaches the sandbox portal; the lines step shows its line; "done" shows it delivered.
+ * played on it reaches the sandbox portal; the lines step shows its line; "done" shows it delivered. A line's
+ * rule saved on the overview is the portal's stored `lines` and applies to the next call.
  */
 describe('the guided setup: FreeSWITCH, one portal (headless Chromium)', () => {
   let h: Harness;
@@ -74,4 +83,30 @@ describe('the guided setup: FreeSWITCH, one portal (headless Chromium)', () => {
     await steps.screenshot('setup-5');
     writeSetupFigure('freeswitch', 'single', steps.count());
   }, 120_000);
+
+  it("a line's rule saved on the overview applies to the next call: report off keeps it off the portal", async () => {
+    await page.goto(`${h.url}/app?LANG=en`);
+    await page.fill('#token', ADMIN_TOKEN);
+    await submitIn(page.mainFrame(), '#token');
+    const form = 'form.line[data-line="+493055501234"]';
+    const first = `single-line-1-${Date.now()}`;
+    const post = (callId: string) =>
+      h.http
+        .post('/v1/calls/events')
+        .set('Authorization', `Bearer ${PBX_TOKEN}`)
+        .send([started(callId, { line: '+49 30 555 01234' }), ended(callId)]);
+    const state = async (callId: string) =>
+      (await h.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${PBX_TOKEN}`)).body.state;
+    expect((await post(first)).status).toBe(202);
+    await eventually(async () => ((await state(first)) === 'finished' ? true : undefined), 30_000);
+    await submitIn(page.mainFrame(), '#refresh');
+    expect(await page.textContent(`${form} .line-count`)).toBe("today's calls: 1");
+    await page.selectOption(`${form} select[name="report"]`, 'no');
+    await submitIn(page.mainFrame(), `${form} button[type=submit]`);
+    expect(await page.textContent('[role=status]')).toContain('The line is saved.');
+    const next = `single-line-2-${Date.now()}`;
+    expect((await post(next)).status).toBe(202);
+    await eventually(async () => ((await state(next)) === 'ignored' ? true : undefined), 30_000);
+    expect(h.sandbox.calls({ EXTERNAL_CALL_ID: next })).toEqual([]);
+  }, 60_000);
 });
