@@ -154,7 +154,7 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
     await page.screenshot({ path: shot('lines-1280.png') });
   }, 90_000);
 
-  it('shows a user who is no administrator the lines without a way to change them', async () => {
+  it('shows a user who is no administrator the lines without a way to change them, nor the setup', async () => {
     const { frame } = await open(2);
     expect(await frame.textContent(`form.line[data-line="${MAIN}"] .line-count`)).toMatch(
       /today's calls: \d/,
@@ -166,5 +166,13 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
       .type('form')
       .send({ session: await sessionOf(frame), number: MAIN, report: 'no' });
     expect(forged.status).toBe(403);
+    // Nor the guided setup: no way in, and the server refuses its steps.
+    expect(await frame.$('#setup-link')).toBeNull();
+    const setup = await bridge.http
+      .post('/app/setup/connect')
+      .type('form')
+      .send({ session: await sessionOf(frame), system: 'freepbx', host: '127.0.0.1', password: 'x' });
+    expect(setup.status).toBe(403);
+    expect((await settings()).follow).toBeUndefined();
   });
 });
