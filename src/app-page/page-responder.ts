@@ -6,6 +6,8 @@ import { PageSession, PageSessions } from './page-session';
 import { messagePage, PageCall, PageModel, renderPage } from './page-render';
 import { PageText, textFor } from './page-text';
 import { PageSource } from './page-source';
+import { LineFormErrors } from './lines-render';
+import { overviewSections } from './overview-sections';
 
 /** How many calls of each state the page reads to find today's. */
 const CALLS_PER_STATE = 200;
@@ -13,7 +15,7 @@ const CALLS_PER_STATE = 200;
 /** What a page after a post shows beside the portal's state. */
 export type PageExtra = Partial<
   Pick<PageModel, 'notice' | 'errors' | 'entered' | 'newToken' | 'testResult' | 'followTests'>
->;
+> & { lineRefused?: LineFormErrors };
 
 /** The page's answers: the page itself, a message page, their headers, and the audit line of a change. */
 @Injectable()
@@ -54,6 +56,15 @@ export class PageResponder {
       settings,
       errors: {},
       ...extra,
+      sections: await overviewSections(this.calls, {
+        portalId: session.portalId,
+        lang: session.lang,
+        admin: session.admin,
+        settings,
+        calls,
+        employees,
+        lineRefused: extra.lineRefused,
+      }),
     };
     this.headers(response, portal.clientEndpoint, portal.domain);
     response.send(renderPage(model));
@@ -105,7 +116,8 @@ export class PageResponder {
     );
   }
 
-  private async todaysCalls(portalId: string): Promise<PageCall[]> {
+  /** Today's calls of the portal, as the page lists them. */
+  async todaysCalls(portalId: string): Promise<PageCall[]> {
     const midnight = new Date();
     midnight.setUTCHours(0, 0, 0, 0);
     const states: [CallDelivery['state'], PageCall['state']][] = [
