@@ -233,6 +233,14 @@ describe('transcription test server (pocketsphinx behind an OpenAI-compatible en
     expect((await transcribe(fixtures.silentWav.path)).status).toBe(200);
   });
 
+  it('counts requests in flight at once, and tells when a number of them has been answered', async () => {
+    await injectTranscribeFault(server, { kind: 'slow', ms: 500, times: 2 });
+    const both = Promise.all([transcribe(fixtures.silentWav.path), transcribe(fixtures.silentWav.path)]);
+    await server.answered(2);
+    expect((await both).map((one) => one.status)).toEqual([200, 200]);
+    expect(await transcribeStats(server)).toMatchObject({ requests: 2, inFlight: 0, maxInFlight: 2 });
+  });
+
   it('names a wrong fault field in its control API', async () => {
     const bad = await fetch(`${server.url}/_transcribe/faults`, {
       method: 'POST',
