@@ -200,6 +200,12 @@ describe('transcription test server (pocketsphinx behind an OpenAI-compatible en
     await injectTranscribeFault(server, { kind: 'status', status: 500, forMs: 60_000 });
     expect((await transcribe(silent)).status).toBe(500);
     expect((await transcribe(silent)).status).toBe(500);
+    // What each refused request carried is still listed.
+    const received = await transcribeRequests(server);
+    expect(received[0]).toMatchObject({
+      status: 503,
+      file: { name: 'silent.wav', bytes: fixtures.silentWav.bytes },
+    });
     expect(await transcribeStats(server)).toMatchObject({
       requests: 5,
       transcribed: 1,
