@@ -126,6 +126,49 @@ describe(`the page in single-portal mode: stored settings, PBX tokens, test conn
     expect((await registered(again)).LINE_NUMBER).toBe('env-line');
   });
 
+  it('loses and doubles nothing in flight across the rebuild: every call reaches the portal once', async () => {
+    const [a, b] = replicas;
+    const session = await signIn(a);
+    const ids = Array.from({ length: 40 }, () => newId('rebuild'));
+    const posting = Promise.all(
+      ids.map(async (callId, index) => {
+        expect((await postCall(index % 2 ? a : b, PBX_TOKEN, callId)).status).toBe(202);
+      }),
+    );
+    // Saved while the calls are taken in and delivered: both replicas rebuild the runtime meanwhile.
+    const saved = await a.http.post('/app/settings').type('form').send({
+      session,
+      defaultUserId: '',
+      defaultCountry: 'CH',
+      missedCallTask: '',
+      lineNumber: '',
+      DIAL_MODE: '',
+    });
+    expect(saved.status).toBe(200);
+    await posting;
+    const delivered = await eventually(async () => {
+      const calls = (await Promise.all(
+        ids.map((callId) => callsByExternalId(sandbox, callId)),
+      )) as unknown as {
+        registerRequests: number;
+        finished: unknown;
+      }[][];
+      return calls.every((found) => found.length === 1 && found[0].finished) ? calls : undefined;
+    }, 40_000);
+    for (const [call] of delivered) expect(call.registerRequests).toBe(1);
+    const seededB = b.app.get(SeededRuntime);
+    await eventually(async () => (seededB.current.scoped.lookup.defaultCountry === 'CH' ? true : undefined));
+    // Back to the environment's for the specs after this one.
+    await a.http.post('/app/settings').type('form').send({
+      session,
+      defaultUserId: '',
+      defaultCountry: '',
+      missedCallTask: '',
+      lineNumber: '',
+      DIAL_MODE: '',
+    });
+  }, 60_000);
+
   it('refuses a bad setting naming the field, and stores nothing', async () => {
     const [a] = replicas;
     const session = await signIn(a);
