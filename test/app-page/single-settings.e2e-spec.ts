@@ -169,6 +169,32 @@ describe(`the page in single-portal mode: stored settings, PBX tokens, test conn
     });
   }, 60_000);
 
+  it("PATCH /v1/admin/portals/:portalId changes the seeded portal as the page does; its budget stays the environment's", async () => {
+    const [a, b] = replicas;
+    const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+    const patched = await a.http
+      .patch('/v1/admin/portals/sandbox')
+      .set(admin)
+      .send({ lineNumber: 'api-line' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.settings.lineNumber).toBe('api-line');
+    const seededB = b.app.get(SeededRuntime);
+    await eventually(async () =>
+      seededB.current.scoped.events.lineNumber === 'api-line' ? true : undefined,
+    );
+    const plan = await a.http.patch('/v1/admin/portals/sandbox').set(admin).send({ rateLimitRps: 5 });
+    expect(plan.status).toBe(400);
+    expect(JSON.stringify(plan.body)).toContain('B24_RATE_LIMIT_RPS');
+    expect((await a.http.get('/v1/admin/portals/other').set(admin)).status).toBe(404);
+    expect((await a.http.patch('/v1/admin/portals/sandbox').send({ lineNumber: null })).status).toBe(401);
+    expect(
+      (await a.http.patch('/v1/admin/portals/sandbox').set(admin).send({ lineNumber: null })).status,
+    ).toBe(200);
+    await eventually(async () =>
+      seededB.current.scoped.events.lineNumber === 'env-line' ? true : undefined,
+    );
+  });
+
   it('refuses a bad setting naming the field, and stores nothing', async () => {
     const [a] = replicas;
     const session = await signIn(a);
