@@ -8,6 +8,7 @@ import {
   started,
   startHarness,
 } from '../support/bridge-harness';
+import { PortalRegistry } from '../../src/tenancy/portal-registry';
 import { launchChromium, shot } from './portal-frame';
 
 /**
@@ -144,5 +145,45 @@ describe('the application page in webhook mode (behind ADMIN_TOKEN)', () => {
     await page.screenshot({ path: shot('webhook-400.png'), fullPage: true });
     await page.setViewportSize({ width: 1280, height: 900 });
     await page.screenshot({ path: shot('webhook-1280.png'), fullPage: true });
+  });
+});
+
+/**
+ * The environment's click-to-call shown on the page where none is stored: a save of the settings form as the
+ * browser posts it (the dial fields as shown) stores the other settings and copies nothing of the
+ * environment's dial settings into the portal's record, so a later change of the environment applies.
+ */
+describe("the application page in webhook mode: the environment's click-to-call", () => {
+  let h: Harness;
+  let browser: Browser;
+  let page: Page;
+
+  beforeAll(async () => {
+    h = await startHarness({ DIAL_MODE: 'ami', AMI_URL: 'tcp://crm:env-s3cret@127.0.0.1:5038' });
+    browser = await launchChromium();
+    page = await browser.newPage();
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await h?.close();
+  });
+
+  it('is shown as set, and a save leaves it the environment’s', async () => {
+    await page.goto(`${h.url}/app?LANG=en`);
+    await page.fill('#token', ADMIN_TOKEN);
+    await Promise.all([page.waitForNavigation(), page.press('#token', 'Enter')]);
+    expect(await page.inputValue('#DIAL_MODE')).toBe('ami');
+    expect(await page.textContent('label[for="AMI_URL"]')).toContain('tcp://127.0.0.1:5038');
+    expect(await page.content()).not.toContain('env-s3cret');
+    await page.fill('#defaultCountry', 'AT');
+    await Promise.all([
+      page.waitForNavigation(),
+      page.click('#settings button[type="submit"]:not([formaction])'),
+    ]);
+    expect(await page.textContent('body')).toContain('Saved.');
+    const record = h.app.get(PortalRegistry).record('sandbox');
+    expect(record?.settings).toEqual({ defaultCountry: 'AT' });
+    expect(await page.inputValue('#DIAL_MODE')).toBe('ami');
   });
 });
