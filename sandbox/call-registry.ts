@@ -115,16 +115,13 @@ export class CallRegistry {
     return [...this.calls.values()];
   }
 
-  /** The unfinished call a repeated register refers to, if it was registered less than 30 minutes ago. */
-  findRepeat(
-    userId: number,
-    phone: string,
-    type: number,
-    externalCallId: string,
-    now: number,
-  ): PortalCall | undefined {
-    if (externalCallId === '') return undefined;
-    const callId = this.byDedupeKey.get(dedupeKey(userId, phone, type, externalCallId));
+  /**
+   * The unfinished call a repeated register refers to, if it was registered less than 30 minutes ago with
+   * the same user, number, type, line (LINE_NUMBER; another line is another call) and EXTERNAL_CALL_ID.
+   */
+  findRepeat(key: RegisterKey, now: number): PortalCall | undefined {
+    if (key.externalCallId === '') return undefined;
+    const callId = this.byDedupeKey.get(dedupeKey(key));
     const call = callId === undefined ? undefined : this.calls.get(callId);
     if (!call || call.finished || now - call.registeredAt >= REGISTER_DEDUPE_WINDOW_MS) return undefined;
     return call;
@@ -133,10 +130,7 @@ export class CallRegistry {
   add(call: PortalCall): void {
     this.calls.set(call.CALL_ID, call);
     if (call.EXTERNAL_CALL_ID !== '') {
-      this.byDedupeKey.set(
-        dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.EXTERNAL_CALL_ID),
-        call.CALL_ID,
-      );
+      this.byDedupeKey.set(keyOf(call), call.CALL_ID);
     }
   }
 
@@ -152,7 +146,7 @@ export class CallRegistry {
       call.shownTo = call.shownTo.filter((id) => id !== done.USER_ID);
       call.cardLog.push({ at: done.at, by: 'finish', shown: [], hidden: [done.USER_ID] });
     }
-    this.byDedupeKey.delete(dedupeKey(call.USER_ID, call.PHONE_NUMBER, call.TYPE, call.EXTERNAL_CALL_ID));
+    this.byDedupeKey.delete(keyOf(call));
     return done;
   }
 
@@ -173,6 +167,25 @@ export class CallRegistry {
   }
 }
 
-function dedupeKey(userId: number, phone: string, type: number, externalCallId: string): string {
-  return `${userId}|${phoneDigits(phone)}|${type}|${externalCallId}`;
+/** What makes a repeated register the same call. */
+export interface RegisterKey {
+  userId: number;
+  phone: string;
+  type: number;
+  line: string;
+  externalCallId: string;
+}
+
+function dedupeKey({ userId, phone, type, line, externalCallId }: RegisterKey): string {
+  return `${userId}|${phoneDigits(phone)}|${type}|${line}|${externalCallId}`;
+}
+
+function keyOf(call: PortalCall): string {
+  return dedupeKey({
+    userId: call.USER_ID,
+    phone: call.PHONE_NUMBER,
+    type: call.TYPE,
+    line: call.LINE_NUMBER,
+    externalCallId: call.EXTERNAL_CALL_ID,
+  });
 }

@@ -7,6 +7,8 @@
 #   scripts/build-image.sh base     make the local stand-in for node:24-bookworm-slim
 #   scripts/build-image.sh build    build the image from a copy of the work tree
 #   scripts/build-image.sh run      run the image's entrypoint as Kubernetes would, probe it, stop it
+#   scripts/build-image.sh compose  the same with deploy/compose.yaml's environment (deploy/bridge.env, else
+#                                   bridge.env.example with its placeholders replaced) and health check
 #   scripts/build-image.sh clean    remove the image, the base and the work folder
 set -euo pipefail
 
@@ -97,11 +99,28 @@ image_field() {
     process.stdout.write([value].flat().map((item) => item + "\0").join(""));' "$1"
 }
 
+# One field of deploy/compose.yaml's bridge service as `docker compose config` resolves it (env_file folded
+# into environment; scripts/compose-config.js), NUL-separated: `environment` as NAME=value, placeholders
+# ("replace-with-…") replaced by random values, or `healthcheck`'s test.
+compose_field() {
+  local env_file=$PROJECT/deploy/bridge.env
+  [ -f "$env_file" ] || env_file=$PROJECT/deploy/bridge.env.example
+  node "$PROJECT/scripts/compose-config.js" --env-file-as "bridge.env=$env_file" -f "$PROJECT/deploy/compose.yaml" |
+    node -e '
+      const bridge = JSON.parse(require("fs").readFileSync(0, "utf8")).services.bridge;
+      const own = () => require("crypto").randomBytes(12).toString("hex");
+      const items = process.argv[1] === "environment"
+        ? Object.entries(bridge.environment).map(([name, value]) => `${name}=${value.replace(/replace-with/g, own)}`)
+        : bridge.healthcheck.test;
+      process.stdout.write(items.map((item) => item + "\0").join(""));' "$1"
+}
+
 # Runs the image's own entrypoint and command as its own user, the way the Kubernetes manifests do: PID 1
 # in a fresh PID namespace, read-only root file system, writable /app/data and /tmp. The host's network
-# namespace is shared, so the probes below reach it on 127.0.0.1.
+# namespace is shared, so the probes below reach it on 127.0.0.1. `compose`: with deploy/compose.yaml's
+# environment (production, a real portal's settings) and its health check instead of the sandbox's.
 run_image() {
-  local ctr mnt data logfile runner child user workdir status=0
+  local source=${1:-sandbox} ctr mnt data logfile runner child user workdir status=0
   local -a entrypoint cmd env healthcheck
   mapfile -d '' entrypoint < <(image_field Entrypoint)
   mapfile -d '' cmd < <(image_field Cmd)
@@ -109,7 +128,15 @@ run_image() {
   mapfile -d '' healthcheck < <(image_field Healthcheck.Test)
   user=$(image_field User | tr -d '\0')
   workdir=$(image_field WorkingDir | tr -d '\0')
-  env+=(NODE_ENV=development SANDBOX=1 SANDBOX_PORT=0 PBX_TOKENS=x PORT="$RUN_PORT")
+  if [ "$source" = compose ]; then
+    local -a compose_env
+    mapfile -d '' compose_env < <(compose_field environment)
+    mapfile -d '' healthcheck < <(compose_field healthcheck)
+    # Later entries win with env -i: the compose file's over the image's, this check's port over both.
+    env+=("${compose_env[@]}" PORT="$RUN_PORT")
+  else
+    env+=(NODE_ENV=development SANDBOX=1 SANDBOX_PORT=0 PBX_TOKENS=x PORT="$RUN_PORT")
+  fi
 
   ctr=$(buildah from "$IMAGE")
   mnt=$(buildah mount "$ctr")
@@ -142,8 +169,11 @@ run_image() {
   curl -sS -w '\nHTTP %{http_code}\n' "http://127.0.0.1:$RUN_PORT/health/ready" || status=1
   curl -fsS "http://127.0.0.1:$RUN_PORT/health/ready" >/dev/null 2>&1 || status=1
   log "run: GET /metrics (the bridge's own series)"
-  curl -fsS "http://127.0.0.1:$RUN_PORT/metrics" | grep -E '^bridge_' || status=1
-  log "run: the image's HEALTHCHECK (${healthcheck[*]:1}) and the manifests' preStop (sleep 1)"
+  local metrics_token
+  metrics_token=$(printf '%s\n' "${env[@]}" | sed -n 's/^METRICS_TOKEN=//p' | tail -1)
+  curl -fsS ${metrics_token:+-H "Authorization: Bearer $metrics_token"} "http://127.0.0.1:$RUN_PORT/metrics" |
+    grep -E '^bridge_' || status=1
+  log "run: the $source HEALTHCHECK (${healthcheck[*]:1}) and the manifests' preStop (sleep 1)"
   if chroot --userspec="$user" "$mnt" /usr/bin/env -i -C "$workdir" "${env[@]}" "${healthcheck[@]:1}"; then
     echo "healthcheck exit 0"
   else
@@ -182,6 +212,7 @@ case "${1:-all}" in
   base) make_base ;;
   build) build_image ;;
   run) run_image ;;
+  compose) run_image compose ;;
   clean) clean ;;
   all)
     buildah inspect --type image "$BASE_IMAGE" >/dev/null 2>&1 || make_base
@@ -189,7 +220,7 @@ case "${1:-all}" in
     run_image
     ;;
   *)
-    echo "usage: $0 [all|base|build|run|clean]" >&2
+    echo "usage: $0 [all|base|build|run|compose|clean]" >&2
     exit 2
     ;;
 esac

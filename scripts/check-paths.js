@@ -9,7 +9,7 @@ const { existsSync, readdirSync, readFileSync, statSync } = require('node:fs');
 const { basename, dirname, join, relative } = require('node:path');
 
 const ROOT = join(__dirname, '..');
-const FOLDERS = ['src', 'test', 'docs', 'bench', 'scripts', 'k8s', 'sandbox'];
+const FOLDERS = ['src', 'test', 'docs', 'bench', 'scripts', 'k8s', 'sandbox', 'deploy'];
 const CODE_FOLDERS = ['src', 'test', 'bench', 'sandbox'];
 // A folder name at the start of a word (not inside a URL or another path), then path characters.
 const PATH = new RegExp(`(?<![\\w./@~-])((?:${FOLDERS.join('|')})/[\\w./*<>{}…-]*)`, 'g');

@@ -5,6 +5,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { Logger } from 'nestjs-pino';
 import { NestFactory } from '@nestjs/core';
 import { AdminTokenGuard } from './admin/admin-token.guard';
+import { favicon } from './app-page/favicon';
 import { AppModule } from './app.module';
 import { AppConfig } from './config/app-config';
 import { Lifecycle } from './health/lifecycle';
@@ -28,7 +29,9 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
-  // Every request's id and (probes and scrapes aside) its one log line, ahead of every route.
+  // A browser's icon request on every page load: answered (and cached) before the request log sees it.
+  app.use('/favicon.ico', favicon);
+  // Every request's id and (probes, scrapes and the icon aside) its one log line, ahead of every route.
   app.use(app.get(RequestLog).middleware);
   app.useGlobalFilters(new RouteNotFoundFilter());
   app.enableShutdownHooks();

@@ -66,7 +66,11 @@ export function register(params: Params, context: MethodContext): MethodResult {
   }
   const externalCallId = stringParam(params, 'EXTERNAL_CALL_ID') ?? '';
 
-  const repeat = context.state.calls.findRepeat(user.ID, phone, type, externalCallId, context.now);
+  const line = stringParam(params, 'LINE_NUMBER') ?? '';
+  const repeat = context.state.calls.findRepeat(
+    { userId: user.ID, phone, type, line, externalCallId },
+    context.now,
+  );
   if (repeat) {
     repeat.registerRequests += 1;
     return { result: { ...repeat.answer } };
@@ -83,7 +87,7 @@ export function register(params: Params, context: MethodContext): MethodResult {
     CALL_START_DATE: startParam ?? formatPortalDate(start),
     CRM_CREATE: isTruthyFlag(stringParam(params, 'CRM_CREATE')),
     CRM_SOURCE: stringParam(params, 'CRM_SOURCE') ?? '',
-    LINE_NUMBER: stringParam(params, 'LINE_NUMBER') ?? '',
+    LINE_NUMBER: line,
     SHOW: stringParam(params, 'SHOW') === undefined ? true : isTruthyFlag(stringParam(params, 'SHOW')),
     shownTo: [],
     cardLog: [],

@@ -4,6 +4,7 @@ import { appPageFormBody } from './app-page-form';
 import { AppPageController } from './app-page.controller';
 import { DialTest } from './dial-test';
 import { FollowTest } from './follow-test';
+import { LinesController } from './lines.controller';
 import { PageCallsController } from './page-calls.controller';
 import { PageEntry } from './page-entry';
 import { PageGate } from './page-gate';
@@ -15,6 +16,8 @@ import { PageTestsController } from './page-tests.controller';
 import { PageTokensController } from './page-tokens.controller';
 import { RegistryPageSource } from './registry-page-source';
 import { SingleConnection } from './single-connection';
+import { SetupController } from './setup.controller';
+import { SetupPages } from './setup-pages';
 import { SinglePageSource } from './single-page-source';
 
 /**
@@ -42,6 +45,8 @@ export class AppPageModule implements NestModule {
         PageTestsController,
         PageTokensController,
         PageCallsController,
+        SetupController,
+        LinesController,
       ],
       providers: [
         DialTest,
@@ -50,6 +55,7 @@ export class AppPageModule implements NestModule {
         PageResponder,
         PageGate,
         PageEntry,
+        SetupPages,
         ...(options.multi
           ? [{ provide: PageSource, useClass: RegistryPageSource }]
           : [SingleConnection, { provide: PageSource, useClass: SinglePageSource }]),

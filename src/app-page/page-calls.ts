@@ -87,7 +87,7 @@ export interface CallsView {
 export function callsSection(view: CallsView, base: string): string {
   const { text, calls } = view;
   const count = (state: PageCall['state']) => calls.filter((call) => call.state === state).length;
-  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waitingPortal)}: <strong>${count('waiting')}</strong> · ${esc(text.inProgress)}: <strong>${count('progress')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
+  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.progress)}: <strong>${count('progress')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
   if (calls.length === 0) {
     return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<p>${esc(text.noCalls)}</p></section>`;
   }
@@ -118,13 +118,8 @@ export function callsSection(view: CallsView, base: string): string {
         : esc(call.extension ?? '');
       const duration =
         call.durationSec === undefined ? esc(text.inProgress) : esc(durationOf(call.durationSec));
-      const words = {
-        delivered: text.delivered,
-        waiting: text.waitingPortal,
-        progress: text.inProgress,
-        failed: text.failed,
-        ignored: text.ignored,
-      }[call.state];
+      // Each state's words are the text of its name (`text.delivered`, `text.waiting`, `text.progress`…).
+      const words = text[call.state];
       const said =
         call.state === 'failed' && call.lastError
           ? `<br><span class="portal-words">${esc(text.portalSaid)}: ${esc(call.lastError)}</span>`

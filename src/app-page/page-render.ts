@@ -33,6 +33,8 @@ export interface PageModel {
   testResult?: { ok: boolean; reason?: string };
   /** The PBX-events "test connection": each address's outcome, shown beside its field. */
   followTests?: Partial<Record<FollowAddress, ConnectionOutcome>>;
+  /** Sections drawn elsewhere (setup-render.ts, lines-render.ts): the setup's link, its first step, the lines. */
+  sections?: { link?: string; top?: string; lines?: string };
 }
 
 export { esc } from './page-html';
@@ -84,10 +86,13 @@ export function renderPage(model: PageModel): string {
       `${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
     model.user.admin ? '' : `<p class="note" id="read-only">${esc(text.readOnly)}</p>`,
     `<form method="post" action="${base}/view" class="inline"><button type="submit" id="refresh">${esc(text.refresh)}</button></form>`,
+    model.sections?.link ?? '',
     `</header><main>`,
     model.notice ? `<p class="notice" role="status">${esc(model.notice)}</p>` : '',
+    model.sections?.top ?? '',
     connectionSection(model),
     callsSection(model, base),
+    model.sections?.lines ?? '',
     employeesSection(model),
     model.tokens ? tokensSection(model, base) : '',
     settingsSection(model, base),

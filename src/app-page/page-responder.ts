@@ -7,6 +7,8 @@ import { messagePage, PageModel, renderPage } from './page-render';
 import { PageCall, pageCallOf } from './page-calls';
 import { PageText, textFor } from './page-text';
 import { PageSource } from './page-source';
+import { LineFormErrors } from './lines-render';
+import { overviewSections } from './overview-sections';
 
 /** How many calls of each state the page reads to find today's. */
 const CALLS_PER_STATE = 200;
@@ -14,7 +16,7 @@ const CALLS_PER_STATE = 200;
 /** What a page after a post shows beside the portal's state. */
 export type PageExtra = Partial<
   Pick<PageModel, 'notice' | 'errors' | 'entered' | 'newToken' | 'testResult' | 'followTests'>
->;
+> & { lineRefused?: LineFormErrors };
 
 /** The page's answers: the page itself, a message page, their headers, and the audit line of a change. */
 @Injectable()
@@ -60,6 +62,15 @@ export class PageResponder {
       settings,
       errors: {},
       ...extra,
+      sections: await overviewSections(this.calls, {
+        portalId: session.portalId,
+        lang: session.lang,
+        admin: session.admin,
+        settings,
+        calls,
+        employees,
+        lineRefused: extra.lineRefused,
+      }),
     };
     this.headers(response, portal.clientEndpoint, portal.domain);
     response.send(renderPage(model));
@@ -111,7 +122,8 @@ export class PageResponder {
     );
   }
 
-  private async todaysCalls(portalId: string): Promise<PageCall[]> {
+  /** Today's calls of the portal, as the page lists them. */
+  async todaysCalls(portalId: string): Promise<PageCall[]> {
     const midnight = new Date();
     midnight.setUTCHours(0, 0, 0, 0);
     const states: CallDelivery['state'][] = ['failed', 'queued', 'registered', 'finished', 'ignored'];

@@ -1,3 +1,4 @@
+import { LineRule } from '../common/lines';
 import { PortalBudget } from '../portal/budget-waiters';
 import { SettingProblem } from '../tenancy/portal-settings-check';
 
@@ -40,6 +41,8 @@ export interface PageSettings {
   defaultCountry?: string;
   missedCallTask?: boolean;
   lineNumber?: string;
+  /** The lines' rules (`lines`; one portal: LINES). */
+  lines?: LineRule[];
   dial: PageDial | null;
   follow: PageFollow | null;
   /** Single mode: what an empty choice means (the environment's values), shown beside each field. */

@@ -25,7 +25,7 @@ export const moreEn = {
   inbound: 'incoming',
   outbound: 'outgoing',
   inProgress: 'in progress',
-  waitingPortal: 'waiting for the portal',
+  progress: 'in progress',
   anonymous: 'withheld number',
   callIdSmall: 'call id',
 };
@@ -56,7 +56,7 @@ export const moreDe: MoreText = {
   inbound: 'eingehend',
   outbound: 'ausgehend',
   inProgress: 'läuft',
-  waitingPortal: 'wartet auf das Portal',
+  progress: 'läuft',
   anonymous: 'unterdrückte Nummer',
   callIdSmall: 'Anruf-ID',
 };
@@ -84,7 +84,7 @@ export const moreRu: MoreText = {
   inbound: 'входящий',
   outbound: 'исходящий',
   inProgress: 'идёт',
-  waitingPortal: 'ждёт портал',
+  progress: 'идёт',
   anonymous: 'скрытый номер',
   callIdSmall: 'id звонка',
 };

@@ -75,6 +75,7 @@ export function followLine(views: FollowHealthView[]): ConnectionLine {
             connected: health.connected,
             target: health.target,
             lastError: health.lastError,
+            calls: `${health.callsFollowed} calls followed, ${health.callsLive} live`,
           },
         ],
   );
@@ -85,6 +86,10 @@ export function followLine(views: FollowHealthView[]): ConnectionLine {
   return {
     key: 'pbxFollow',
     ok: parts.every((part) => part.connected),
-    detail: parts.map((part) => [part.target, part.lastError].filter(Boolean).join(': ')).join('; '),
+    detail: parts
+      .map((part) =>
+        [part.target, part.lastError, 'calls' in part ? part.calls : undefined].filter(Boolean).join(': '),
+      )
+      .join('; '),
   };
 }

@@ -105,6 +105,7 @@ export class RegistryPageSource extends PageSource {
       defaultCountry: settings.defaultCountry,
       missedCallTask: settings.missedCallTask,
       lineNumber: settings.lineNumber,
+      lines: settings.lines,
       dial: dialPageView(settings.dial),
       follow: followPageView(settings.follow),
     };

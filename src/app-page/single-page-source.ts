@@ -86,6 +86,7 @@ export class SinglePageSource extends PageSource {
       defaultCountry: own.defaultCountry,
       missedCallTask: own.missedCallTask,
       lineNumber: own.lineNumber,
+      lines: own.lines ?? this.config.LINES,
       dial: dialPageView(own.dial ?? this.environmentDial()),
       follow: followPageView(own.follow ?? this.environmentFollow()),
       environment: {

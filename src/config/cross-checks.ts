@@ -1,4 +1,4 @@
-import { SettingValues, SINGLE_PORTAL_ONLY } from './setting-names';
+import { SECRET_SETTING_NAMES, SettingValues, SINGLE_PORTAL_ONLY } from './setting-names';
 
 /** What the checks read: the variables, and the auth mode they imply. */
 type Checked = SettingValues & { readonly authMode: 'webhook' | 'oauth' };
@@ -98,23 +98,16 @@ function productionProblems(config: Checked): string[] {
 }
 
 /**
- * The repository's example secrets (k8s/base/secrets.env.example, k8s/overlays/ha/database.env.example) are
- * long enough to pass every other check, and public: an overlay applied unchanged would accept them.
+ * The repository's example secrets (k8s/base/secrets.env.example, k8s/overlays/ha/database.env.example,
+ * deploy/bridge.env.example, deploy/postgres.env.example) are long enough to pass every other check, and
+ * public: an overlay or env file used unchanged would accept them. Every secret setting is checked.
  */
 const PLACEHOLDER = /replace-with/i;
-const PLACEHOLDER_CHECKED = [
-  'PBX_TOKENS',
-  'ADMIN_TOKEN',
-  'METRICS_TOKEN',
-  'B24_WEBHOOK_URL',
-  'B24_CLIENT_SECRET',
-  'DATABASE_URL',
-] as const;
 
 /** In production, the secrets still holding a published placeholder, by variable (never the value). */
 function placeholderProblems(config: Checked): string[] {
-  return PLACEHOLDER_CHECKED.filter((name) =>
-    [config[name] ?? []].flat().some((one) => PLACEHOLDER.test(one)),
+  return SECRET_SETTING_NAMES.filter((name) =>
+    [config[name] ?? []].flat().some((one) => PLACEHOLDER.test(String(one))),
   ).map(
     (name) =>
       `${name}: still the repository's placeholder ("replace-with-…"); set your own secret (docs/OPERATIONS.md, "Secrets")`,

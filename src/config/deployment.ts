@@ -1,5 +1,5 @@
 import { IsString, Matches } from 'class-validator';
-import { flag, int, list, oneOf, optional, scoped, section, singleOnly } from './setting';
+import { flag, int, list, oneOf, optional, scoped, secret, section, singleOnly } from './setting';
 import { baseUrl, cidrList } from './value-rules';
 
 /** pino's level names and Nest's, which operators type as often. */
@@ -54,11 +54,13 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
     ),
   }),
   ...section('Store', {
-    DATABASE_URL: optional(
-      'sqlite:PATH (relative to the working directory) or postgres://user:password@host:5432/db; unset: sqlite:./data/bridge.sqlite',
-      Matches(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
-        message: 'DATABASE_URL must be sqlite:PATH or postgres://user@host/db',
-      }),
+    DATABASE_URL: secret(
+      optional(
+        'secret (a PostgreSQL URL holds a password): sqlite:PATH (relative to the working directory) or postgres://user:password@host:5432/db; unset: sqlite:./data/bridge.sqlite',
+        Matches(/^(sqlite:.+|postgres(ql)?:\/\/.+)$/, {
+          message: 'DATABASE_URL must be sqlite:PATH or postgres://user@host/db',
+        }),
+      ),
     ),
     DATABASE_POOL_SIZE: int(10, { min: 2, max: 100 }, 'PostgreSQL connections per replica'),
     RETENTION_DAYS: int(
@@ -93,7 +95,7 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
       { emptyIsDefault: true },
     ),
     B24_CLIENT_ID: optional("the application's client id"),
-    B24_CLIENT_SECRET: optional("secret: the application's client secret"),
+    B24_CLIENT_SECRET: secret(optional("secret: the application's client secret")),
     B24_OAUTH_URL: optional(
       'where /oauth/token/ lives; unset: B24_PORTAL_URL',
       baseUrl('B24_OAUTH_URL', 'https://oauth.example.com'),
@@ -158,11 +160,11 @@ export const DEPLOYMENT_SETTINGS = scoped('deployment', {
     ),
   }),
   ...section('Operators', {
-    ADMIN_TOKEN: optional(
-      'secret: enables /v1/admin and /oauth/start (and the API documentation in production)',
+    ADMIN_TOKEN: secret(
+      optional('secret: enables /v1/admin and /oauth/start (and the API documentation in production)'),
     ),
-    METRICS_TOKEN: optional(
-      'secret: when set, GET /metrics needs it as Bearer token; unset: /metrics is open',
+    METRICS_TOKEN: secret(
+      optional('secret: when set, GET /metrics needs it as Bearer token; unset: /metrics is open'),
     ),
     METRICS_PORTAL_LABEL: flag(
       '1: metrics carry a portal label per portal; else they aggregate (portal="all" with B24_APP_MODE=multi)',

@@ -17,7 +17,7 @@ describe('Click-to-call settings (docs/API.md)', () => {
       mode: undefined,
       amiChannel: 'PJSIP/{extension}',
       amiContext: 'from-internal',
-      eslOriginate: '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
+      eslOriginate: '{crm_call_id={crmCallId},crm_line={line}}user/{extension} {number} XML default',
       method: 'POST',
       timeoutMs: 30_000,
       matchMs: 60_000,

@@ -13,6 +13,7 @@ import {
   optionalInt,
   positive,
   scoped,
+  secret,
   section,
   singleOnly,
   text,
@@ -45,11 +46,13 @@ export const PORTAL_SETTINGS = scoped('portal', {
   ...section('Portal: webhook mode', {
     B24_WEBHOOK_URL: singleOnly(
       'each portal comes from its install',
-      optional(
-        "secret: the portal's inbound webhook, https://portal.example.com/rest/<user_id>/<code>/",
-        Matches(/^https?:\/\/[^/]+(\/.*)?\/rest\/\d+\/[^/]+\/?$/, {
-          message: 'B24_WEBHOOK_URL must look like https://portal.example.com/rest/<user_id>/<code>/',
-        }),
+      secret(
+        optional(
+          "secret: the portal's inbound webhook, https://portal.example.com/rest/<user_id>/<code>/",
+          Matches(/^https?:\/\/[^/]+(\/.*)?\/rest\/\d+\/[^/]+\/?$/, {
+            message: 'B24_WEBHOOK_URL must look like https://portal.example.com/rest/<user_id>/<code>/',
+          }),
+        ),
       ),
     ),
     B24_AUTH_MODE: oneOf(
@@ -71,8 +74,10 @@ export const PORTAL_SETTINGS = scoped('portal', {
         }),
       ),
     ),
-    B24_APPLICATION_TOKEN: optional(
-      "secret (webhook mode): the outbound webhook's authentication code; its event posts to /v1/portal/events carry it",
+    B24_APPLICATION_TOKEN: secret(
+      optional(
+        "secret (webhook mode): the outbound webhook's authentication code; its event posts to /v1/portal/events carry it",
+      ),
     ),
   }),
   ...section('Portal: OAuth application mode', {
@@ -101,9 +106,11 @@ export const PORTAL_SETTINGS = scoped('portal', {
   ...section('PBX intake', {
     PBX_TOKENS: singleOnly(
       'PBX tokens belong to one portal: POST /v1/admin/portals/:portalId/pbx-tokens',
-      list(
-        'secret: comma-separated tokens a PBX sends as Bearer or Basic password (required in production, 16+ characters each)',
-        IsString({ each: true }),
+      secret(
+        list(
+          'secret: comma-separated tokens a PBX sends as Bearer or Basic password (required in production, 16+ characters each)',
+          IsString({ each: true }),
+        ),
       ),
     ),
     HOLD_ENDED_WITHOUT_START_SEC: int(
@@ -131,7 +138,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       oneOf(
         ['ami', 'esl'],
         undefined,
-        'follow the PBX itself (docs/API.md): ami logs in to AMI_URL, esl to ESL_URL (FreeSWITCH); unset: posted events only',
+        'follow the PBX itself (docs/PBX.md): ami logs in to AMI_URL, esl to ESL_URL (FreeSWITCH), both in the next section; unset: posted events only',
         { message: 'PBX_EVENTS must be ami or esl (or unset: posted events only)' },
       ),
     ),
@@ -153,9 +160,11 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
     ASTERISK_CDR_URL: singleOnly(
       perPortal("the CDR ledger is one portal's setting", 'follow'),
-      optional(
-        "secret: FreePBX's CDR database as the ledger (calls that ended while the AMI connection or the bridge was down), mysql://user:password@host:3306/asteriskcdrdb (?ssl=true for TLS, certificate and name checked; any character in the password); with PBX_EVENTS=ami or alone",
-        credentialUrl('ASTERISK_CDR_URL'),
+      secret(
+        optional(
+          "secret: FreePBX's CDR database as the ledger (calls that ended while the AMI connection or the bridge was down), mysql://user:password@host:3306/asteriskcdrdb (?ssl=true for TLS, certificate and name checked; any character in the password); with PBX_EVENTS=ami or alone",
+          credentialUrl('ASTERISK_CDR_URL'),
+        ),
       ),
     ),
     YEASTAR_RECORDING_URL: recordingUrl(
@@ -171,6 +180,23 @@ export const PORTAL_SETTINGS = scoped('portal', {
       "where FreeSWITCH's record_path files are served (e.g. https://pbx.local/{path})",
     ),
   }),
+  ...section(
+    'The connection to the PBX: PBX events (PBX_EVENTS) and click-to-call (DIAL_MODE) (docs/PBX.md)',
+    {
+      AMI_URL: secret(
+        optional(
+          'secret: Asterisk Manager Interface, tcp://user:secret@host:5038, or tls://…:5039 for PBX_EVENTS; PBX_EVENTS=ami follows the PBX through it (the manager user needs the read rights of docs/PBX.md), DIAL_MODE=ami dials clicks (the user needs originate)',
+          credentialUrl('AMI_URL'),
+        ),
+      ),
+      ESL_URL: secret(
+        optional(
+          'secret: FreeSWITCH event socket, tcp://:password@host:8021, or tls://…:port behind a TLS terminator such as stunnel (PBX_EVENTS=esl); PBX_EVENTS=esl follows the PBX through it, DIAL_MODE=esl dials clicks; any character in the password',
+          credentialUrl('ESL_URL'),
+        ),
+      ),
+    },
+  ),
   ...section("Delivery and the portal's budget", {
     B24_RATE_LIMIT_RPS: positive(2, "the portal's request budget: requests per second it drains"),
     B24_RATE_BURST: int(50, { min: 1 }, 'the size of that bucket'),
@@ -266,9 +292,11 @@ export const PORTAL_SETTINGS = scoped('portal', {
     ),
     RECORDING_FETCH_AUTH: singleOnly(
       perPortal('recording credentials belong to one portal', 'recordingFetch'),
-      optional(
-        'secret: credentials for those downloads, basic:user:password or bearer:token',
-        credentials('RECORDING_FETCH_AUTH'),
+      secret(
+        optional(
+          'secret: credentials for those downloads, basic:user:password or bearer:token',
+          credentials('RECORDING_FETCH_AUTH'),
+        ),
       ),
     ),
     RECORDING_KEEP_HOURS: int(
@@ -287,7 +315,7 @@ export const PORTAL_SETTINGS = scoped('portal', {
       31,
     ),
   }),
-  ...section('Click-to-call (docs/API.md)', {
+  ...section('Click-to-call (docs/PBX.md; AMI_URL and ESL_URL above)', {
     DIAL_MODE: singleOnly(
       "the dial settings name one portal's PBX",
       oneOf(
@@ -296,10 +324,6 @@ export const PORTAL_SETTINGS = scoped('portal', {
         'how the PBX is asked to dial a click: ami (Asterisk), esl (FreeSWITCH) or http; unset: click-to-call is off',
         { message: 'DIAL_MODE must be ami, esl or http' },
       ),
-    ),
-    AMI_URL: optional(
-      'secret: Asterisk Manager Interface, tcp://user:secret@host:5038 (click-to-call: the user needs originate), or tls://…:5039 for PBX_EVENTS',
-      credentialUrl('AMI_URL'),
     ),
     AMI_CHANNEL: text(
       'PJSIP/{extension}',
@@ -313,27 +337,25 @@ export const PORTAL_SETTINGS = scoped('portal', {
       IsString(),
       Matches(/^[\w-]+$/, { message: 'AMI_CONTEXT must be a dialplan context name' }),
     ),
-    ESL_URL: optional(
-      'secret: FreeSWITCH event socket, tcp://:password@host:8021 (DIAL_MODE=esl, PBX_EVENTS=esl), or tls://…:port behind a TLS terminator such as stunnel (PBX_EVENTS=esl); any character in the password',
-      credentialUrl('ESL_URL'),
-    ),
     ESL_ORIGINATE: text(
-      '{crm_call_id={crmCallId}}user/{extension} {number} XML default',
-      'the arguments of bgapi originate; {crmCallId}, {extension}, {number}, {userId} are filled in',
+      '{crm_call_id={crmCallId},crm_line={line}}user/{extension} {number} XML default',
+      "the arguments of bgapi originate; {crmCallId}, {extension}, {number}, {userId}, {line} (the click's line, empty when none) are filled in",
       IsString(),
       Matches(/^[^\r\n]+$/, { message: 'ESL_ORIGINATE must be one line' }),
     ),
     DIAL_URL: optional(
-      'with DIAL_MODE http: URL template with {extension}, {number}, {crmCallId}, {userId} (URL-encoded)',
+      "with DIAL_MODE http: URL template with {extension}, {number}, {crmCallId}, {userId}, {line} (the click's line, empty when none; URL-encoded)",
       Matches(/^https?:\/\/\S+$/i, { message: 'DIAL_URL must be an http(s) URL template' }),
       usableDialUrl(),
     ),
     DIAL_METHOD: oneOf(['POST', 'GET'], 'POST', 'with DIAL_MODE http: POST (JSON body) or GET', {
       message: 'DIAL_METHOD must be POST or GET',
     }),
-    DIAL_AUTH: optional(
-      'secret: credentials for DIAL_URL, basic:user:password or bearer:token',
-      credentials('DIAL_AUTH'),
+    DIAL_AUTH: secret(
+      optional(
+        'secret: credentials for DIAL_URL, basic:user:password or bearer:token',
+        credentials('DIAL_AUTH'),
+      ),
     ),
     DIAL_TIMEOUT_SEC: int(
       30,

@@ -30,3 +30,13 @@ export const SINGLE_PORTAL_ONLY: Readonly<Partial<Record<SettingName, string>>> 
     ),
   ),
 );
+
+/**
+ * The variables whose values are or hold credentials (declared with `secret`): deployments take them from a
+ * secret store, never from plain configuration (k8s/base/secrets.env.example, deploy/bridge.env.example).
+ */
+export const SECRET_SETTING_NAMES: readonly SettingName[] = Object.freeze(
+  (Object.entries(SETTING_DECLARATIONS) as [SettingName, Declared<unknown>][])
+    .filter(([, declared]) => declared.secret === true)
+    .map(([name]) => name),
+);

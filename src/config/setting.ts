@@ -26,6 +26,12 @@ export interface Setting<T> {
   readonly about: string;
   /** Set: B24_APP_MODE=multi refuses the variable, for this reason (each portal sets its own). */
   readonly refusedInMulti?: string;
+  /**
+   * True: the value is or holds a credential (a token, a password in a URL). Deployments take it from a
+   * secret store (k8s/base/secrets.env.example, deploy/bridge.env.example), never from plain configuration;
+   * its `about` starts with "secret".
+   */
+  readonly secret?: boolean;
 }
 
 export type Scope = 'deployment' | 'portal';
@@ -174,4 +180,9 @@ export function json<T>(fallback: T, about: string, ...rules: PropertyDecorator[
 /** A declaration refused with B24_APP_MODE=multi: each portal sets its own, as `why` says. */
 export function singleOnly<T>(why: string, setting: Setting<T>): Setting<T> {
   return { ...setting, refusedInMulti: why };
+}
+
+/** A declaration whose value is or holds a credential (see Setting.secret). */
+export function secret<T>(setting: Setting<T>): Setting<T> {
+  return { ...setting, secret: true };
 }

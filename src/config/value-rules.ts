@@ -95,7 +95,7 @@ export function dialUrlProblem(template: string): string | undefined {
   try {
     url = new URL(template.replace(/\{\w+\}/g, 'x'));
   } catch {
-    return 'DIAL_URL must be a URL once its {extension}, {number}, {crmCallId}, {userId} are filled in';
+    return 'DIAL_URL must be a URL once its {extension}, {number}, {crmCallId}, {userId}, {line} are filled in';
   }
   if (url.username || url.password) {
     return 'DIAL_URL must not carry user:password: put the credentials in DIAL_AUTH (basic:user:password)';

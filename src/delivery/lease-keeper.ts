@@ -258,8 +258,9 @@ export class LeaseKeeper {
       this.lease = lease;
       this.validUntil = this.validFrom(askedAt);
       if (fresh) {
+        // What happened first, in words; the ids an operator compares across replicas last.
         this.logger.log(
-          `delivering for portal ${this.portalId} (lease epoch ${lease.epoch}, owner ${this.owner})`,
+          `delivering portal ${this.portalId}'s calls from this replica (lease epoch ${lease.epoch}, replica ${this.owner})`,
         );
         this.onAcquired();
       }

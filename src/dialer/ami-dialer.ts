@@ -6,6 +6,7 @@ import {
   LoginRefused,
   dialString,
   fillTemplate,
+  lineValue,
   oneLine,
   OriginateRequest,
   protocolValue,
@@ -37,11 +38,14 @@ export class AmiDialer extends LineDialer {
 
   async originate(request: OriginateRequest): Promise<void> {
     argumentValue(request.crmCallId, 'the CALL_ID');
+    const line = lineValue(request.line);
     await this.loggedIn(async (connection) => {
       const extension = dialString(request.extension);
       const number = dialString(request.number);
-      // One variable per header, its value refused if Asterisk would split it (commas) or read a second one.
+      // One variable per header, its value refused if Asterisk would split it (commas) or read a second one;
+      // CRM_LINE (the click's line, for the dialplan to pick the trunk and caller ID) only when there is one.
       const variables = [`CRM_CALL_ID=${argumentValue(request.crmCallId, 'the CALL_ID')}`];
+      if (line) variables.push(`CRM_LINE=${line}`);
       const originate = await this.action(connection, 'Originate', [
         [
           'Channel',

@@ -10,7 +10,7 @@ import { EmployeeDirectory } from '../crm/employee-directory';
 import { CallIntake } from '../intake/call-intake.service';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { DialChange, DialRequest, DialState, DialStore } from '../store/dial-store';
-import { DialError, Dialer, DialRefused, portalCallIdProblem } from './dialer';
+import { clickLine, DialError, Dialer, DialRefused, portalCallIdProblem } from './dialer';
 import { createDialer } from './dialer-factory';
 
 /** How long a claimed request is this replica's before another may take it (far above one originate). */
@@ -239,6 +239,9 @@ export class DialWorker {
         number: request.phoneNumber,
         crmCallId: portalCallId,
         userId,
+        line: clickLine(request.lineNumber, (problem) =>
+          this.logger.warn(`dial request ${portalCallId}: ${problem}`),
+        ),
       });
     } catch (error) {
       if (error instanceof DialRefused) return this.fail(request, error.message, 'sending');

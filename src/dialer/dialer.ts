@@ -1,3 +1,5 @@
+import { LINE_RULE_TEXT, LINE_TEXT_PATTERN, normaliseLine } from '../common/line-number';
+
 /**
  * The PBX side of click-to-call (docs/API.md): a `Dialer` asks the PBX to ring an employee's extension and
  * then dial a number, carrying the portal's CALL_ID so the PBX's report of the call names it. One adapter per
@@ -14,6 +16,11 @@ export interface OriginateRequest {
   userId: number;
   /** What the employee's phone shows while it rings. */
   callerId?: string;
+  /**
+   * The click's line (its LINE_NUMBER, docs/API.md "Lines") in line form (`normaliseLine`), so the PBX's
+   * dialplan can pick the trunk and caller ID; none when the click named none.
+   */
+  line?: string;
 }
 
 /** The PBX did not take the request: `message` names the cause and never carries a secret. */
@@ -91,6 +98,34 @@ export function argumentValue(value: string, what: string): string {
     throw new DialRefused(`${what} holds characters the PBX would split on: refused, never sent to the PBX`);
   }
   return value;
+}
+
+/**
+ * The click's line as it goes into a PBX command (AMI `CRM_LINE`, ESL `crm_line`, `{line}`): `''` for none;
+ * refused unless it has the line's shape (LINE_TEXT_PATTERN: letters, digits and `._+-`), so no `,`, `}`,
+ * space or line break can split the command or start another.
+ */
+export function lineValue(line: string | undefined): string {
+  if (!line) return '';
+  if (!LINE_TEXT_PATTERN.test(line)) {
+    throw new DialRefused(`the line is not ${LINE_RULE_TEXT}: refused, never sent to the PBX`);
+  }
+  return line;
+}
+
+/**
+ * A click's LINE_NUMBER as the originate's line (`normaliseLine`, as LINES and the intake write lines); one
+ * that is no line is left out, and `warn` is told: the click is still dialled, on the PBX's default trunk.
+ */
+export function clickLine(raw: string | undefined, warn: (problem: string) => void): string | undefined {
+  if (raw === undefined || raw.trim() === '') return undefined;
+  const line = normaliseLine(raw);
+  if (line === undefined) {
+    warn(
+      `its LINE_NUMBER ${JSON.stringify(raw.slice(0, 60))} is not ${LINE_RULE_TEXT}: dialled without a line`,
+    );
+  }
+  return line;
 }
 
 /** Fills `{name}` placeholders; unknown names stay as they are. */

@@ -6,6 +6,7 @@ import {
   LoginRefused,
   dialString,
   fillTemplate,
+  lineValue,
   oneLine,
   OriginateRequest,
   protocolValue,
@@ -17,7 +18,7 @@ export interface EslOptions {
   url: string;
   /** Who may be reached: the operator's own settings are unrestricted, a portal's are under SPEC §8's rule. */
   egress: EgressPolicy;
-  /** The arguments of `bgapi originate`, with `{crmCallId}`, `{extension}`, `{number}`, `{userId}`. */
+  /** The arguments of `bgapi originate`, with `{crmCallId}`, `{extension}`, `{number}`, `{userId}`, `{line}`. */
   originate: string;
   timeoutMs?: number;
 }
@@ -41,6 +42,8 @@ export class EslDialer extends LineDialer {
         extension: dialString(request.extension),
         number: dialString(request.number),
         userId: String(request.userId),
+        // The click's line, empty when it named none (`crm_line=` sets nothing the dialplan would use).
+        line: lineValue(request.line),
       }),
     );
   }

@@ -2,10 +2,10 @@ import { Agent, IncomingMessage, request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { EgressPolicy, EgressRefused } from '../common/egress';
 import { httpServerOf, HttpServer, reachable, refusedFor } from './dial-destination';
-import { DialError, Dialer, fillTemplate, networkCause, OriginateRequest } from './dialer';
+import { DialError, Dialer, fillTemplate, lineValue, networkCause, OriginateRequest } from './dialer';
 
 export interface HttpDialOptions {
-  /** URL template with `{extension}`, `{number}`, `{crmCallId}`, `{userId}`. */
+  /** URL template with `{extension}`, `{number}`, `{crmCallId}`, `{userId}`, `{line}`. */
   url: string;
   method: 'POST' | 'GET';
   /** The Authorization header value (a secret). */
@@ -43,6 +43,8 @@ export class HttpDialer extends Dialer {
       number: request.number,
       crmCallId: request.crmCallId,
       userId: String(request.userId),
+      // The click's line (`{line}`, empty when none); in the POST body only when there is one.
+      line: lineValue(request.line),
     };
     const url = new URL(fillTemplate(this.options.url, values, encodeURIComponent));
     const headers: Record<string, string> = {};
@@ -50,7 +52,8 @@ export class HttpDialer extends Dialer {
     let body: string | undefined;
     if (this.options.method === 'POST') {
       headers['content-type'] = 'application/json';
-      body = JSON.stringify({ ...values, userId: request.userId });
+      const { line, ...rest } = values;
+      body = JSON.stringify({ ...rest, userId: request.userId, ...(line ? { line } : {}) });
       headers['content-length'] = String(Buffer.byteLength(body));
     }
     const status = await this.send(url, headers, body);

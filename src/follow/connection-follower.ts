@@ -28,7 +28,10 @@ export interface ConnectionFollowerOptions {
 
 /** What a follower reads of its tracker (AMI's CallTracker, the event socket's EslTracker). */
 export interface FollowTracker<Event> {
+  /** Calls followed now. */
   readonly activeCalls: number;
+  /** Calls followed since start. */
+  readonly followedCalls: number;
   readonly forgottenCalls: number;
   readonly unseenChannels: number;
   readonly holdsStarts: boolean;
@@ -157,7 +160,8 @@ export abstract class ConnectionFollower<
       since: this.since ? new Date(this.since).toISOString() : null,
       lastError: this.lastError ?? null,
       eventsPerSec: Math.round((this.perSecond.reduce((a, b) => a + b, 0) / this.perSecond.length) * 10) / 10,
-      callsFollowed: this.tracker.activeCalls,
+      callsFollowed: this.tracker.followedCalls,
+      callsLive: this.tracker.activeCalls,
       callEvents: this.callEvents,
       possiblyLost: this.possiblyLost + this.tracker.forgottenCalls,
       unseenChannels: this.tracker.unseenChannels,

@@ -1,4 +1,5 @@
 import { CallEvent, Direction, EndStatus } from '../calls/call';
+import { normaliseLine } from '../common/line-number';
 
 /** One call from or to outside as a tracker (AMI, event socket) follows it, until its outside party hangs up. */
 export interface FollowedCall {
@@ -18,6 +19,11 @@ export interface FollowedCall {
   caller?: string;
   /** Click-to-call: the portal's CALL_ID the dialer put on the originate (event socket only). */
   crmCallId?: string;
+  /**
+   * The company's number the call came in on (the DID) or went out from (the caller ID presented outside):
+   * its line (docs/API.md "Lines"), as the PBX gave it; the intake normalises it.
+   */
+  line?: string;
   answeredBy?: string;
   /** When the call was first taken: talk time counts from here. */
   answeredAt?: number;
@@ -32,6 +38,7 @@ export interface CallOpening {
   at: number;
   caller?: string;
   crmCallId?: string;
+  line?: string;
 }
 
 /** A call not started yet (inbound calls start when a phone rings), ringing nobody. */
@@ -49,6 +56,7 @@ export class CallTable<Call extends FollowedCall> {
   /** Calls whose `call.started` waits for more parallel dials → the time it gives (PBX clock, ms). */
   private readonly pendingStarts = new Map<string, number>();
   private forgottenCalls = 0;
+  private openedCalls = 0;
 
   constructor(private readonly maxCalls: number) {}
 
@@ -58,6 +66,11 @@ export class CallTable<Call extends FollowedCall> {
 
   get forgotten(): number {
     return this.forgottenCalls;
+  }
+
+  /** Calls opened since start (resyncs' included): every call followed so far. */
+  get opened(): number {
+    return this.openedCalls;
   }
 
   get holdsStarts(): boolean {
@@ -92,6 +105,7 @@ export class CallTable<Call extends FollowedCall> {
     }
     this.calls.set(call.callId, call);
     this.byOutside.set(call.outside, call.callId);
+    this.openedCalls++;
     return call;
   }
 
@@ -145,6 +159,11 @@ export abstract class FollowedCallTracker<Call extends FollowedCall> {
 
   get activeCalls(): number {
     return this.calls.size;
+  }
+
+  /** Calls followed since start, live or over. */
+  get followedCalls(): number {
+    return this.calls.opened;
   }
 
   /** Calls forgotten because the tracker was full (each is a lost call). */
@@ -232,6 +251,7 @@ export function startedEvent(
     ...(extension ? { extension } : {}),
     ...(extensions.length > 1 ? { extensions: extensions.slice(0, 50) } : {}),
     ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+    ...(call.line ? { line: call.line } : {}),
     at: iso(at),
   };
 }
@@ -269,7 +289,19 @@ export function endedEvent(
     ...(failedReason ? { failedReason } : {}),
     ...(recordingUrl ? { recordingUrl } : {}),
     ...(call.crmCallId ? { crmCallId: call.crmCallId } : {}),
+    ...(call.line ? { line: call.line } : {}),
   };
+}
+
+/**
+ * A PBX's value (a DID, a presented caller ID) as a followed call's line: trimmed, or undefined when it is
+ * none (empty, `<unknown>`, the `s` extension: no digit; anything the intake would refuse as a line), so a
+ * bad value never costs the event it rides on.
+ */
+export function followedLine(value: string | undefined): string | undefined {
+  const text = value?.trim();
+  if (!text || !/\d/.test(text)) return undefined;
+  return normaliseLine(text) === undefined ? undefined : text;
 }
 
 /** An inbound call no phone took: busy when every leg that rang was busy, else missed. */

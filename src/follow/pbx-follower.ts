@@ -11,7 +11,10 @@ export interface FollowStatusView {
   lastError: string | null;
   /** PBX events read per second over the last 10 s. */
   eventsPerSec: number;
+  /** Calls followed since this process started (live or over). */
   callsFollowed: number;
+  /** Calls followed now: their outside party is still on the line. */
+  callsLive: number;
   callEvents: number;
   /** Calls followed before a disconnect whose end was never seen (no ledger yet): their call.ended is missing. */
   possiblyLost: number;

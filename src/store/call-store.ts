@@ -95,6 +95,12 @@ export interface AnsweredCall {
   answeredAt: number;
 }
 
+/** One line's count of calls (`CallStore.callsByLine`). */
+export interface LineCalls {
+  line?: string;
+  calls: number;
+}
+
 /** A grouped queue row as both engines return it (`deepestQueues`). */
 export interface QueueRow {
   portal_id?: string;
@@ -273,6 +279,12 @@ export abstract class CallStore {
 
   /** Calls in a state, newest change first, for operators. */
   abstract listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]>;
+
+  /**
+   * How many of the portal's calls were created since `since` (ms epoch) on each line (docs/API.md "Lines"),
+   * busiest first; `line` undefined: calls without one. The page's lines list counts today's with it.
+   */
+  abstract callsByLine(portalId: string, since: number): Promise<LineCalls[]>;
 
   /** The earliest time any call has a step due (ms epoch), or undefined when none. */
   abstract nextDueAt(portalId: string): Promise<number | undefined>;

@@ -28,6 +28,8 @@ export interface SqlDialect {
   readonly forUpdate: string;
   /** The scalar function answering the larger of its arguments (SQLite's MAX, PostgreSQL's GREATEST). */
   readonly greatest: string;
+  /** A JSON object's text field (`key`, a plain name) of a text column holding JSON, as an SQL expression. */
+  jsonText(column: string, key: string): string;
   /** The placeholder of the `index`-th parameter (1-based). */
   placeholder(index: number): string;
 }

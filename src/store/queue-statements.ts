@@ -16,6 +16,12 @@ export const queueStatements = {
     sqlOf(d)`SELECT call_id, data FROM calls WHERE portal_id = ${portalId} AND state = ${state}
         ORDER BY updated_at DESC LIMIT ${limit}`,
 
+  /** Calls created since `since` by their line (the flat row's `line`; null: a call without one). */
+  callsByLine: (d: SqlDialect, portalId: string, since: number): Statement =>
+    sqlOf(d)`SELECT ${raw(d.jsonText('data', 'line'))} AS line, COUNT(*) AS calls FROM calls
+        WHERE portal_id = ${portalId} AND created_at >= ${since} GROUP BY ${raw(d.jsonText('data', 'line'))}
+        ORDER BY calls DESC`,
+
   nextDueAt: (d: SqlDialect, portalId: string): Statement =>
     sqlOf(d)`SELECT MIN(due_at) AS due FROM calls WHERE portal_id = ${portalId} AND due_at IS NOT NULL`,
 

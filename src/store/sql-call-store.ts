@@ -6,6 +6,7 @@ import {
   CallStore,
   deepestQueuesOf,
   DueWorkOf,
+  LineCalls,
   QueueRow,
   QueueStats,
   RecordingContent,
@@ -46,6 +47,13 @@ export abstract class SqlCallStore extends CallStore {
 
   async listCalls(portalId: string, state: CallState, limit: number): Promise<CallRecord[]> {
     return (await this.runner.all<{ data: string }>(s.listCalls(this.d, portalId, state, limit))).map(callOf);
+  }
+
+  async callsByLine(portalId: string, since: number): Promise<LineCalls[]> {
+    const rows = await this.runner.all<{ line: string | null; calls: number | string }>(
+      s.callsByLine(this.d, portalId, since),
+    );
+    return rows.map((row) => ({ line: row.line ?? undefined, calls: Number(row.calls) }));
   }
 
   async nextDueAt(portalId: string): Promise<number | undefined> {

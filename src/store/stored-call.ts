@@ -5,6 +5,7 @@ import {
   CallParty,
   CallPortal,
   CallRecord,
+  CallRecording,
   CardTarget,
   ClickToCall,
   CrmBinding,
@@ -78,6 +79,90 @@ export interface FlatCallRecord {
   updatedAt: number;
 }
 
+/**
+ * Where each part's field lives in the flat row: one table for both directions, typed so that a part's new
+ * field that the row would not carry fails to compile (`Required<…>`: every field of every part is named).
+ */
+type Columns<Part> = { readonly [K in keyof Required<Part>]: ColumnOf<Part[K]> };
+
+/** The flat row's columns whose values have exactly this type (`undefined` aside). */
+type ColumnOf<T> = {
+  [C in keyof FlatCallRecord]-?: Same<
+    Exclude<FlatCallRecord[C], undefined>,
+    Exclude<T, undefined>
+  > extends true
+    ? C
+    : never;
+}[keyof FlatCallRecord];
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+const PARTS: {
+  readonly party: Columns<CallParty>;
+  readonly card: Columns<CallCard>;
+  readonly portal: Columns<CallPortal>;
+  readonly recording: Columns<CallRecording>;
+  readonly delivery: Columns<CallDelivery>;
+} = {
+  party: {
+    direction: 'direction',
+    directionInferred: 'directionInferred',
+    phoneNumber: 'phoneNumber',
+    extension: 'extension',
+    userId: 'userId',
+    startedAt: 'startedAt',
+    line: 'line',
+    heardRinging: 'show',
+    heardStart: 'heardStart',
+    ringing: 'ringing',
+    ringingSinceAnswer: 'ringingSinceAnswer',
+    answeredAt: 'answeredAt',
+    answeredBy: 'answeredBy',
+    ended: 'ended',
+    holdUntil: 'holdUntil',
+    holdExpired: 'holdExpired',
+  },
+  card: {
+    registerKey: 'cardRegisterKey',
+    shown: 'cardShown',
+    maybe: 'cardMaybe',
+    sending: 'cardSending',
+    users: 'cardUsers',
+    toHide: 'cardToHide',
+    userIds: 'cardUserIds',
+  },
+  portal: {
+    user: 'portalUser',
+    finishUser: 'finishUser',
+    binding: 'crmBinding',
+    routedToDefaultUser: 'routedToDefaultUser',
+    callId: 'portalCallId',
+    clickToCall: 'clickToCall',
+    entityType: 'crmEntityType',
+    entityId: 'crmEntityId',
+    createdLead: 'createdLead',
+    finished: 'finishedOnPortal',
+    lineTerms: 'lineTerms',
+  },
+  recording: { attached: 'recordAttached', failed: 'recordFailed', file: 'recording' },
+  delivery: {
+    state: 'state',
+    nextStep: 'nextStep',
+    dueAt: 'dueAt',
+    retryAt: 'retryAt',
+    attempts: 'attempts',
+    stepsSent: 'stepsSent',
+    refused: 'refused',
+    batchLimit: 'batchLimit',
+    consecutiveFailures: 'consecutiveFailures',
+    failed: 'failed',
+    lastError: 'lastError',
+    ignored: 'ignored',
+  },
+};
+
+type PartName = keyof typeof PARTS;
+const PART_NAMES = Object.keys(PARTS) as PartName[];
+
 /** The call in a row's `data`, as its parts. */
 export function callFromStored(data: string): CallRecord {
   return upgradeFlat(JSON.parse(data) as FlatCallRecord);
@@ -85,133 +170,36 @@ export function callFromStored(data: string): CallRecord {
 
 /** The call as a row's `data`: flat, as every release reads it (fields the record lacks left out). */
 export function callToStored(call: CallRecord): string {
-  const { party, card, portal, recording, delivery } = call;
-  const flat: FlatCallRecord = {
+  const flat: Record<string, unknown> = {
     portalId: call.portalId,
     callId: call.callId,
-    direction: party.direction,
-    directionInferred: party.directionInferred,
-    phoneNumber: party.phoneNumber,
-    extension: party.extension,
-    userId: party.userId,
-    startedAt: party.startedAt,
-    line: party.line,
-    show: party.heardRinging,
-    heardStart: party.heardStart,
-    ringing: party.ringing,
-    ringingSinceAnswer: party.ringingSinceAnswer,
-    answeredAt: party.answeredAt,
-    answeredBy: party.answeredBy,
-    cardRegisterKey: card.registerKey,
-    cardShown: card.shown,
-    cardMaybe: card.maybe,
-    cardSending: card.sending,
-    cardUsers: card.users,
-    finishUser: portal.finishUser,
-    ended: party.ended,
-    holdUntil: party.holdUntil,
-    holdExpired: party.holdExpired,
-    portalUser: portal.user,
-    crmBinding: portal.binding,
-    routedToDefaultUser: portal.routedToDefaultUser,
-    portalCallId: portal.callId,
-    clickToCall: portal.clickToCall,
-    crmEntityType: portal.entityType,
-    crmEntityId: portal.entityId,
-    createdLead: portal.createdLead,
-    finishedOnPortal: portal.finished,
-    lineTerms: portal.lineTerms,
-    recordAttached: recording.attached,
-    recordFailed: recording.failed,
-    recording: recording.file,
-    state: delivery.state,
-    nextStep: delivery.nextStep,
-    dueAt: delivery.dueAt,
-    retryAt: delivery.retryAt,
-    attempts: delivery.attempts,
-    stepsSent: delivery.stepsSent,
-    refused: delivery.refused,
-    batchLimit: delivery.batchLimit,
-    cardToHide: card.toHide,
-    cardUserIds: card.userIds,
     missedTask: call.task,
-    consecutiveFailures: delivery.consecutiveFailures,
-    failed: delivery.failed,
-    lastError: delivery.lastError,
-    ignored: delivery.ignored,
     createdAt: call.createdAt,
     updatedAt: call.updatedAt,
   };
+  for (const name of PART_NAMES) {
+    const part = call[name] as unknown as Record<string, unknown>;
+    for (const [field, column] of Object.entries(PARTS[name])) flat[column] = part[field];
+  }
   return JSON.stringify(flat);
 }
 
 /** The flat record as parts: every field where its part keeps it, fields the row lacked left out. */
 export function upgradeFlat(flat: FlatCallRecord): CallRecord {
-  const party: CallParty = defined({
-    direction: flat.direction,
-    directionInferred: flat.directionInferred,
-    phoneNumber: flat.phoneNumber,
-    extension: flat.extension,
-    userId: flat.userId,
-    startedAt: flat.startedAt,
-    line: flat.line,
-    heardRinging: flat.show,
-    heardStart: flat.heardStart,
-    ringing: flat.ringing,
-    ringingSinceAnswer: flat.ringingSinceAnswer,
-    answeredAt: flat.answeredAt,
-    answeredBy: flat.answeredBy,
-    ended: flat.ended,
-    holdUntil: flat.holdUntil,
-    holdExpired: flat.holdExpired,
-  });
-  const card: CallCard = defined({
-    registerKey: flat.cardRegisterKey,
-    shown: flat.cardShown,
-    maybe: flat.cardMaybe,
-    sending: flat.cardSending,
-    users: flat.cardUsers,
-    toHide: flat.cardToHide,
-    userIds: flat.cardUserIds,
-  });
-  const portal: CallPortal = defined({
-    user: flat.portalUser,
-    finishUser: flat.finishUser,
-    binding: flat.crmBinding,
-    routedToDefaultUser: flat.routedToDefaultUser,
-    callId: flat.portalCallId,
-    clickToCall: flat.clickToCall,
-    entityType: flat.crmEntityType,
-    entityId: flat.crmEntityId,
-    createdLead: flat.createdLead,
-    finished: flat.finishedOnPortal,
-    lineTerms: flat.lineTerms,
-  });
-  const delivery: CallDelivery = defined({
-    state: flat.state,
-    nextStep: flat.nextStep,
-    dueAt: flat.dueAt,
-    retryAt: flat.retryAt,
-    attempts: flat.attempts,
-    stepsSent: flat.stepsSent,
-    refused: flat.refused,
-    batchLimit: flat.batchLimit,
-    consecutiveFailures: flat.consecutiveFailures,
-    failed: flat.failed,
-    lastError: flat.lastError,
-    ignored: flat.ignored,
-  });
+  const row = flat as unknown as Record<string, unknown>;
+  const parts = Object.fromEntries(
+    PART_NAMES.map((name) => [
+      name,
+      defined(Object.fromEntries(Object.entries(PARTS[name]).map(([field, column]) => [field, row[column]]))),
+    ]),
+  ) as unknown as Pick<CallRecord, PartName>;
   return defined({
     portalId: flat.portalId,
     callId: flat.callId,
     createdAt: flat.createdAt,
     updatedAt: flat.updatedAt,
-    party,
-    card,
-    portal,
-    recording: defined({ attached: flat.recordAttached, failed: flat.recordFailed, file: flat.recording }),
+    ...parts,
     task: flat.missedTask,
-    delivery,
   });
 }
 

@@ -247,10 +247,10 @@ async function eslPbx(): Promise<Pbx> {
   const esl = await EslServer.start(ESL_PASSWORD);
   return {
     env: { DIAL_MODE: 'esl', ESL_URL: esl.url() },
-    originatesFor: (id) => esl.originates().filter((command) => command.includes(`{crm_call_id=${id}}`)),
+    originatesFor: (id) => esl.originates().filter((command) => command.includes(`{crm_call_id=${id},`)),
     count: () => esl.originates().length,
     expected: (id, number, extension) =>
-      `bgapi originate {crm_call_id=${id}}user/${extension} ${number} XML default`,
+      `bgapi originate {crm_call_id=${id},crm_line=}user/${extension} ${number} XML default`,
     report: nativeEvents,
     close: () => esl.close(),
   };

@@ -104,7 +104,7 @@ describe('click-to-call start-up and tls:// (child process)', () => {
       const [originate] = await eventually(async () =>
         esl.originates().length ? esl.originates() : undefined,
       );
-      expect(originate).toContain(`{crm_call_id=${callId}}user/101 +4930777111`);
+      expect(originate).toContain(`{crm_call_id=${callId},crm_line=}user/101 +4930777111`);
       expect(bridge.output()).not.toContain(ESL_PASSWORD);
       expect(bridge.output()).not.toContain(encodeURIComponent(ESL_PASSWORD));
     } finally {

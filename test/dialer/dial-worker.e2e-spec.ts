@@ -216,7 +216,7 @@ describe('Click-to-call dialer (real bridge, real store, AMI double over TCP)', 
       await harness.app.get(PortalRuntime).bus.publish(click('externalCall.f5.1732269000'));
       await eventually(async () => (esl.originates().length ? true : undefined));
       expect(esl.originates()).toEqual([
-        'bgapi originate {crm_call_id=externalCall.f5.1732269000}user/101 +4930555123 XML default',
+        'bgapi originate {crm_call_id=externalCall.f5.1732269000,crm_line=}user/101 +4930555123 XML default',
       ]);
       const ready = await harness.http.get('/health/ready');
       expect(ready.body.details.dialer).toMatchObject({ mode: 'esl', pbxReachable: true });

@@ -165,7 +165,7 @@ describe('the ledger beside PBX_EVENTS=ami', () => {
 
     const live = pbx.play(inbound('+4915122000002', { holdOpen: true, talk: 6 }));
     await live.answered;
-    await eventually(async () => ((await health()).callsFollowed === 1 ? true : undefined));
+    await eventually(async () => ((await health()).callsLive === 1 ? true : undefined));
     await pbx.refuseFor(5000);
     live.hangUp();
     const unseen = [

@@ -38,7 +38,7 @@ const health = async (h: Harness) => {
   const { body } = await h.http.get('/health/ready');
   return (body.details ?? body.info).pbxFollow as {
     connected: boolean;
-    callsFollowed: number;
+    callsLive: number;
     ledger: Ledger;
   };
 };
@@ -55,7 +55,7 @@ async function playFollowed(h: Harness, pbx: AmiDouble, call: CallDescription): 
 /** Followed until answered, then the Manager connection is lost for the rest of the call. */
 async function followedThenLost(h: Harness, pbx: AmiDouble, call: PlayingCall): Promise<void> {
   await call.answered;
-  await eventually(async () => ((await health(h)).callsFollowed >= 1 ? true : undefined));
+  await eventually(async () => ((await health(h)).callsLive >= 1 ? true : undefined));
   await pbx.refuse();
 }
 

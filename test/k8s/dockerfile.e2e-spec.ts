@@ -60,6 +60,21 @@ describe('Dockerfile', () => {
     );
   });
 
+  it('passes npm only settings it knows: no build-from-source, which npm warns about', () => {
+    const build = stages[0].map((instruction) => instruction.args).join('\n');
+    expect(build).not.toMatch(/build[_-]from[_-]source/);
+    // On Node 24 better-sqlite3 is compiled by node-gyp itself, against the headers the build fetched.
+    expect(build).toMatch(
+      /npm ci [^\n]*--ignore-scripts[^\n]*node-gyp\.js" rebuild --release --nodedir=\/opt\/node-headers/,
+    );
+  });
+
+  it('ships no type declarations, source maps or Markdown of the dependencies', () => {
+    const build = stages[0].map((instruction) => instruction.args).join('\n');
+    for (const pattern of ["'*.d.ts'", "'*.map'", "'*.md'"]) expect(build).toContain(`-name ${pattern}`);
+    expect(build).toContain('rm -rf node_modules/@types');
+  });
+
   it('runs as the numeric non-root user the Kubernetes manifests expect', () => {
     const deployment = load(readFileSync(resolve(root, 'k8s/base/deployment.yaml'), 'utf8')) as IDeployment;
     const { runAsUser, runAsGroup } = deployment.spec!.template.spec!.securityContext!;
@@ -97,7 +112,7 @@ describe('.dockerignore', () => {
     );
 
   it('keeps local state, build output and secrets out of the build context', () => {
-    for (const path of ['node_modules', 'dist', 'data', '.git', '.env', 'data/bridge.sqlite']) {
+    for (const path of ['node_modules', 'dist', 'data', '.git', '.env', 'data/bridge.sqlite', 'deploy']) {
       expect([path, isIgnored(path)]).toEqual([path, true]);
     }
   });

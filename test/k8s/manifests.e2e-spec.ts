@@ -1,4 +1,5 @@
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { SECRET_SETTING_NAMES } from '../../src/config/setting-names';
 import { KubeObject, schemaProblems } from './kubernetes-schema';
 import { renderKustomization } from './kustomize';
 import type { IDeployment } from 'kubernetes-models/apps/v1';
@@ -7,14 +8,15 @@ import type { IPodDisruptionBudget } from 'kubernetes-models/policy/v1';
 import type {
   IConfigMap,
   IContainer,
+  INamespace,
   IPersistentVolumeClaim,
   IPodSpec,
   ISecret,
   IService,
 } from 'kubernetes-models/v1';
 
-/** Settings that must only ever come from a Secret. */
-const secretSettings = ['PBX_TOKENS', 'ADMIN_TOKEN', 'B24_WEBHOOK_URL', 'B24_CLIENT_SECRET', 'DATABASE_URL'];
+/** Settings that must only ever come from a Secret: those the settings schema flags as secret. */
+const secretSettings: readonly string[] = SECRET_SETTING_NAMES;
 /** The longest a SIGTERM'd bridge may spend on requests in flight and closing the store, besides the batch. */
 const drainAllowanceSec = 10;
 
@@ -81,6 +83,16 @@ describe.each(['single', 'ha'])('k8s/overlays/%s', (overlay) => {
       });
     }
     expect(deployment.spec!.template.metadata!.labels).toMatchObject(deployment.spec!.selector.matchLabels!);
+  });
+
+  it('creates the telephony namespace and puts every other object in it', () => {
+    const namespace = only<INamespace>(objects, 'Namespace');
+    expect(namespace.metadata!.name).toBe('telephony');
+    const elsewhere = objects
+      .filter((object) => object.kind !== 'Namespace')
+      .filter((object) => object.metadata.namespace !== 'telephony')
+      .map((object) => `${object.kind} ${object.metadata.name}`);
+    expect(elsewhere).toEqual([]);
   });
 
   it('probes liveness and start-up on /health/live and readiness on /health/ready, on port 3000', () => {
@@ -162,6 +174,11 @@ describe.each(['single', 'ha'])('k8s/overlays/%s', (overlay) => {
     );
   });
 
+  it('has a key in the Secret for every secret setting (DATABASE_URL with PostgreSQL only)', () => {
+    const expected = secretSettings.filter((name) => overlay === 'ha' || name !== 'DATABASE_URL');
+    expect(expected.filter((name) => !(name in secret.data!))).toEqual([]);
+  });
+
   it('starts in production with the example settings once the placeholder secrets are replaced', () => {
     const own = Object.fromEntries(
       Object.entries(settings).map(([name, value]) => [name, value.replace(/replace-with/g, 'own-random')]),
@@ -173,7 +190,7 @@ describe.each(['single', 'ha'])('k8s/overlays/%s', (overlay) => {
 
   it('refuses to start in production with the placeholder secrets unchanged, naming each', () => {
     expect(() => loadConfig({ ...settings, NODE_ENV: 'production' })).toThrow(
-      /PBX_TOKENS: still the repository's placeholder.*ADMIN_TOKEN: still.*B24_WEBHOOK_URL: still/,
+      /(?=.*PBX_TOKENS: still the repository's placeholder)(?=.*ADMIN_TOKEN: still)(?=.*B24_WEBHOOK_URL: still)/s,
     );
   });
 });

@@ -4,7 +4,6 @@ import {
   installApp,
   OAuthBridge,
   postCalls,
-  sleep,
   startOAuthBridge,
   tempDir,
   untilAllFinished,
@@ -50,6 +49,13 @@ describe("lines on the portal's own list (OAuth mode)", () => {
       return [started(callId, extra), ended(callId)];
     }).flat();
 
+  /** One call on a new line, posted after the others finished, and waited for until its line is listed. */
+  const laterLine = async (prefix: string, line: string, listed: number) => {
+    await postCalls(bridge!, calls(prefix, 1, line));
+    await untilAllFinished(sandbox, prefix, 1);
+    await eventually(async () => ((await portalLines(sandbox)).length === listed ? true : undefined));
+  };
+
   it('adds each configured or seen line once, however many calls; none for a line kept off the portal', async () => {
     bridge = await startOAuthBridge(sandbox, temp.dir, { LINES: JSON.stringify(LINES) });
     expect((await installApp(sandbox, bridge)).status).toBe(200);
@@ -67,9 +73,10 @@ describe("lines on the portal's own list (OAuth mode)", () => {
     });
     expect(lines.map((line) => line.NUMBER).sort()).toEqual(['+49305555555', '+49307777777', 'pbx-bridge']);
     expect(lines.find((line) => line.NUMBER === '+49305555555')?.NAME).toBe('Hamburg ads');
-    await sleep(500);
+    // A later call on a new line: once its line is listed, every add the earlier calls caused has been sent.
+    await laterLine('marker-1', '+49 30 9999991', 4);
     // pbx-bridge by the event binder (B24_LINE_NUMBER), each of the others once by the bridge's line keeper.
-    expect(adds(sandbox)).toBe(3);
+    expect(adds(sandbox)).toBe(4);
     expect(sandbox.calls().filter((call) => call.EXTERNAL_CALL_ID?.startsWith('seen-'))).toHaveLength(4);
   });
 
@@ -79,8 +86,9 @@ describe("lines on the portal's own list (OAuth mode)", () => {
     await postCalls(bridge, [...calls('again', 2, '+49 30 7777777'), ...calls('new', 2, '+49 30 8888888')]);
     await untilAllFinished(sandbox, 'again', 2);
     await untilAllFinished(sandbox, 'new', 2);
-    await eventually(async () => ((await portalLines(sandbox)).length === 4 ? true : undefined));
-    await sleep(500);
-    expect(adds(sandbox)).toBe(4);
+    await eventually(async () => ((await portalLines(sandbox)).length === 5 ? true : undefined));
+    await laterLine('marker-2', '+49 30 9999992', 6);
+    // The new line and the later one: the lines added before the restart are not added again.
+    expect(adds(sandbox)).toBe(6);
   });
 });

@@ -35,7 +35,14 @@ describe('Yeastar P-Series webhook adapter', () => {
       (await callStatus(h, callId)).body.state === 'registered' ? true : undefined,
     );
     const [registered] = await callsByExternalId(h.sandbox, callId);
-    expect(registered).toMatchObject({ SHOW: true, TYPE: 2, USER_ID: 2, PHONE_NUMBER: '+4915112345679' });
+    // The inbound trunk member's callee, the number dialled, is the call's line (SPEC §11).
+    expect(registered).toMatchObject({
+      SHOW: true,
+      TYPE: 2,
+      USER_ID: 2,
+      PHONE_NUMBER: '+4915112345679',
+      LINE_NUMBER: '+4930123456',
+    });
     expect(registered.finished).toBeNull();
 
     // The answered state repeats the start (a duplicate) and adds the answer.
@@ -69,6 +76,20 @@ describe('Yeastar P-Series webhook adapter', () => {
       CALL_START_DATE: '2026-11-22T11:00:00+01:00',
     });
     expect(call.finished).toMatchObject({ DURATION: 0, STATUS_CODE: '304' });
+  });
+
+  it("an inbound CDR's did_number is the call's line; an outbound CDR names none (the default line)", async () => {
+    const inbound = withMsg('yeastar/cdr-inbound-answered.json', (msg) =>
+      Object.assign(msg, { call_id: '1795342000.650', did_number: '030 7654321' }),
+    );
+    expect((await post(inbound)).status).toBe(202);
+    expect(await finishedOnPortal(h, '1795342000.650')).toMatchObject({ LINE_NUMBER: '+49307654321' });
+    const outboundCdr = withMsg('yeastar/cdr-outbound-no-answer.json', (msg) =>
+      Object.assign(msg, { call_id: '1795342000.651' }),
+    );
+    expect((await post(outboundCdr)).status).toBe(202);
+    const outbound = await finishedOnPortal(h, '1795342000.651');
+    expect(outbound.LINE_NUMBER).toBe(h.config.B24_LINE_NUMBER ?? '');
   });
 
   it.each([

@@ -146,16 +146,20 @@ describe('sandbox portal: telephony.externalcall.*', () => {
       expect.objectContaining({ CALL_ID: first.body.result.CALL_ID, registerRequests: 2 }),
     ]);
     expect(portal.inspection.crm('LEAD')).toHaveLength(4);
-    // Another PBX call id, user, type or number is another call.
+    // Another PBX call id, user, type, number or line is another call.
     const others = [
       await register({ EXTERNAL_CALL_ID: 'pbx-2' }),
       await register({ USER_PHONE_INNER: '102' }),
       await register({ TYPE: 3 }),
       await register({ PHONE_NUMBER: '+49 221 5550124' }),
+      await register({ LINE_NUMBER: '+4922155500' }),
     ];
     const ids = new Set(others.map((answer: Json) => answer.body.result.CALL_ID));
-    expect(ids.size).toBe(4);
+    expect(ids.size).toBe(5);
     expect(ids.has(first.body.result.CALL_ID)).toBe(false);
+    // The same line again is the same call.
+    const sameLine = await register({ LINE_NUMBER: '+4922155500' });
+    expect(sameLine.body.result.CALL_ID).toBe(others[4].body.result.CALL_ID);
   });
 
   it('registers a new call once the first one is finished, bound to the lead the first one created', async () => {

@@ -47,6 +47,12 @@ export interface PbxSetup {
    * the long names a hostile PBX may send: `PJSIP/101-00000…0001a`, still endpoint 101.
    */
   channelSuffixDigits?: number;
+  /**
+   * manager.conf `channelvars=FROM_DID` (FreePBX installs that list it; real PBX output): every channel
+   * snapshot carries `ChanVariable: FROM_DID=<value>`, empty until the inbound route sets it, inherited by
+   * the call's later channels.
+   */
+  channelVars?: boolean;
 }
 
 type Fields = [string, string][];
@@ -76,6 +82,8 @@ interface Chan {
   bridge: string;
   application: string;
   createdAt: number;
+  /** With `channelVars`: the listed variables' values, shown as `ChanVariable` in every snapshot. */
+  chanVars?: Record<string, string>;
 }
 
 const STATES: Record<number, string> = { 0: 'Down', 4: 'Ring', 5: 'Ringing', 6: 'Up' };
@@ -91,6 +99,13 @@ export interface CallDescription {
   queue?: string;
   /** Who picks up (inbound: an extension of `to`; outbound/internal: any truthy value). Unset: nobody. */
   answeredBy?: string;
+  /**
+   * The company's number (the call's line). inbound: the DID the caller dialled (the trunk channel's Exten,
+   * FreePBX's `__FROM_DID`; default 5550100); outbound: the caller ID the outbound route presents (FreePBX's
+   * outbound CID: `CALLERID(all)` set on the phone's channel, a NewCallerid, then `CDR(outbound_cnum)`, and
+   * the trunk leg's ConnectedLineNum; default 5550100, the trunk's CID).
+   */
+  line?: string;
   /**
    * inbound ring group (`to` with several): how its phones ring. `ringall` (default): all at once.
    * `hunt`: one after another, each Dial() from the caller's channel ending NOANSWER before the next.
@@ -392,6 +407,9 @@ export class AmiDouble extends TcpDouble {
       application: '',
       createdAt: clock,
     };
+    if (this.setup.channelVars) {
+      chan.chanVars = { FROM_DID: this.channels.get(chan.linkedid)?.chanVars?.FROM_DID ?? '' };
+    }
     this.channels.set(uniqueid, chan);
     this.emit('Newchannel', 'call', clock, [...snapshot(chan, '')]);
     return chan;
@@ -467,7 +485,7 @@ class CallScript {
         state: 4,
         callerNum: call.withheld === 'anonymous' ? 'anonymous' : call.from,
         context: 'from-pstn',
-        exten: '5550100',
+        exten: this.did,
         clock: this.clock,
       });
     } else {
@@ -482,6 +500,11 @@ class CallScript {
       });
     }
     this.linkedid = this.first.linkedid;
+  }
+
+  /** The DID an inbound call came in on, or the caller ID an outbound one presents. */
+  private get did(): string {
+    return this.call.line ?? '5550100';
   }
 
   async run(): Promise<void> {
@@ -499,7 +522,7 @@ class CallScript {
     const c = this.call;
     const targets = [c.to].flat();
     const group = targets.length > 1;
-    this.varSet(trunk, '__FROM_DID', '5550100', 'ext-did-0001', '5550100');
+    this.varSet(trunk, '__FROM_DID', this.did, 'ext-did-0001', this.did);
     this.newExten(trunk, group ? 'ext-group' : 'ext-local', group ? '600' : targets[0], 'Goto', '');
     if (c.recording) this.record(trunk, group ? 'rg' : 'in', group ? '600' : targets[0]);
     const [dialContext, dialExten] = this.dialContext(group ? '600' : targets[0]);
@@ -586,7 +609,7 @@ class CallScript {
     const trunk = this.first;
     const c = this.call;
     const queue = c.queue as string;
-    this.varSet(trunk, '__FROM_DID', '5550100', 'ext-did-0001', '5550100');
+    this.varSet(trunk, '__FROM_DID', this.did, 'ext-did-0001', this.did);
     this.newExten(trunk, 'ext-queues', queue, 'Answer', '');
     this.state(trunk, 6); // queue calls are answered before Queue()
     if (c.recording) this.record(trunk, 'q', queue);
@@ -832,6 +855,15 @@ class CallScript {
     const number = String(c.to);
     this.newExten(phone, 'outrt-1', number, 'Macro', 'user-callerid');
     if (c.recording) this.record(phone, 'out', number);
+    // The outbound route's caller ID: set on the phone's channel (a NewCallerid), written to
+    // CDR(outbound_cnum) (a function write: only the Newexten's AppData shows it), presented to the trunk.
+    this.newExten(phone, 'macro-outbound-callerid', 's', 'Set', `CALLERID(all)=<${this.did}>`);
+    phone.callerNum = this.did;
+    this.pbx.emit('NewCallerid', 'call', this.clock, [
+      ...snapshot(phone, ''),
+      ['CID-CallingPres', '0 (Presentation Allowed, Not Screened)'],
+    ]);
+    this.newExten(phone, 'macro-dialout-trunk', 's', 'Set', `CDR(outbound_cnum)=${this.did}`);
     // The dialled leg's caller ids are `<unknown>` at first; the number comes in NewCallerid (real output).
     const trunk = this.pbx.newChannel({
       name: `PJSIP/trunk1-${this.pbx.hex()}`,
@@ -1115,6 +1147,8 @@ class CallScript {
   private varSet(chan: Chan, variable: string, value: string, context: string, exten: string): void {
     chan.context = context;
     chan.exten = exten;
+    const name = variable.replace(/^_+/, '');
+    if (chan.chanVars && name in chan.chanVars) chan.chanVars[name] = value;
     this.pbx.emit('VarSet', 'dialplan', this.clock, [
       ...snapshot(chan, ''),
       ['Variable', variable],
@@ -1220,6 +1254,10 @@ function snapshot(chan: Chan, prefix: string): Fields {
     [`${prefix}Priority`, '1'],
     [`${prefix}Uniqueid`, chan.uniqueid],
     [`${prefix}Linkedid`, chan.linkedid],
+    ...Object.entries(chan.chanVars ?? {}).map(([name, value]): [string, string] => [
+      `${prefix}ChanVariable`,
+      `${name}=${value}`,
+    ]),
   ];
 }
 

@@ -62,6 +62,7 @@ export interface CdrInsert {
   did?: string;
   recordingfile?: string;
   cnum?: string;
+  outbound_cnum?: string;
   linkedid: string;
   sequence: number;
 }
@@ -168,6 +169,10 @@ interface ChanState {
   bridge?: string;
   segments: Segment[];
   recordingfile?: string;
+  /** FreePBX's CDR(did): the inbound route's FROM_DID. */
+  did?: string;
+  /** FreePBX's CDR(outbound_cnum): the caller ID the outbound route presented. */
+  outboundCnum?: string;
 }
 
 const DISPOSITION: Record<string, string> = {
@@ -290,9 +295,14 @@ export class CdrWriter {
     } else if (event === 'BridgeLeave' && known) {
       this.bridges.get(known.bridge ?? '')?.delete(uniqueid);
       known.bridge = undefined;
+    } else if (event === 'VarSet' && known && /^_*FROM_DID$/.test(fields.get('Variable') ?? '')) {
+      // The inbound route sets __FROM_DID and CDR(did) together.
+      known.did = fields.get('Value');
     } else if (event === 'Newexten' && known) {
       const file = fields.get('AppData')?.match(/CDR\(recordingfile\)=(.+)$/)?.[1];
       if (file) known.recordingfile = file;
+      const cnum = fields.get('AppData')?.match(/CDR\(outbound_cnum\)=(.*)$/)?.[1];
+      if (cnum !== undefined) known.outboundCnum = cnum;
     } else if (event === 'Hangup' && known) {
       this.channels.delete(uniqueid);
       this.bridges.get(known.bridge ?? '')?.delete(uniqueid);
@@ -345,8 +355,9 @@ export class CdrWriter {
       channel: chan.name,
       uniqueid: chan.uniqueid,
       linkedid: chan.linkedid,
-      did: trunk ? chan.exten : '',
+      did: chan.did ?? (trunk ? chan.exten : ''),
       cnum: trunk ? '' : chan.callerNum,
+      outbound_cnum: chan.outboundCnum ?? '',
       recordingfile: chan.recordingfile ?? '',
     };
     if (chan.segments.length === 0) {

@@ -37,6 +37,8 @@ type Fields = [string, string | string[]][];
 
 const CORE_UUID = '5f0f4a9c-6a1e-4d2b-9c7f-3e2a1b0c9d8e';
 const DOMAIN = '203.0.113.10';
+/** The company's number: the DID calls come in on, the caller ID calls go out with (unless a call says). */
+const DID = '4930123456';
 
 /** One live FreeSWITCH leg. */
 interface Leg {
@@ -87,6 +89,13 @@ export interface EslCallDescription {
   queue?: string;
   /** Who picks up (inbound: a user of `to`; outbound/internal: any truthy value). Unset: nobody. */
   answeredBy?: string;
+  /**
+   * The company's number (the call's line). inbound: the DID the caller dialled (the a-leg's
+   * Caller-Destination-Number before the dialplan's transfer; default 4930123456); outbound: the caller ID
+   * presented to the gateway (the dialplan sets the a-leg's `effective_caller_id_number`, which the gateway
+   * leg's caller profile carries; default 4930123456).
+   */
+  line?: string;
   /** Every dialled phone answers 486 (USER_BUSY). */
   busy?: boolean;
   /** Nobody answers, then voicemail answers the a-leg. */
@@ -572,7 +581,7 @@ class EslCallScript {
           direction: 'inbound',
           callerNum: from,
           callerName: from,
-          dest: '4930123456',
+          dest: call.line ?? DID,
           context: 'public',
           createdUs: this.clockUs,
           hideNumber: call.privacy,
@@ -583,8 +592,8 @@ class EslCallScript {
           ['channel_name', `sofia/external/${from}@sip.carrier.example`],
           ['sip_network_ip', '198.51.100.7'],
           ['sofia_profile_name', 'external'],
-          ['sip_req_user', '4930123456'],
-          ['sip_to_user', '4930123456'],
+          ['sip_req_user', call.line ?? DID],
+          ['sip_to_user', call.line ?? DID],
           ['sip_call_id', `${pbx.hex()}@198.51.100.7`],
           ...(call.privacy ? ([['sip_Privacy', 'id']] as Fields) : []),
         ],
@@ -774,6 +783,10 @@ class EslCallScript {
     const c = this.call;
     const target = String(c.to);
     if (c.recording) this.recordSession(a);
+    // To a gateway the dialplan presents the company's caller ID (`effective_caller_id_number`), which the
+    // gateway leg's caller profile then carries (real PBX output: its CHANNEL_CREATE's Caller-Caller-ID-Number).
+    const presented = c.line ?? DID;
+    if (c.kind !== 'internal') setVars(a, [['effective_caller_id_number', presented]]);
     const b =
       c.kind === 'internal'
         ? this.userLeg(a, target)
@@ -781,7 +794,7 @@ class EslCallScript {
             {
               name: `sofia/external/${target}@sip.carrier.example`,
               direction: 'outbound',
-              callerNum: a.callerNum,
+              callerNum: presented,
               callerName: a.callerName,
               dest: target,
               context: 'default',
@@ -1339,7 +1352,7 @@ function channelRow(leg: Leg): Record<string, string> {
     initial_cid_name: leg.callerName,
     initial_cid_num: leg.callerNum,
     initial_ip_addr: leg.name.includes('external') ? '198.51.100.7' : '192.0.2.21',
-    initial_dest: leg.direction === 'inbound' && leg.initialContext === 'public' ? '4930123456' : leg.dest,
+    initial_dest: leg.profiles[0]?.dest ?? leg.dest,
     initial_dialplan: 'XML',
     initial_context: leg.initialContext,
   };

@@ -15,6 +15,7 @@ export interface SandboxCall {
   CRM_ENTITY_TYPE?: string;
   CRM_ENTITY_ID?: number;
   CRM_CREATED_LEAD?: number | null;
+  LINE_NUMBER?: string;
   registerRequests: number;
   finished: null | { DURATION: number; STATUS_CODE: string; FAILED_REASON?: string };
   records: { RECORD_URL?: string }[];

@@ -53,7 +53,7 @@ describe('AmiFollower over a real TCP connection', () => {
       ['call.answered', call.linkedid],
       ['call.ended', call.linkedid],
     ]);
-    expect(ami.status()).toMatchObject({ callsFollowed: 0, callEvents: 3, possiblyLost: 0 });
+    expect(ami.status()).toMatchObject({ callsFollowed: 1, callsLive: 0, callEvents: 3, possiblyLost: 0 });
     expect(ami.status().eventsPerSec).toBeGreaterThan(0);
   });
 

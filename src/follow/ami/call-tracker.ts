@@ -1,8 +1,9 @@
 import { CallEvent } from '../../calls/call';
-import { answeredEvent, FollowedCallTracker, noteRinging } from '../followed-calls';
+import { answeredEvent, FollowedCallTracker, followedLine, noteRinging } from '../followed-calls';
 import { AmiMessage } from './ami-message';
+import { EarlyLines, lineNoteOf, LineNotes, lineOf, presentedLine } from './call-lines';
 import { ANONYMOUS, isNumber, outsideNumber, withheld } from './caller-id';
-import { Channel, ChannelMap, ChannelRole, first, remember } from './channel-map';
+import { Channel, ChannelMap, ChannelRole, durationMs, first, remember } from './channel-map';
 import { Endpoints } from './endpoints';
 import { Recording, recordingUpdate } from './recordings';
 import { endedEventOf, newCall, startedEventOf, TrackedCall } from './tracked-call';
@@ -50,6 +51,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
   private readonly channels: ChannelMap;
   /** Recording names a Linkedid's channels gave before its call opened (FreePBX records outbound pre-dial). */
   private readonly recordedEarly = new Map<string, Recording>();
+  /** Line notes a Linkedid's channels gave before its call opened (CDR(outbound_cnum), set pre-dial). */
+  private readonly linesEarly: EarlyLines;
   /** SequenceNumbers seen lately (manager debug): several manager sessions repeat events. */
   private readonly sequence = new Set<string>();
   /** The PBX's clock minus the bridge's (ms), from the last clock reading (`noteClock`). */
@@ -62,6 +65,7 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
   ) {
     super(options.maxCalls ?? 5000, startedEventOf);
     this.maxChannels = options.maxChannels ?? 20000;
+    this.linesEarly = new EarlyLines(this.maxChannels);
     this.channels = new ChannelMap(this.endpoints, this.maxChannels, this.gaps, (channel) =>
       this.roleOf(channel),
     );
@@ -105,6 +109,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     if (this.repeated(event.SequenceNumber)) return [];
     const at = (event.Timestamp && Math.round(Number(event.Timestamp) * 1000)) || now + this.pbxOffset;
     const out: CallEvent[] = [];
+    const line = lineNoteOf(event);
+    if (line) this.noteLine(event, line);
     switch (event.Event) {
       case 'Newchannel':
         this.newChannel(event, at);
@@ -165,6 +171,7 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     const lost = this.forgetGone((outside) => liveIds.has(outside));
     this.channels.clear();
     this.recordedEarly.clear();
+    this.linesEarly.clear();
     // A new session: its SequenceNumbers are not repeats of the last one's (they restart with Asterisk).
     this.sequence.clear();
     for (const entry of live) {
@@ -181,7 +188,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
       } else {
         const root = this.channels.get(channel.linkedid);
         if (root?.kind !== 'phone' && root?.kind !== 'local') continue;
-        const call = this.openOutbound(channel, root, entry.CallerIDNum, startedAt);
+        const presented = presentedLine(entry.ConnectedLineNum, root);
+        const call = this.openOutbound(channel, root, entry.CallerIDNum, startedAt, { presented });
         events.push(startedEventOf(call, startedAt));
       }
     }
@@ -210,7 +218,7 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     if (!channel || channel.kind !== 'trunk') return;
     // A trunk channel that starts its own Linkedid was not dialled by anyone here: a call from outside.
     if (channel.linkedid === channel.uniqueid && !this.calls.get(channel.linkedid)) {
-      this.openInbound(channel, event.CallerIDNum, at);
+      this.openInbound(channel, event.CallerIDNum, at, { exten: followedLine(event.Exten) });
     }
   }
 
@@ -229,7 +237,8 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     if (caller && caller.kind !== 'phone' && caller.kind !== 'local') return;
     // The dialled leg's caller id is often `<unknown>` at first (real PBX output): the dial string has it.
     const number = [event.DestCallerIDNum, event.DialString?.split('@')[0]].find(isNumber);
-    const outbound = this.openOutbound(dest, root, number, at);
+    const presented = presentedLine(event.DestConnectedLineNum, root);
+    const outbound = this.openOutbound(dest, root, number, at, { presented });
     this.flushInto(out);
     out.push(startedEventOf(outbound, at));
   }
@@ -296,6 +305,16 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     return early;
   }
 
+  /** A line note: the call's when it is open (its line chosen again), else kept until it opens. */
+  private noteLine(event: AmiMessage, note: LineNotes): void {
+    const channel = this.channels.see(event);
+    if (!channel) return;
+    const call = this.callOf(channel);
+    if (!call) return this.linesEarly.note(channel.linkedid, note);
+    Object.assign(call.lineNotes, note);
+    call.line = lineOf(call.lineNotes, call.direction);
+  }
+
   /** A caller id set later (`<unknown>` first, or masked and presentation prohibited): the outside number. */
   private newCallerid(event: AmiMessage): void {
     const channel = this.channels.see(event);
@@ -311,15 +330,23 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     const call = this.callOf(channel);
     this.stopRinging(channel.uniqueid);
     this.channels.hungUp(channel);
-    if (channel.uniqueid === channel.linkedid) this.recordedEarly.delete(channel.linkedid);
+    if (channel.uniqueid === channel.linkedid) {
+      this.recordedEarly.delete(channel.linkedid);
+      this.linesEarly.forget(channel.linkedid);
+    }
     if (call && call.outside === channel.uniqueid) {
       out.push(endedEventOf(call, at, this.options));
       this.calls.forget(call);
     }
   }
 
-  private openInbound(channel: Channel, callerNum: string | undefined, at: number): TrackedCall {
-    return this.open(channel, 'inbound', outsideNumber(callerNum), at);
+  private openInbound(
+    channel: Channel,
+    callerNum: string | undefined,
+    at: number,
+    line: LineNotes = {},
+  ): TrackedCall {
+    return this.open(channel, 'inbound', outsideNumber(callerNum), at, line);
   }
 
   private openOutbound(
@@ -327,20 +354,29 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     root: Channel | undefined,
     number: string | undefined,
     at: number,
+    line: LineNotes = {},
   ): TrackedCall {
-    const call = this.open(trunk, 'outbound', outsideNumber(number), at);
+    const call = this.open(trunk, 'outbound', outsideNumber(number), at, line);
     call.started = true;
     call.caller = root?.extension;
     return call;
   }
 
-  private open(outside: Channel, direction: TrackedCall['direction'], phoneNumber: string, at: number) {
+  private open(
+    outside: Channel,
+    direction: TrackedCall['direction'],
+    phoneNumber: string,
+    at: number,
+    line: LineNotes,
+  ) {
     const callId = outside.linkedid;
     const recording = this.recordedEarly.get(callId) ?? {};
     this.recordedEarly.delete(callId);
-    return this.calls.open(
-      newCall({ callId, direction, phoneNumber, outside: outside.uniqueid, at }, recording),
-    );
+    const notes = { ...line, ...this.linesEarly.take(callId) };
+    const opening = { callId, direction, phoneNumber, outside: outside.uniqueid, at };
+    const call = this.calls.open(newCall(opening, recording, notes));
+    call.line = lineOf(notes, direction);
+    return call;
   }
 
   private ring(call: TrackedCall, leg: string, extension: string | undefined, at: number): void {
@@ -408,11 +444,4 @@ export class CallTracker extends FollowedCallTracker<TrackedCall> {
     remember(this.sequence, sequence);
     return false;
   }
-}
-
-/** `HH:MM:SS` (CoreShowChannel Duration) in ms. */
-function durationMs(value: string | undefined): number {
-  const parts = (value ?? '').split(':').map(Number);
-  if (parts.length !== 3 || parts.some((part) => !Number.isFinite(part))) return 0;
-  return ((parts[0] * 60 + parts[1]) * 60 + parts[2]) * 1000;
 }

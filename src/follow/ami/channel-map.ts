@@ -165,3 +165,10 @@ export function remember(recent: Set<string>, value: string): void {
 export function first<K>(keyed: { keys(): IterableIterator<K> }): K {
   return keyed.keys().next().value as K;
 }
+
+/** `HH:MM:SS` (CoreShowChannel Duration) in ms. */
+export function durationMs(value: string | undefined): number {
+  const parts = (value ?? '').split(':').map(Number);
+  if (parts.length !== 3 || parts.some((part) => !Number.isFinite(part))) return 0;
+  return ((parts[0] * 60 + parts[1]) * 60 + parts[2]) * 1000;
+}

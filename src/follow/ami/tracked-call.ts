@@ -10,6 +10,7 @@ import {
   startedEvent,
   unansweredInbound,
 } from '../followed-calls';
+import { LineNotes } from './call-lines';
 import { Recording, recordingFileOf } from './recordings';
 
 /** One call from or to outside: one Linkedid (the callId), followed until its outside party hangs up. */
@@ -19,10 +20,12 @@ export interface TrackedCall extends FollowedCall {
   /** Dial outcomes (DialEnd DialStatus) of legs that did not answer. */
   outcomes: string[];
   recording: Recording;
+  /** What the events said of the call's line so far (`call.line` is chosen from them). */
+  lineNotes: LineNotes;
 }
 
-export function newCall(opening: CallOpening, recording: Recording): TrackedCall {
-  return { ...followedCall(opening), announced: new Set(), outcomes: [], recording };
+export function newCall(opening: CallOpening, recording: Recording, lineNotes: LineNotes): TrackedCall {
+  return { ...followedCall(opening), announced: new Set(), outcomes: [], recording, lineNotes };
 }
 
 /** A `call.started` naming the phones ringing now (or the one that answered an unannounced call). */

@@ -87,7 +87,13 @@ describe('EslFollower over a real TCP connection', () => {
       ['call.answered', call.callId],
       ['call.ended', call.callId],
     ]);
-    expect(esl.status()).toMatchObject({ source: 'esl', callsFollowed: 0, callEvents: 3, possiblyLost: 0 });
+    expect(esl.status()).toMatchObject({
+      source: 'esl',
+      callsFollowed: 1,
+      callsLive: 0,
+      callEvents: 3,
+      possiblyLost: 0,
+    });
     expect(esl.status().eventsPerSec).toBeGreaterThan(0);
     await esl.stop();
     await pbx.close();

@@ -1,5 +1,11 @@
 import { CallEvent } from '../../calls/call';
-import { answeredEvent, FollowedCallTracker, noteRinging } from '../followed-calls';
+import {
+  answeredEvent,
+  CallOpening,
+  FollowedCallTracker,
+  followedLine,
+  noteRinging,
+} from '../followed-calls';
 import {
   endedEventOf,
   hidden,
@@ -139,15 +145,19 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
       const startedAt = createdAt.get(row.uuid) || now;
       const root = row.call_uuid && row.call_uuid !== row.uuid ? this.legs.get(row.call_uuid) : undefined;
       if (row.direction === 'inbound') {
-        this.openInbound(row.uuid, outsideNumberOf(row.cid_num, false), startedAt);
+        // Its line: `initial_dest`, the number dialled (`dest` is where the dialplan took the leg since).
+        const line = followedLine(row.initial_dest);
+        this.openInbound(row.uuid, outsideNumberOf(row.cid_num, false), startedAt, line);
       } else if (root?.kind === 'phone') {
-        const call = this.openOutbound(
-          root.uuid,
-          row.uuid,
-          root,
-          outsideNumberOf(row.dest, false),
-          startedAt,
-        );
+        const number = outsideNumberOf(row.dest, false);
+        const line = presentedLine(row.cid_num, root);
+        const call = this.openOutbound(root, {
+          callId: root.uuid,
+          outside: row.uuid,
+          phoneNumber: number,
+          at: startedAt,
+          line,
+        });
         events.push(startedEventOf(call, startedAt));
       }
     }
@@ -200,12 +210,16 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
       if (header(event, 'Call-Direction') === 'outbound') {
         // A caller-less originate straight to a gateway (a callback): the gateway leg is the a-leg.
         const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
-        const call = this.openOutbound(uuid, uuid, undefined, dialled, at);
+        const line = presentedLine(presentedBy(event), undefined);
+        const opening = { callId: uuid, outside: uuid, phoneNumber: dialled, at, line };
+        const call = this.openOutbound(undefined, opening);
         this.flushInto(out);
         out.push(startedEventOf(call, at));
         return;
       }
-      this.openInbound(uuid, outsideNumberOf(header(event, 'Caller-Caller-ID-Number'), hidden(event)), at);
+      const caller = outsideNumberOf(header(event, 'Caller-Caller-ID-Number'), hidden(event));
+      // The line: the number the caller dialled, as the gateway gave it, before the dialplan moved the leg on.
+      this.openInbound(uuid, caller, at, followedLine(header(event, 'Caller-Destination-Number')));
       return;
     }
     // A leg dialled to a gateway. Within a call already followed (a forward to a mobile): not a new call.
@@ -214,7 +228,9 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
     const root = rootId ? this.legs.get(rootId) : undefined;
     if (root?.kind !== 'phone') return;
     const dialled = outsideNumberOf(header(event, 'Caller-Destination-Number'), false);
-    const call = this.openOutbound(root.uuid, uuid, root, dialled, at);
+    const line = presentedLine(presentedBy(event), root);
+    const opening = { callId: root.uuid, outside: uuid, phoneNumber: dialled, at, line };
+    const call = this.openOutbound(root, opening);
     this.flushInto(out);
     out.push(startedEventOf(call, at));
   }
@@ -270,19 +286,19 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
     }
   }
 
-  private openInbound(uuid: string, phoneNumber: string, at: number): TrackedCall {
-    return this.calls.open(newCall({ callId: uuid, direction: 'inbound', phoneNumber, outside: uuid, at }));
+  private openInbound(uuid: string, phoneNumber: string, at: number, line: string | undefined) {
+    return this.calls.open(
+      newCall({ callId: uuid, direction: 'inbound', phoneNumber, outside: uuid, at, line }),
+    );
   }
 
+  /** An outbound call: `callId` the phone's a-leg (or the gateway leg's own), `outside` the gateway leg. */
   private openOutbound(
-    callId: string,
-    outside: string,
     root: Leg | undefined,
-    phoneNumber: string,
-    at: number,
+    opening: Pick<CallOpening, 'callId' | 'outside' | 'phoneNumber' | 'at' | 'line'>,
   ): TrackedCall {
     const { extension: caller, crmCallId } = root ?? {};
-    const call = newCall({ callId, direction: 'outbound', phoneNumber, outside, at, caller, crmCallId });
+    const call = newCall({ ...opening, direction: 'outbound', caller, crmCallId });
     call.started = true;
     return this.calls.open(call);
   }
@@ -346,6 +362,24 @@ export class EslTracker extends FollowedCallTracker<TrackedCall> {
     const partner = this.legs.get(uuid)?.partner;
     return partner ? this.calls.ofOutside(partner) : undefined;
   }
+}
+
+/**
+ * The caller ID a gateway leg presented outside (real PBX output: its caller profile's number on
+ * CHANNEL_CREATE, which the a-leg's effective/origination caller ID set), else its variables' own.
+ */
+function presentedBy(event: EslEvent): string | undefined {
+  return (
+    header(event, 'Caller-Caller-ID-Number') ??
+    header(event, 'variable_origination_caller_id_number') ??
+    header(event, 'variable_effective_caller_id_number')
+  );
+}
+
+/** A presented caller ID as the call's line, unless it is only the dialling phone's own extension. */
+function presentedLine(value: string | undefined, root: Leg | undefined): string | undefined {
+  const line = followedLine(value);
+  return line !== undefined && line !== root?.extension ? line : undefined;
 }
 
 /** CHANNEL_BRIDGE's and CHANNEL_UNBRIDGE's two legs. */

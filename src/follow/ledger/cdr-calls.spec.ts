@@ -17,6 +17,7 @@ const row = (over: Partial<CdrRow>): CdrRow => ({
   did: '5550100',
   recordingfile: '',
   cnum: '',
+  outbound_cnum: '',
   linkedid: '1764151200.10',
   sequence: 1,
   ...over,

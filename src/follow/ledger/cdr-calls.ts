@@ -1,6 +1,7 @@
 import { CallEvent } from '../../calls/call';
 import { asteriskCdrToEvents } from '../../pbx/adapters/asterisk-cdr';
 import { Endpoints } from '../ami/endpoints';
+import { followedLine } from '../followed-calls';
 
 /**
  * One row of FreePBX's `asteriskcdrdb.cdr` (real PBX output): one Party A / Party B pair of one call, written
@@ -23,6 +24,8 @@ export interface CdrRow {
   did: string;
   recordingfile: string;
   cnum: string;
+  /** FreePBX's CDR(outbound_cnum): the caller ID an outbound route presented (the call's line). */
+  outbound_cnum: string;
   linkedid: string;
   sequence: number | null;
 }
@@ -133,6 +136,10 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
   const isAnswered = disposition === 'ANSWERED';
   const firstAnswer = isAnswered ? answeredAt(byAnswer[0]) : undefined;
   const recordingfile = sorted.find((row) => row.recordingfile)?.recordingfile;
+  // The line, as the posted CDR route reads it (`cdrLineOf`): the primary row's, else any row's; a value
+  // that is no line is left out (it would cost the call).
+  const column = (name: 'did' | 'outbound_cnum') =>
+    followedLine(primary[name] || sorted.find((row) => row[name])?.[name]);
   const body = {
     linkedid,
     uniqueid: primary.uniqueid,
@@ -147,6 +154,8 @@ export function ledgerCallOf(linkedid: string, rows: CdrRow[], mapping: LedgerMa
     ...(firstAnswer !== undefined ? { answer: local(firstAnswer) } : {}),
     ...(isAnswered && inbound && taker ? { dstchannel: `PJSIP/${extension}` } : {}),
     ...(isAnswered && recordingfile ? { recordingfile } : {}),
+    did: column('did'),
+    outbound_cnum: column('outbound_cnum'),
   };
   const outcome = asteriskCdrToEvents(
     body,

@@ -155,7 +155,7 @@ export class CdrSource {
 const COLUMNS = `DATE_FORMAT(calldate, '%Y-%m-%d %H:%i:%s') AS calldate,
        DATE_FORMAT(calldate + INTERVAL duration SECOND, '%Y-%m-%d %H:%i:%s') AS ended,
        src, dst, channel, dstchannel, lastapp, duration, billsec, disposition, uniqueid, did,
-       recordingfile, cnum, linkedid, sequence`;
+       recordingfile, cnum, outbound_cnum, linkedid, sequence`;
 
 const rowOf = (row: RowDataPacket): CdrRow => ({
   calldate: String(row.calldate),
@@ -172,6 +172,7 @@ const rowOf = (row: RowDataPacket): CdrRow => ({
   did: text(row.did),
   recordingfile: text(row.recordingfile),
   cnum: text(row.cnum),
+  outbound_cnum: text(row.outbound_cnum),
   linkedid: text(row.linkedid) || text(row.uniqueid),
   sequence: row.sequence === null || row.sequence === undefined ? null : Number(row.sequence),
 });

@@ -140,6 +140,18 @@ export class AsteriskCdrDto {
 }
 
 /**
+ * A FreePBX CDR's line (docs/API.md "Lines"): `did` (the inbound route's DID) for an inbound call,
+ * `outbound_cnum` (the caller ID the outbound route presented) for an outbound one. The posted CDR route and
+ * the CDR ledger follower both read it here.
+ */
+export function cdrLineOf(
+  cdr: { did?: string; outbound_cnum?: string },
+  inbound: boolean,
+): string | undefined {
+  return (inbound ? cdr.did : cdr.outbound_cnum) || undefined;
+}
+
+/**
  * An Asterisk CDR as one `call.ended` carrying everything needed to register the call too; an answered call
  * gets a `call.answered` first (who picked up: `dstchannel`, else the call's employee), so the portal's
  * finish names the answerer. `recordingTemplate` is ASTERISK_RECORDING_URL.
@@ -171,7 +183,7 @@ export function asteriskCdrToEvents(
     failedReason,
     recordingUrl: cdr.recording ?? recordingUrlOf(recordingFile, recordingTemplate),
     crmCallId: crmCallIdOf(cdr.CRM_CALL_ID),
-    line: inbound ? cdr.did : cdr.outbound_cnum,
+    line: cdrLineOf(cdr, inbound),
   };
   const answerer =
     status === 'answered'

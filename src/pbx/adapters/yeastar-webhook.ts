@@ -119,6 +119,10 @@ export class YeastarCdrDto {
    */
   @OptionalText()
   recording?: string;
+
+  /** The number the caller dialled (inbound): the call's line (docs/API.md "Lines"). */
+  @OptionalText()
+  did_number?: string;
 }
 
 const MEMBER_STATUSES = ['ALERT', 'RING', 'EARLYMEDIA', 'ANSWERED', 'ANSWER', 'HOLD', 'BYE'] as const;
@@ -233,6 +237,7 @@ function cdrToEvents(msg: unknown, zone: string, recordingTemplate?: string): Ad
     status,
     failedReason,
     recordingUrl: recordingUrlOf(cdr.recording, recordingTemplate),
+    line: inbound ? cdr.did_number : undefined,
   };
   return {
     events: [event],
@@ -244,6 +249,7 @@ function cdrToEvents(msg: unknown, zone: string, recordingTemplate?: string): Ad
       durationSec: 'msg.talk_duration',
       status: 'msg.status',
       recordingUrl: 'msg.recording',
+      line: 'msg.did_number',
     },
   };
 }
@@ -294,6 +300,9 @@ function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOut
       : undefined;
   // Every phone of a ring group or queue rings at once: each is shown the card (docs/API.md).
   const group = inbound ? [...new Set(present.map((member) => member.number))] : [];
+  // The inbound trunk member's callee is the number dialled, the line; unless it names one of the call's
+  // own phones (a firmware listing the extension there).
+  const line = inbound && !extensions.some((member) => member.number === inbound.to) ? inbound.to : undefined;
   const events: Record<string, unknown>[] = [
     {
       event: 'call.started',
@@ -302,6 +311,7 @@ function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOut
       phoneNumber: inbound ? trunk.from : trunk.to,
       extension: employee.number,
       ...(group.length > 1 ? { extensions: group.slice(0, 50) } : {}),
+      ...(line ? { line } : {}),
       at,
     },
   ];
@@ -315,6 +325,7 @@ function callStateToEvents(msg: unknown, zone: string, what: string): AdapterOut
       phoneNumber: inbound ? 'msg.members[].inbound.from' : 'msg.members[].outbound.to',
       extension: 'msg.members[].extension.number',
       extensions: 'msg.members[].extension.number',
+      line: 'msg.members[].inbound.to',
     },
   };
 }

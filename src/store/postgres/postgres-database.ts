@@ -24,6 +24,7 @@ export const POSTGRES_DIALECT: SqlDialect = {
   skipLocked: ' FOR UPDATE SKIP LOCKED',
   forUpdate: ' FOR UPDATE',
   greatest: 'GREATEST',
+  jsonText: (column, key) => `(${column}::json ->> '${key}')`,
   placeholder: (index) => `$${index}`,
 };
 

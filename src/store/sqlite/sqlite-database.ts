@@ -13,6 +13,7 @@ export const SQLITE_DIALECT: SqlDialect = {
   skipLocked: '',
   forUpdate: '',
   greatest: 'MAX',
+  jsonText: (column, key) => `json_extract(${column}, '$.${key}')`,
   placeholder: () => '?',
 };
 
