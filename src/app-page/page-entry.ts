@@ -1,4 +1,4 @@
-import { HttpStatus, Inject, Injectable, Logger } from '@nestjs/common';
+import { HttpStatus, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { matchesAny, digestsOf } from '../common/secrets';
 import { AppConfig } from '../config/app-config';
@@ -25,12 +25,34 @@ const ENTRY_PORTAL_BURST = 10;
 const ENTRY_PORTAL_REFILL_MS = 30_000;
 
 /**
+ * Without B24_CLIENT_SECRET (OAuth) or ADMIN_TOKEN (webhook mode) no session could be trusted: a plain page
+ * saying what to set, 403 (the bridge is up and the request was fine; what refuses it is this deployment's
+ * choice, which no sign-in can change, only its operator). Never a 5xx: nothing failed, and the request log
+ * keeps a trace for every 5xx. Said once at start-up too (`PageEntry.onApplicationBootstrap`).
+ */
+export function sendPageOff(
+  response: Response,
+  responder: PageResponder,
+  lang: string,
+  webhook: boolean,
+): void {
+  const text = textFor(lang);
+  responder.headers(response, undefined);
+  response.status(HttpStatus.FORBIDDEN).send(
+    messagePage(text, lang, webhook ? text.pageOff : text.notEnabled, '', {
+      kind: 'prompt',
+      heading: text.pageOffTitle,
+    }),
+  );
+}
+
+/**
  * The portal's form post (multi, OAuth) or the admin token's sign-in (webhook mode), which opens a page
  * session. Anyone can post it, and each post costs the portal two requests: limited per source address and
  * per portal (429 naming which, with Retry-After), and those requests wait for the portal's request budget.
  */
 @Injectable()
-export class PageEntry {
+export class PageEntry implements OnApplicationBootstrap {
   private readonly logger = new Logger('AppPage');
   private readonly adminDigests: Buffer[];
   private readonly entrySources = new KeyedBuckets(ENTRY_SOURCE_BURST, ENTRY_SOURCE_REFILL_MS, KEPT);
@@ -50,12 +72,7 @@ export class PageEntry {
     const form = { ...(request.query as Record<string, unknown>), ...formOf(request) };
     const lang = languageOf(form.LANG);
     const text = textFor(lang);
-    if (!this.sessions.enabled) {
-      // Without B24_CLIENT_SECRET (OAuth) or ADMIN_TOKEN (webhook mode) no session could be trusted.
-      this.responder.headers(response, undefined);
-      response.status(HttpStatus.SERVICE_UNAVAILABLE).send(messagePage(text, lang, text.notEnabled));
-      return;
-    }
+    if (!this.sessions.enabled) return this.pageOff(response, lang);
     if (this.config.authMode === 'webhook') return this.enterWithAdminToken(request, response, form);
     const portalId = this.config.B24_APP_MODE === 'multi' ? String(form.member_id ?? '') : this.portalId;
     const authId = typeof form.AUTH_ID === 'string' ? form.AUTH_ID : '';
@@ -146,6 +163,20 @@ export class PageEntry {
     return undefined;
   }
 
+  pageOff(response: Response, lang: string): void {
+    sendPageOff(response, this.responder, lang, this.config.authMode === 'webhook');
+  }
+
+  /** At start-up: the page is off, and how to turn it on (one line, not one per request). */
+  onApplicationBootstrap(): void {
+    if (this.sessions.enabled) return;
+    this.logger.warn(
+      this.config.authMode === 'webhook'
+        ? "the application's page (/app) is off: set ADMIN_TOKEN in the bridge's environment and restart to sign in to it"
+        : "the application's page (/app) is off: B24_CLIENT_SECRET is not set",
+    );
+  }
+
   private async enterWithAdminToken(
     request: Request,
     response: Response,
@@ -157,14 +188,16 @@ export class PageEntry {
     const signIn = `<form method="post" action="/app"><input type="hidden" name="LANG" value="${esc(lang)}"><div class="field"><label for="token">${esc(text.adminToken)}</label><input id="token" name="token" type="password" autocomplete="current-password" required></div><button type="submit">${esc(text.signIn)}</button></form>`;
     const token = typeof form.token === 'string' ? form.token : '';
     if (request.method !== 'POST' || !token) {
-      response.status(HttpStatus.OK).send(messagePage(text, lang, text.signInPrompt, signIn));
+      response
+        .status(HttpStatus.OK)
+        .send(messagePage(text, lang, text.signInPrompt, signIn, { kind: 'prompt' }));
       return;
     }
     const credit = this.entryCredit(request, response, undefined, lang);
     if (!credit) return;
     if (!this.adminDigests.length || !matchesAny(token, this.adminDigests)) {
       this.logger.warn('app page: a wrong admin token was posted; refused');
-      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.refused, signIn));
+      response.status(HttpStatus.UNAUTHORIZED).send(messagePage(text, lang, text.wrongAdminToken, signIn));
       return;
     }
     credit.confirmed();

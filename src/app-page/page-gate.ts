@@ -5,6 +5,7 @@ import { formOf } from './app-page-form';
 import { PageResponder } from './page-responder';
 import { installDigest, PageSession, PageSessions } from './page-session';
 import { messagePage } from './page-render';
+import { sendPageOff } from './page-entry';
 import { languageOf, textFor } from './page-text';
 import { PageSource } from './page-source';
 import { recheckAdmin } from './portal-user-check';
@@ -31,6 +32,15 @@ export class PageGate {
    * goes on as a viewer). Otherwise 401, and nothing is done.
    */
   async sessionOr401(request: Request, response: Response): Promise<PageSession | undefined> {
+    if (!this.sessions.enabled) {
+      sendPageOff(
+        response,
+        this.responder,
+        languageOf(request.query.LANG),
+        this.config.authMode === 'webhook',
+      );
+      return undefined;
+    }
     const verified = this.sessions.verify(formOf(request).session);
     const lang = verified?.lang ?? languageOf(request.query.LANG);
     const text = textFor(lang);

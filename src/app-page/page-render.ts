@@ -3,15 +3,10 @@ import { FollowAddress } from './follow-test';
 import { PageText } from './page-text';
 import { ConnectionLine, PageEmployee, PageSettings, PageToken } from './page-source';
 import { DIAL_PLAIN } from './page-views';
+import { esc } from './page-html';
+import { callsSection as callsList, PageCall } from './page-calls';
 
-export interface PageCall {
-  callId: string;
-  /** `ignored`: a call of a line with `"report": false` (LINES), kept off the portal. */
-  state: 'delivered' | 'waiting' | 'failed' | 'ignored';
-  attempts: number;
-  lastError: string | null;
-  extension?: string;
-}
+export type { PageCall } from './page-calls';
 
 export interface PageModel {
   text: PageText;
@@ -22,6 +17,8 @@ export interface PageModel {
   user: { userId: number; name: string; admin: boolean };
   connection: ConnectionLine[];
   calls: PageCall[];
+  /** The zone today's calls' times are shown in (the portal's when known); unset: the bridge's (TZ). */
+  timeZone?: string;
   employees: PageEmployee[] | undefined;
   unmatched: string[];
   tokens: PageToken[] | null;
@@ -40,15 +37,7 @@ export interface PageModel {
   sections?: { link?: string; top?: string; lines?: string };
 }
 
-/** Text for HTML, attribute values included. */
-export function esc(value: unknown): string {
-  return String(value ?? '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;')
-    .replace(/'/g, '&#39;');
-}
+export { esc } from './page-html';
 
 /** The document around a body: one stylesheet of the bridge's own, nothing else loaded. */
 export function documentOf(lang: string, title: string, body: string): string {
@@ -68,13 +57,23 @@ ${body}
 `;
 }
 
-/** A short page: an error, or the admin token's sign-in form (webhook mode). */
-export function messagePage(text: PageText, lang: string, message: string, extra = ''): string {
-  return documentOf(
-    lang,
-    text.title,
-    `<main><h1>${esc(text.title)}</h1><p class="problem" role="alert">${esc(message)}</p>${extra}</main>`,
-  );
+/**
+ * A short page: an error (`problem`, announced), or a prompt drawn as one (`prompt`: the admin token's
+ * sign-in, what to set to turn the page on), under `heading` (the page's title unless said).
+ */
+export function messagePage(
+  text: PageText,
+  lang: string,
+  message: string,
+  extra = '',
+  options: { kind?: 'problem' | 'prompt'; heading?: string } = {},
+): string {
+  const shown =
+    options.kind === 'prompt'
+      ? `<p class="prompt">${esc(message)}</p>`
+      : `<p class="problem" role="alert">${esc(message)}</p>`;
+  const heading = options.heading ?? text.title;
+  return documentOf(lang, text.title, `<main><h1>${esc(heading)}</h1>${shown}${extra}</main>`);
 }
 
 export function renderPage(model: PageModel): string {
@@ -83,8 +82,8 @@ export function renderPage(model: PageModel): string {
   const base = '/app';
   const parts = [
     `<header><h1>${esc(text.title)}</h1>`,
-    `<p>${esc(text.portal)}: <strong>${esc(model.portal.domain)}</strong> · ${esc(text.user)} ${esc(model.user.userId)}` +
-      `${model.user.name ? ` (${esc(model.user.name)})` : ''}${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
+    `<p>${esc(text.portal)}: <strong>${esc(model.portal.domain)}</strong> · <span id="signed-in">${esc(signedIn(model))}</span>` +
+      `${model.user.admin ? ` · ${esc(text.admin)}` : ''}</p>`,
     model.user.admin ? '' : `<p class="note" id="read-only">${esc(text.readOnly)}</p>`,
     `<form method="post" action="${base}/view" class="inline"><button type="submit" id="refresh">${esc(text.refresh)}</button></form>`,
     model.sections?.link ?? '',
@@ -107,12 +106,33 @@ export function renderPage(model: PageModel): string {
   return documentOf(model.lang, text.title, body);
 }
 
+/** The events line as a sentence: how the portal's events come, and the line calls are filed under. */
+function eventsSentence(text: PageText, events: NonNullable<ConnectionLine['events']>): string {
+  const how =
+    events.mode === 'offline'
+      ? text.eventsOffline
+      : events.mode === 'online'
+        ? text.eventsOnline
+        : text.eventsWebhook;
+  const mode = events.bound ? `${how} (${text.eventsBoundCount.replace('{n}', String(events.bound))})` : how;
+  return (events.line ? text.eventsOnLine : text.eventsNoLine)
+    .replace('{mode}', mode)
+    .replace('{line}', events.line ?? '');
+}
+
+/** Who is signed in: the admin token (webhook mode, user 0), else the portal user by name, else by id. */
+function signedIn({ text, user }: PageModel): string {
+  if (user.userId === 0) return text.signedInAdminToken;
+  return `${text.signedInAs} ${user.name || text.userNumber.replace('{id}', String(user.userId))}`;
+}
+
 function connectionSection({ text, connection }: PageModel): string {
   const rows = connection.map((line) => {
     const state = line.ok === null ? text.notConfigured : line.ok ? text.ok : text.failed;
     const mark = line.ok === null ? 'off' : line.ok ? 'ok' : 'bad';
-    const detail =
-      line.detail === 'uninstalled'
+    const detail = line.events
+      ? eventsSentence(text, line.events)
+      : line.detail === 'uninstalled'
         ? text.uninstalled
         : line.ok === false && line.detail
           ? `${text.reason}: ${line.detail}`
@@ -123,24 +143,17 @@ function connectionSection({ text, connection }: PageModel): string {
 }
 
 function callsSection(model: PageModel, base: string): string {
-  const { text, calls } = model;
-  const count = (state: PageCall['state']) => calls.filter((call) => call.state === state).length;
-  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
-  if (calls.length === 0) {
-    return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<p>${esc(text.noCalls)}</p></section>`;
-  }
-  const rows = calls.map((call) => {
-    const action =
-      call.state === 'failed' && model.user.admin
-        ? `<form method="post" action="${base}/calls/${encodeURIComponent(call.callId)}/requeue"><button type="submit">${esc(text.requeue)}</button></form>`
-        : '';
-    return `<tr class="${call.state}"><td>${esc(call.callId)}</td><td>${esc(text[call.state])}</td><td>${call.attempts}</td><td class="portal-words">${esc(call.lastError ?? '')}</td><td>${action}</td></tr>`;
-  });
-  const all =
-    model.user.admin && count('failed') > 0
-      ? `<form method="post" action="${base}/calls/requeue-failed"><button type="submit">${esc(text.requeueAll)}</button></form>`
-      : '';
-  return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<div class="scroll"><table><thead><tr><th scope="col">${esc(text.callId)}</th><th scope="col">${esc(text.state)}</th><th scope="col">${esc(text.attempts)}</th><th scope="col">${esc(text.portalSaid)}</th><th scope="col"><span class="hidden">${esc(text.requeue)}</span></th></tr></thead><tbody>${rows.join('')}</tbody></table></div>${all}</section>`;
+  return callsList(
+    {
+      text: model.text,
+      lang: model.lang,
+      calls: model.calls,
+      employees: model.employees,
+      admin: model.user.admin,
+      timeZone: model.timeZone,
+    },
+    base,
+  );
 }
 
 function employeesSection({ text, employees, unmatched }: PageModel): string {

@@ -3,7 +3,8 @@ import type { Response } from 'express';
 import { CallDelivery } from '../calls/call';
 import { CallStore } from '../store/call-store';
 import { PageSession, PageSessions } from './page-session';
-import { messagePage, PageCall, PageModel, renderPage } from './page-render';
+import { messagePage, PageModel, renderPage } from './page-render';
+import { PageCall, pageCallOf } from './page-calls';
 import { PageText, textFor } from './page-text';
 import { PageSource } from './page-source';
 import { LineFormErrors } from './lines-render';
@@ -47,7 +48,12 @@ export class PageResponder {
       lang: session.lang,
       session: this.sessions.renew(session),
       portal: { portalId: portal.portalId, domain: portal.domain },
-      user: { userId: session.userId, name: '', admin: session.admin },
+      // Webhook mode signs in with the admin token (user 0); a portal user is named from the directory.
+      user: {
+        userId: session.userId,
+        name: employees?.find((employee) => employee.id === session.userId)?.name ?? '',
+        admin: session.admin,
+      },
       connection,
       calls,
       employees,
@@ -120,24 +126,12 @@ export class PageResponder {
   async todaysCalls(portalId: string): Promise<PageCall[]> {
     const midnight = new Date();
     midnight.setUTCHours(0, 0, 0, 0);
-    const states: [CallDelivery['state'], PageCall['state']][] = [
-      ['failed', 'failed'],
-      ['queued', 'waiting'],
-      ['registered', 'waiting'],
-      ['finished', 'delivered'],
-      ['ignored', 'ignored'],
-    ];
+    const states: CallDelivery['state'][] = ['failed', 'queued', 'registered', 'finished', 'ignored'];
     const lists = await Promise.all(
-      states.map(async ([state, shown]) =>
+      states.map(async (state) =>
         (await this.calls.listCalls(portalId, state, CALLS_PER_STATE))
           .filter((call) => call.createdAt >= midnight.getTime())
-          .map((call): PageCall => ({
-            callId: call.callId,
-            state: shown,
-            attempts: call.delivery.attempts,
-            lastError: call.delivery.lastError ?? null,
-            extension: call.party.extension,
-          })),
+          .map(pageCallOf),
       ),
     );
     return lists.flat();

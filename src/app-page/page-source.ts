@@ -7,6 +7,8 @@ export interface ConnectionLine {
   key: 'portalState' | 'delivery' | 'events' | 'pbxFollow' | 'dialer';
   ok: boolean | null;
   detail: string;
+  /** The events line said as a sentence in the page's language (how events come, the line calls go on). */
+  events?: { mode: 'webhook' | 'online' | 'offline'; line?: string; bound?: number };
 }
 
 export interface PageEmployee {

@@ -81,7 +81,7 @@ export function followLine(views: FollowHealthView[]): ConnectionLine {
   );
   if (!parts.length) return { key: 'pbxFollow', ok: false, detail: 'the settings could not be built' };
   if (!parts.some((part) => part.here)) {
-    return { key: 'pbxFollow', ok: null, detail: 'another replica follows the PBX' };
+    return { key: 'pbxFollow', ok: null, detail: 'another instance of the bridge follows the PBX' };
   }
   return {
     key: 'pbxFollow',

@@ -61,16 +61,21 @@ export class RegistryPageSource extends PageSource {
         ? [status.paused ? `paused: ${status.pausedReason ?? ''}` : 'running', status.lastError]
             .filter(Boolean)
             .join('; ')
-        : (failure?.reason ?? 'another replica delivers this portal'),
+        : (failure?.reason ?? 'another instance of the bridge delivers to this portal'),
     });
     if (runtime) {
       const events = runtime.eventsStatus;
       lines.push({
         key: 'events',
         ok: events.lastError ? false : events.boundAt !== null ? true : null,
-        detail:
-          events.lastError ??
-          `${events.mode}, ${events.boundEvents.length} bound, line ${events.line ?? '-'}`,
+        detail: events.lastError ?? '',
+        events: events.lastError
+          ? undefined
+          : {
+              mode: events.mode,
+              line: events.line ?? runtime.scoped.events.lineNumber,
+              bound: events.boundEvents.length,
+            },
       });
     }
     const follow = runtime?.followStatus();

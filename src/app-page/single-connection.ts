@@ -31,7 +31,10 @@ export class SingleConnection {
       {
         key: 'events' as const,
         ok: events.lastError ? false : events.boundAt !== null ? true : null,
-        detail: events.lastError ?? `${events.mode}, line ${events.line ?? '-'}`,
+        detail: events.lastError ?? '',
+        events: events.lastError
+          ? undefined
+          : { mode: events.mode, line: events.line ?? runtime.scoped.events.lineNumber },
       },
       ...(follow ? [followLine([follow])] : []),
       {

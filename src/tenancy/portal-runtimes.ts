@@ -54,7 +54,7 @@ export class PortalRuntimes {
     private readonly deps: RuntimeDeps,
     /** A runtime unused this long is dropped (PORTAL_IDLE_SEC). */
     private readonly idleMs = Infinity,
-    /** Single mode's one portal, seeded from the environment: its settings are the environment's. */
+    /** Single mode's one portal, seeded from the environment: its stored settings over the environment's. */
     private readonly seeded?: SeededPortal,
   ) {}
 

@@ -158,6 +158,16 @@ export class PortalsController {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw new BadRequestException('the body must be a JSON object of settings');
     }
+    // The seeded portal's request budget is the environment's (its client outlives its runtimes).
+    const plan = ['rateLimitRps', 'rateBurst'].find((name) => name in body);
+    if (this.registry.seeded && plan) {
+      throw new BadRequestException({
+        message: 'invalid portal settings',
+        errors: [
+          { field: plan, problems: [`${plan}: with one portal, set B24_RATE_LIMIT_RPS/B24_RATE_BURST`] },
+        ],
+      });
+    }
     const checked = await checkPortalSettings(
       body,
       { production: this.registry.production },

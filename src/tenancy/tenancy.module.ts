@@ -1,16 +1,7 @@
-import {
-  DynamicModule,
-  Global,
-  Inject,
-  MiddlewareConsumer,
-  Module,
-  NestModule,
-  RequestMethod,
-} from '@nestjs/common';
+import { DynamicModule, Global, MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { AdminTokenGuard } from '../admin/admin-token.guard';
 import { PortalInstalls } from '../auth/portal-installs';
 import { WorkSignal } from '../common/work-signal';
-import { AppConfig } from '../config/app-config';
 import { PortalCrm } from '../crm/portal-crm';
 import { PortalsHealth } from '../health/portals-health';
 import { adminJsonBody } from './admin-json-body';
@@ -27,17 +18,14 @@ import { SINGLE_PORTAL_PORTS, singlePortalProviders } from './single-portal';
 /**
  * The portal registry, in every deployment (docs/API.md), and what it provides through the ports of the
  * folders below it: `PortalCrm` (lookups and directories by portal) and `WorkSignal` (wakes one portal's
- * delivery) in both modes. With many portals (`B24_APP_MODE=multi`): `PortalInstalls` (the OAuth
- * endpoints' installs and events), `PortalsHealth`, event routing by `member_id`, and `/v1/admin/portals`.
+ * delivery) and `/v1/admin/portals` in both modes. With many portals (`B24_APP_MODE=multi`): `PortalInstalls`
+ * (the OAuth endpoints' installs and events), `PortalsHealth`, event routing by `member_id`.
  * With one portal: its seeded runtime and its parts (`single-portal.ts`).
  */
 @Global()
 @Module({})
 export class TenancyModule implements NestModule {
-  constructor(
-    private readonly admin: AdminTokenGuard,
-    @Inject(AppConfig) private readonly config: AppConfig,
-  ) {}
+  constructor(private readonly admin: AdminTokenGuard) {}
 
   static forRoot(options: { multi: boolean }): DynamicModule {
     const common = [
@@ -57,7 +45,8 @@ export class TenancyModule implements NestModule {
     return {
       module: TenancyModule,
       imports: [IntakeModule],
-      controllers: options.multi ? [PortalsController] : [],
+      // Single mode too: its one (seeded) portal's record, settings and PBX tokens.
+      controllers: [PortalsController],
       providers: [...common, ...(options.multi ? multi : singlePortalProviders)],
       exports: options.multi
         ? [PortalRegistry, PortalCrm, WorkSignal, PortalInstalls, PortalsHealth, PortalEventRouting]
@@ -66,7 +55,6 @@ export class TenancyModule implements NestModule {
   }
 
   configure(consumer: MiddlewareConsumer): void {
-    if (this.config.B24_APP_MODE !== 'multi') return;
     consumer
       .apply(adminJsonBody(this.admin))
       .forRoutes(

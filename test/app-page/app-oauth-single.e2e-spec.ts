@@ -150,6 +150,8 @@ describe('the application page, one portal with OAuth (headless Chromium)', () =
     expect(session).not.toBe('');
     expect(frame.url()).not.toContain(session.slice(0, 16));
     expect(await frame.textContent('header')).toContain('administrator');
+    // The portal user by the directory's name, never "user 1".
+    expect(await frame.textContent('#signed-in')).toBe('Signed in as Admin Sandbox');
     expect(await frame.textContent('#connection')).toContain('Portal credentials');
     expect(await frame.textContent('#employees')).toContain('Anna Berger');
     expect(await context.cookies(bridgeSite())).toEqual([]);

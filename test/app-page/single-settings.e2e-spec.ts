@@ -126,6 +126,75 @@ describe(`the page in single-portal mode: stored settings, PBX tokens, test conn
     expect((await registered(again)).LINE_NUMBER).toBe('env-line');
   });
 
+  it('loses and doubles nothing in flight across the rebuild: every call reaches the portal once', async () => {
+    const [a, b] = replicas;
+    const session = await signIn(a);
+    const ids = Array.from({ length: 40 }, () => newId('rebuild'));
+    const posting = Promise.all(
+      ids.map(async (callId, index) => {
+        expect((await postCall(index % 2 ? a : b, PBX_TOKEN, callId)).status).toBe(202);
+      }),
+    );
+    // Saved while the calls are taken in and delivered: both replicas rebuild the runtime meanwhile.
+    const saved = await a.http.post('/app/settings').type('form').send({
+      session,
+      defaultUserId: '',
+      defaultCountry: 'CH',
+      missedCallTask: '',
+      lineNumber: '',
+      DIAL_MODE: '',
+    });
+    expect(saved.status).toBe(200);
+    await posting;
+    const delivered = await eventually(async () => {
+      const calls = (await Promise.all(
+        ids.map((callId) => callsByExternalId(sandbox, callId)),
+      )) as unknown as {
+        registerRequests: number;
+        finished: unknown;
+      }[][];
+      return calls.every((found) => found.length === 1 && found[0].finished) ? calls : undefined;
+    }, 40_000);
+    for (const [call] of delivered) expect(call.registerRequests).toBe(1);
+    const seededB = b.app.get(SeededRuntime);
+    await eventually(async () => (seededB.current.scoped.lookup.defaultCountry === 'CH' ? true : undefined));
+    // Back to the environment's for the specs after this one.
+    await a.http.post('/app/settings').type('form').send({
+      session,
+      defaultUserId: '',
+      defaultCountry: '',
+      missedCallTask: '',
+      lineNumber: '',
+      DIAL_MODE: '',
+    });
+  }, 60_000);
+
+  it("PATCH /v1/admin/portals/:portalId changes the seeded portal as the page does; its budget stays the environment's", async () => {
+    const [a, b] = replicas;
+    const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+    const patched = await a.http
+      .patch('/v1/admin/portals/sandbox')
+      .set(admin)
+      .send({ lineNumber: 'api-line' });
+    expect(patched.status).toBe(200);
+    expect(patched.body.settings.lineNumber).toBe('api-line');
+    const seededB = b.app.get(SeededRuntime);
+    await eventually(async () =>
+      seededB.current.scoped.events.lineNumber === 'api-line' ? true : undefined,
+    );
+    const plan = await a.http.patch('/v1/admin/portals/sandbox').set(admin).send({ rateLimitRps: 5 });
+    expect(plan.status).toBe(400);
+    expect(JSON.stringify(plan.body)).toContain('B24_RATE_LIMIT_RPS');
+    expect((await a.http.get('/v1/admin/portals/other').set(admin)).status).toBe(404);
+    expect((await a.http.patch('/v1/admin/portals/sandbox').send({ lineNumber: null })).status).toBe(401);
+    expect(
+      (await a.http.patch('/v1/admin/portals/sandbox').set(admin).send({ lineNumber: null })).status,
+    ).toBe(200);
+    await eventually(async () =>
+      seededB.current.scoped.events.lineNumber === 'env-line' ? true : undefined,
+    );
+  });
+
   it('refuses a bad setting naming the field, and stores nothing', async () => {
     const [a] = replicas;
     const session = await signIn(a);
