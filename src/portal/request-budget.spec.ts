@@ -36,6 +36,17 @@ describe('RequestBudget', () => {
     expect(done()).toBe(53);
   });
 
+  it("keeps the drain of the event loop's recent stalls spare: a request written late still fits", async () => {
+    let stallSec = 0.5;
+    const budget = new RequestBudget(2, 50, clock, { recentSec: () => stallSec });
+    const done = await granted(budget, 50);
+    // 49.8 less a 0.5 s stall at 2 per second: 48 fit now.
+    expect(done()).toBe(48);
+    stallSec = 0;
+    await jest.advanceTimersByTimeAsync(600);
+    expect(done()).toBe(50);
+  });
+
   it('counts a request that left late after its grant as the portal will: later', async () => {
     const budget = new RequestBudget(2, 10, clock);
     const onTime = await budget.acquire();

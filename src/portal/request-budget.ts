@@ -8,7 +8,9 @@
  *
  * The mirror fills the whole bucket but for the drain of a tenth of a second (`SEND_GUARD_SEC`): the portal
  * counts a request when it arrives, a moment after its grant; one that leaves later than that is counted
- * late, so the grants after it wait.
+ * late, so the grants after it wait. A request that leaves on time but is written late, because the event loop
+ * was held up in between, is covered by keeping the drain of the loop's recent stalls spare as well
+ * (`loop-lag.ts`).
  */
 import {
   BudgetPriority,
@@ -19,6 +21,7 @@ import {
   usableCapacity,
 } from './budget-waiters';
 import { BudgetUnit } from './budget-unit';
+import { LoopLag, NO_LOOP_LAG, PROCESS_LOOP_LAG } from './loop-lag';
 
 export type { BudgetPriority, PortalBudget } from './budget-waiters';
 
@@ -35,6 +38,8 @@ export class RequestBudget implements PortalBudget {
     private readonly ratePerSec: number,
     burst: number,
     private readonly now: () => number = Date.now,
+    /** The process's recent event-loop stalls; a budget on its own clock has none. */
+    private readonly loopLag: LoopLag = now === Date.now ? PROCESS_LOOP_LAG : NO_LOOP_LAG,
   ) {
     this.updatedAt = this.now();
     this.capacity = usableCapacity(burst, ratePerSec);
@@ -104,9 +109,11 @@ export class RequestBudget implements PortalBudget {
   private pump(): void {
     if (this.timer) return;
     this.drain();
+    // A stall of the loop between a grant and its write sends the request late: keep that drain spare too.
+    const capacity = Math.max(1, this.capacity - this.loopLag.recentSec() * this.effectiveRate());
     while (this.waiters.next()) {
-      if (this.level + 1 > this.capacity) {
-        const waitMs = Math.ceil(((this.level + 1 - this.capacity) / this.effectiveRate()) * 1000);
+      if (this.level + 1 > capacity) {
+        const waitMs = Math.ceil(((this.level + 1 - capacity) / this.effectiveRate()) * 1000);
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.pump();
