@@ -1,3 +1,9 @@
+import { sniffAudio } from '../common/audio-type';
+import { RecordingFormatError } from './recording-format-error';
+import { splitWav } from './wav-split';
+
+export { RecordingFormatError } from './recording-format-error';
+
 /** One file as the transcription service takes it: a name with its extension, its type, its bytes. */
 export interface ChannelFile {
   name: string;
@@ -14,14 +20,49 @@ export interface RecordingChannels {
   files: ChannelFile[];
 }
 
+/** The type of the split files: wav, whatever the recording was. */
+export const CHANNEL_FILE_TYPE = 'audio/wav';
+
+/** `<base>-1.wav` and `<base>-2.wav` for the recording's file name (its extension dropped). */
+export function channelFileNames(name: string): [string, string] {
+  const base = name.replace(/\.[^./]*$/, '') || 'recording';
+  return [`${base}-1.wav`, `${base}-2.wav`];
+}
+
 /**
- * Splits a recording into its channels' files. For now every recording is sent whole (one channel); the
- * per-channel split of two-channel wav and mp3 replaces this body.
+ * Splits a recording into its channels' files. A two-channel wav becomes two mono wavs of its own format and
+ * rate (bytes copied, nothing decoded); a two-channel mp3 is decoded and each channel written as a mono
+ * 16-bit wav. Anything else is sent whole as one channel: a mono file, a wav of more than two channels (which
+ * channels are whose is known only for the PBXs' two-channel recordings, and the whole file loses nothing
+ * of what is said) or of a codec not copied sample by sample (GSM, ADPCM). Which kind of file it is comes
+ * from its bytes (`type` only names the whole file's type); bytes that are neither wav nor mp3, or that
+ * cannot be read as what they claim, are a RecordingFormatError: the file is given up, not retried.
+ * Memory: the recording and the output files, nothing else of its size (docs/decisions/transcripts.md).
  */
 export async function recordingChannels(
   audio: Buffer,
   type: string,
   name: string,
 ): Promise<RecordingChannels> {
-  return { channels: 1, files: [{ name, type, data: audio }] };
+  const whole: RecordingChannels = { channels: 1, files: [{ name, type, data: audio }] };
+  const kind = sniffAudio(audio.subarray(0, 12));
+  if (kind === 'wav') {
+    const split = await splitWav(audio);
+    return split.channels ? channelFiles(name, split.channels) : whole;
+  }
+  if (kind === 'mp3') {
+    return whole;
+  }
+  throw new RecordingFormatError('neither wav nor mp3');
+}
+
+function channelFiles(name: string, [first, second]: [Buffer, Buffer]): RecordingChannels {
+  const [firstName, secondName] = channelFileNames(name);
+  return {
+    channels: 2,
+    files: [
+      { name: firstName, type: CHANNEL_FILE_TYPE, data: first },
+      { name: secondName, type: CHANNEL_FILE_TYPE, data: second },
+    ],
+  };
 }
