@@ -61,6 +61,7 @@ export class ControlApi {
     if (method === 'GET') {
       if (path === '/') return ok({ endpoints: ENDPOINTS });
       if (path === '/calls') return ok(this.inspection.calls(callQuery(query)));
+      if (path === '/transcripts') return ok(this.inspection.transcripts(query.get('CALL_ID') ?? undefined));
       if (segments.length === 1 && head in CRM_PATHS) return ok(this.inspection.crm(CRM_PATHS[head]));
       if (path === '/tasks') return ok(this.inspection.tasks(Object.fromEntries(query)));
       if (path === '/users') return ok(this.inspection.users());
@@ -255,6 +256,7 @@ const ENDPOINTS = [
   'POST /_sandbox/callback {phone, text?, crmEntityType?, crmEntityId?}',
   'POST /_sandbox/crm/contact|company|lead {fields} | {id, fields} | {id, delete: true}',
   'GET /_sandbox/calls?CALL_ID=&EXTERNAL_CALL_ID=&USER_ID=',
+  'GET /_sandbox/transcripts?CALL_ID= (attached transcripts, oldest first)',
   'GET /_sandbox/leads | contacts | companies | deals | tasks | users',
   'GET /_sandbox/tasks?xmlId=&responsibleId=&status=',
   'GET /_sandbox/requests?since=<ms>',

@@ -20,3 +20,5 @@ export { SandboxControls } from './controls';
 export { PortalState } from './portal-state';
 export { SandboxPortalError } from './sandbox-portal-error';
 export { TELEPHONY_ERRORS } from './methods/telephony';
+export { TRANSCRIPT_ERRORS } from './methods/transcripts';
+export type { PortalTranscript, TranscriptMessage } from './transcript-store';

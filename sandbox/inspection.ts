@@ -1,6 +1,7 @@
 import { CallFinish, PortalCall, RegisterAnswer } from './call-registry';
 import { CrmEntityKind } from './crm-store';
 import { PortalState } from './portal-state';
+import { PortalTranscript } from './transcript-store';
 
 /**
  * A call as tests see it: what register was sent, what it answered (flattened), and what happened since.
@@ -64,6 +65,11 @@ export class Inspection {
    */
   tasks(filter: Record<string, unknown> = {}): Record<string, unknown>[] {
     return this.state.tasks.query(filter, {}).map((task) => this.state.tasks.present(task));
+  }
+
+  /** Transcripts attached so far, oldest first (one call's when `callId` is given; a repeat is a second one). */
+  transcripts(callId?: string): PortalTranscript[] {
+    return this.state.transcripts.list(callId);
   }
 
   users(): Record<string, unknown>[] {

@@ -51,8 +51,11 @@ export function isTruthyFlag(value: unknown): boolean {
   return typeof value === 'string' && ['1', 'y', 'true'].includes(value.trim().toLowerCase());
 }
 
-/** Fields that hold long text or file bodies and so are not bound by the 255-character string limit. */
-const LONG_TEXT_FIELDS = new Set(['FILE_CONTENT', 'DESCRIPTION', 'COMMENTS']);
+/**
+ * Fields that hold long text or file bodies (a transcript's MESSAGE is a phrase) and so are not bound by the
+ * 255-character string limit.
+ */
+const LONG_TEXT_FIELDS = new Set(['FILE_CONTENT', 'DESCRIPTION', 'COMMENTS', 'MESSAGE']);
 export const MAX_STRING_LENGTH = 255;
 
 /** The first parameter path (`fields[TITLE]`) holding a string over 255 characters, or null. */

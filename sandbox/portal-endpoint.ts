@@ -13,6 +13,7 @@ import { handleRecordUpload, UPLOAD_PREFIX } from './record-upload';
 import { RequestLogEntry, RequestStats } from './request-log';
 import { RestRouter } from './rest-router';
 import { WebhookSeed } from './seed';
+import { PortalTranscript } from './transcript-store';
 
 /** What a portal answers for a path it does not serve. */
 export function sendNotFound(res: ServerResponse): void {
@@ -51,6 +52,11 @@ export class PortalEndpoint {
   /** Every call registered so far (optionally one CALL_ID, EXTERNAL_CALL_ID or USER_ID). */
   calls(query?: CallQuery): CallView[] {
     return this.inspection.calls(query);
+  }
+
+  /** Transcripts attached so far, oldest first (optionally one CALL_ID's). */
+  transcripts(callId?: string): PortalTranscript[] {
+    return this.inspection.transcripts(callId);
   }
 
   requests(sinceMs?: number): RequestLogEntry[] {

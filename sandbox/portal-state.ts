@@ -10,6 +10,7 @@ import { SandboxRateLimiter } from './rate-limiter';
 import { RequestLog } from './request-log';
 import { SandboxSeed } from './seed';
 import { TaskStore } from './task-store';
+import { TranscriptStore } from './transcript-store';
 import { SandboxUserDirectory } from './user-directory';
 
 export interface PortalStateOptions {
@@ -47,6 +48,8 @@ export class PortalState {
   readonly operating: OperatingTimeLedger;
   readonly credentials: CredentialStore;
   readonly calls = new CallRegistry();
+  /** Transcripts attached to finished calls (telephony.call.attachTranscription). */
+  readonly transcripts = new TranscriptStore();
   /** Bound handlers, the offline queue, the outbound webhook and the applications' lines. */
   readonly events: EventHub = new EventHub(this);
   employees: SandboxUserDirectory;
@@ -96,6 +99,7 @@ export class PortalState {
    */
   reset(): void {
     this.calls.clear();
+    this.transcripts.clear();
     this.events.clear();
     this.requestLog.reset();
     this.faults.clear();

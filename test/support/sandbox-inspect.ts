@@ -1,5 +1,5 @@
 import axios from 'axios';
-import { SandboxPortal } from '../../sandbox';
+import { PortalTranscript, SandboxPortal } from '../../sandbox';
 
 /** The sandbox's test-only inspection and fault API, over real HTTP. */
 
@@ -56,4 +56,15 @@ export async function clearFaults(sandbox: SandboxPortal): Promise<void> {
 export async function sandboxLeads(sandbox: SandboxPortal): Promise<{ ID: number; TITLE: string }[]> {
   const { data } = await axios.get(`${sandbox.url}/_sandbox/leads`);
   return Array.isArray(data) ? data : data.leads;
+}
+
+/** The transcripts the portal holds, oldest first: all, or one CALL_ID's (a repeat attach is a second one). */
+export async function sandboxTranscripts(
+  sandbox: SandboxPortal,
+  callId?: string,
+): Promise<PortalTranscript[]> {
+  const { data } = await axios.get(`${sandbox.url}/_sandbox/transcripts`, {
+    params: callId === undefined ? {} : { CALL_ID: callId },
+  });
+  return data;
 }
