@@ -6,6 +6,7 @@ import { SpeechFixtures, speechFixtures, SpeechRecording } from '../support/spee
 import {
   clearTranscribeFaults,
   injectTranscribeFault,
+  resetTranscribeServer,
   transcribeRequests,
   transcribeStats,
 } from '../support/transcribe-inspect';
@@ -187,5 +188,16 @@ describe('transcripts of recorded calls', () => {
     // Registered while the slow transcript was still pending.
     expect((await status(slowId)).transcript.state).toBe('pending');
     expect((await settled(slowId)).transcript.state).toBe('none');
+  });
+
+  it('keeps at most TRANSCRIBE_CONCURRENCY recordings at the service, whatever the backlog', async () => {
+    await resetTranscribeServer(server);
+    await injectTranscribeFault(server, { kind: 'slow', ms: 300, times: 5 });
+    const ids = Array.from({ length: 5 }, (_, index) => `tr-many-${Date.now()}-${index}`);
+    for (const callId of ids) await recordedCall(callId, fixtures.silentWav);
+    for (const callId of ids) expect((await settled(callId)).transcript.state).toBe('none');
+    const stats = await transcribeStats(server);
+    expect(stats.transcribed).toBe(5);
+    expect(stats.maxInFlight).toBe(2);
   });
 });
