@@ -137,6 +137,7 @@ export class PageResponder {
             attempts: call.delivery.attempts,
             lastError: call.delivery.lastError ?? null,
             extension: call.party.extension,
+            transcript: call.transcript?.state,
           })),
       ),
     );

@@ -19,8 +19,11 @@ export interface TranscriptObserver {
   onServiceMs?(ms: number): void;
 }
 
-/** A call at the service is claimed this long: a crash mid-request asks again after it. */
-const TRANSCRIBE_CLAIM_MS = 900_000;
+/**
+ * A call at the service is claimed this long, renewed every third of it while the service works: a
+ * crash mid-request (the claim no longer renewed) asks again within a minute, however long a file takes.
+ */
+const TRANSCRIBE_CLAIM_MS = 60_000;
 
 /**
  * One portal's part of transcripts (SPEC §12) beside its batches: asks the deployment's transcriber for
@@ -98,6 +101,7 @@ export class TranscriptDelivery {
   }
 
   private async transcribeOne(call: CallRecord, lease: DeliveryLease): Promise<void> {
+    const renewal = setInterval(() => void this.renewClaim(call.callId, lease), TRANSCRIBE_CLAIM_MS / 3);
     try {
       const content = await this.store.getRecording(this.portalId, call.callId);
       const outcome: RecordingTranscript | { kind: 'lost' } = content
@@ -149,9 +153,26 @@ export class TranscriptDelivery {
         this.logger.error(`transcript of call ${call.callId}: ${(error as Error).message}`);
       }
     } finally {
+      clearInterval(renewal);
       this.working.delete(call.callId);
       this.transcriber.giveBack();
       this.wake();
     }
+  }
+
+  /** The call is still at the service: its claim runs on (a lost lease or a settled call: nothing). */
+  private async renewClaim(callId: string, lease: DeliveryLease): Promise<void> {
+    const now = Date.now();
+    await this.store
+      .updateCalls(
+        this.portalId,
+        [callId],
+        (current) =>
+          current.delivery.nextStep === 'transcribe'
+            ? replan(transcribing(current, now + TRANSCRIBE_CLAIM_MS, now), now)
+            : current,
+        lease,
+      )
+      .catch(() => undefined);
   }
 }

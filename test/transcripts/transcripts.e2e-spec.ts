@@ -1,6 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { CallStore } from '../../src/store/call-store';
-import { ended, eventually, Harness, PBX_TOKEN, started, startHarness } from '../support/bridge-harness';
+import { SeededRuntime } from '../../src/tenancy/single-portal';
+import {
+  ADMIN_TOKEN,
+  ended,
+  eventually,
+  Harness,
+  PBX_TOKEN,
+  started,
+  startHarness,
+} from '../support/bridge-harness';
 import { injectFault, sandboxTranscripts } from '../support/sandbox-inspect';
 import { SpeechFixtures, speechFixtures, SpeechRecording } from '../support/speech-audio';
 import {
@@ -199,5 +208,35 @@ describe('transcripts of recorded calls', () => {
     const stats = await transcribeStats(server);
     expect(stats.transcribed).toBe(5);
     expect(stats.maxInFlight).toBe(2);
+  });
+
+  it("shows today's transcripts on the page, and the page's switch turns them off", async () => {
+    const signedIn = await h.http.post('/app').type('form').send({ token: ADMIN_TOKEN, LANG: 'en' });
+    const session = /name="session" value="([^"]+)"/.exec(signedIn.text)![1];
+    const page = await h.http.post('/app/view').type('form').send({ session });
+    // Earlier in this file: three attached (sides, lost answer, 503/429), one refused.
+    expect(page.text).toContain('transcripts attached: <strong>3</strong>');
+    expect(page.text).toContain('transcripts failed: <strong>1</strong>');
+    expect(page.text).toContain('<select id="transcribe" name="transcribe"');
+    expect(page.text).not.toContain(key);
+    const saved = await h.http.post('/app/settings').type('form').send({
+      session,
+      defaultUserId: '',
+      defaultCountry: '',
+      missedCallTask: '',
+      transcribe: 'off',
+      DIAL_MODE: '',
+    });
+    expect(saved.text).toContain('Saved.');
+    const seeded = h.app.get(SeededRuntime);
+    await eventually(async () => (seeded.current.scoped.transcribe ? undefined : true));
+    const callId = `tr-page-off-${Date.now()}`;
+    await recordedCall(callId, fixtures.silentWav);
+    const done = await eventually(async () => {
+      const body = await status(callId);
+      return body.recording === 'attached' ? body : undefined;
+    });
+    expect(done.transcript).toBeUndefined();
+    expect(await h.app.get(CallStore).getRecording('sandbox', callId)).toBeUndefined();
   });
 });
