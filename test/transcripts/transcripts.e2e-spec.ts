@@ -219,6 +219,10 @@ describe('transcripts of recorded calls', () => {
     expect(page.text).toContain('transcripts failed: <strong>1</strong>');
     expect(page.text).toContain('<select id="transcribe" name="transcribe"');
     expect(page.text).not.toContain(key);
+    const metrics = (await h.http.get('/metrics')).text;
+    expect(metrics).toMatch(/bridge_transcripts_total\{[^}]*outcome="attached"[^}]*\} 3\b/);
+    expect(metrics).toMatch(/bridge_transcripts_total\{[^}]*outcome="failed"[^}]*\} 1\b/);
+    expect(metrics).toMatch(/bridge_transcribe_service_seconds_total\{[^}]*\} [1-9]/);
     const saved = await h.http.post('/app/settings').type('form').send({
       session,
       defaultUserId: '',
