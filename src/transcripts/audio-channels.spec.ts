@@ -234,3 +234,91 @@ describe('recordingChannels refuses a file it cannot read', () => {
     await expect(attempt).rejects.toThrow(message);
   });
 });
+
+describe('recordingChannels on an mp3', () => {
+  it('decodes a two-channel 8 kHz mp3 into two mono 16-bit wavs, the tone only in the first', async () => {
+    const input = stereo('call.mp3', ['-r', '8000', '-C', '32'], 1, 2);
+    const split = await recordingChannels(input, 'audio/mpeg', 'in-101-5551234-20261203-101500-17.mp3');
+    expect(split.channels).toBe(2);
+    expect(split.files.map((file) => [file.name, file.type])).toEqual([
+      ['in-101-5551234-20261203-101500-17-1.wav', 'audio/wav'],
+      ['in-101-5551234-20261203-101500-17-2.wav', 'audio/wav'],
+    ]);
+    const [first, second] = split.files.map((file, i) => soxReads(file.data, `mp3-${i}.wav`));
+    for (const read of [first, second]) {
+      expect(read).toMatchObject({ channels: 1, rate: 8000, bits: 16, encoding: 'Signed Integer PCM' });
+      // Two seconds, give or take the encoder's delay and padding (a few 576-sample frames).
+      expect(Math.abs(read.samples - 16000)).toBeLessThan(4 * 576);
+    }
+    expect(first.rms).toBeGreaterThan(0.3);
+    expect(second.rms).toBeLessThan(0.01);
+    for (const file of split.files) {
+      const fields = header(file.data);
+      expect(fields).toMatchObject({
+        riff: 'RIFF',
+        tag: 1,
+        channels: 1,
+        rate: 8000,
+        byteRate: 16000,
+        blockAlign: 2,
+      });
+      expect(fields.dataAt).toBe(44);
+      expect(file.data.length).toBe(44 + fields.dataBytes);
+      expect(fields.riffSize).toBe(file.data.length - 8);
+    }
+  });
+
+  it('keeps the order at 44.1 kHz, after an ID3v2 tag: a tone on the second channel is in the second file', async () => {
+    const mp3 = stereo('music.mp3', ['-r', '44100', '-C', '128'], 2);
+    const tag = Buffer.alloc(10 + 300);
+    tag.write('ID3', 0, 'latin1');
+    tag[3] = 3;
+    tag.writeUInt8(300 >> 7, 8);
+    tag.writeUInt8(300 & 0x7f, 9);
+    // A stray frame sync inside the tag's padding must not be taken for the stream.
+    tag.set([0xff, 0xfb, 0x90, 0x00], 100);
+    const split = await recordingChannels(Buffer.concat([tag, mp3]), 'audio/mpeg', 'music.mp3');
+    const [first, second] = split.files.map((file, i) => soxReads(file.data, `music-${i}.wav`));
+    expect([first.rate, second.rate]).toEqual([44100, 44100]);
+    expect(Math.abs(first.samples - 44100)).toBeLessThan(3 * 1152);
+    expect(first.rms).toBeLessThan(0.01);
+    expect(second.rms).toBeGreaterThan(0.3);
+  });
+
+  it('decodes what there is of an mp3 cut short', async () => {
+    const mp3 = stereo('long.mp3', ['-r', '8000', '-C', '32'], 1, 4);
+    const split = await recordingChannels(
+      mp3.subarray(0, Math.floor(mp3.length / 2)),
+      'audio/mpeg',
+      'long.mp3',
+    );
+    const [first] = split.files.map((file, i) => soxReads(file.data, `long-${i}.wav`));
+    expect(first.samples).toBeGreaterThan(8000);
+    expect(first.samples).toBeLessThan(24000);
+    expect(first.rms).toBeGreaterThan(0.3);
+  });
+
+  it('sends a mono mp3 whole, as it is', async () => {
+    const path = join(dir, 'mono.mp3');
+    sox(['-n', '-r', '8000', '-c', '1', '-C', '32', path, 'synth', '1', 'sine', '440']);
+    const input = readFileSync(path);
+    const split = await recordingChannels(input, 'audio/mpeg', 'mono.mp3');
+    expect(split).toEqual({ channels: 1, files: [{ name: 'mono.mp3', type: 'audio/mpeg', data: input }] });
+    expect(split.files[0].data).toBe(input);
+  });
+
+  it.each([
+    [
+      'an ID3 tag and nothing after it',
+      Buffer.concat([Buffer.from('ID3\x03\x00\x00\x00\x00\x00\x00'), Buffer.alloc(500, 0x55)]),
+    ],
+    [
+      'a lone frame header in garbage',
+      Buffer.concat([Buffer.from([0xff, 0xfb, 0x90, 0x00]), Buffer.alloc(4000, 0x55)]),
+    ],
+  ])('refuses %s: RecordingFormatError', async (_label, input) => {
+    const attempt = recordingChannels(input, 'audio/mpeg', 'bad.mp3');
+    await expect(attempt).rejects.toThrow(RecordingFormatError);
+    await expect(attempt).rejects.toThrow(/mp3: no MPEG audio frame/);
+  });
+});

@@ -1,5 +1,6 @@
 import { sniffAudio } from '../common/audio-type';
 import { RecordingFormatError } from './recording-format-error';
+import { splitMp3 } from './mp3-split';
 import { splitWav } from './wav-split';
 
 export { RecordingFormatError } from './recording-format-error';
@@ -51,7 +52,8 @@ export async function recordingChannels(
     return split.channels ? channelFiles(name, split.channels) : whole;
   }
   if (kind === 'mp3') {
-    return whole;
+    const split = await splitMp3(audio);
+    return split ? channelFiles(name, split) : whole;
   }
   throw new RecordingFormatError('neither wav nor mp3');
 }
