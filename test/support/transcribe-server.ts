@@ -92,6 +92,8 @@ export class TranscribeServer {
   private running = 0;
   private readonly queue: (() => void)[] = [];
   private nextWork = 1;
+  /** The slow fault's waits, ended by close() so no timer outlives the server. */
+  private readonly waits = new Map<NodeJS.Timeout, () => void>();
 
   private constructor(
     private readonly server: Server,
@@ -179,6 +181,11 @@ export class TranscribeServer {
   }
 
   async close(): Promise<void> {
+    this.waits.forEach((resolve, timer) => {
+      clearTimeout(timer);
+      resolve();
+    });
+    this.waits.clear();
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeAllConnections();
     this.sockets.forEach((socket) => socket.destroy());
@@ -232,8 +239,6 @@ export class TranscribeServer {
     if (body === null) {
       throw new HttpFailure(413, `Maximum content size limit (${this.options.maxBytes}) exceeded.`);
     }
-    const status = this.faults.take('status');
-    if (status) throw statusFailure(status);
     const form = await parseForm(req, body);
     const file = form.get('file');
     for (const [name, value] of form.entries()) {
@@ -245,6 +250,9 @@ export class TranscribeServer {
     if (file !== null && typeof file !== 'string') {
       entry.file = { name: file.name, type: file.type, bytes: file.size };
     }
+    // Overloaded or rate limited: before any check of the request, but after noting what it carried.
+    const status = this.faults.take('status');
+    if (status) throw statusFailure(status);
     const request = validate(form);
     if (
       this.faults.take('refuse', (fault) => !fault.fileName || request.file.name.includes(fault.fileName))
@@ -258,7 +266,7 @@ export class TranscribeServer {
       this.counters.audioSeconds = round(this.counters.audioSeconds + (entry.file?.durationSec ?? 0));
       entry.segments = segments.length;
       const slow = this.faults.take('slow');
-      if (slow) await new Promise((resolve) => setTimeout(resolve, slow.ms));
+      if (slow) await this.wait(slow.ms);
       if (this.faults.take('lose-answer')) {
         this.counters.lost += 1;
         entry.status = -1;
@@ -291,6 +299,16 @@ export class TranscribeServer {
     } finally {
       this.release();
     }
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waits.delete(timer);
+        resolve();
+      }, ms);
+      this.waits.set(timer, resolve);
+    });
   }
 
   private slot(): Promise<void> {

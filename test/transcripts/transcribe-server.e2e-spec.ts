@@ -200,6 +200,12 @@ describe('transcription test server (pocketsphinx behind an OpenAI-compatible en
     await injectTranscribeFault(server, { kind: 'status', status: 500, forMs: 60_000 });
     expect((await transcribe(silent)).status).toBe(500);
     expect((await transcribe(silent)).status).toBe(500);
+    // What each refused request carried is still listed.
+    const received = await transcribeRequests(server);
+    expect(received[0]).toMatchObject({
+      status: 503,
+      file: { name: 'silent.wav', bytes: fixtures.silentWav.bytes },
+    });
     expect(await transcribeStats(server)).toMatchObject({
       requests: 5,
       transcribed: 1,
@@ -231,6 +237,14 @@ describe('transcription test server (pocketsphinx behind an OpenAI-compatible en
       byStatus: { '200': 1, lost: 1 },
     });
     expect((await transcribe(fixtures.silentWav.path)).status).toBe(200);
+  });
+
+  it('counts requests in flight at once, and tells when a number of them has been answered', async () => {
+    await injectTranscribeFault(server, { kind: 'slow', ms: 500, times: 2 });
+    const both = Promise.all([transcribe(fixtures.silentWav.path), transcribe(fixtures.silentWav.path)]);
+    await server.answered(2);
+    expect((await both).map((one) => one.status)).toEqual([200, 200]);
+    expect(await transcribeStats(server)).toMatchObject({ requests: 2, inFlight: 0, maxInFlight: 2 });
   });
 
   it('names a wrong fault field in its control API', async () => {
