@@ -112,6 +112,19 @@ describe('transcripts of recorded calls', () => {
     expect(await h.app.get(CallStore).getRecording('sandbox', callId)).toBeUndefined();
   });
 
+  it('splits a two-channel mp3 the same way, each channel sent as its own file', async () => {
+    const callId = `tr-mp3-${Date.now()}`;
+    await recordedCall(callId, fixtures.stereoMp3);
+    const done = await settled(callId);
+    expect(done.transcript).toEqual({ state: 'attached', messages: 4 });
+    const [transcript] = await sandboxTranscripts(h.sandbox, done.crm.callId);
+    const sideOf = { 1: 'Client', 2: 'User' } as const;
+    expect(transcript.MESSAGES.map((m) => [m.SIDE, m.MESSAGE])).toEqual(
+      fixtures.stereoMp3.lines.map((line) => [sideOf[line.channel], line.text]),
+    );
+    expect((await requestsFor(callId)).map((request) => request.file?.channels)).toEqual([1, 1]);
+  });
+
   it('sends exactly one transcript when the portal answer is lost; an outbound caller is the employee', async () => {
     const callId = `tr-lost-${Date.now()}`;
     await injectFault(h.sandbox, {
@@ -214,13 +227,13 @@ describe('transcripts of recorded calls', () => {
     const signedIn = await h.http.post('/app').type('form').send({ token: ADMIN_TOKEN, LANG: 'en' });
     const session = /name="session" value="([^"]+)"/.exec(signedIn.text)![1];
     const page = await h.http.post('/app/view').type('form').send({ session });
-    // Earlier in this file: three attached (sides, lost answer, 503/429), one refused.
-    expect(page.text).toContain('transcripts attached: <strong>3</strong>');
+    // Earlier in this file: four attached (wav and mp3 sides, lost answer, 503/429), one refused.
+    expect(page.text).toContain('transcripts attached: <strong>4</strong>');
     expect(page.text).toContain('transcripts failed: <strong>1</strong>');
     expect(page.text).toContain('<select id="transcribe" name="transcribe"');
     expect(page.text).not.toContain(key);
     const metrics = (await h.http.get('/metrics')).text;
-    expect(metrics).toMatch(/bridge_transcripts_total\{[^}]*outcome="attached"[^}]*\} 3\b/);
+    expect(metrics).toMatch(/bridge_transcripts_total\{[^}]*outcome="attached"[^}]*\} 4\b/);
     expect(metrics).toMatch(/bridge_transcripts_total\{[^}]*outcome="failed"[^}]*\} 1\b/);
     expect(metrics).toMatch(/bridge_transcribe_service_seconds_total\{[^}]*\} [1-9]/);
     const saved = await h.http.post('/app/settings').type('form').send({
