@@ -24,6 +24,8 @@ export interface PageCall {
   /** Talk time once ended; undefined while open. */
   durationSec?: number;
   status?: EndStatus;
+  /** The call's transcript (SPEC §12), when it has one. */
+  transcript?: 'pending' | 'attached' | 'none' | 'failed';
 }
 
 /** A stored call as the page's list has it; the state in words (see `PageCall.state`). */
@@ -49,6 +51,7 @@ export function pageCallOf(call: CallRecord): PageCall {
     state,
     attempts: delivery.attempts,
     lastError: delivery.lastError ?? null,
+    transcript: call.transcript?.state,
     extension: party.answeredBy ?? party.extension,
     startedAt: Number.isFinite(started) ? started : call.createdAt,
     direction: party.direction,
@@ -87,7 +90,14 @@ export interface CallsView {
 export function callsSection(view: CallsView, base: string): string {
   const { text, calls } = view;
   const count = (state: PageCall['state']) => calls.filter((call) => call.state === state).length;
-  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.progress)}: <strong>${count('progress')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong></p>`;
+  // Calls a line's rule keeps off the portal, once there are any; today's transcripts, once any call has one.
+  const ignored = count('ignored') > 0 ? ` · ${esc(text.ignored)}: <strong>${count('ignored')}</strong>` : '';
+  const transcripts = (state: PageCall['transcript']) =>
+    calls.filter((call) => call.transcript === state).length;
+  const transcribed = calls.some((call) => call.transcript !== undefined)
+    ? ` · ${esc(text.transcriptsAttached)}: <strong>${transcripts('attached')}</strong> · ${esc(text.transcriptsFailed)}: <strong>${transcripts('failed')}</strong>`
+    : '';
+  const summary = `<p class="counts">${esc(text.delivered)}: <strong>${count('delivered')}</strong> · ${esc(text.waiting)}: <strong>${count('waiting')}</strong> · ${esc(text.progress)}: <strong>${count('progress')}</strong> · ${esc(text.failed)}: <strong>${count('failed')}</strong>${ignored}${transcribed}</p>`;
   if (calls.length === 0) {
     return `<section id="calls"><h2>${esc(text.calls)}</h2>${summary}<p>${esc(text.noCalls)}</p></section>`;
   }

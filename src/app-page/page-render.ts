@@ -244,10 +244,18 @@ function settingsSection(model: PageModel, base: string): string {
       settings.missedCallTask === undefined ? '' : settings.missedCallTask ? 'on' : 'off',
     ),
   );
+  const transcribeNow = String(
+    value('transcribe', settings.transcribe === undefined ? '' : settings.transcribe ? 'on' : 'off'),
+  );
   const modeNow = String(value('DIAL_MODE', settings.dial?.DIAL_MODE ?? ''));
   const user = fieldErrors(model, 'defaultUserId');
   const country = fieldErrors(model, 'defaultCountry');
   const task = fieldErrors(model, 'missedCallTask');
+  const transcribe = fieldErrors(model, 'transcribe');
+  // Unset in multi mode: off (a conversation is personal data, SPEC §12).
+  const transcribeDefault = environment
+    ? fallback(onOff(environment.transcribe))
+    : `${text.deploymentDefault}: ${text.off}`;
   const line = fieldErrors(model, 'lineNumber');
   const dialNames = ['AMI_URL', 'ESL_URL', 'DIAL_URL', 'DIAL_AUTH', ...DIAL_PLAIN];
   const dial = fieldErrors(model, 'dial', strayErrors(model, 'dial', dialNames));
@@ -286,6 +294,7 @@ function settingsSection(model: PageModel, base: string): string {
 <div class="field"><label for="defaultUserId">${esc(text.defaultEmployee)}</label><select id="defaultUserId" name="defaultUserId"${disabled}${user.attrs}>${userOptions.join('')}</select>${user.html}</div>
 <div class="field"><label for="defaultCountry">${esc(text.country)}</label><input id="defaultCountry" name="defaultCountry" value="${esc(value('defaultCountry', settings.defaultCountry))}" placeholder="${esc(environment?.defaultCountry ?? '')}" maxlength="10" autocomplete="off"${disabled}${country.attrs}>${country.html}</div>
 <div class="field"><label for="missedCallTask">${esc(text.missedTasks)}</label><select id="missedCallTask" name="missedCallTask"${disabled}${task.attrs}>${option(taskNow, '', fallback(onOff(environment?.missedCallTask)))}${option(taskNow, 'on', text.on)}${option(taskNow, 'off', text.off)}</select>${task.html}</div>
+<div class="field"><label for="transcribe">${esc(text.transcripts)}</label><select id="transcribe" name="transcribe"${disabled}${transcribe.attrs}>${option(transcribeNow, '', transcribeDefault)}${option(transcribeNow, 'on', text.on)}${option(transcribeNow, 'off', text.off)}</select>${transcribe.html}</div>
 <div class="field"><label for="lineNumber">${esc(text.lineNumber)}</label><input id="lineNumber" name="lineNumber" value="${esc(value('lineNumber', settings.lineNumber))}" placeholder="${esc(environment?.lineNumber ?? '')}" maxlength="50" autocomplete="off" spellcheck="false"${disabled}${line.attrs}>${line.html}</div>
 <fieldset><legend>${esc(text.dialSettings)}</legend>
 <div class="field"><label for="DIAL_MODE">${esc(text.dialMode)}</label><select id="DIAL_MODE" name="DIAL_MODE"${disabled}${dial.attrs}>${option(modeNow, '', text.dialOff)}${option(modeNow, 'ami', 'AMI (Asterisk)')}${option(modeNow, 'esl', 'ESL (FreeSWITCH)')}${option(modeNow, 'http', 'HTTP')}</select>${dial.html}</div>

@@ -40,6 +40,8 @@ export interface PageSettings {
   defaultUserId?: number;
   defaultCountry?: string;
   missedCallTask?: boolean;
+  /** Transcripts of the portal's recorded calls (SPEC §12); unset: the default (on in single mode, else off). */
+  transcribe?: boolean;
   lineNumber?: string;
   /** The lines' rules (`lines`; one portal: LINES). */
   lines?: LineRule[];
@@ -50,6 +52,7 @@ export interface PageSettings {
     defaultUserId?: number;
     defaultCountry?: string;
     missedCallTask?: boolean;
+    transcribe?: boolean;
     lineNumber?: string;
   };
 }

@@ -104,6 +104,7 @@ export class RegistryPageSource extends PageSource {
       defaultUserId: settings.defaultUserId,
       defaultCountry: settings.defaultCountry,
       missedCallTask: settings.missedCallTask,
+      transcribe: settings.transcribe,
       lineNumber: settings.lineNumber,
       lines: settings.lines,
       dial: dialPageView(settings.dial),

@@ -7,6 +7,7 @@ export const SETTINGS_ENTERED = [
   'defaultUserId',
   'defaultCountry',
   'missedCallTask',
+  'transcribe',
   'lineNumber',
   'DIAL_MODE',
   ...DIAL_PLAIN,
@@ -42,6 +43,12 @@ export async function settingsPatchOf(
     defaultCountry: text('defaultCountry') === '' ? null : text('defaultCountry'),
     missedCallTask: task === '' ? null : task === 'on' ? true : task === 'off' ? false : task,
   };
+  // A form of an older page has no transcripts field: it leaves them as they are.
+  if ('transcribe' in form) {
+    const transcribe = text('transcribe');
+    patch.transcribe =
+      transcribe === '' ? null : transcribe === 'on' ? true : transcribe === 'off' ? false : transcribe;
+  }
   // A form of an older page has no line field: it leaves the line as it is.
   if ('lineNumber' in form) patch.lineNumber = text('lineNumber') === '' ? null : text('lineNumber');
   if (mode === '') {

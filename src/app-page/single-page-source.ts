@@ -85,6 +85,7 @@ export class SinglePageSource extends PageSource {
       defaultUserId: own.defaultUserId,
       defaultCountry: own.defaultCountry,
       missedCallTask: own.missedCallTask,
+      transcribe: own.transcribe,
       lineNumber: own.lineNumber,
       lines: own.lines ?? this.config.LINES,
       dial: dialPageView(own.dial ?? this.environmentDial()),
@@ -93,6 +94,8 @@ export class SinglePageSource extends PageSource {
         defaultUserId: this.config.B24_DEFAULT_USER_ID,
         defaultCountry: this.config.DEFAULT_COUNTRY,
         missedCallTask: this.config.MISSED_CALL_TASK,
+        // The one portal has transcripts whenever the deployment names a service.
+        transcribe: this.config.TRANSCRIBE_URL !== undefined,
         lineNumber: this.config.B24_LINE_NUMBER,
       },
     };

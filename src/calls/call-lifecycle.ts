@@ -30,6 +30,7 @@ import {
 import { isTaskStep, missedTaskStep, TASK_PRIORITY, withMissedTask } from './missed-call-task';
 import { LineBook } from '../common/lines';
 import { assignLine, missedTaskDeadlineOf } from './call-line';
+import { isTranscriptStep, TRANSCRIPT_PRIORITY, transcriptStep } from './call-transcript';
 
 /**
  * Pure rules of a call's life: how each PBX event changes the call, and what delivery does next.
@@ -220,7 +221,8 @@ function nextStep(call: CallRecord): CallDelivery['nextStep'] {
   const moves = cardMoves(call);
   if (moves.show.length > 0) return 'show';
   if (moves.hide.length > 0) return 'hide';
-  return recordingStep(call) ?? missedTaskStep(call);
+  // The transcript is the last step of the call's history (SPEC §12).
+  return recordingStep(call) ?? missedTaskStep(call) ?? transcriptStep(call);
 }
 
 /**
@@ -242,13 +244,16 @@ function legacyCardToHide(call: CallRecord): boolean {
 
 /**
  * Priority class of the call's next step: 0 for a live call's register and card moves (they go ahead of
- * everything else, the API contract (docs/API.md) "Ringing first"), 2 for missed-call tasks, 1 for the rest. Stored beside
+ * everything else, the API contract (docs/API.md) "Ringing first"), 2 for missed-call tasks, 3 for
+ * transcripts, 1 for the rest. Stored beside
  * `due_at` so the store lists class 0 first.
  */
 export function deliveryPriority(call: CallRecord): number {
   const step = call.delivery.nextStep;
   // Missed-call tasks wait behind history (class 2): they never delay a card, a register or a finish.
   if (isTaskStep(step as PortalStep | undefined)) return TASK_PRIORITY;
+  // Transcripts wait behind everything (class 3): a ringing call, a finish, a recording, a task.
+  if (isTranscriptStep(step)) return TRANSCRIPT_PRIORITY;
   return isLive(call) && (step === 'register' || step === 'show' || step === 'hide') ? 0 : 1;
 }
 

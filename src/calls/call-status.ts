@@ -36,6 +36,11 @@ export interface CallStatusView {
   missedTask?: { id: number | null; state: MissedTaskState; deadline: string; calledBackBy: string | null };
   /** Click-to-call: the portal's own CALL_ID, and how the PBX's report was tied to it (docs/API.md). */
   clickToCall?: { portalCallId: string; matchedBy: 'crmCallId' | 'click'; finishedBy?: string };
+  /**
+   * The call's transcript (SPEC §12), only for an answered call whose held recording is transcribed: its
+   * state and how many messages the service gave.
+   */
+  transcript?: { state: 'pending' | 'attached' | 'none' | 'failed'; messages: number };
   updatedAt: string;
 }
 
@@ -87,6 +92,10 @@ export function toStatusView(call: CallRecord): CallStatusView {
       calledBackBy: call.task.calledBackBy ?? null,
     },
     clickToCall: call.portal.clickToCall && { ...call.portal.clickToCall },
+    transcript: call.transcript && {
+      state: call.transcript.state,
+      messages: call.transcript.messages?.length ?? 0,
+    },
     updatedAt: new Date(call.updatedAt).toISOString(),
   };
 }

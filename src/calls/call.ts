@@ -25,9 +25,17 @@ export type DeliveryStep =
   // Missed-call tasks (missed-call-task.ts): add the task, look for one an unanswered add made, complete it.
   | 'addTask'
   | 'findTask'
-  | 'completeTask';
-/** `fetchRecord` (the bridge downloads a recording into its store) is the bridge's own work, not a command. */
-export type PortalStep = Exclude<DeliveryStep, 'wait-start' | 'fetchRecord'>;
+  | 'completeTask'
+  // The transcript (call-transcript.ts): the service's messages (`transcribe`, the bridge's own work), the
+  // attach, and after a lost answer the look at the call's statistics.
+  | 'transcribe'
+  | 'attachTranscription'
+  | 'findTranscript';
+/**
+ * `fetchRecord` (the bridge downloads a recording into its store) and `transcribe` (the transcription
+ * service is asked) are the bridge's own work, not commands.
+ */
+export type PortalStep = Exclude<DeliveryStep, 'wait-start' | 'fetchRecord' | 'transcribe'>;
 
 /**
  * A recording the bridge uploads itself (docs/API.md): downloaded from an allowed host (`fetch`) or pushed by
@@ -109,6 +117,37 @@ export interface MissedTask {
   failed?: string;
 }
 
+/** Who says a transcript's message (SPEC §12): the employee `User`, the outside party `Client`. */
+export type TranscriptSide = 'User' | 'Client';
+
+/** One message of `telephony.call.attachTranscription`: whole seconds from the start of the recording. */
+export interface TranscriptMessage {
+  SIDE: TranscriptSide;
+  START_TIME: number;
+  STOP_TIME: number;
+  MESSAGE: string;
+}
+
+/**
+ * The call's transcript (SPEC §12, call-transcript.ts): `pending` until the portal has it (`attached`, its
+ * TRANSCRIPT_ID kept), the recording had no speech (`none`) or it is given up (`failed`, the reason in
+ * `lastError`). The service's messages are stored before the portal is called, so a crash never asks twice.
+ */
+export interface CallTranscript {
+  state: 'pending' | 'attached' | 'none' | 'failed';
+  messages?: TranscriptMessage[];
+  /** The portal's TRANSCRIPT_ID, from the attach's answer or the call's statistics. */
+  id?: number;
+  /** When the service was first asked (ms epoch): retried until TRANSCRIBE_WAIT_SEC after it. */
+  firstTriedAt?: number;
+  /** Service attempts so far, for the backoff. */
+  tries?: number;
+  /** Attaches sent, counted before sending (kept apart from `delivery.stepsSent`, which a re-queue resets). */
+  sends?: number;
+  /** Attaches known to have made no transcript (answered with an error, or the statistics show none). */
+  sendsCleared?: number;
+}
+
 /** The employee a call is registered to on the portal, exactly as sent (a retried register must match). */
 export interface PortalUser {
   USER_ID?: number;
@@ -163,6 +202,8 @@ export interface CallRecord {
   recording: CallRecording;
   /** MISSED_CALL_TASK: the task this missed inbound call gives its client's employee (missed-call-task.ts). */
   task?: MissedTask;
+  /** TRANSCRIBE_URL: the transcript of an answered call whose recording the bridge holds (SPEC §12). */
+  transcript?: CallTranscript;
   /** How far delivery to the portal has come: state, the next step, retries (step-planner.ts). */
   delivery: CallDelivery;
 }
@@ -313,6 +354,11 @@ export function withRecording(call: CallRecord, patch: Partial<CallRecording>): 
 /** The call's task with `patch` (the call must have one). */
 export function withTask(call: CallRecord, patch: Partial<MissedTask>): CallRecord {
   return { ...call, task: { ...call.task!, ...patch } };
+}
+
+/** The call's transcript with `patch` (the call must have one). */
+export function withTranscript(call: CallRecord, patch: Partial<CallTranscript>): CallRecord {
+  return { ...call, transcript: { ...call.transcript!, ...patch } };
 }
 
 export function withDelivery(call: CallRecord, patch: Partial<CallDelivery>): CallRecord {

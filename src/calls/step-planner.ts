@@ -3,6 +3,7 @@ import { CallRecord, PortalStep } from './call';
 import { cardKey, cardMoves, finishKey, ringGroupRest, samePerson } from './call-card';
 import { deliveryPriority } from './call-lifecycle';
 import { addTaskParams, completeTaskParams, findTaskParams, TASK_PRIORITY } from './missed-call-task';
+import { attachTranscriptionParams, findTranscriptParams, TRANSCRIPT_PRIORITY } from './call-transcript';
 import {
   attachRecordParams,
   finishParams,
@@ -111,6 +112,18 @@ export const STEP_KINDS: Readonly<Record<PortalStep, StepKind>> = {
   addTask: { method: 'tasks.task.add', params: addTaskParams, priority: TASK_PRIORITY },
   findTask: { method: 'tasks.task.list', params: findTaskParams, priority: TASK_PRIORITY },
   completeTask: { method: 'tasks.task.complete', params: completeTaskParams, priority: TASK_PRIORITY },
+  // The transcript (call-transcript.ts): the last of a call's history, below everything, each alone; after
+  // a lost answer the call's statistics say whether it arrived before it is sent again.
+  attachTranscription: {
+    method: 'telephony.call.attachTranscription',
+    params: attachTranscriptionParams,
+    priority: TRANSCRIPT_PRIORITY,
+  },
+  findTranscript: {
+    method: 'voximplant.statistic.get',
+    params: findTranscriptParams,
+    priority: TRANSCRIPT_PRIORITY,
+  },
 };
 
 /** The file content bytes one request carries by default: RECORDING_REQUEST_MAX_MB's default. */
@@ -170,10 +183,8 @@ export interface BatchLimits {
 /** The commands the call's next step takes, in the order they are sent: the step and what may share its request. */
 export function dueSteps(call: CallRecord, kinds = STEP_KINDS): PortalStep[] {
   const steps: PortalStep[] = [];
-  let step =
-    call.delivery.nextStep === 'wait-start' || call.delivery.nextStep === 'fetchRecord'
-      ? undefined
-      : call.delivery.nextStep;
+  const next = call.delivery.nextStep;
+  let step = next === 'wait-start' || next === 'fetchRecord' || next === 'transcribe' ? undefined : next;
   while (step && !steps.includes(step)) {
     steps.push(step);
     step = kinds[step].sharesRequestWith?.(call);
@@ -358,6 +369,8 @@ export interface BatchProposal {
   expiredHolds: string[];
   /** Calls whose recording the bridge downloads next (`fetchRecord`): no portal command, the bridge's work. */
   fetches: string[];
+  /** Calls whose recording the transcription service is asked for next (`transcribe`): the bridge's work. */
+  transcribes: string[];
 }
 
 /**
@@ -375,14 +388,16 @@ export function planBatch(due: readonly CallRecord[], limits: BatchLimits): Batc
   });
   const expiredHolds: string[] = [];
   const fetches: string[] = [];
+  const transcribes: string[] = [];
   const sendable: CallRecord[] = [];
   for (const call of due) {
     if (call.delivery.nextStep === 'wait-start') expiredHolds.push(call.callId);
     else if (call.delivery.nextStep === 'fetchRecord') fetches.push(call.callId);
+    else if (call.delivery.nextStep === 'transcribe') transcribes.push(call.callId);
     else if (call.delivery.nextStep) sendable.push(call);
   }
   // Array.prototype.sort is stable: within a class the store's order stays.
   sendable.sort((a, b) => priorityOf(a, kinds) - priorityOf(b, kinds));
   for (const call of sendable) plan.add(call);
-  return { plan, expiredHolds, fetches };
+  return { plan, expiredHolds, fetches, transcribes };
 }

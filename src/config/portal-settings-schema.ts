@@ -315,6 +315,49 @@ export const PORTAL_SETTINGS = scoped('portal', {
       31,
     ),
   }),
+  // SPEC §12: the service is the deployment's (the same for every portal, like RECORDING_WAIT_SEC); in
+  // multi mode each portal's admin turns transcripts on (`transcribe`).
+  ...section('Transcripts (docs/OPERATIONS.md "Transcripts")', {
+    TRANSCRIBE_URL: optional(
+      'an OpenAI-compatible transcription endpoint, …/v1/audio/transcriptions (the hosted service, or a self-hosted whisper.cpp server, faster-whisper server, LocalAI); unset: no transcripts',
+      Matches(/^https?:\/\/[^\s/@]+(\/\S*)?$/, {
+        message:
+          'TRANSCRIBE_URL must be an http(s) URL without user:password (the key goes in TRANSCRIBE_AUTH)',
+      }),
+    ),
+    TRANSCRIBE_AUTH: secret(
+      optional(
+        "secret: the service's key, bearer:<key>",
+        Matches(/^bearer:\S+$/, { message: 'TRANSCRIBE_AUTH must be bearer:<key>' }),
+      ),
+    ),
+    TRANSCRIBE_MODEL: text(
+      'whisper-1',
+      'the model field sent to the service',
+      IsString(),
+      Matches(/^[\w.:/-]{1,100}$/, { message: 'TRANSCRIBE_MODEL must be a model name such as whisper-1' }),
+    ),
+    TRANSCRIBE_LANGUAGE: optional(
+      'an ISO 639-1 code sent as language (en, de, ru); unset: the service detects it',
+      Matches(/^[a-z]{2}$/, { message: 'TRANSCRIBE_LANGUAGE must be an ISO 639-1 code such as en' }),
+    ),
+    TRANSCRIBE_FIRST_CHANNEL: oneOf(
+      ['caller', 'callee'],
+      'caller',
+      "who speaks on a two-channel recording's first channel: caller (the party that placed the call; FreePBX and FreeSWITCH record on the calling leg) or callee",
+      { message: 'TRANSCRIBE_FIRST_CHANNEL must be caller or callee' },
+    ),
+    TRANSCRIBE_CONCURRENCY: int(
+      2,
+      { min: 1, max: 32 },
+      'recordings at the service at once (and in memory), whatever the backlog',
+    ),
+    TRANSCRIBE_WAIT_SEC: int(
+      3600,
+      { min: 0 },
+      'how long a service that is down, overloaded (429) or failing (5xx) is retried, in seconds',
+    ),
+  }),
   ...section('Click-to-call (docs/PBX.md; AMI_URL and ESL_URL above)', {
     DIAL_MODE: singleOnly(
       "the dial settings name one portal's PBX",

@@ -15,6 +15,7 @@ import {
   lookupSettingsOf,
   PortalSettings,
   portalSettingsOf,
+  authorizationOf,
   RecordingSettings,
   recordingSettingsOf,
 } from './portal-views';
@@ -127,6 +128,31 @@ export const loggingSettingsOf = (config: AppConfig): LoggingSettings =>
   });
 
 /**
+ * The transcription service (SPEC §12): the deployment's, the same for every portal (TRANSCRIBE_*).
+ * `url` unset: no transcripts. `authorization` is the header value, a secret: never logged.
+ */
+export abstract class TranscribeSettings {
+  abstract readonly url?: string;
+  abstract readonly authorization?: string;
+  abstract readonly model: string;
+  abstract readonly language?: string;
+  abstract readonly firstChannel: 'caller' | 'callee';
+  abstract readonly concurrency: number;
+  abstract readonly waitMs: number;
+}
+
+export const transcribeSettingsOf = (config: AppConfig): TranscribeSettings =>
+  Object.freeze({
+    url: config.TRANSCRIBE_URL,
+    authorization: authorizationOf(config.TRANSCRIBE_AUTH),
+    model: config.TRANSCRIBE_MODEL,
+    language: config.TRANSCRIBE_LANGUAGE,
+    firstChannel: config.TRANSCRIBE_FIRST_CHANNEL,
+    concurrency: config.TRANSCRIBE_CONCURRENCY,
+    waitMs: config.TRANSCRIBE_WAIT_SEC * SECOND_MS,
+  });
+
+/**
  * The rule for what a portal's own settings may reach (SPEC §8): in multi mode, tenants' destinations under
  * TENANT_ALLOWED_NETWORKS, never this deployment's own name (PUBLIC_URL's host); in single mode the one
  * portal's settings are the operator's, unrestricted.
@@ -163,6 +189,7 @@ export interface BridgeSettings {
   dial: DialSettings;
   follow: FollowSettings;
   events: EventSettings;
+  transcribe: TranscribeSettings;
 }
 
 /** The namespaces, each with its token and its view function: ConfigurationModule provides them all. */
@@ -180,6 +207,7 @@ export const SETTINGS = {
   dial: { token: DialSettings, of: dialSettingsOf },
   follow: { token: FollowSettings, of: followSettingsOf },
   events: { token: EventSettings, of: eventSettingsOf },
+  transcribe: { token: TranscribeSettings, of: transcribeSettingsOf },
 } as const;
 
 /** All views of one validated configuration, derived once and frozen. */

@@ -1,5 +1,6 @@
 import { CallRecord, PortalStep } from '../calls/call';
-import { countSent } from '../calls/call-lifecycle';
+import { countSent, plan as replan } from '../calls/call-lifecycle';
+import { countTranscriptSend } from '../calls/call-transcript';
 import { BatchPlan, dueSteps } from '../calls/step-planner';
 import { CallStore } from '../store/call-store';
 import { DeliveryLease } from '../store/coordination-store';
@@ -49,6 +50,11 @@ export class BatchMarking {
       (mark, context) => card.fixMoves(mark, context),
       (mark) => party.fixFinish(mark),
       (mark, context) => task.fixResponsible(mark, context),
+      // Stored with the look as its next step: after a crash mid-request, the restart looks first.
+      (mark, context) =>
+        mark.steps.includes('attachTranscription')
+          ? { ...mark, call: replan(countTranscriptSend(mark.call), context.now) }
+          : mark,
     ];
   }
 

@@ -24,6 +24,8 @@ export interface PlannedRequest {
   plan: BatchPlan;
   expiredHolds: string[];
   fetches: string[];
+  /** Calls whose transcript the service is asked for next (`transcribe`). */
+  transcribes: string[];
   due: CallRecord[];
   reservation?: OperatingReservation;
   pacedUntil?: number;
@@ -59,7 +61,7 @@ export class BatchPlanning {
       // is safe: markSending writes only calls still at the planned step.
       const found = looked ?? (await this.store.dueCalls(this.transport.portalId, now, candidates, claimed));
       let due = found.filter((call) => !claimed.has(call.callId));
-      let { plan, expiredHolds, fetches } = planBatch(due, limits);
+      let { plan, expiredHolds, fetches, transcribes } = planBatch(due, limits);
       // A step without operating-time room can fill the candidates (thousands of registers waiting while
       // finishes have room): look again without the calls whose next step waits, so the request still
       // fills with what may go.
@@ -73,7 +75,7 @@ export class BatchPlanning {
         const seen = new Set(due.map((call) => call.callId));
         const more = await this.store.dueCalls(this.transport.portalId, now, candidates, claimed, waiting);
         due = [...due, ...more.filter((call) => !claimed.has(call.callId) && !seen.has(call.callId))];
-        ({ plan, expiredHolds, fetches } = planBatch(due, limits));
+        ({ plan, expiredHolds, fetches, transcribes } = planBatch(due, limits));
         for (const method of plan.exhaustedMethods()) exhausted.add(method);
       }
       for (const callId of plan.callIds) claimed.add(callId);
@@ -93,8 +95,9 @@ export class BatchPlanning {
         found.length < candidates &&
         expiredHolds.length === 0 &&
         fetches.length === 0 &&
+        transcribes.length === 0 &&
         due.every((call) => claimed.has(call.callId));
-      return { plan, expiredHolds, fetches, due, reservation, pacedUntil, drained };
+      return { plan, expiredHolds, fetches, transcribes, due, reservation, pacedUntil, drained };
     });
     this.planning = next.catch(() => undefined);
     return next;

@@ -22,6 +22,7 @@ import {
 } from './delivery-outcome';
 import { PortalTransport } from './portal-transport';
 import { RecordingDelivery } from './recording-delivery';
+import { TranscriptDelivery } from './transcript-delivery';
 
 export type { CallRouting, TaskClient } from './call-routing';
 export type { DeliveryObserver } from './batch-report';
@@ -69,6 +70,8 @@ export interface BatchDependencies {
   routing?: CallRouting;
   /** Recordings the bridge downloads and uploads itself (docs/API.md); without it they are not fetched. */
   recordings?: RecordingDelivery;
+  /** Transcripts of held recordings (SPEC §12); without it, none are made. */
+  transcripts?: TranscriptDelivery;
 }
 
 export interface BatchRun {
@@ -104,6 +107,7 @@ export class DeliveryBatches {
   private readonly transport: PortalTransport;
   private readonly settings: BatchSettings;
   private readonly recordings?: RecordingDelivery;
+  private readonly transcripts?: TranscriptDelivery;
   private readonly planning: BatchPlanning;
   private readonly party: BatchParty;
   private readonly task: BatchTask;
@@ -116,6 +120,7 @@ export class DeliveryBatches {
     this.transport = transport;
     this.settings = settings;
     this.recordings = dependencies.recordings;
+    this.transcripts = dependencies.transcripts;
     this.logger = new Logger(`Delivery ${transport.portalId}`);
     this.planning = new BatchPlanning(store, transport, settings);
     this.party = new BatchParty(routing, settings.defaultUserId);
@@ -148,8 +153,12 @@ export class DeliveryBatches {
         planned.fetches.length > 0 && this.recordings !== undefined
           ? await this.recordings.startFetches(planned.fetches, lease)
           : false;
+      const transcribing =
+        planned.transcribes.length > 0 && this.transcripts !== undefined
+          ? await this.transcripts.start(planned.transcribes, lease)
+          : false;
       if (plan.commandCount === 0) {
-        if (parked || fetching) return { kind: 'worked' };
+        if (parked || fetching || transcribing) return { kind: 'worked' };
         return planned.pacedUntil === undefined
           ? { kind: 'idle' }
           : { kind: 'paced', until: planned.pacedUntil };
@@ -169,7 +178,7 @@ export class DeliveryBatches {
       if (sendable.commandCount === 0) return { kind: 'worked', settled: false };
       const commands = sendable.commands(marked);
       const settled = await this.deliver({ run, plan, sendable, marked, commands });
-      return { kind: 'worked', settled: settled && !parked && !fetching };
+      return { kind: 'worked', settled: settled && !parked && !fetching && !transcribing };
     } finally {
       if (planned?.reservation) this.transport.operating?.release(planned.reservation);
       for (const callId of plan?.callIds ?? []) {
@@ -266,6 +275,7 @@ export class DeliveryBatches {
     );
     this.report.answers(sendable, answers, updated);
     this.report.outcomes(marked, updated);
+    this.transcripts?.noteOutcomes(marked, updated);
     await this.recordings?.forget(updated);
     // Every call planned was sent and written, and none has a step due: nothing of this request is left.
     return (
@@ -298,6 +308,7 @@ export class DeliveryBatches {
       defaultUserId: this.settings.defaultUserId,
       maxBackoffMs: this.settings.maxBackoffMs,
       maxAttempts: this.settings.maxAttempts,
+      transcribe: this.transcripts !== undefined,
     };
   }
 }

@@ -22,6 +22,14 @@ import {
   taskGivenUp,
   taskLookupAgainAt,
 } from '../calls/missed-call-task';
+import {
+  attachedTranscriptId,
+  foundTranscriptId,
+  transcriptAttached,
+  transcriptFailed,
+  transcriptSendsCleared,
+  withTranscriptDue,
+} from '../calls/call-transcript';
 import { PortalError, PortalErrorKind } from '../portal/portal-error';
 import { PlannedCommand } from '../calls/step-planner';
 import { backoffMs } from './backoff';
@@ -32,6 +40,8 @@ export interface OutcomeSettings {
   maxBackoffMs: number;
   /** Refusals of one call's step before it is given up (DELIVERY_MAX_ATTEMPTS). */
   maxAttempts: number;
+  /** TRANSCRIBE_URL (and in multi mode the portal's `transcribe`): an attached held recording is transcribed. */
+  transcribe?: boolean;
 }
 
 export interface CommandAnswer {
@@ -86,6 +96,9 @@ export function applyAnswers(
     else if (step === 'show') next = next.portal.callId ? afterShow(next, answer, settings) : next;
     else if (step === 'hide') next = afterHide(next, answer, settings);
     else if (isTaskStep(step)) next = afterTaskStep(next, step, answer, settings);
+    else if (step === 'attachTranscription' || step === 'findTranscript') {
+      next = afterTranscriptStep(next, step, answer, settings);
+    }
     // attachRecord rides with finish; it only counts once the finish is through (uploadRecord goes after).
     else if (next.portal.finished) next = afterAttach(next, answer, settings);
     // Card moves and the recording do not hold up what follows them; a failed register or finish does.
@@ -165,7 +178,7 @@ function afterFinish(call: CallRecord, answer: CommandAnswer, settings: OutcomeS
 
 function afterAttach(call: CallRecord, answer: CommandAnswer, settings: OutcomeSettings): CallRecord {
   const { error } = answer;
-  if (!error) return markRecordAttached(call, settings.now);
+  if (!error) return markRecordAttached(settings.transcribe ? withTranscriptDue(call) : call, settings.now);
   if (error.retryable) return retryCommand(call, 'attachRecord', error, settings);
   return markRecordFailed(call, `attachRecord: ${error.message}`, settings.now);
 }
@@ -212,6 +225,9 @@ function refuse(
   if (step === 'hide') return markCardHidden(counted, settings.now, reason);
   if (step === 'show') return markCardShown(counted, settings.now, reason);
   if (isTaskStep(step)) return replan(taskGivenUp(counted, reason), settings.now);
+  if (step === 'attachTranscription' || step === 'findTranscript') {
+    return replan(transcriptFailed(counted, `transcript: ${reason}`), settings.now);
+  }
   return markFailed(counted, reason, settings.now);
 }
 
@@ -274,6 +290,35 @@ function afterTaskStep(
     return replan(taskCompleted(succeededTask(call, now)), now);
   }
   return replan(taskGivenUp(call, `completeTask: ${error.message}`), now);
+}
+
+/**
+ * The transcript's attach or look was answered. An attach answered with an error made no transcript (its
+ * send is cleared); one whose answer never came leaves the send uncleared, so the next step looks at the
+ * call's statistics before sending again. A look that finds no TRANSCRIPT_ID clears the sends.
+ */
+function afterTranscriptStep(
+  call: CallRecord,
+  step: 'attachTranscription' | 'findTranscript',
+  answer: CommandAnswer,
+  settings: OutcomeSettings,
+): CallRecord {
+  const { error, result } = answer;
+  const now = settings.now;
+  if (step === 'attachTranscription') {
+    if (!error) {
+      return replan(transcriptAttached(succeededTask(call, now), attachedTranscriptId(result)), now);
+    }
+    if (error.retryable) return retryCommand(call, step, error, settings);
+    return refuse(transcriptSendsCleared(call), step, error, settings);
+  }
+  if (error) {
+    if (error.retryable) return retryCommand(call, step, error, settings);
+    return refuse(call, step, error, settings);
+  }
+  const id = foundTranscriptId(call, result);
+  const found = id === undefined ? transcriptSendsCleared(call) : transcriptAttached(call, id);
+  return replan(succeededTask(found, now), now);
 }
 
 /** A task step went through: a retry's note goes; a reason the call kept from before (a recording) stays. */

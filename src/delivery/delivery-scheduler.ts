@@ -14,6 +14,8 @@ import {
 } from './delivery-batch';
 import { PortalTransport } from './portal-transport';
 import { RecordingDelivery, RecordingOptions } from './recording-delivery';
+import { Transcriber } from '../transcripts/transcriber';
+import { TranscriptDelivery, TranscriptObserver } from './transcript-delivery';
 
 export type { CallRouting, DeliveryObserver } from './delivery-batch';
 
@@ -51,6 +53,8 @@ export interface SchedulerParts {
   routing?: CallRouting;
   /** Recording downloads and uploads; without, recordings are not delivered. */
   recordings?: RecordingOptions;
+  /** The deployment's transcriber, when this portal's calls are transcribed (SPEC §12). */
+  transcripts?: { transcriber: Transcriber; observer?: TranscriptObserver };
 }
 
 /** What the portal's state is, for health details and metrics. */
@@ -99,6 +103,7 @@ export class DeliveryScheduler {
   private readonly running = new Set<Promise<void>>();
   private stopped = false;
   private readonly recordings?: RecordingDelivery;
+  private readonly transcripts?: TranscriptDelivery;
   /** Aborted by stop(): the loop's wait for the request budget ends instead of holding shutdown up. */
   private readonly stopping = new AbortController();
   /** The last batch found nothing to send: the loop sleeps instead of asking again at once. */
@@ -126,11 +131,20 @@ export class DeliveryScheduler {
     private readonly lease: LeaseHolder,
     parts: SchedulerParts = {},
   ) {
-    const { observer, routing, recordings } = parts;
+    const { observer, routing, recordings, transcripts } = parts;
     this.logger = new Logger(`Delivery ${transport.portalId}`);
     this.status = { portalId: transport.portalId, paused: false };
     this.recordings =
       recordings && new RecordingDelivery(store, transport.portalId, recordings, () => this.notify());
+    this.transcripts =
+      transcripts &&
+      new TranscriptDelivery(
+        store,
+        transport.portalId,
+        transcripts.transcriber,
+        () => this.notify(),
+        transcripts.observer,
+      );
     this.batches = new DeliveryBatches({
       store,
       transport,
@@ -138,6 +152,7 @@ export class DeliveryScheduler {
       observer,
       routing,
       recordings: this.recordings,
+      transcripts: this.transcripts,
     });
   }
 
@@ -182,6 +197,7 @@ export class DeliveryScheduler {
     this.stopping.abort(new Error('delivery is stopping'));
     // Downloads and uploads in flight end now: another replica (or the next start) takes them up.
     this.recordings?.stop();
+    this.transcripts?.stop();
     this.notify();
     await this.loop;
     await Promise.allSettled([...this.running]);

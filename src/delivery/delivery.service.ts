@@ -14,6 +14,7 @@ import { DeliveryScheduler, PortalStatus } from './delivery-scheduler';
 import { LeaseKeeper } from './lease-keeper';
 import { LivenessWatch } from './liveness-watch';
 import { RecordingFetcher } from './recording-fetcher';
+import { Transcriber } from '../transcripts/transcriber';
 
 /** After a replica was seen dead, how long its lease is asked for every 200 ms (the store may lag a moment). */
 const TAKEOVER_CHASE_MS = 2000;
@@ -51,6 +52,8 @@ export interface DeliveryDeps {
    * RECORDING_FETCH_HOSTS); a portal runtime passes the deployment's tenant rule. Never left out.
    */
   egress: EgressPolicy;
+  /** The deployment's transcriber when this portal's recorded calls are transcribed (SPEC §12). */
+  transcriber?: Transcriber;
   /** A call registered on a line (docs/API.md "Lines"): the portal's own line list learns of it (OAuth mode). */
   onLineUsed?: (line: string) => void;
 }
@@ -134,6 +137,13 @@ export class DeliveryService {
           uploadTimeoutMs: deps.portal.timeoutMs,
           requestTimeoutMs: deps.portal.timeoutMs,
           quotaBytes: recording.quotaBytes,
+        },
+        transcripts: deps.transcriber && {
+          transcriber: deps.transcriber,
+          observer: {
+            onOutcome: (outcome) => metrics.transcripts.inc({ portal, outcome }),
+            onServiceMs: (ms) => metrics.transcribeSeconds.inc({ portal }, ms / 1000),
+          },
         },
       },
     );

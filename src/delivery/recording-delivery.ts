@@ -6,6 +6,7 @@ import {
   markRecordingNotReady,
   markRecordingStored,
 } from '../calls/call-lifecycle';
+import { transcriptNeedsFile } from '../calls/call-transcript';
 import { BatchPlan, PlannedCommand, WireCommand } from '../calls/step-planner';
 import { randomUUID } from 'node:crypto';
 import { IncomingMessage, request as httpRequest } from 'node:http';
@@ -325,10 +326,14 @@ export class RecordingDelivery {
     }
   }
 
-  /** The portal has the recording (or it was given up): its content leaves the store, unless pushed anew since. */
+  /**
+   * The portal has the recording (or it was given up): its content leaves the store, unless pushed anew
+   * since, or its transcript still needs it (SPEC §12: kept until the service's messages are stored).
+   */
   async forget(updated: CallRecord[]): Promise<void> {
     for (const call of updated) {
       const recording = call.recording.file;
+      if (transcriptNeedsFile(call)) continue;
       if (recording?.bytes !== undefined && (call.recording.attached || call.recording.failed)) {
         await this.store.deleteRecording(this.portalId, call.callId, recording.storedAt);
       }

@@ -40,6 +40,18 @@ export class BridgeMetrics {
     ['portal'],
   );
 
+  readonly transcripts = this.counter(
+    'bridge_transcripts_total',
+    'Call transcripts by outcome: attached (the portal has it), none (no speech), failed (given up)',
+    ['portal', 'outcome'],
+  );
+
+  readonly transcribeSeconds = this.counter(
+    'bridge_transcribe_service_seconds_total',
+    "Time spent waiting for the transcription service's answers",
+    ['portal'],
+  );
+
   readonly retries = this.counter(
     'bridge_retries_total',
     'Calls scheduled for a retry, by the kind of portal answer',

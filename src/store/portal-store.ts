@@ -37,6 +37,11 @@ export interface PortalOwnSettings {
    * names, checked as the environment's are. Holds secrets: never shown back.
    */
   follow?: Record<string, string>;
+  /**
+   * Transcripts of this portal's recorded calls (SPEC §12: the deployment's TRANSCRIBE_URL); unset: off in
+   * multi mode (a conversation is personal data), on for single mode's one portal.
+   */
+  transcribe?: boolean;
 }
 
 export type PortalStatus = 'active' | 'uninstalled';

@@ -308,6 +308,15 @@ describe('stored calls', () => {
       portal,
       recording,
       task: { deadline: '2026-12-03T11:00:00+01:00', id: 4, responsibleId: 2, addsSent: 1 },
+      transcript: {
+        state: 'pending',
+        messages: [{ SIDE: 'Client', START_TIME: 0, STOP_TIME: 2, MESSAGE: 'hello' }],
+        id: 7,
+        firstTriedAt: 3,
+        tries: 1,
+        sends: 1,
+        sendsCleared: 0,
+      },
       delivery,
     };
     expect(callFromStored(callToStored(call))).toEqual(call);

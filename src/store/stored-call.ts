@@ -6,6 +6,7 @@ import {
   CallPortal,
   CallRecord,
   CallRecording,
+  CallTranscript,
   CardTarget,
   ClickToCall,
   CrmBinding,
@@ -71,6 +72,7 @@ export interface FlatCallRecord {
   cardToHide?: boolean;
   cardUserIds?: number[];
   missedTask?: MissedTask;
+  transcript?: CallTranscript;
   consecutiveFailures: number;
   failed: boolean;
   lastError?: string;
@@ -174,6 +176,7 @@ export function callToStored(call: CallRecord): string {
     portalId: call.portalId,
     callId: call.callId,
     missedTask: call.task,
+    transcript: call.transcript,
     createdAt: call.createdAt,
     updatedAt: call.updatedAt,
   };
@@ -200,6 +203,7 @@ export function upgradeFlat(flat: FlatCallRecord): CallRecord {
     updatedAt: flat.updatedAt,
     ...parts,
     task: flat.missedTask,
+    transcript: flat.transcript,
   });
 }
 

@@ -74,6 +74,7 @@ export class PortalRegistry implements OnApplicationBootstrap, BeforeApplication
       positions: registryDeps.positions,
       replicas: registryDeps.replicas,
       lines: registryDeps.lines,
+      transcriber: registryDeps.transcriber,
     };
     const deployment: DeploymentSettings = {
       auth,

@@ -12,6 +12,7 @@ import { PortalEventsStatus } from '../events/portal-events-status';
 import { PortalLines } from '../events/portal-lines';
 import { CallIntake } from '../intake/call-intake.service';
 import { ClickRegistry } from '../intake/click-registry';
+import { Transcriber } from '../transcripts/transcriber';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
@@ -57,6 +58,8 @@ export interface RuntimeDeps {
   replicas: ReplicaRegistry;
   /** The lines added to the portal's own list (docs/API.md "Lines", OAuth mode). */
   lines: LineStore;
+  /** The deployment's transcriber (TRANSCRIBE_URL), shared by every portal that turns transcripts on. */
+  transcriber?: Transcriber;
 }
 
 /** How a runtime is run besides its settings. */
@@ -275,6 +278,7 @@ export class PortalRuntime {
       portal: scoped.portal,
       ...this.placement.delivery(scoped, deps),
       egress: scoped.egress,
+      transcriber: scoped.transcribe ? deps.transcriber : undefined,
       onLineUsed: lines ? (line) => lines.seen(line) : undefined,
     });
     this.delivery.start();

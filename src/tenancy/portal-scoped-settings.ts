@@ -78,6 +78,11 @@ export interface PortalScopedSettings {
   readonly egress: EgressPolicy;
   /** The portal's own MISSED_CALL_TASK; undefined: the deployment's. */
   readonly missedCallTask?: boolean;
+  /**
+   * Its recorded calls are transcribed when the deployment has TRANSCRIBE_URL (SPEC §12): the portal's own
+   * `transcribe`, else off in multi mode and on for single mode's one portal.
+   */
+  readonly transcribe: boolean;
   /** The portal's own DEFAULT_COUNTRY; undefined: the deployment's. */
   readonly defaultCountry?: string;
   /** The metric label of this portal's series: its id with METRICS_PORTAL_LABEL=1, else `all`. */
@@ -230,6 +235,7 @@ export function resolvePortalSettings(
     },
     egress: deployment.egress,
     missedCallTask: own.missedCallTask,
+    transcribe: own.transcribe ?? seed !== undefined,
     defaultCountry: own.defaultCountry,
     // The one portal of single mode is always labelled with its id.
     metricsLabel: deployment.portalLabel || seed ? record.portalId : 'all',

@@ -75,6 +75,12 @@ export class PortalSettingsPatch {
   @IsObject()
   follow?: Record<string, string> | null;
 
+  /** Transcripts of the portal's recorded calls (SPEC §12), with the deployment's TRANSCRIBE_URL; null: off. */
+  @IsOptional()
+  @ValidateIf((_, value) => value !== null)
+  @IsBoolean()
+  transcribe?: boolean | null;
+
   /** The line registered on the portal; null: B24_LINE_NUMBER. */
   @IsOptional()
   @ValidateIf((_, value) => value !== null)

@@ -13,7 +13,9 @@ import {
   LookupSettings,
   PortalSettings,
   RecordingSettings,
+  TranscribeSettings,
 } from '../config/settings';
+import { Transcriber } from '../transcripts/transcriber';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
 import { CallStore } from '../store/call-store';
 import { LeaseStore, ReplicaRegistry, SharedBucketStore } from '../store/coordination-store';
@@ -58,4 +60,12 @@ export class RegistryDeps {
   @Inject(LineStore) readonly lines!: LineStore;
   @Inject(BridgeMetrics) readonly metrics!: BridgeMetrics;
   @Inject(ModuleRef) readonly modules!: ModuleRef;
+  @Inject(TranscribeSettings) readonly transcribe!: TranscribeSettings;
+  private built?: { transcriber?: Transcriber };
+
+  /** The deployment's one transcriber (every portal shares its TRANSCRIBE_CONCURRENCY); none without TRANSCRIBE_URL. */
+  get transcriber(): Transcriber | undefined {
+    this.built ??= { transcriber: Transcriber.of(this.transcribe) };
+    return this.built.transcriber;
+  }
 }
