@@ -34,3 +34,4 @@ bash scripts/ensure-mariadb.sh
 run follow-ledger
 run follow
 run hostile-trunks
+run transcripts

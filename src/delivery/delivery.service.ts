@@ -93,6 +93,13 @@ export class DeliveryService {
       lease.holdOnlyWhile(() => liveness.mayDeliver());
       this.liveness = liveness;
     }
+    if (deps.transcriber) {
+      // Known series start at zero, so a dashboard's rate() has them from the first scrape.
+      for (const outcome of ['attached', 'none', 'failed'] as const) {
+        metrics.transcripts.inc({ portal, outcome }, 0);
+      }
+      metrics.transcribeSeconds.inc({ portal }, 0);
+    }
     this.scheduler = new DeliveryScheduler(
       store,
       client,

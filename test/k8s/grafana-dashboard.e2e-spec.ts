@@ -55,7 +55,8 @@ function sampledSeries(page: string): Set<string> {
 /**
  * A short run that gives every plotted series a sample: OAuth mode with 2 s access tokens (a refresh),
  * a portal error once (a retry), calls posted one by one (batches, budget), lookups, a click dialled over
- * HTTP (portal events, dials), and the gauges filled by the scrape itself.
+ * HTTP (portal events, dials), transcripts on (their series start at zero), and the gauges filled by the
+ * scrape itself.
  */
 async function shortRun(sandbox: SandboxPortal, bridge: OAuthBridge, dialled: string[]): Promise<string> {
   expect((await installApp(sandbox, bridge)).status).toBe(200);
@@ -142,6 +143,8 @@ describe('k8s/grafana-dashboard.json', () => {
         DIAL_MODE: 'http',
         DIAL_METHOD: 'GET',
         DIAL_URL: `http://127.0.0.1:${port}/dial?from={extension}&to={number}`,
+        // Transcripts on (no call here has a recording the bridge holds): their series are exported.
+        TRANSCRIBE_URL: `http://127.0.0.1:${port}/v1/audio/transcriptions`,
       });
     });
     afterAll(async () => {
