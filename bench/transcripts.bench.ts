@@ -72,6 +72,8 @@ function bridgeEnv(sandbox: SandboxPortal, dir: string, transcribeUrl: string): 
     TRANSCRIBE_LANGUAGE: 'en',
     TRANSCRIBE_CONCURRENCY: String(CONCURRENCY),
     RECORDING_MAX_MB: String(Math.max(32, MEM_MB)),
+    // 200 files of 30 MB wait at once: past the default 1000 MB a push would get 507.
+    RECORDING_QUOTA_MB: '0',
     LOG_LEVEL: 'error',
   };
 }
@@ -88,7 +90,9 @@ async function throughput(): Promise<Record<string, number>> {
     const startedAt = Date.now();
     for (const [n, callId] of ids.entries()) {
       await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], TOKEN);
-      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) throw new Error('push refused');
+      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) {
+        throw new Error(`push ${n} refused`);
+      }
     }
     const pending = new Set(ids);
     let attached = 0;
@@ -169,7 +173,9 @@ async function memory(): Promise<Record<string, number>> {
     for (let n = 0; n < MEM_CALLS; n++) {
       const callId = `tr-mem-${n}`;
       await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], TOKEN);
-      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) throw new Error('push refused');
+      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) {
+        throw new Error(`push ${n} refused`);
+      }
     }
     const afterPushes = peakRssMb(child.pid!);
     const deadline = Date.now() + 300_000;
