@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /** What the benchmarks share: a lean keep-alive POST, call events, percentiles and the delivery ratio. */
 import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
@@ -175,4 +176,39 @@ function fullBucketSpan(sorted: { at: number }[]): { first: number; last: number
     if (level >= BURST * 0.8) span = { first: span?.first ?? i, last: i };
   }
   return span;
+}
+
+/** A process's peak resident memory (VmHWM, /proc) in MB. */
+export function peakRssMb(pid: number): number {
+  return procStatusMb(pid, 'VmHWM');
+}
+
+/** A process's resident memory now (VmRSS, /proc) in MB. */
+export function rssMb(pid: number): number {
+  return procStatusMb(pid, 'VmRSS');
+}
+
+function procStatusMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  return Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024;
+}
+
+/** `PUT` of a wav recording to `url` with the PBX token; resolves the answer's status. */
+export function putRecording(url: string, body: Buffer, token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, {
+      method: 'PUT',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'audio/wav',
+        'content-length': String(body.length),
+      },
+    });
+    request.once('response', (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
 }

@@ -8,39 +8,14 @@
  *   node -r ts-node/register/transpile-only bench/recording-memory.bench.ts
  *   BENCH_DATABASE_URL='postgres://postgres@127.0.0.1:5432/db?options=-c%20search_path%3Dbench_mem' …
  */
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../sandbox';
-import { ended, postJson, started, startBuiltBridge } from './bench-support';
+import { ended, postJson, started, startBuiltBridge, peakRssMb, putRecording } from './bench-support';
 
 const MB = Number(process.env.BENCH_REC_MEM_MB ?? 32);
 const TOKEN = 'bench-token-recording-memory';
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-function put(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, {
-      method: 'PUT',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'content-type': 'audio/wav',
-        'content-length': String(body.length),
-      },
-    });
-    request.once('response', (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
-    request.once('error', reject);
-    request.end(body);
-  });
-}
 
 async function main(): Promise<void> {
   const sandbox = await SandboxPortal.start();
@@ -61,7 +36,7 @@ async function main(): Promise<void> {
     const callId = `mem-${Date.now()}`;
     await postJson(`${url}/v1/calls/events`, [started(callId, 1)], TOKEN);
     const startRss = peakRssMb(child.pid!);
-    const status = await put(`${url}/v1/calls/${callId}/recording`, file);
+    const status = await putRecording(`${url}/v1/calls/${callId}/recording`, file, TOKEN);
     const afterPush = peakRssMb(child.pid!);
     await postJson(`${url}/v1/calls/events`, [ended(callId)], TOKEN);
     const deadline = Date.now() + 300_000;

@@ -10,49 +10,20 @@
  *   node -r ts-node/register/transpile-only bench/transcripts.bench.ts
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, IncomingMessage, request as httpRequest, Server } from 'node:http';
+import { createServer, IncomingMessage, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal } from '../sandbox';
 import { speechFixtures } from '../test/support/speech-audio';
 import { TranscribeServer } from '../test/support/transcribe-server';
-import { ended, postJson, started, startBuiltBridge } from './bench-support';
+import { ended, postJson, started, startBuiltBridge, peakRssMb, putRecording, rssMb } from './bench-support';
 
 const TOKEN = 'bench-token-transcripts';
 const CALLS = Number(process.env.BENCH_TR_CALLS ?? 20);
 const MEM_CALLS = Number(process.env.BENCH_TR_MEM_CALLS ?? 200);
 const MEM_MB = Number(process.env.BENCH_TR_MEM_MB ?? 30);
 const CONCURRENCY = 2;
-
-function peakRssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-function rssMb(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)![1]) / 1024;
-}
-
-function put(url: string, body: Buffer): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const request = httpRequest(url, {
-      method: 'PUT',
-      headers: {
-        authorization: `Bearer ${TOKEN}`,
-        'content-type': 'audio/wav',
-        'content-length': String(body.length),
-      },
-    });
-    request.once('response', (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
-    request.once('error', reject);
-    request.end(body);
-  });
-}
 
 async function callStatus(url: string, callId: string): Promise<{ transcript?: { state: string } }> {
   const response = await fetch(`${url}/v1/calls/${encodeURIComponent(callId)}`, {
@@ -90,7 +61,7 @@ async function throughput(): Promise<Record<string, number>> {
     const startedAt = Date.now();
     for (const [n, callId] of ids.entries()) {
       await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], TOKEN);
-      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) {
+      if ((await putRecording(`${url}/v1/calls/${callId}/recording`, file, TOKEN)) !== 202) {
         throw new Error(`push ${n} refused`);
       }
     }
@@ -173,7 +144,7 @@ async function memory(): Promise<Record<string, number>> {
     for (let n = 0; n < MEM_CALLS; n++) {
       const callId = `tr-mem-${n}`;
       await postJson(`${url}/v1/calls/events`, [started(callId, n), ended(callId)], TOKEN);
-      if ((await put(`${url}/v1/calls/${callId}/recording`, file)) !== 202) {
+      if ((await putRecording(`${url}/v1/calls/${callId}/recording`, file, TOKEN)) !== 202) {
         throw new Error(`push ${n} refused`);
       }
     }
