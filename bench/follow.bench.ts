@@ -6,6 +6,8 @@
  * Scenarios (BENCH_SCENARIOS=comma list to pick some):
  *  - idle: ring-to-card, from the double writing a ring group's first `DialBegin` to the sandbox having the
  *    call registered; BENCH_FOLLOW_RINGS (20) ringing calls, one every 700 ms, SQLite, portal bucket 50;
+ *  - esl-idle: the same over FreeSWITCH's event socket (test/support/esl-double.ts): from the switch writing
+ *    the first phone leg's CHANNEL_CREATE to the sandbox having the call registered;
  *  - backlog: the same while BENCH_FOLLOW_HISTORY (2 500) finished calls posted first (5 000 commands, over
  *    3 000 still waiting at the rings) drain at 2 requests/s, bucket 10 (as bench/card.bench.ts does);
  *  - burst: BENCH_FOLLOW_CALLS (200) calls up at once (started over 2 s, all answered, then hung up over 2 s;
@@ -27,6 +29,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SandboxPortal, SandboxTenant } from '../sandbox';
 import { AmiDouble, CallDescription, PlayingCall } from '../test/support/ami-double';
+import { EslDouble } from '../test/support/esl-double';
 import { ADMIN_TOKEN } from '../test/support/bridge-harness';
 import { BridgeProcess } from '../test/support/bridge-process';
 import { theFollower } from '../test/support/follow-takeover';
@@ -137,6 +140,64 @@ async function ringToCard(history: number, dir: string) {
       ringingCalls: RINGS,
       historyCommandsWaitingAtRings: { first: rings[0].waitingCommands, last: rings.at(-1)?.waitingCommands },
       dialBeginToCardMs: spread(toCard),
+      portal503s: sandbox.stats().queryLimitExceeded,
+    };
+  } finally {
+    bridge.child.kill('SIGKILL');
+    await sandbox.close();
+    await pbx.close();
+  }
+}
+
+/** Ring-to-card over the event socket, idle: the first phone leg's CHANNEL_CREATE → the call registered. */
+async function eslRingToCard(dir: string) {
+  const pbx = await EslDouble.start();
+  const sandbox = await SandboxPortal.start({ rateBurst: 50, rateLimitRps: 2 });
+  const firstLeg = new Map<string, number>();
+  pbx.observe((_frame, event) => {
+    if (event['Event-Name'] !== 'CHANNEL_CREATE' || !event.variable_dialed_user) return;
+    const callId = String(event['Channel-Call-UUID']);
+    if (!firstLeg.has(callId)) firstLeg.set(callId, Date.now());
+  });
+  const bridge = await startBuiltBridge({
+    NODE_ENV: 'development',
+    PBX_TOKENS: TOKEN,
+    B24_WEBHOOK_URL: sandbox.webhookUrl,
+    DATABASE_URL: `sqlite:${join(dir, 'esl-ring.sqlite')}`,
+    B24_DEFAULT_USER_ID: '1',
+    DEFAULT_COUNTRY: 'DE',
+    PBX_RATE_LIMIT_RPS: '100000',
+    LOG_LEVEL: 'warn',
+    PBX_EVENTS: 'esl',
+    ESL_URL: pbx.url(),
+  });
+  try {
+    while (pbx.logins === 0) await sleep(50);
+    await sleep(1500);
+    const toCard: number[] = [];
+    for (let n = 0; n < RINGS; n++) {
+      const call = pbx.play({
+        kind: 'inbound',
+        from: `+49151${String(6000000 + n)}`,
+        to: ['101', '102'],
+        answeredBy: '101',
+        holdRinging: true,
+      });
+      const deadline = Date.now() + 30_000;
+      let registeredAt: number | undefined;
+      while (registeredAt === undefined && Date.now() < deadline) {
+        registeredAt = sandbox.calls({ EXTERNAL_CALL_ID: call.callId })[0]?.registeredAt;
+        if (registeredAt === undefined) await sleep(5);
+      }
+      const ringAt = firstLeg.get(call.callId);
+      toCard.push(registeredAt !== undefined && ringAt !== undefined ? registeredAt - ringAt : Infinity);
+      call.pickUp();
+      await call.done;
+      await sleep(RING_EVERY_MS);
+    }
+    return {
+      ringingCalls: RINGS,
+      channelCreateToCardMs: spread(toCard),
       portal503s: sandbox.stats().queryLimitExceeded,
     };
   } finally {
@@ -349,6 +410,7 @@ async function main() {
   const wanted = (name: string) => !ONLY || ONLY.includes(name);
   try {
     if (wanted('idle')) results.idle = await ringToCard(0, dir);
+    if (wanted('esl-idle')) results['esl-idle'] = await eslRingToCard(dir);
     if (wanted('backlog')) results.backlog = await ringToCard(HISTORY, dir);
     if (wanted('burst')) results.burst = await burst(dir);
     if (wanted('takeover')) for (const mode of MODES) results[`takeover-${mode}`] = await takeover(mode);

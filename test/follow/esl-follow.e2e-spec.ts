@@ -257,14 +257,15 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
     expect(call.finished).toMatchObject({ USER_ID: 2, DURATION: 121, STATUS_CODE: '200' });
   });
 
-  it('ring-to-card: from the first phone leg CHANNEL_CREATE to the portal having the call (p95, 20 calls, idle)', async () => {
-    const rings = new Map<string, number>();
+  it('ring-to-card: 20 ringing calls one after another, each card on both phones while they ring, once', async () => {
+    // How fast is the follow bench's (`BENCH_SCENARIOS=esl-idle`): a timed assertion here would measure
+    // this shared machine, not the bridge.
+    const ringing = new Map<string, number>();
     pbx.observe((_frame, event) => {
       if (event['Event-Name'] !== 'CHANNEL_CREATE' || !event.variable_dialed_user) return;
       const callId = String(event['Channel-Call-UUID']);
-      if (!rings.has(callId)) rings.set(callId, Date.now());
+      ringing.set(callId, (ringing.get(callId) ?? 0) + 1);
     });
-    const delays: number[] = [];
     for (let i = 0; i < 20; i++) {
       const playing = pbx.play({
         kind: 'inbound',
@@ -273,18 +274,13 @@ describe('following FreeSWITCH over the event socket (PBX_EVENTS=esl)', () => {
         answeredBy: '101',
         holdRinging: true,
       });
+      // The phones ring until pickUp: the card reached both of them before anyone answered.
       const call = await cardShownTo(playing.callId, [2, 3]);
-      delays.push(
-        (call as unknown as { registeredAt: number }).registeredAt - (rings.get(playing.callId) ?? 0),
-      );
+      expect(ringing.get(playing.callId)).toBe(2);
+      expect(call.registerRequests).toBe(1);
       playing.pickUp();
       await playing.done;
     }
-    delays.sort((a, b) => a - b);
-    const p95 = delays[Math.ceil(delays.length * 0.95) - 1];
-    console.log(`ring-to-card over the event socket: p50 ${delays[9]} ms, p95 ${p95} ms (20 calls)`);
-    // SPEC target: p95 under 300 ms idle; asserted loosely on this shared, loaded machine.
-    expect(p95).toBeLessThan(1500);
   });
 
   it('50 calls at once: each delivered exactly once, internal ones never', async () => {
