@@ -9,7 +9,7 @@ import {
   startOAuthBridge,
   tempDir,
 } from '../auth/oauth-harness';
-import { CHROMIUM } from './portal-frame';
+import { CHROMIUM, submitIn } from './portal-frame';
 
 /**
  * The application's page with one portal and OAuth (B24_PORTAL_URL, B24_APP_MODE unset), opened the way a real
@@ -86,11 +86,6 @@ describe('the application page, one portal with OAuth (headless Chromium)', () =
     await frame.waitForLoadState('load');
     page.off('response', listener);
     return { frame, status: statuses[statuses.length - 1] ?? 0 };
-  };
-  /** Presses a form's button from the keyboard and waits for the answer (see app-page.e2e-spec.ts). */
-  const submitIn = async (frame: Frame, selector: string) => {
-    await Promise.all([frame.waitForNavigation(), frame.press(selector, 'Enter')]);
-    await frame.waitForLoadState('load');
   };
   /** The page's "read again" button: a form posting the session (no address carries it). */
   const readAgain = (frame: Frame) => submitIn(frame, '#refresh');

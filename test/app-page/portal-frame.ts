@@ -136,10 +136,16 @@ export async function sessionOf(frame: Frame): Promise<string> {
 /**
  * Presses a form's button from the keyboard, as a keyboard user does (and since a mouse click into a frame
  * of another site does not reach Debian's Chromium through this playwright-core), then waits for the answer.
+ * Enter goes down on the button (its keypress submits the form) and comes up once the answer has loaded:
+ * a key-up sent while the frame swaps its document may never be acknowledged to the driver, which then
+ * waits out its whole timeout (seen once in a loaded CI run: `frame.press` stuck after the element resolved).
  */
 export async function submitIn(frame: Frame, selector: string): Promise<void> {
-  await Promise.all([frame.waitForNavigation(), frame.press(selector, 'Enter')]);
+  await frame.focus(selector);
+  const keyboard = frame.page().keyboard;
+  await Promise.all([frame.waitForNavigation(), keyboard.down('Enter')]);
   await frame.waitForLoadState('load');
+  await keyboard.up('Enter');
 }
 
 function escapeAttr(value: string): string {
