@@ -1,12 +1,13 @@
 import { createServer, Server, Socket } from 'node:net';
-import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { Frame } from 'playwright-core';
+import { SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
 import { CdrDatabase } from '../support/cdr-database';
 import { EslDouble } from '../support/esl-double';
 import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost, readAgain, shot, submitIn, sessionOf } from './portal-frame';
+import { PortalPages } from './page-harness';
+import { PortalFrameHost, readAgain, shot, submitIn, sessionOf } from './portal-frame';
 
 const SECRET = 'follow-page-s3cret';
 const WRONG = 'not-the-s3cret-at-all';
@@ -21,63 +22,28 @@ const WRONG = 'not-the-s3cret-at-all';
  * administrator, 2 (Anna, extension 101) is not.
  */
 describe('the application page: PBX-events settings (multi mode, headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  const pages = PortalPages.use({ portals: [{ name: 'alpha' }], temp: 'bridge-app-follow-' });
   let alpha: SandboxTenant;
   let pbx: AmiDouble;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
 
-  const adminAuth = () => alpha.issueTokens(undefined, 1)?.access_token ?? '';
-  const userAuth = () => alpha.issueTokens(undefined, 2)?.access_token ?? '';
-  const open = (authId: string, lang = 'en') =>
-    host.open(page, { bridgeUrl: bridge.url, authId, memberId: alpha.memberId, domain: alpha.domain, lang });
-  const portal = async () =>
-    (
-      await bridge.http
-        .get(`/v1/admin/portals/${alpha.memberId}`)
-        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    ).body;
-  /** What the page's HTML holds, the frame's document as the bridge sent it. */
-  const html = (frame: Frame) => frame.content();
+  /** Sandbox users: 1 is the administrator, 2 (Anna) is not. */
+  const ADMINISTRATOR = 1;
+  const EMPLOYEE = 2;
+  const open = (user: number, lang = 'en') => pages.open(alpha, { user, lang });
+  const portal = () => pages.portal(alpha);
+  const html = (frame: Frame) => pages.html(frame);
 
   beforeAll(async () => {
     pbx = await AmiDouble.start('crm-page', SECRET);
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
-    temp = tempDir('bridge-app-follow-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
-    });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    browser = await launchChromium();
-  }, 60_000);
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
+    alpha = pages.tenant('alpha');
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
     await pbx?.close();
-    temp?.remove();
   });
 
   it('tests the AMI connection as typed: ok, then a wrong password named beside the field; nothing stored', async () => {
-    const { frame } = await open(adminAuth());
+    const { frame } = await open(ADMINISTRATOR);
     expect(await frame.textContent('#pbx-events h2')).toBe('PBX events');
     await frame.selectOption('#follow-PBX_EVENTS', 'ami');
     await frame.fill('#follow-AMI_URL', pbx.url());
@@ -104,7 +70,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
   });
 
   it('shows a bad address beside its field and changes nothing', async () => {
-    const { frame } = await open(adminAuth());
+    const { frame } = await open(ADMINISTRATOR);
     await frame.selectOption('#follow-PBX_EVENTS', 'ami');
     await frame.fill('#follow-AMI_URL', `http://crm-page:${SECRET}@127.0.0.1:${pbx.port}`);
     await frame.fill('#follow-PBX_TRUNKS', 'PJSIP/trunk*');
@@ -125,7 +91,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     expect(await frame.textContent('#follow-AMI_URL ~ .field-error')).toContain('names no password');
     expect(await frame.$('#test-follow-AMI_URL')).toBeNull();
     await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
-    await page.screenshot({ path: shot('pbx-events-error-1280.png') });
+    await pages.page.screenshot({ path: shot('pbx-events-error-1280.png') });
   });
 
   it('tests the event socket and the CDR ledger too; a closed port, a silent one and another protocol answer alike', async () => {
@@ -145,7 +111,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     const ssh = createServer((socket) => socket.write('SSH-2.0-OpenSSH_9.6p1 Ubuntu-3ubuntu13\r\n'));
     const port = await listen(ssh);
     try {
-      const { frame } = await open(adminAuth());
+      const { frame } = await open(ADMINISTRATOR);
       const test = async (mode: string, field: string, url: string) => {
         await frame.selectOption('#follow-PBX_EVENTS', mode);
         await frame.fill(`#follow-${field}`, url);
@@ -213,7 +179,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
   }, 120_000);
 
   it('saves AMI following: the bridge follows the double, its call is delivered, the password never shown', async () => {
-    const { frame } = await open(adminAuth());
+    const { frame } = await open(ADMINISTRATOR);
     await frame.selectOption('#follow-PBX_EVENTS', 'ami');
     await frame.fill('#follow-AMI_URL', pbx.url());
     await submitIn(frame, '#pbx-events button:text("Save")');
@@ -232,7 +198,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
       const body = await portal();
       return body.follow?.[0]?.connected ? body : undefined;
     }, 30_000);
-    expect(followed.follow[0]).toMatchObject({ source: 'ami', followingHere: true });
+    expect(followed.follow?.[0]).toMatchObject({ source: 'ami', followingHere: true });
     await pbx.play({ kind: 'inbound', from: '+4915199900011', to: '101', answeredBy: '101', talk: 42 }).done;
     const call = await eventually(() =>
       Promise.resolve(
@@ -251,7 +217,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     await submitIn(frame, '#test-follow');
     expect(await frame.textContent('#test-follow-AMI_URL')).toContain('accepted the login');
     await frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
-    await page.screenshot({ path: shot('pbx-events-1280.png') });
+    await pages.page.screenshot({ path: shot('pbx-events-1280.png') });
     await submitIn(frame, '#pbx-events button:text("Save")');
     expect(await frame.textContent('[role=status]')).toContain('Saved');
     expect((await portal()).settings.follow).toEqual({
@@ -265,7 +231,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
   }, 90_000);
 
   it('sets the line number and the dial details (AMI_CHANNEL…), a bad one refused beside its field', async () => {
-    const { frame } = await open(adminAuth());
+    const { frame } = await open(ADMINISTRATOR);
     await frame.selectOption('#DIAL_MODE', 'ami');
     await frame.fill('#AMI_URL', pbx.url());
     await frame.fill('#AMI_CHANNEL', 'SIP/office');
@@ -289,7 +255,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
   });
 
   it('gives a user who is no administrator no form, and refuses a forged post', async () => {
-    const { frame } = await open(userAuth());
+    const { frame } = await open(EMPLOYEE);
     expect(await frame.textContent('#read-only')).toContain('only a portal administrator');
     expect(await frame.$('#pbx-events button')).toBeNull();
     expect(await frame.getAttribute('#follow-AMI_URL', 'disabled')).not.toBeNull();
@@ -299,7 +265,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     const session = await sessionOf(frame);
     const logins = pbx.logins;
     for (const action of ['follow', 'test-follow']) {
-      const forged = await bridge.http
+      const forged = await pages.bridge.http
         .post(`/app/${action}`)
         .type('form')
         .send({ session, PBX_EVENTS: 'ami', AMI_URL: pbx.url(WRONG) });
@@ -310,18 +276,18 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
   });
 
   it('speaks German and Russian, and fits the side panel (400 px)', async () => {
-    await page.setViewportSize({ width: 400, height: 900 });
-    const german = await open(adminAuth(), 'de');
+    await pages.page.setViewportSize({ width: 400, height: 900 });
+    const german = await open(ADMINISTRATOR, 'de');
     expect(await german.frame.textContent('#pbx-events h2')).toBe('PBX-Ereignisse');
-    const russian = await open(adminAuth(), 'ru');
+    const russian = await open(ADMINISTRATOR, 'ru');
     expect(await russian.frame.textContent('#pbx-events h2')).toBe('События АТС');
-    const english = await open(adminAuth());
+    const english = await open(ADMINISTRATOR);
     const overflow = await english.frame.evaluate(
       () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
     );
     expect(overflow).toBeLessThanOrEqual(0);
     await english.frame.evaluate(() => document.getElementById('pbx-events')?.scrollIntoView());
-    await page.screenshot({ path: shot('pbx-events-400.png') });
+    await pages.page.screenshot({ path: shot('pbx-events-400.png') });
   });
 
   /**
@@ -349,9 +315,9 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
       await new Promise<void>((resolve) => counter.listen(0, '127.0.0.1', resolve));
       port = (counter.address() as { port: number }).port;
       strictHost = await PortalFrameHost.start();
-      beta = sandbox.addPortal({ name: 'beta', domain: `localhost:${strictHost.port}` });
+      beta = pages.sandbox.addPortal({ name: 'beta', domain: `localhost:${strictHost.port}` });
       strictTemp = tempDir('bridge-app-follow-strict-');
-      strict = await startMultiBridge(sandbox, strictTemp.dir, {
+      strict = await startMultiBridge(pages.sandbox, strictTemp.dir, {
         TENANT_ALLOWED_NETWORKS: '',
         LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
       });
@@ -367,7 +333,7 @@ describe('the application page: PBX-events settings (multi mode, headless Chromi
     });
 
     const openBeta = () =>
-      strictHost.open(page, {
+      strictHost.open(pages.page, {
         bridgeUrl: strict.url,
         authId: beta.issueTokens(undefined, 1)?.access_token ?? '',
         memberId: beta.memberId,

@@ -1,10 +1,9 @@
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { SandboxTenant } from '../../sandbox';
 import { defaultSeed } from '../../sandbox/seed';
 import { AmiServer } from '../support/ami-server';
-import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
-import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost, readAgain, sessionOf, shot, submitIn } from './portal-frame';
+import { ended, eventually, started } from '../support/bridge-harness';
+import { PortalPages } from './page-harness';
+import { readAgain, sessionOf, shot, submitIn } from './portal-frame';
 
 /**
  * The application's page (the API contract's §10) in a real browser: the portal's page on its own site posts
@@ -12,69 +11,37 @@ import { launchChromium, PortalFrameHost, readAgain, sessionOf, shot, submitIn }
  * the test clicks through inside the frame, as a portal's administrator (or another user) would.
  */
 describe('the application page in the portal (multi mode, headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  // One more employee, with no internal number: the page names who has none.
+  const employees = [
+    ...defaultSeed().employees,
+    { ID: 6, NAME: 'Emil', LAST_NAME: 'Frank', EMAIL: 'emil@sandbox.test', ACTIVE: true, UF_PHONE_INNER: '' },
+  ];
+  const pages = PortalPages.use({
+    portals: [{ name: 'alpha', seed: { employees } }],
+    temp: 'bridge-app-page-',
+    env: { DELIVERY_MAX_ATTEMPTS: '2' },
+  });
   let alpha: SandboxTenant;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
 
   const adminAuth = () => alpha.issueTokens(undefined, 1)?.access_token ?? '';
   /** User 2 of the sandbox's seed (Anna, sales) is no administrator. */
   const userAuth = () => alpha.issueTokens(undefined, 2)?.access_token ?? '';
   const open = (authId: string, lang = 'en') =>
-    host.open(page, { bridgeUrl: bridge.url, authId, memberId: alpha.memberId, domain: alpha.domain, lang });
-  const portalSettings = async () =>
-    (
-      await bridge.http
-        .get(`/v1/admin/portals/${alpha.memberId}`)
-        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    ).body.settings;
-  beforeAll(async () => {
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    // The portal's domain is where its pages are: the frame host's origin (the install names it).
-    // One more employee, with no internal number: the page names who has none.
-    const employees = [
-      ...defaultSeed().employees,
-      {
-        ID: 6,
-        NAME: 'Emil',
-        LAST_NAME: 'Frank',
-        EMAIL: 'emil@sandbox.test',
-        ACTIVE: true,
-        UF_PHONE_INNER: '',
-      },
-    ];
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}`, seed: { employees } });
-    temp = tempDir('bridge-app-page-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_ATTEMPTS: '2',
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
+    pages.host.open(pages.page, {
+      bridgeUrl: pages.bridge.url,
+      authId,
+      memberId: alpha.memberId,
+      domain: alpha.domain,
+      lang,
     });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    browser = await launchChromium();
-  }, 60_000);
+  const portalSettings = async () => (await pages.portal(alpha)).settings;
 
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
+  beforeAll(() => {
+    alpha = pages.tenant('alpha');
   });
 
-  afterEach(async () => {
-    await context?.close();
+  afterEach(() => {
     alpha?.clearFaults();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
-    temp?.remove();
   });
 
   it('refuses a forged AUTH_ID: the portal confirms nobody, no session is opened', async () => {
@@ -83,7 +50,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(await frame.textContent('body')).toContain('The portal did not confirm who you are');
     expect(await frame.$('input[name="session"]')).toBeNull();
     // Nor is a made-up session taken.
-    const made = await bridge.http
+    const made = await pages.bridge.http
       .post('/app/view')
       .type('form')
       .send({ session: 'eyJwb3J0YWxJZCI6ImFscGhhIn0' });
@@ -96,14 +63,14 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(await frame.textContent('header')).toContain('administrator');
     expect(await frame.textContent('#connection')).toContain('Portal credentials');
     // Chromium keeps no cookie for the bridge, and no address carries the session: it rides in the forms.
-    expect(await context.cookies(bridge.url)).toEqual([]);
+    expect(await pages.context.cookies(pages.bridge.url)).toEqual([]);
     const session = await sessionOf(frame);
     expect(frame.url()).not.toContain(session.slice(0, 16));
     await readAgain(frame);
-    expect(frame.url()).toBe(`${bridge.url}/app/view`);
-    const direct = await bridge.http.post('/app/view').type('form').send({ session });
+    expect(frame.url()).toBe(`${pages.bridge.url}/app/view`);
+    const direct = await pages.bridge.http.post('/app/view').type('form').send({ session });
     expect(direct.headers['content-security-policy']).toContain(
-      `frame-ancestors ${new URL(alpha.restUrl).origin} localhost:${host.port}`,
+      `frame-ancestors ${new URL(alpha.restUrl).origin} localhost:${pages.host.port}`,
     );
     expect(direct.headers['content-security-policy']).toContain("default-src 'none'");
     expect(direct.headers['set-cookie']).toBeUndefined();
@@ -118,7 +85,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     await submitIn(frame, '#tokens button[type=submit]:text("Create a token")');
     const token = (await frame.textContent('#new-token'))?.trim() ?? '';
     expect(token).toMatch(/^pbx_/);
-    const accepted = await bridge.http
+    const accepted = await pages.bridge.http
       .post('/v1/calls/events')
       .set('Authorization', `Bearer ${token}`)
       .send(started(`app-token-${Date.now()}`));
@@ -137,13 +104,15 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     const token = (await frame.textContent('#new-token'))?.trim() ?? '';
     const callId = `app-failed-${Date.now()}`;
     alpha.injectFault({ kind: 'refuse', text: callId, status: 403 });
-    const post = await bridge.http
+    const post = await pages.bridge.http
       .post('/v1/calls/events')
       .set('Authorization', `Bearer ${token}`)
       .send([started(callId, { extension: '177' }), ended(callId)]);
     expect(post.status).toBe(202);
     await eventually(async () => {
-      const status = await bridge.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`);
+      const status = await pages.bridge.http
+        .get(`/v1/calls/${callId}`)
+        .set('Authorization', `Bearer ${token}`);
       return status.body.state === 'failed' ? status : undefined;
     }, 40_000);
     alpha.clearFaults();
@@ -171,7 +140,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     expect(await frame.inputValue('#defaultCountry')).toBe('Germany');
     expect((await portalSettings()).defaultCountry).toBeUndefined();
     await frame.evaluate(() => document.getElementById('settings')?.scrollIntoView());
-    await page.screenshot({ path: shot('settings-error-1280.png') });
+    await pages.page.screenshot({ path: shot('settings-error-1280.png') });
 
     await frame.fill('#defaultCountry', 'AT');
     await frame.selectOption('#missedCallTask', 'on');
@@ -210,12 +179,12 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     const before = await portalSettings();
     // The page offers no form; a post made by hand with the user's own session is refused all the same.
     const session = await sessionOf(frame);
-    const forged = await bridge.http
+    const forged = await pages.bridge.http
       .post('/app/settings')
       .type('form')
       .send({ session, defaultCountry: 'FR', missedCallTask: 'off' });
     expect(forged.status).toBe(403);
-    const token = await bridge.http.post('/app/tokens').type('form').send({ session, label: 'mine' });
+    const token = await pages.bridge.http.post('/app/tokens').type('form').send({ session, label: 'mine' });
     expect(token.status).toBe(403);
     expect(await portalSettings()).toEqual(before);
     // A session is sealed: a changed byte is no session at all.
@@ -223,7 +192,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     bytes[bytes.length - 20] ^= 1;
     expect(
       (
-        await bridge.http
+        await pages.bridge.http
           .post('/app/settings')
           .type('form')
           .send({ session: bytes.toString('base64url'), defaultCountry: 'FR' })
@@ -232,7 +201,7 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
   });
 
   it('speaks German and Russian (LANG), and fits the portal side panel (400 px)', async () => {
-    await page.setViewportSize({ width: 400, height: 900 });
+    await pages.page.setViewportSize({ width: 400, height: 900 });
     const german = await open(adminAuth(), 'de');
     expect(await german.frame.textContent('h1')).toBe('Telefonie-Brücke');
     expect(await german.frame.textContent('#settings')).toContain('Einstellungen');
@@ -249,12 +218,12 @@ describe('the application page in the portal (multi mode, headless Chromium)', (
     // Screenshots of the whole page: a frame as tall as the page (the frame is the viewport less 3rem).
     const tall = (frame: typeof english.frame) =>
       frame.evaluate(() => document.documentElement.scrollHeight + 48);
-    await page.setViewportSize({ width: 400, height: await tall(english.frame) });
-    await page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
-    await page.setViewportSize({ width: 1280, height: 1500 });
+    await pages.page.setViewportSize({ width: 400, height: await tall(english.frame) });
+    await pages.page.locator('#app-frame').screenshot({ path: shot('admin-400.png') });
+    await pages.page.setViewportSize({ width: 1280, height: 1500 });
     const wide = await open(adminAuth());
-    await page.setViewportSize({ width: 1280, height: await tall(wide.frame) });
-    await page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
+    await pages.page.setViewportSize({ width: 1280, height: await tall(wide.frame) });
+    await pages.page.locator('#app-frame').screenshot({ path: shot('admin-1280.png') });
     // Keyboard: Tab reaches the form fields, and focus is visible.
     await wide.frame.focus('#defaultCountry');
     const outline = await wide.frame.evaluate(

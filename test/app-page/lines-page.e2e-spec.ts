@@ -1,8 +1,8 @@
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
-import { ADMIN_TOKEN, ended, eventually, started } from '../support/bridge-harness';
-import { install, MultiBridge, pbxTokenFor, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost, readAgain, sessionOf, shot, submitIn } from './portal-frame';
+import { SandboxTenant } from '../../sandbox';
+import { ended, eventually, started } from '../support/bridge-harness';
+import { pbxTokenFor } from '../support/multi-harness';
+import { PortalPages } from './page-harness';
+import { readAgain, sessionOf, shot, submitIn } from './portal-frame';
 
 const MAIN = '+493011112222';
 const SUPPORT = '+493033334444';
@@ -14,48 +14,23 @@ const SUPPORT = '+493033334444';
  * setting and applied to the next call (report off: the call is `ignored`, never sent to the portal).
  */
 describe('the lines on the application page (multi mode, headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  const pages = PortalPages.use({ portals: [{ name: 'alpha' }], temp: 'bridge-lines-page-' });
   let alpha: SandboxTenant;
   let token: string;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
 
-  const open = (user = 1) =>
-    host.open(page, {
-      bridgeUrl: bridge.url,
-      authId: alpha.issueTokens(undefined, user)?.access_token ?? '',
-      memberId: alpha.memberId,
-      domain: alpha.domain,
-    });
-  const settings = async () =>
-    (
-      await bridge.http
-        .get(`/v1/admin/portals/${alpha.memberId}`)
-        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    ).body.settings;
+  const open = (user = 1) => pages.open(alpha, { user });
+  const settings = async () => (await pages.portal(alpha)).settings;
   const post = (callId: string, line: string) =>
-    bridge.http
+    pages.bridge.http
       .post('/v1/calls/events')
       .set('Authorization', `Bearer ${token}`)
       .send([started(callId, { line }), ended(callId)]);
   const stateOf = async (callId: string) =>
-    (await bridge.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`)).body.state;
+    (await pages.bridge.http.get(`/v1/calls/${callId}`).set('Authorization', `Bearer ${token}`)).body.state;
 
   beforeAll(async () => {
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
-    temp = tempDir('bridge-lines-page-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
-    });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    token = await pbxTokenFor(bridge, alpha.memberId);
+    alpha = pages.tenant('alpha');
+    token = await pbxTokenFor(pages.bridge, alpha.memberId);
     const run = Date.now();
     for (const [callId, line] of [
       [`main-1-${run}`, '+49 30 1111 2222'],
@@ -65,25 +40,7 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
       expect((await post(callId, line)).status).toBe(202);
       await eventually(async () => ((await stateOf(callId)) === 'finished' ? true : undefined), 30_000);
     }
-    browser = await launchChromium();
   }, 90_000);
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
-    temp?.remove();
-  });
 
   it("lists every line seen with today's calls, busiest first", async () => {
     const { frame } = await open();
@@ -116,9 +73,9 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
     );
     expect((await settings()).lines).toBeUndefined();
     await frame.evaluate(() => document.getElementById('lines')?.scrollIntoView());
-    await page.screenshot({ path: shot('lines-error-1280.png') });
+    await pages.page.screenshot({ path: shot('lines-error-1280.png') });
     // The server's answer to the same post is a 400 naming the line and the field.
-    const answer = await bridge.http
+    const answer = await pages.bridge.http
       .post('/app/lines')
       .type('form')
       .send({ session: await sessionOf(frame), number: MAIN, crmSource: 'not a source!' });
@@ -151,7 +108,7 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
     await readAgain(frame);
     expect(await frame.textContent(`${support} .line-count`)).toBe("today's calls: 2");
     await frame.evaluate(() => document.getElementById('lines')?.scrollIntoView());
-    await page.screenshot({ path: shot('lines-1280.png') });
+    await pages.page.screenshot({ path: shot('lines-1280.png') });
   }, 90_000);
 
   it('shows a user who is no administrator the lines without a way to change them, nor the setup', async () => {
@@ -161,14 +118,14 @@ describe('the lines on the application page (multi mode, headless Chromium)', ()
     );
     expect(await frame.$('#lines button')).toBeNull();
     expect(await frame.isDisabled(`form.line[data-line="${MAIN}"] input[name="name"]`)).toBe(true);
-    const forged = await bridge.http
+    const forged = await pages.bridge.http
       .post('/app/lines')
       .type('form')
       .send({ session: await sessionOf(frame), number: MAIN, report: 'no' });
     expect(forged.status).toBe(403);
     // Nor the guided setup: no way in, and the server refuses its steps.
     expect(await frame.$('#setup-link')).toBeNull();
-    const setup = await bridge.http
+    const setup = await pages.bridge.http
       .post('/app/setup/connect')
       .type('form')
       .send({ session: await sessionOf(frame), system: 'freepbx', host: '127.0.0.1', password: 'x' });

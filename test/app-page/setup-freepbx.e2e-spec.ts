@@ -1,12 +1,11 @@
 import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { Browser, BrowserContext, Frame, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { Frame } from 'playwright-core';
+import { SandboxTenant } from '../../sandbox';
 import { AmiDouble } from '../support/ami-double';
 import { CdrDatabase } from '../support/cdr-database';
-import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
-import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost } from './portal-frame';
+import { eventually } from '../support/bridge-harness';
+import { PortalPages } from './page-harness';
 import { SetupSteps, writeSetupFigure } from './setup-support';
 
 const SECRET = 'setup-freepbx-s3cret';
@@ -22,70 +21,31 @@ const WRONG = 'not-the-manager-secret';
  * happy path's clicks and fields are counted into docs/app-page/setup-figures.json.
  */
 describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  const pages = PortalPages.use({
+    portals: [{ name: 'alpha' }, { name: 'beta' }],
+    temp: 'bridge-setup-freepbx-',
+  });
   let alpha: SandboxTenant;
   let beta: SandboxTenant;
   let pbx: AmiDouble;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
 
-  const openAs = (tenant: SandboxTenant, lang = 'en') =>
-    host.open(page, {
-      bridgeUrl: bridge.url,
-      authId: tenant.issueTokens(undefined, 1)?.access_token ?? '',
-      memberId: tenant.memberId,
-      domain: tenant.domain,
-      lang,
-    });
-  const portal = async (tenant: SandboxTenant) =>
-    (
-      await bridge.http
-        .get(`/v1/admin/portals/${tenant.memberId}`)
-        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    ).body;
-  const html = (frame: Frame) => frame.content();
+  const openAs = (tenant: SandboxTenant) => pages.open(tenant);
+  const portal = (tenant: SandboxTenant) => pages.portal(tenant);
+  const html = (frame: Frame) => pages.html(frame);
 
   beforeAll(async () => {
     pbx = await AmiDouble.start('crm-bridge', SECRET);
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
-    beta = sandbox.addPortal({ name: 'beta', domain: `localhost:${host.port}` });
-    temp = tempDir('bridge-setup-freepbx-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
-    });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    expect(await install(beta, bridge.url)).toBe(200);
-    browser = await launchChromium();
-  }, 60_000);
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
+    alpha = pages.tenant('alpha');
+    beta = pages.tenant('beta');
   });
 
   afterAll(async () => {
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
     await pbx?.close();
-    temp?.remove();
   });
 
   it('from an empty portal to the first call delivered: system, questions, test, lines, done', async () => {
     const { frame } = await openAs(alpha);
-    const steps = new SetupSteps(page, frame, 'freepbx');
+    const steps = new SetupSteps(pages.page, frame, 'freepbx');
     // An empty portal opens on the setup's first question, before everything else.
     expect(await frame.textContent('main > section:first-of-type h3')).toBe(
       'Which phone system do you have?',
@@ -150,7 +110,7 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
 
   it('says in words what a wrong password means, and what to check; nothing secret on the page', async () => {
     const { frame } = await openAs(beta);
-    const steps = new SetupSteps(page, frame, 'freepbx-wrong');
+    const steps = new SetupSteps(pages.page, frame, 'freepbx-wrong');
     await steps.press('#system-freepbx');
     await steps.fill('#setup-host', '127.0.0.1');
     await steps.fill('#setup-port', String(pbx.port));
@@ -183,7 +143,7 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise((resolve) => closed.close(resolve));
     const { frame } = await openAs(beta);
-    const steps = new SetupSteps(page, frame, 'freepbx-closed');
+    const steps = new SetupSteps(pages.page, frame, 'freepbx-closed');
     await steps.press('#setup-link');
     await steps.press('#system-freepbx');
     // The stored answers come back (never the password: left empty, the stored one is kept).
@@ -203,7 +163,7 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
     try {
       const url = new URL(cdr.url);
       const { frame } = await openAs(beta);
-      const steps = new SetupSteps(page, frame, 'freepbx-cdr');
+      const steps = new SetupSteps(pages.page, frame, 'freepbx-cdr');
       await steps.press('#setup-link');
       await steps.press('#system-freepbx');
       await steps.fill('#setup-port', String(pbx.port));
@@ -222,7 +182,7 @@ describe('the guided setup: FreePBX, multi mode (headless Chromium)', () => {
 
   it('refuses a bad address beside its field and stores nothing', async () => {
     const { frame } = await openAs(beta);
-    const steps = new SetupSteps(page, frame, 'freepbx-bad');
+    const steps = new SetupSteps(pages.page, frame, 'freepbx-bad');
     await steps.press('#setup-link');
     await steps.press('#system-freepbx');
     await steps.fill('#setup-host', 'pbx example com');

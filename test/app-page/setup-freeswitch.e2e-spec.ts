@@ -1,9 +1,7 @@
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { SandboxTenant } from '../../sandbox';
 import { EslDouble } from '../support/esl-double';
-import { ADMIN_TOKEN, eventually } from '../support/bridge-harness';
-import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost } from './portal-frame';
+import { eventually } from '../support/bridge-harness';
+import { PortalPages } from './page-harness';
 import { SetupSteps, writeSetupFigure } from './setup-support';
 
 const SECRET = 'setup-esl-s3cret';
@@ -16,58 +14,28 @@ const SECRET = 'setup-esl-s3cret';
  * page never grows wider than the panel.
  */
 describe('the guided setup: FreeSWITCH, multi mode, German at 400 px (headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  const pages = PortalPages.use({
+    portals: [{ name: 'alpha' }],
+    temp: 'bridge-setup-esl-',
+    viewport: { width: 400, height: 900 },
+    onePage: true,
+  });
   let alpha: SandboxTenant;
   let pbx: EslDouble;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
-
-  const portal = async () =>
-    (
-      await bridge.http
-        .get(`/v1/admin/portals/${alpha.memberId}`)
-        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
-    ).body;
+  const portal = () => pages.portal(alpha);
 
   beforeAll(async () => {
     pbx = await EslDouble.start(SECRET);
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
-    temp = tempDir('bridge-setup-esl-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
-    });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    browser = await launchChromium();
-    context = await browser.newContext({ viewport: { width: 400, height: 900 } });
-    page = await context.newPage();
-  }, 60_000);
+    alpha = pages.tenant('alpha');
+  });
 
   afterAll(async () => {
-    await context?.close();
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
     await pbx?.close();
-    temp?.remove();
   });
 
   it('from an empty portal to the first call delivered, in German, within the side panel', async () => {
-    const { frame } = await host.open(page, {
-      bridgeUrl: bridge.url,
-      authId: alpha.issueTokens(undefined, 1)?.access_token ?? '',
-      memberId: alpha.memberId,
-      domain: alpha.domain,
-      lang: 'de',
-    });
-    const steps = new SetupSteps(page, frame, 'freeswitch');
+    const { frame } = await pages.open(alpha, { lang: 'de' });
+    const steps = new SetupSteps(pages.page, frame, 'freeswitch');
     const overflow = () =>
       frame.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
     expect(await frame.textContent('#which-system')).toBe('Welche Telefonanlage haben Sie?');

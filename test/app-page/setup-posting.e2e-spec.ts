@@ -1,8 +1,6 @@
-import { Browser, BrowserContext, Page } from 'playwright-core';
-import { SandboxPortal, SandboxTenant } from '../../sandbox';
+import { SandboxTenant } from '../../sandbox';
 import { ended, eventually, started } from '../support/bridge-harness';
-import { install, MultiBridge, startMultiBridge, tempDir } from '../support/multi-harness';
-import { launchChromium, PortalFrameHost } from './portal-frame';
+import { PortalPages } from './page-harness';
 import { SetupSteps } from './setup-support';
 
 /**
@@ -11,62 +9,25 @@ import { SetupSteps } from './setup-support';
  * what the bridge takes: a post to it is stored and its call delivered to the sandbox portal.
  */
 describe('the guided setup: a PBX that posts (Yeastar, another), multi mode (headless Chromium)', () => {
-  let sandbox: SandboxPortal;
-  let bridge: MultiBridge;
-  let temp: { dir: string; remove(): void };
-  let host: PortalFrameHost;
+  const pages = PortalPages.use({ portals: [{ name: 'alpha' }], temp: 'bridge-setup-posting-' });
   let alpha: SandboxTenant;
-  let browser: Browser;
-  let context: BrowserContext;
-  let page: Page;
+  const open = () => pages.open(alpha);
 
-  const open = () =>
-    host.open(page, {
-      bridgeUrl: bridge.url,
-      authId: alpha.issueTokens(undefined, 1)?.access_token ?? '',
-      memberId: alpha.memberId,
-      domain: alpha.domain,
-    });
-
-  beforeAll(async () => {
-    host = await PortalFrameHost.start();
-    sandbox = await SandboxPortal.start();
-    alpha = sandbox.addPortal({ name: 'alpha', domain: `localhost:${host.port}` });
-    temp = tempDir('bridge-setup-posting-');
-    bridge = await startMultiBridge(sandbox, temp.dir, {
-      DELIVERY_MAX_BACKOFF_SEC: '1',
-      LOG_LEVEL: process.env.DEBUG_LOG ?? 'error',
-    });
-    expect(await install(alpha, bridge.url)).toBe(200);
-    browser = await launchChromium();
-  }, 60_000);
-
-  beforeEach(async () => {
-    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-  });
-
-  afterEach(async () => {
-    await context?.close();
-  });
-
-  afterAll(async () => {
-    await browser?.close();
-    await bridge?.close();
-    await sandbox?.close();
-    await host?.close();
-    temp?.remove();
+  beforeAll(() => {
+    alpha = pages.tenant('alpha');
   });
 
   it("Yeastar: the webhook URL with a token made right there; Yeastar's post to it is delivered", async () => {
     const { frame } = await open();
-    const steps = new SetupSteps(page, frame, 'yeastar');
+    const steps = new SetupSteps(pages.page, frame, 'yeastar');
     await steps.press('#system-yeastar');
-    expect(await frame.textContent('#paste-url')).toBe(`${bridge.url}/v1/pbx/yeastar?token=YOUR_PBX_TOKEN`);
+    expect(await frame.textContent('#paste-url')).toBe(
+      `${pages.bridge.url}/v1/pbx/yeastar?token=YOUR_PBX_TOKEN`,
+    );
     await steps.press('#setup-token');
     expect(await frame.textContent('#token-once')).toContain('shown this once');
     const url = (await frame.textContent('#paste-url')) ?? '';
-    expect(url).toMatch(new RegExp(`^${bridge.url}/v1/pbx/yeastar\\?token=pbx_`));
+    expect(url).toMatch(new RegExp(`^${pages.bridge.url}/v1/pbx/yeastar\\?token=pbx_`));
     await steps.screenshot('setup-2');
     const token = new URL(url).searchParams.get('token') ?? '';
 
@@ -100,16 +61,16 @@ describe('the guided setup: a PBX that posts (Yeastar, another), multi mode (hea
 
   it('another PBX: the JSON API address and header, with a new token; a post with it is delivered', async () => {
     const { frame } = await open();
-    const steps = new SetupSteps(page, frame, 'other');
+    const steps = new SetupSteps(pages.page, frame, 'other');
     await steps.press('#setup-link');
     await steps.press('#system-other');
     await steps.press('#setup-token');
     const pasted = (await frame.textContent('#paste-url')) ?? '';
-    expect(pasted).toContain(`POST ${bridge.url}/v1/calls/events`);
+    expect(pasted).toContain(`POST ${pages.bridge.url}/v1/calls/events`);
     const token = /Authorization: Bearer (\S+)/.exec(pasted)?.[1] ?? '';
     expect(token).toMatch(/^pbx_/);
     const callId = `setup-other-${Date.now()}`;
-    const posted = await bridge.http
+    const posted = await pages.bridge.http
       .post('/v1/calls/events')
       .set('Authorization', `Bearer ${token}`)
       .send([started(callId), ended(callId)]);
