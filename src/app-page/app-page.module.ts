@@ -13,6 +13,7 @@ import { PageSessions } from './page-session';
 import { PageSettingsController } from './page-settings.controller';
 import { PageSource } from './page-source';
 import { PageTestsController } from './page-tests.controller';
+import { ConnectionTests } from './connection-tests';
 import { PageTokensController } from './page-tokens.controller';
 import { RegistryPageSource } from './registry-page-source';
 import { SingleConnection } from './single-connection';
@@ -49,6 +50,7 @@ export class AppPageModule implements NestModule {
         LinesController,
       ],
       providers: [
+        ConnectionTests,
         DialTest,
         FollowTest,
         { provide: PageSessions, useFactory: pageSessions, inject: [AppConfig] },

@@ -1,9 +1,7 @@
-import { Controller, HttpCode, HttpStatus, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { formOf } from './app-page-form';
-import { DialTest } from './dial-test';
-import { FollowTest } from './follow-test';
-import { KeyedBuckets } from '../auth/portal-post-limits';
+import { ConnectionTests } from './connection-tests';
 import { PageGate } from './page-gate';
 import { PageResponder } from './page-responder';
 import { PageSession } from './page-session';
@@ -18,26 +16,14 @@ import {
   settingsPatchOf,
 } from './settings-form';
 
-/**
- * "Test connection" (dial and PBX events), each a login at the portal's PBX: 10, then one every 6 s (10 a
- * minute), per portal; a test refused by the settings' own check before any login is not counted.
- */
-const TESTS_BURST = 10;
-const TESTS_REFILL_MS = 6_000;
-const PORTALS_KEPT = 10_000;
-
 /** The settings forms' "Test connection": the settings typed, tried against the PBX, nothing stored. */
 @Controller('app')
 export class PageTestsController {
-  private readonly logger = new Logger('AppPage');
-  private readonly testPortals = new KeyedBuckets(TESTS_BURST, TESTS_REFILL_MS, PORTALS_KEPT);
-
   constructor(
     private readonly gate: PageGate,
+    private readonly tests: ConnectionTests,
     private readonly responder: PageResponder,
     private readonly source: PageSource,
-    private readonly dialTest: DialTest,
-    private readonly followTest: FollowTest,
   ) {}
 
   /**
@@ -63,7 +49,7 @@ export class PageTestsController {
       return this.responder.render(response, session, { errors: errorsByField(checked.errors), entered });
     }
     if (!(await this.testAdmitted(response, session, entered))) return;
-    const results = await this.followTest.test(checked.patch.follow as Record<string, string>);
+    const results = await this.tests.follow.test(checked.patch.follow as Record<string, string>);
     const summary = Object.entries(results)
       .map(([name, outcome]) => `${name} ${outcome.ok ? 'ok' : 'failed'}`)
       .join(', ');
@@ -90,7 +76,7 @@ export class PageTestsController {
       return this.responder.render(response, session, { testResult, entered });
     }
     if (!(await this.testAdmitted(response, session, entered))) return;
-    const outcome = await this.dialTest.test(dial);
+    const outcome = await this.tests.dial.test(dial);
     if ('problems' in outcome) {
       response.status(HttpStatus.BAD_REQUEST);
       return this.responder.render(response, session, { errors: { dial: outcome.problems }, entered });
@@ -110,10 +96,9 @@ export class PageTestsController {
     session: PageSession,
     entered: Record<string, string>,
   ): Promise<boolean> {
-    const waitSec = this.testPortals.of(session.portalId).take();
+    const waitSec = this.tests.admit(session.portalId);
     if (waitSec === 0) return true;
     const text = textFor(session.lang);
-    this.logger.warn(`app page: too many connection tests for portal ${session.portalId}; refused`);
     response.setHeader('Retry-After', String(waitSec));
     response.status(HttpStatus.TOO_MANY_REQUESTS);
     await this.responder.render(response, session, {

@@ -1,8 +1,7 @@
-import { Controller, HttpCode, HttpStatus, Logger, Post, Req, Res } from '@nestjs/common';
+import { Controller, HttpCode, HttpStatus, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { KeyedBuckets } from '../auth/portal-post-limits';
+import { ConnectionTests } from './connection-tests';
 import { formOf } from './app-page-form';
-import { FollowTest } from './follow-test';
 import { PageGate } from './page-gate';
 import { esc } from './page-render';
 import { PageResponder } from './page-responder';
@@ -21,11 +20,6 @@ import { SetupPages } from './setup-pages';
 import { postingStep, questionsStep, systemChoice, testStep } from './setup-render';
 import { setupTextFor } from './setup-text';
 
-/** Connection tests of the setup: as the settings form's (10, then one every 6 s, per portal). */
-const TESTS_BURST = 10;
-const TESTS_REFILL_MS = 6_000;
-const PORTALS_KEPT = 10_000;
-
 /**
  * The guided setup (docs/decisions/app-page.md, "The first hour"): which phone system; its questions in
  * words with the snippet for the PBX; the connection test in words; the lines; done, with today's calls.
@@ -34,15 +28,12 @@ const PORTALS_KEPT = 10_000;
  */
 @Controller('app/setup')
 export class SetupController {
-  private readonly logger = new Logger('AppPage');
-  private readonly testPortals = new KeyedBuckets(TESTS_BURST, TESTS_REFILL_MS, PORTALS_KEPT);
-
   constructor(
     private readonly gate: PageGate,
+    private readonly tests: ConnectionTests,
     private readonly responder: PageResponder,
     private readonly source: PageSource,
     private readonly pages: SetupPages,
-    private readonly followTest: FollowTest,
   ) {}
 
   /** Step 1: which phone system. */
@@ -203,14 +194,13 @@ export class SetupController {
       const body = testStep({ text, system, bridgeAddress, target, outcome: undefined });
       return this.pages.send(response, session, 3, body);
     }
-    const waitSec = this.testPortals.of(session.portalId).take();
+    const waitSec = this.tests.admit(session.portalId);
     if (waitSec > 0) {
-      this.logger.warn(`app page: too many setup tests for portal ${session.portalId}; refused`);
       response.setHeader('Retry-After', String(waitSec));
       const body = testStep({ text, system, bridgeAddress, target, outcome: undefined, limitedSec: waitSec });
       return this.pages.send(response, session, 3, body, { status: HttpStatus.TOO_MANY_REQUESTS });
     }
-    const results = await this.followTest.test(stored);
+    const results = await this.tests.follow.test(stored);
     const name = system === 'freepbx' ? 'AMI_URL' : 'ESL_URL';
     const outcome = results[name];
     this.responder.audit(

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { SandboxPortal, SandboxTenant } from '../../sandbox';
 import { FormAnswer as Answer, postFrom } from '../support/post-from';
+import { ADMIN_TOKEN } from '../support/bridge-harness';
 import { install, MultiBridge, startMultiBridge, tempDir, uninstall } from '../support/multi-harness';
 
 const sessionIn = (page: string) => /name="session" value="([^"]+)"/.exec(page)?.[1] ?? '';
@@ -115,6 +116,16 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
   });
 
   it('limits "Test connection" per portal: past ten a minute the page says so, with Retry-After', async () => {
+    // A stored PBX connection, for the guided setup's test of it (stored first: a change rebuilds the
+    // portal's runtime, whose budget then starts afresh).
+    const admin = (settings: Record<string, unknown>) =>
+      bridge.http
+        .patch(`/v1/admin/portals/${alpha.memberId}`)
+        .set('Authorization', `Bearer ${ADMIN_TOKEN}`)
+        .send(settings);
+    expect((await admin({ follow: { PBX_EVENTS: 'ami', AMI_URL: 'tcp://u:p@127.0.0.1:1' } })).status).toBe(
+      200,
+    );
     const session = sessionIn((await enter(alpha, authOf(alpha))).text);
     const dial = { session, DIAL_MODE: 'ami', AMI_URL: 'tcp://u:p@127.0.0.1:1', defaultCountry: 'DE' };
     // All at once: a failed test answers at its deadline (5 s, alike for every failure), and ten in a row
@@ -132,6 +143,10 @@ describe('the application page session: out of addresses, bound, re-confirmed, l
       AMI_URL: 'tcp://u:p@127.0.0.1:1',
     });
     expect(follow.status).toBe(429);
+    // The guided setup's test of the stored connection counts against the same limit.
+    const setup = await post('/app/setup/test', { session });
+    expect(setup.status).toBe(429);
+    expect(Number(setup.retryAfter)).toBeGreaterThan(0);
     // Another portal's tests are its own.
     const theirs = sessionIn((await enter(beta, authOf(beta))).text);
     expect((await post('/app/test-dial', { ...dial, session: theirs })).status).toBe(200);
