@@ -18,6 +18,7 @@ run() {
 run http
 run delivery
 run ceiling
+run burst
 run card
 run lookup
 run recordings

@@ -101,6 +101,8 @@ export class CrmLookupService {
     const cached = this.cache.get(phone);
     if (cached?.fresh) return { answer: this.answer(phone, cached.match), source: 'cache' };
     const deadline = AbortSignal.timeout(this.deadlineMs);
+    // A match names its responsible employee's extension: the directory's first read starts beside the search.
+    this.directory.loadNow();
     try {
       const match = await untilAborted(this.findInteractive(phone, deadline), deadline);
       this.recovered();

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { LookupSettings } from '../config/settings';
+import { START_UP_LATEST_MS, START_UP_QUIET_MS } from '../portal/budget-idle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 
@@ -19,6 +20,11 @@ interface PortalUser {
  * Internal numbers (extensions) ↔ portal users, for active employees: read from the portal with `user.get`
  * (every page), held in memory and read again every EMPLOYEE_REFRESH_SEC at background priority. A
  * refresh replaces the copy only when every page arrived, so a failed one keeps the last good copy.
+ *
+ * The first read buys the calls waiting nothing (a register names its employee by USER_PHONE_INNER, and
+ * an unknown one is re-routed on its answer), so it waits until the portal's budget has room they would
+ * not use, or until something needs the copy (`loadNow`: a lookup's match, a ring group's card, a click,
+ * a followed PBX), or a minute after start (EMPLOYEE_REFRESH_SEC if sooner) at the latest.
  */
 export class EmployeeDirectory {
   private readonly logger = new Logger('EmployeeDirectory');
@@ -42,14 +48,19 @@ export class EmployeeDirectory {
     this.firstLoad = new Promise((resolve) => (this.markLoaded = resolve));
   }
 
-  /** Reads the directory now and then every EMPLOYEE_REFRESH_SEC. */
+  /** Reads the directory once the budget is idle or the copy is needed, then every EMPLOYEE_REFRESH_SEC. */
   start(): void {
     // OAuth: the read at start has no tokens until the application is installed; read as soon as it is,
     // rather than at the next retry.
     if (this.credentials instanceof OAuthCredentials) {
       this.stopListening = this.credentials.onGrant(() => this.loadNow());
     }
-    void this.refreshAndReschedule();
+    this.client.budget.whenIdle(START_UP_QUIET_MS, START_UP_LATEST_MS, this.stopping.signal).then(
+      () => this.loadNow(),
+      () => undefined,
+    );
+    this.timer = setTimeout(() => this.loadNow(), this.refreshMs);
+    this.timer.unref();
   }
 
   close(): void {
@@ -65,7 +76,8 @@ export class EmployeeDirectory {
 
   /**
    * The directory is needed before its first copy (the application was just installed, a click waits for
-   * its employee's extension): read now instead of at the next retry, unless a read is under way.
+   * its employee's extension, a card names internal numbers): read now instead of when the budget is idle
+   * or at the next retry, unless a read is under way.
    */
   loadNow(): void {
     if (this.loaded || this.loading || this.stopping.signal.aborted) return;

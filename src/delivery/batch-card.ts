@@ -89,6 +89,7 @@ export class BatchCard {
     } else if (waiting && steps[0] !== planned[0]) {
       next = markRetry(next, 'card: waiting for the employee directory', now + DIRECTORY_WAIT_MS, now);
     }
+    if (waiting) this.party.needEmployees();
     return { call: next, steps };
   }
 }

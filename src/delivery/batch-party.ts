@@ -28,6 +28,14 @@ export class BatchParty {
     return this.routing?.employeeFor(extension);
   }
 
+  /**
+   * The employee directory's first copy is needed (a card names internal numbers, or a register named one
+   * the portal does not know): it is read now rather than when the budget is idle.
+   */
+  needEmployees(): void {
+    this.routing?.employeesNeeded?.();
+  }
+
   /** Whether the CRM module knows employees at all (without it, internal numbers are never resolved). */
   get routed(): boolean {
     return this.routing !== undefined;

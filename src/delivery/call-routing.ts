@@ -4,6 +4,8 @@ import { CrmBinding } from '../calls/call';
 export interface CallRouting {
   /** A user id, null when the loaded directory knows no such active employee, undefined when unknown. */
   employeeFor(extension: string): number | null | undefined;
+  /** Delivery needs `employeeFor` to know employees (a card, an unknown internal number): read them now. */
+  employeesNeeded?(): void;
   /** The CRM client to bind a register to; undefined when binding is off or none is found. */
   bindingFor(phoneE164: string): Promise<CrmBinding | undefined>;
   /**

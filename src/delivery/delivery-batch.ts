@@ -17,6 +17,7 @@ import {
   applyAnswers,
   applyRequestFailure,
   CommandAnswer,
+  namesUnknownEmployee,
   OutcomeSettings,
   refusedForContent,
 } from './delivery-outcome';
@@ -258,6 +259,9 @@ export class DeliveryBatches {
     settings: OutcomeSettings,
   ): Promise<boolean> {
     const { run, plan, sendable, marked } = sending;
+    // The directory (its first read deferred) would have sent such a call to the default employee at once.
+    const unknown = [...answers.values()].some((answer) => namesUnknownEmployee(answer.error));
+    if (unknown) this.party.needEmployees();
     const entries = new Map(sendable.entries.map((entry) => [entry.callId, entry.commands]));
     await this.recordings?.postToUploadUrls(sendable, marked, answers, run.lease);
     // From the calls as marked: unless something else wrote them since, one statement.

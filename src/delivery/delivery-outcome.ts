@@ -63,6 +63,11 @@ interface RegisterResult {
 }
 
 const UNKNOWN_EMPLOYEE = /USER_ID or USER_PHONE_INNER should be set/i;
+/** A register named an internal number the portal knows no active employee for. */
+export function namesUnknownEmployee(error: PortalError | undefined): boolean {
+  return error !== undefined && UNKNOWN_EMPLOYEE.test(error.description);
+}
+
 const ALREADY_FINISHED = /Call is not found \(call should be registered prior to finishing/i;
 
 /**

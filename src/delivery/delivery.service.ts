@@ -125,6 +125,7 @@ export class DeliveryService {
         routing: {
           employeeFor: (extension) =>
             directory.loaded ? (directory.userIdFor(extension) ?? null) : undefined,
+          employeesNeeded: () => directory.loadNow(),
           bindingFor: (phone) => lookups.bindingFor(phone),
           clientFor: (phone) => lookups.clientFor(phone),
         },

@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { EventSettings } from '../config/settings';
 import { BridgeMetrics } from '../metrics/bridge-metrics';
+import { START_UP_LATEST_MS, START_UP_QUIET_MS } from '../portal/budget-idle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { PortalEventStore } from '../store/portal-event-store';
@@ -102,6 +103,7 @@ export class PortalEventBinder {
   }
 
   private stopListening?: () => void;
+  private readonly closing = new AbortController();
 
   private get oauth(): OAuthCredentials | undefined {
     return this.credentials instanceof OAuthCredentials ? this.credentials : undefined;
@@ -113,7 +115,12 @@ export class PortalEventBinder {
     if (!oauth) return;
     this.status.mode = this.offline ? 'offline' : 'online';
     this.stopListening = oauth.onGrant(() => this.bindSoon());
-    this.bindWhenOwner();
+    // The handlers bound before stay bound on the portal: the start's check waits for room the calls do
+    // not need (a grant binds at once).
+    this.client.budget.whenIdle(START_UP_QUIET_MS, START_UP_LATEST_MS, this.closing.signal).then(
+      () => this.bindWhenOwner(),
+      () => undefined,
+    );
     if (this.offline) this.schedulePoll(0);
   }
 
@@ -142,6 +149,7 @@ export class PortalEventBinder {
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.closing.abort();
     this.stopListening?.();
     clearTimeout(this.retryTimer);
     clearTimeout(this.pollTimer);

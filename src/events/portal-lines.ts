@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { OAuthCredentials } from '../auth/oauth-credentials';
 import { LineBook } from '../common/lines';
+import { START_UP_LATEST_MS, START_UP_QUIET_MS } from '../portal/budget-idle';
 import { PortalClient } from '../portal/portal-client';
 import { PortalCredentials } from '../portal/portal-credentials';
 import { PortalError } from '../portal/portal-error';
@@ -40,6 +41,9 @@ export class PortalLines {
   private timer?: NodeJS.Timeout;
   private running?: Promise<void>;
   private stopped = false;
+  /** The start's wait for an idle budget is over: adds may leave. */
+  private started = false;
+  private readonly closing = new AbortController();
   /** Whether this replica owns the portal (single mode: the lease holder); unset: this one. */
   owns?: () => boolean;
 
@@ -51,13 +55,22 @@ export class PortalLines {
     return this.deps.credentials instanceof OAuthCredentials ? this.deps.credentials : undefined;
   }
 
-  /** The configured lines, added once this replica owns the portal and holds tokens. */
+  /**
+   * The configured lines, added once this replica owns the portal and holds tokens, and the budget has room
+   * the calls do not need (a call is registered on its line whether the list has it yet or not).
+   */
   start(): void {
     if (!this.oauth) return;
     for (const [line, rule] of this.deps.lines.byLine) {
       if (rule.report !== false) this.want(line, rule.name);
     }
-    this.soon(0);
+    this.deps.client.budget.whenIdle(START_UP_QUIET_MS, START_UP_LATEST_MS, this.closing.signal).then(
+      () => {
+        this.started = true;
+        this.soon(0);
+      },
+      () => undefined,
+    );
   }
 
   /** A call was registered on `line`: added to the portal's list if it is not there yet. */
@@ -78,6 +91,7 @@ export class PortalLines {
 
   async close(): Promise<void> {
     this.stopped = true;
+    this.closing.abort();
     clearTimeout(this.timer);
     await this.running;
   }
@@ -89,7 +103,7 @@ export class PortalLines {
   }
 
   private soon(delayMs: number): void {
-    if (this.stopped || this.wanted.size === 0) return;
+    if (this.stopped || !this.started || this.wanted.size === 0) return;
     // A run under way looks again at its end while anything is still wanted.
     if (this.running) return;
     clearTimeout(this.timer);

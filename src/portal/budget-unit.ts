@@ -14,6 +14,7 @@ export class BudgetUnit {
   constructor(
     private readonly refund: () => void,
     private readonly onSpent?: () => void,
+    private readonly onArrived?: (portalAt: number) => void,
   ) {}
 
   /** Neither spent nor given back yet. */
@@ -30,6 +31,14 @@ export class BudgetUnit {
     if (this.state !== 'held') throw new Error(`a budget unit already ${this.state} cannot be spent`);
     this.state = 'spent';
     this.onSpent?.();
+  }
+
+  /**
+   * The portal's answer says when it took the request that left on this unit (`time.start`, the portal's
+   * clock, ms): a busy stretch's first request counted late keeps the bucket fuller (`BusyStretches`).
+   */
+  arrived(portalAt: number): void {
+    if (this.state === 'spent' && Number.isFinite(portalAt)) this.onArrived?.(portalAt);
   }
 
   /** Nothing was sent on it: the bucket gets it back. Safe in any `finally`: a settled unit stays as it is. */

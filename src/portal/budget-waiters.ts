@@ -24,14 +24,28 @@ export interface PortalBudget {
   onRejected(): void;
   onAccepted(): void;
   snapshot(): BudgetSnapshot;
+  /**
+   * Resolves once the budget has room no waiting work would use (`BudgetIdleWatch`), or after `latestMs`:
+   * for requests that buy the calls nothing now. Rejects with the signal's reason when `signal` aborts.
+   */
+  whenIdle(quietMs: number, latestMs: number, signal?: AbortSignal): Promise<void>;
   /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
   stop(): void;
 }
 
+/** What a waiter learns of its unit: the busy stretch it belongs to (`BusyStretches`), and if it begins it. */
+export interface StretchGrant {
+  stretch: number;
+  first: boolean;
+}
+
 interface Waiter {
-  resolve: () => void;
+  resolve: (grant: StretchGrant) => void;
   enqueuedAt: number;
 }
+
+/** What waiters released at shutdown are told: no stretch. */
+const RELEASED: StretchGrant = { stretch: -1, first: false };
 
 /**
  * While both lanes wait, background gets at least one unit in this many: lookups go first, but a wave of
@@ -54,9 +68,9 @@ export class BudgetWaiters {
     private readonly onEnqueue: (priority: BudgetPriority) => void,
   ) {}
 
-  enqueue(priority: BudgetPriority, signal?: AbortSignal): Promise<void> {
+  enqueue(priority: BudgetPriority, signal?: AbortSignal): Promise<StretchGrant> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    return new Promise((resolve, reject) => {
+    return new Promise<StretchGrant>((resolve, reject) => {
       const waiter: Waiter = { resolve, enqueuedAt: this.now() };
       if (signal) {
         const cancel = () => {
@@ -67,9 +81,9 @@ export class BudgetWaiters {
           reject(signal.reason);
         };
         signal.addEventListener('abort', cancel, { once: true });
-        waiter.resolve = () => {
+        waiter.resolve = (grant) => {
           signal.removeEventListener('abort', cancel);
-          resolve();
+          resolve(grant);
         };
       }
       this.lanes[priority].push(waiter);
@@ -86,13 +100,13 @@ export class BudgetWaiters {
   }
 
   /** Hands a unit to the first waiter; false when nobody waits any more. */
-  grant(): boolean {
+  grant(grant: StretchGrant): boolean {
     const priority = this.next();
     if (!priority) return false;
     const waiter = this.lanes[priority].shift()!;
     this.interactiveRun = priority === 'interactive' ? this.interactiveRun + 1 : 0;
     this.waitedMsTotal += this.now() - waiter.enqueuedAt;
-    waiter.resolve();
+    waiter.resolve(grant);
     return true;
   }
 
@@ -101,17 +115,17 @@ export class BudgetWaiters {
   }
 
   releaseAll(): void {
-    for (const waiter of [...this.lanes.interactive, ...this.lanes.background]) waiter.resolve();
+    for (const waiter of [...this.lanes.interactive, ...this.lanes.background]) waiter.resolve(RELEASED);
     this.lanes.interactive = [];
     this.lanes.background = [];
   }
 }
 
 /**
- * How late a request may leave after its unit was granted (planning, marking it as sent) without the
- * portal counting it closer to the next one than the mirror did: the mirror keeps this much of the drain
- * (0.2 of a request at 2/s) under the portal's bucket size. A request that leaves later still is counted
- * late (`lateSpend`), so the next grant waits for it.
+ * How late a busy stretch's first request may leave after its unit was granted (planning, marking it as
+ * sent) without the portal draining the stretch later than the mirror does: the mirror keeps this much of
+ * the drain (0.2 of a request at 2/s) under the portal's bucket size. A first request that leaves later
+ * still is counted late (`lateSpend`), so the next grant waits for it.
  */
 export const SEND_GUARD_SEC = 0.1;
 

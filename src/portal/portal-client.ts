@@ -252,6 +252,9 @@ export class PortalClient {
         typeof response.data === 'object' && response.data !== null ? response.data : {};
       const time = envelope.time;
       this.operating.observeClock(sentAt, Date.now(), secondsToMs(time?.start), secondsToMs(time?.finish));
+      // When the portal counted it (its clock): the budget keeps a late start of a busy stretch.
+      const startedAt = secondsToMs(time?.start);
+      if (startedAt !== undefined) unit.arrived(startedAt);
       // The method's use as the portal counted it when the call ran, refused or not: it beats any estimate.
       const figure = method === 'batch' ? undefined : time;
       if (figure?.operating !== undefined) {

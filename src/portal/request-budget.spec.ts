@@ -1,3 +1,4 @@
+import { BudgetUnit } from './budget-unit';
 import { RequestBudget } from './request-budget';
 
 describe('RequestBudget', () => {
@@ -47,17 +48,62 @@ describe('RequestBudget', () => {
     expect(done()).toBe(50);
   });
 
-  it('counts a request that left late after its grant as the portal will: later', async () => {
+  it("counts a busy stretch's first request that left late as the portal will: later", async () => {
     const budget = new RequestBudget(2, 10, clock);
-    const onTime = await budget.acquire();
-    onTime.spend();
-    expect(budget.snapshot().level).toBeCloseTo(1);
-    const late = await budget.acquire();
-    // Planning took 350 ms: the portal counts it 0.35 s after the mirror did, 0.25 s past the guard.
+    const first = await budget.acquire();
+    const after = await budget.acquire();
+    // Planning took 350 ms: the portal counts the first 0.35 s after the mirror did, 0.25 s past the
+    // guard, and drains the stretch from then.
     await jest.advanceTimersByTimeAsync(350);
     const beforeSpend = budget.snapshot().level;
-    late.spend();
+    first.spend();
     expect(budget.snapshot().level).toBeCloseTo(beforeSpend + 0.5);
+    // The one after it, as late: counted later, it has only drained the longer.
+    after.spend();
+    expect(budget.snapshot().level).toBeCloseTo(beforeSpend + 0.5);
+  });
+
+  it("keeps how late the portal took a stretch's first request, as its answer tells", async () => {
+    const budget = new RequestBudget(2, 10, clock);
+    // The portal's clock is a minute ahead: only the offsets' difference counts.
+    const portalClock = () => Date.now() + 60_000;
+    const first = await budget.acquire();
+    first.spend();
+    const second = await budget.acquire();
+    second.spend();
+    // The second arrived at once, the first 400 ms after its grant: 0.3 s past the guard, 0.6 of a unit.
+    second.arrived(portalClock());
+    const before = budget.snapshot().level;
+    first.arrived(portalClock() + 400);
+    expect(budget.snapshot().level).toBeCloseTo(before + 0.6);
+  });
+
+  it("keeps a unit spare from a stretch's first request leaving until its answer", async () => {
+    const budget = new RequestBudget(2, 10, clock);
+    const units: BudgetUnit[] = [];
+    const first = await budget.acquire();
+    first.spend();
+    for (let i = 0; i < 9; i++) void budget.acquire().then((unit) => units.push(unit));
+    await jest.advanceTimersByTimeAsync(0);
+    // 9.8 less the unit kept for the first answer: 8 with the first.
+    expect(units).toHaveLength(7);
+    first.arrived(Date.now());
+    await jest.advanceTimersByTimeAsync(0);
+    expect(units).toHaveLength(8);
+  });
+
+  it('keeps that unit a second at most when no answer tells', async () => {
+    // Draining next to nothing: only the reserve's end lets more through.
+    const budget = new RequestBudget(0.01, 10, clock);
+    const first = await budget.acquire();
+    first.spend();
+    const done = await granted(budget, 10);
+    expect(done()).toBe(7);
+    await jest.advanceTimersByTimeAsync(50);
+    expect(done()).toBe(7);
+    // A second after it left: the reserve ends (the drain alone would have let one more through).
+    await jest.advanceTimersByTimeAsync(960);
+    expect(done()).toBe(9);
   });
 
   it('serves interactive requests before waiting background ones', async () => {

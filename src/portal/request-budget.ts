@@ -7,10 +7,12 @@
  * full and the drain rate is halved, then recovers as requests succeed.
  *
  * The mirror fills the whole bucket but for the drain of a tenth of a second (`SEND_GUARD_SEC`): the portal
- * counts a request when it arrives, a moment after its grant; one that leaves later than that is counted
- * late, so the grants after it wait. A request that leaves on time but is written late, because the event loop
+ * counts a request when it arrives, a moment after its grant. It drains a busy stretch from the arrival of
+ * the stretch's first request, so that one, when it leaves later than the guard, is counted late and the
+ * grants after it wait; a later request arriving late has only drained the longer. A request that leaves on time but is written late, because the event loop
  * was held up in between, is covered by keeping the drain of the loop's recent stalls spare as well
- * (`loop-lag.ts`).
+ * (`loop-lag.ts`). The first request of a busy stretch sets when the portal starts draining it: its answer
+ * says when it arrived (`time.start`), and the mirror keeps how late it was (`BusyStretches`).
  */
 import {
   BudgetPriority,
@@ -20,7 +22,9 @@ import {
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
+import { BudgetIdleWatch } from './budget-idle';
 import { BudgetUnit } from './budget-unit';
+import { BusyStretches } from './busy-stretch';
 import { LoopLag, NO_LOOP_LAG, PROCESS_LOOP_LAG } from './loop-lag';
 
 export type { BudgetPriority, PortalBudget } from './budget-waiters';
@@ -33,6 +37,8 @@ export class RequestBudget implements PortalBudget {
   private timer?: NodeJS.Timeout;
   private readonly capacity: number;
   private readonly waiters: BudgetWaiters;
+  private readonly idle: BudgetIdleWatch;
+  private readonly stretches: BusyStretches;
 
   constructor(
     private readonly ratePerSec: number,
@@ -44,20 +50,33 @@ export class RequestBudget implements PortalBudget {
     this.updatedAt = this.now();
     this.capacity = usableCapacity(burst, ratePerSec);
     this.waiters = new BudgetWaiters(this.now, () => this.pump());
+    this.idle = new BudgetIdleWatch(this.now);
+    this.stretches = new BusyStretches(this.now);
   }
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
-    await this.waiters.enqueue(priority, signal);
+    const grant = await this.waiters.enqueue(priority, signal);
     const grantedAt = this.now();
     return new BudgetUnit(
       () => this.refund(),
-      () => this.spentLate(this.now() - grantedAt),
+      () => {
+        // Only a stretch's first request counts late for good: the portal drains the stretch from its
+        // arrival, and one after it that arrives late has only drained the longer when it is counted.
+        if (!grant.first) return;
+        const extra = lateSpend(this.now() - grantedAt, this.effectiveRate());
+        this.stretches.sent(grant, extra);
+        this.addLate(extra);
+      },
+      (portalAt) => {
+        this.addLate(this.stretches.arrived(grant, grantedAt, portalAt, this.effectiveRate()));
+        // The stretch's first answer may end its reserve: the grants waiting on it are looked at again.
+        if (grant.first) this.repump();
+      },
     );
   }
 
-  /** A request left `lagMs` after its grant: the portal counts it that much later than the mirror did. */
-  private spentLate(lagMs: number): void {
-    const extra = lateSpend(lagMs, this.effectiveRate());
+  /** A request the portal counts later than the mirror did: `extra` of a unit more in the mirror. */
+  private addLate(extra: number): void {
     if (extra === 0) return;
     this.drain();
     this.level += extra;
@@ -90,6 +109,10 @@ export class RequestBudget implements PortalBudget {
     };
   }
 
+  whenIdle(quietMs: number, latestMs: number, signal?: AbortSignal): Promise<void> {
+    return this.idle.whenIdle(quietMs, latestMs, () => this.waiters.size, signal);
+  }
+
   /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);
@@ -106,22 +129,32 @@ export class RequestBudget implements PortalBudget {
     this.updatedAt = now;
   }
 
+  private repump(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.pump();
+  }
+
   private pump(): void {
     if (this.timer) return;
     this.drain();
     // A stall of the loop between a grant and its write sends the request late: keep that drain spare too.
-    const capacity = Math.max(1, this.capacity - this.loopLag.recentSec() * this.effectiveRate());
+    const lagged = this.capacity - this.loopLag.recentSec() * this.effectiveRate();
     while (this.waiters.next()) {
+      const capacity = Math.max(1, lagged - this.stretches.reserve());
       if (this.level + 1 > capacity) {
-        const waitMs = Math.ceil(((this.level + 1 - capacity) / this.effectiveRate()) * 1000);
+        const drainMs = Math.ceil(((this.level + 1 - capacity) / this.effectiveRate()) * 1000);
+        const waitMs = Math.min(drainMs, this.stretches.reserveEndsInMs() ?? Infinity);
         this.timer = setTimeout(() => {
           this.timer = undefined;
           this.pump();
         }, waitMs);
         return;
       }
+      const grant = this.stretches.granted(this.level < 1);
       this.level += 1;
-      this.waiters.grant();
+      this.idle.granted();
+      this.waiters.grant(grant);
     }
   }
 }

@@ -8,7 +8,9 @@ import {
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
+import { BudgetIdleWatch } from './budget-idle';
 import { BudgetUnit } from './budget-unit';
+import { BusyStretches } from './busy-stretch';
 
 /**
  * The portal's request budget shared by every replica on one database (docs/decisions/replicas.md): each unit is taken from the bucket row in the database, so the sum of all replicas'
@@ -25,6 +27,12 @@ export class SharedRequestBudget implements PortalBudget {
   private readonly capacity: number;
   private readonly reserve: number;
   private readonly waiters: BudgetWaiters;
+  /**
+   * From this replica's own grants: one that delivers nothing may find it idle while another fills the
+   * bucket, and its start-up request then takes its turn in the shared bucket like any other.
+   */
+  private readonly idle = new BudgetIdleWatch(Date.now);
+  private readonly stretches = new BusyStretches(Date.now);
   private pumping = false;
   private stopped = false;
   private wake?: () => void;
@@ -48,20 +56,32 @@ export class SharedRequestBudget implements PortalBudget {
   }
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
-    await this.waiters.enqueue(priority, signal);
+    const grant = await this.waiters.enqueue(priority, signal);
     const grantedAt = Date.now();
+    const rate = () => this.ratePerSec * this.lastFactor;
     return new BudgetUnit(
       () => this.refund(),
-      () => this.spentLate(Date.now() - grantedAt),
+      () => {
+        // Only a stretch's first request counts late for good: the portal drains the stretch from its
+        // arrival, and one after it that arrives late has only drained the longer when it is counted.
+        if (!grant.first) return;
+        const extra = lateSpend(Date.now() - grantedAt, rate());
+        this.stretches.sent(grant, extra);
+        this.addLate(extra);
+      },
+      (portalAt) => {
+        this.addLate(this.stretches.arrived(grant, grantedAt, portalAt, rate()));
+        // The stretch's first answer may end its reserve: a pump asleep on it looks again.
+        if (grant.first) this.wake?.();
+      },
     );
   }
 
   /**
-   * A request left `lagMs` after its grant: the portal counts it that much later than the shared bucket
-   * did, so every replica's next grant waits for the difference (as the local budget does).
+   * A request the portal counts later than the shared bucket did (it left late, or it began a busy stretch
+   * and arrived late): every replica's next grant waits for the difference (as the local budget does).
    */
-  private spentLate(lagMs: number): void {
-    const extra = lateSpend(lagMs, this.ratePerSec * this.lastFactor);
+  private addLate(extra: number): void {
     if (extra === 0) return;
     this.background(this.store.spentLate(this.portalId, this.ratePerSec, extra));
   }
@@ -91,6 +111,10 @@ export class SharedRequestBudget implements PortalBudget {
     };
   }
 
+  whenIdle(quietMs: number, latestMs: number, signal?: AbortSignal): Promise<void> {
+    return this.idle.whenIdle(quietMs, latestMs, () => this.waiters.size, signal);
+  }
+
   stop(): void {
     this.stopped = true;
     this.wake?.();
@@ -102,14 +126,18 @@ export class SharedRequestBudget implements PortalBudget {
     this.pumping = true;
     try {
       for (let priority = this.waiters.next(); priority && !this.stopped; priority = this.waiters.next()) {
-        const limit = priority === 'interactive' ? this.capacity : this.capacity - this.reserve;
+        // Less the unit a busy stretch keeps spare until its first answer (`BusyStretches`).
+        const spare = this.stretches.reserve();
+        const limit = (priority === 'interactive' ? this.capacity : this.capacity - this.reserve) - spare;
         const waitMs = await this.take(limit);
         if (waitMs > 0) {
           await this.sleep(Math.min(waitMs, 1000));
           continue;
         }
+        this.idle.granted();
         // The waiter may have given up meanwhile: a unit nobody takes goes back.
-        if (!this.waiters.grant()) this.refund();
+        // The level read includes this unit: less than one more means the bucket was empty before it.
+        if (!this.waiters.grant(this.stretches.granted(this.lastLevel < 2))) this.refund();
       }
     } finally {
       this.pumping = false;

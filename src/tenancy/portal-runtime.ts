@@ -317,6 +317,8 @@ export class PortalRuntime {
   private startFollowing(delivery: DeliveryService): void {
     const { follow, followReading, lookup } = this.scoped;
     if (!follow) return;
+    // The followers tell employees from outside numbers by the directory: its first read cannot wait.
+    this.directory.loadNow();
     const sink = new IntakeSink(
       this.deps.intake,
       this.portalId,

@@ -26,8 +26,9 @@ export interface RuntimePlacement {
   /** The registry's one look at every portal's due work wakes the dialer and event processor. */
   readonly sharedLook: boolean;
   /**
-   * The directory's first read at `open()`; else at `startSeeded()`, once the application is up (a request
-   * sent while Nest still builds it leaves late, and the portal counts it after those granted behind it).
+   * The directory starts at `open()`; else at `startSeeded()`, once the application is up (a request sent
+   * while Nest still builds it leaves late, and the portal counts it after those granted behind it). Its
+   * first read then waits for an idle budget or for something that needs it (`EmployeeDirectory`).
    */
   readonly directoryAtOpen: boolean;
   /** Only the replica holding the delivery lease binds the portal's events (replicas start together). */
