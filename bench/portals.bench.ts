@@ -9,7 +9,8 @@
  * the 202 to its register reaching its portal (ring-to-card). Then the failover rounds: BENCH_FAILOVER_RUNS
  * times, 3 fresh replicas with BENCH_FAILOVER_PORTALS portals under traffic, the replica delivering the most
  * portals killed with SIGKILL, and the time from the kill to each of its portals' next request.
- * Prints one JSON document. Needs PostgreSQL at TEST_POSTGRES_URL and a build (`npm run build`).
+ * Prints one JSON document. Needs PostgreSQL at TEST_POSTGRES_URL and a build (`npm run build`); BRIDGE_DIST
+ * benches another build's dist/ (an older commit's, beside this one: docs/decisions/command-cost.md).
  *
  * What limits it (see the printed `cpu` figures): on this 2-core machine the bridge, PostgreSQL, the sandbox
  * and the load generator share two cores; each delivered call costs the bridge an intake transaction, two

@@ -28,6 +28,9 @@ export async function createBridge(config: AppConfig): Promise<INestApplication>
   app.useLogger(new FrameworkQuietLogger(app.get(Logger)));
   // Naming the framework on every answer only helps whoever probes the bridge for known weaknesses.
   app.disable('x-powered-by');
+  // No answer is served from a cache (the API's are per request, the pages' per session): an ETag would
+  // only hash every body on the way out.
+  app.set('etag', false);
   app.use(app.get(Lifecycle).closeConnectionsWhenStopping);
   // A browser's icon request on every page load: answered (and cached) before the request log sees it.
   app.use('/favicon.ico', favicon);

@@ -80,12 +80,43 @@ function normalise(
     event.line = line;
   }
   for (const field of ['at', 'startedAt'] as const) {
-    if (dto[field] !== undefined && !DateTime.fromISO(dto[field], { setZone: true }).isValid) {
+    if (dto[field] !== undefined && !isRealDateTime(dto[field])) {
       problems.push({ index, field, problems: [`${field} is not a real date-time`] });
       return undefined;
     }
   }
   return event;
+}
+
+/** The parts of a date-time the DTO's pattern already took (ISO 8601 with a UTC offset). */
+const DATE_TIME_PARTS =
+  /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?(?:\.\d+)?(?:Z|[+-](\d{2}):?(\d{2}))$/;
+const DAYS_IN_MONTH = [31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * Whether a date-time the DTO took names a real moment. Every event carries one or two, so the everyday
+ * case (month, day, hour, minute and second within their ranges, an offset of at most 14 hours) is told
+ * by comparing numbers; anything else (a 29 February, 24:00, an odd offset) is left to luxon's parser.
+ */
+function isRealDateTime(text: string): boolean {
+  const parts = DATE_TIME_PARTS.exec(text);
+  if (parts) {
+    const [month, day, hour, minute, second] = [2, 3, 4, 5, 6].map((index) => Number(parts[index] ?? 0));
+    const offsetHours = Number(parts[7] ?? 0);
+    const offsetMinutes = Number(parts[8] ?? 0);
+    const plain =
+      month >= 1 &&
+      month <= 12 &&
+      day >= 1 &&
+      day <= (month === 2 ? 28 : DAYS_IN_MONTH[month - 1]) &&
+      hour <= 23 &&
+      minute <= 59 &&
+      second <= 59 &&
+      offsetHours <= 14 &&
+      offsetMinutes <= 59;
+    if (plain) return true;
+  }
+  return DateTime.fromISO(text, { setZone: true }).isValid;
 }
 
 function toProblem(error: ValidationError, index: number | undefined): FieldProblem {

@@ -1,14 +1,12 @@
 import { Logger } from '@nestjs/common';
-import axios, { AxiosInstance, AxiosResponse } from 'axios';
 import { stringify } from 'qs';
-import { Agent as HttpAgent } from 'node:http';
-import { Agent as HttpsAgent } from 'node:https';
 import { PortalCredentials, PreparedCall } from './portal-credentials';
 import { classifyPortalError, PortalError } from './portal-error';
 import { BudgetPriority, PortalBudget } from './budget-waiters';
 import { BudgetUnit } from './budget-unit';
 import { RedirectPolicy } from './portal-redirects';
 import { OperatingSettings, OperatingTime } from './operating-time';
+import { ABORTED, PortalHttp, PortalHttpAnswer, PortalHttpError, TIMED_OUT, TOO_LARGE } from './portal-http';
 
 /** The largest answer read from the portal: far above any page or batch answer, far below the heap. */
 export const MAX_ANSWER_BYTES = 16 * 1024 * 1024;
@@ -84,7 +82,7 @@ interface Envelope {
  * when `RedirectPolicy` allows the move.
  */
 export class PortalClient {
-  private readonly http: AxiosInstance;
+  private readonly http: PortalHttp;
   private readonly redirects: RedirectPolicy;
   private readonly logger = new Logger('PortalClient');
   /** Each method's server time against the portal's operating limit, from every answer. */
@@ -96,15 +94,7 @@ export class PortalClient {
     private readonly options: PortalClientOptions,
     private readonly observer?: PortalRequestObserver,
   ) {
-    this.http = axios.create({
-      timeout: options.timeoutMs,
-      maxRedirects: 0,
-      maxContentLength: MAX_ANSWER_BYTES,
-      validateStatus: () => true,
-      httpAgent: new HttpAgent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
-      httpsAgent: new HttpsAgent({ keepAlive: true, maxSockets: options.maxSockets ?? 32 }),
-      transitional: { clarifyTimeoutError: true },
-    });
+    this.http = new PortalHttp(options.maxSockets ?? 32);
     this.redirects = new RedirectPolicy(options.allowedDomains);
     this.operating = new OperatingTime({
       windowMs: 600_000,
@@ -230,26 +220,27 @@ export class PortalClient {
       }
       unit.spend();
       const sentAt = Date.now();
-      let response: AxiosResponse<Envelope | string>;
+      let response: PortalHttpAnswer;
       try {
-        response = await this.http.post<Envelope | string>(prepared.url, body, {
+        response = await this.http.post(prepared.url, body, {
           headers: prepared.headers,
           signal: options.signal,
-          timeout: options.timeoutMs ?? this.options.timeoutMs,
+          timeoutMs: options.timeoutMs ?? this.options.timeoutMs,
+          maxAnswerBytes: MAX_ANSWER_BYTES,
         });
       } catch (error) {
         const failure = options.signal?.aborted ? abandoned('waiting for the answer') : transportError(error);
         this.observer?.onResponse(method, failure.kind, commands);
         throw failure;
       }
-      const location = response.headers['location'] as string | undefined;
+      const location = response.headers['location'];
       if (response.status >= 300 && response.status < 400 && location && redirects < 3) {
         redirects += 1;
         this.follow(prepared.url, location, response.status, method, commands);
         continue;
       }
       const envelope: Envelope =
-        typeof response.data === 'object' && response.data !== null ? response.data : {};
+        typeof response.data === 'object' && response.data !== null ? (response.data as Envelope) : {};
       const time = envelope.time;
       this.operating.observeClock(sentAt, Date.now(), secondsToMs(time?.start), secondsToMs(time?.finish));
       // When the portal counted it (its clock): the budget keeps a late start of a busy stretch.
@@ -377,22 +368,14 @@ function abandoned(stage: string): PortalError {
 
 /** A transport failure, described without the URL (a webhook URL holds its secret code). */
 function transportError(error: unknown): PortalError {
-  if (axios.isAxiosError(error)) {
-    if (error.message.startsWith('maxContentLength')) {
-      return new PortalError(
-        'server',
-        'ANSWER_TOO_LARGE',
-        `the portal's answer exceeded ${MAX_ANSWER_BYTES} bytes`,
-      );
+  if (error instanceof PortalHttpError) {
+    if (error.code === TOO_LARGE) {
+      return new PortalError('server', TOO_LARGE, `the portal's answer exceeded ${MAX_ANSWER_BYTES} bytes`);
     }
-    if (error.code === 'ETIMEDOUT' || error.code === 'ECONNABORTED') {
+    if (error.code === TIMED_OUT || error.code === ABORTED) {
       return new PortalError('timeout', error.code, 'the portal did not answer in time');
     }
-    return new PortalError(
-      'network',
-      error.code ?? 'NETWORK',
-      `no answer from the portal (${error.code ?? 'network error'})`,
-    );
+    return new PortalError('network', error.code, `no answer from the portal (${error.code})`);
   }
   return new PortalError('network', 'NETWORK', 'no answer from the portal');
 }

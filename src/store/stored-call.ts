@@ -164,6 +164,8 @@ const PARTS: {
 
 type PartName = keyof typeof PARTS;
 const PART_NAMES = Object.keys(PARTS) as PartName[];
+/** Each part's [field, column] pairs, listed once: every read and write of a call walks them. */
+const PART_COLUMNS = PART_NAMES.map((name) => [name, Object.entries(PARTS[name])] as const);
 
 /** The call in a row's `data`, as its parts. */
 export function callFromStored(data: string): CallRecord {
@@ -180,9 +182,9 @@ export function callToStored(call: CallRecord): string {
     createdAt: call.createdAt,
     updatedAt: call.updatedAt,
   };
-  for (const name of PART_NAMES) {
+  for (const [name, columns] of PART_COLUMNS) {
     const part = call[name] as unknown as Record<string, unknown>;
-    for (const [field, column] of Object.entries(PARTS[name])) flat[column] = part[field];
+    for (const [field, column] of columns) flat[column] = part[field];
   }
   return JSON.stringify(flat);
 }
@@ -190,24 +192,21 @@ export function callToStored(call: CallRecord): string {
 /** The flat record as parts: every field where its part keeps it, fields the row lacked left out. */
 export function upgradeFlat(flat: FlatCallRecord): CallRecord {
   const row = flat as unknown as Record<string, unknown>;
-  const parts = Object.fromEntries(
-    PART_NAMES.map((name) => [
-      name,
-      defined(Object.fromEntries(Object.entries(PARTS[name]).map(([field, column]) => [field, row[column]]))),
-    ]),
-  ) as unknown as Pick<CallRecord, PartName>;
-  return defined({
-    portalId: flat.portalId,
-    callId: flat.callId,
-    createdAt: flat.createdAt,
-    updatedAt: flat.updatedAt,
-    ...parts,
-    task: flat.missedTask,
-    transcript: flat.transcript,
-  });
-}
-
-/** The object without the keys a stored row did not have (JSON has no undefined). */
-function defined<T extends object>(fields: T): T {
-  return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as T;
+  // The keys a stored row did not have are left out (JSON has no undefined), in the parts and around them.
+  const call: Record<string, unknown> = {};
+  const put = (target: Record<string, unknown>, key: string, value: unknown) => {
+    if (value !== undefined) target[key] = value;
+  };
+  put(call, 'portalId', flat.portalId);
+  put(call, 'callId', flat.callId);
+  put(call, 'createdAt', flat.createdAt);
+  put(call, 'updatedAt', flat.updatedAt);
+  for (const [name, columns] of PART_COLUMNS) {
+    const part: Record<string, unknown> = {};
+    for (const [field, column] of columns) put(part, field, row[column]);
+    call[name] = part;
+  }
+  put(call, 'task', flat.missedTask);
+  put(call, 'transcript', flat.transcript);
+  return call as unknown as CallRecord;
 }

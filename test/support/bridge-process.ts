@@ -52,8 +52,9 @@ function canListen(port: number): Promise<boolean> {
 export async function startBridgeProcess(env: Record<string, string>, port?: number): Promise<BridgeProcess> {
   port ??= await freePort();
   // In a temporary working directory: dist/main.js reads `.env` from there, and a developer's own `.env`
-  // at the project root must not leak into these runs.
-  const child = spawn(process.execPath, [join(__dirname, '..', '..', 'dist', 'main.js')], {
+  // at the project root must not leak into these runs. BRIDGE_DIST: another build (a bench comparing two).
+  const dist = process.env.BRIDGE_DIST ?? join(__dirname, '..', '..', 'dist');
+  const child = spawn(process.execPath, [join(dist, 'main.js')], {
     cwd: tmpdir(),
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
