@@ -1,12 +1,11 @@
 import { CallCard, CallRecord, PortalStep, withCard } from '../calls/call';
 import { cardMoves, ringGroupRest, userIdOfCardKey, withKeys } from '../calls/call-card';
-import { dropCardKeys, markCardHidden, markRetry, plan as replan } from '../calls/call-lifecycle';
+import { dropCardKeys, markCardHidden, plan as replan } from '../calls/call-lifecycle';
 import { dueSteps } from '../calls/step-planner';
 import { CallMark, MarkContext } from './batch-mark';
 import { BatchParty } from './batch-party';
 
 /** A card move naming internal numbers waits this long for the employee directory's first copy. */
-const DIRECTORY_WAIT_MS = 1000;
 
 /** Whom a batch's card moves (show, hide) name, fixed as portal user ids before sending. */
 export class BatchCard {
@@ -87,7 +86,7 @@ export class BatchCard {
         `hide: the card of internal number ${call.portal.user?.USER_PHONE_INNER} stays open (no user id known for it)`,
       );
     } else if (waiting && steps[0] !== planned[0]) {
-      next = markRetry(next, 'card: waiting for the employee directory', now + DIRECTORY_WAIT_MS, now);
+      next = this.party.waitForEmployees(next, 'card', now);
     }
     if (waiting) this.party.needEmployees();
     return { call: next, steps };

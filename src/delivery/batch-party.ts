@@ -1,4 +1,4 @@
-import { CallRecord, PortalUser, withCard, withParty, withPortal } from '../calls/call';
+import { CallRecord, PortalUser, withCard, withDelivery, withParty, withPortal } from '../calls/call';
 import {
   cardKey,
   cardKeyOf,
@@ -8,11 +8,14 @@ import {
   withCardUsers,
   withKeys,
 } from '../calls/call-card';
-import { choosePortalUser, markFailed } from '../calls/call-lifecycle';
+import { choosePortalUser, markFailed, plan as replan } from '../calls/call-lifecycle';
 import { PortalError } from '../portal/portal-error';
 import { CallRouting } from './call-routing';
 import { applyRequestFailure } from './delivery-outcome';
 import { Bindings, CallMark, MarkContext } from './batch-mark';
+
+/** How long a step waiting for the employee directory's first copy waits before it is looked at again. */
+const DIRECTORY_WAIT_MS = 1000;
 
 /**
  * The call's parties as a batch fixes them before sending: the CRM client a register binds to, the
@@ -34,6 +37,21 @@ export class BatchParty {
    */
   needEmployees(): void {
     this.routing?.employeesNeeded?.();
+  }
+
+  /**
+   * A step of `call` waits for the directory's first copy (read now): tried again in a second, no failure
+   * counted (a real one's backoff is not lengthened by it); a parked call keeps why it was parked.
+   */
+  waitForEmployees(call: CallRecord, step: string, now: number): CallRecord {
+    this.needEmployees();
+    const lastError = call.delivery.failed
+      ? call.delivery.lastError
+      : `${step}: waiting for the employee directory`;
+    return replan(
+      { ...withDelivery(call, { lastError, retryAt: now + DIRECTORY_WAIT_MS }), updatedAt: now },
+      now,
+    );
   }
 
   /** Whether the CRM module knows employees at all (without it, internal numbers are never resolved). */

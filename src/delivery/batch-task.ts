@@ -46,10 +46,28 @@ export class BatchTask {
 
   fixResponsible(mark: CallMark, context: MarkContext): CallMark {
     if (mark.steps[0] !== 'addTask') return mark;
+    if (this.waitsForEmployees(mark.call)) {
+      // The task goes to the call's employee, known so far by internal number only: not to the default
+      // employee for want of the directory's first copy (read now, not when the budget is idle).
+      return { ...mark, call: this.party.waitForEmployees(mark.call, 'addTask', context.now), stop: true };
+    }
     const fixed = this.fixTaskResponsible(mark.call, context.now);
     if (fixed.task?.failed) return { ...mark, call: replan(fixed, context.now), stop: true };
     // Stored with the lookup as its next step: after a crash mid-request, the restart looks first.
     return { ...mark, call: replan(countTaskAdd(fixed, context.now), context.now) };
+  }
+
+  /** Whether whom the task goes to hangs on an internal number the directory, not read yet, would name. */
+  private waitsForEmployees(call: CallRecord): boolean {
+    if (call.task?.responsibleId !== undefined || !this.party.routed) return false;
+    if (this.clients.get(call.callId)?.responsibleUserId !== undefined) return false;
+    const employee = call.portal.finishUser ?? call.portal.user;
+    const extension = employee?.USER_PHONE_INNER;
+    return (
+      employee?.USER_ID === undefined &&
+      extension !== undefined &&
+      this.party.employeeFor(extension) === undefined
+    );
   }
 
   /**
