@@ -250,7 +250,8 @@ export class OperatingTime {
   /**
    * When `minUseful` commands of a method without allowance may go (bridge clock): its block's end, the
    * moment enough of the mirrored buckets have left the window (each at its own time), or the portal's
-   * named reset when no figure has come since (then a request asks). Undefined when an answer in flight will tell (it wakes the loop).
+   * named reset when no figure has come since (then a request asks). Undefined when an answer in flight
+   * will tell (it wakes the loop).
    */
   nextRoomAt(method: string, minUseful = 1): number | undefined {
     const use = this.find(method);
@@ -376,6 +377,7 @@ export class OperatingTime {
       bucket.sec += sec;
       return;
     }
+    use.buckets = use.buckets.filter((candidate) => candidate.leavesAt > at);
     use.buckets.push({ tenth, leavesAt: Math.floor(at / 1000) * 1000 + this.settings.windowMs, sec });
     this.order(use);
   }
