@@ -7,10 +7,12 @@
  * and finish together need 25 commands a second, half a full batch a second, far under the 2 requests/s
  * budget (100 commands/s). The operating limit binds, not the request budget.
  *
- * BENCH_OPERATING_CALLS (3 300) calls are posted at once (register + finish each, no recordings). The first
+ * BENCH_OPERATING_CALLS calls are posted at once (register + finish each, no recordings): 3 300 with 80-ms
+ * commands, as many more as shorter commands need (6 600 with 40 ms), so the backlog lasts. The first
  * window after the first batch starts empty (any client fills it at once), so the bench measures the steady
  * state: the BENCH_OPERATING_MEASURE_SEC (180) seconds after it, where only what leaves the window may be
- * used again; 3 300 calls (4.4 windows of registers) keep both methods busy to its end. Printed per scenario (one JSON document):
+ * used again; the calls (4.4 windows of registers) keep both methods busy to its end. Printed per scenario
+ * (one JSON document):
  *  - deliveredFraction: server seconds run in the measured span ÷ what the limit allowed in it, limit ×
  *    seconds ÷ window per limited method (register and finish; `batch` alone with `batch-whole`);
  *  - refusedCommands (429 OPERATION_TIME_LIMIT inside batches and direct calls);
@@ -35,11 +37,11 @@ import { SandboxPortal } from '../sandbox';
 import { OperatingCharge } from '../sandbox/operating-time';
 import { DIST, postJson, startBuiltBridge } from './bench-support';
 
-const CALLS = Number(process.env.BENCH_OPERATING_CALLS ?? 3300);
+const COMMAND_MS = Number(process.env.BENCH_OPERATING_COMMAND_MS ?? 80);
+const CALLS = Number(process.env.BENCH_OPERATING_CALLS ?? Math.ceil((3300 * 80) / Math.max(1, COMMAND_MS)));
 const MEASURE_SEC = Number(process.env.BENCH_OPERATING_MEASURE_SEC ?? 180);
 const WINDOW_SEC = Number(process.env.BENCH_OPERATING_WINDOW_SEC ?? 60);
 const LIMIT_SEC = Number(process.env.BENCH_OPERATING_LIMIT_SEC ?? 60);
-const COMMAND_MS = Number(process.env.BENCH_OPERATING_COMMAND_MS ?? 80);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 const TOKEN = 'bench-token-operating';
 const REGISTER = 'telephony.externalcall.register';
