@@ -7,12 +7,14 @@
  * and finish together need 25 commands a second, half a full batch a second, far under the 2 requests/s
  * budget (100 commands/s). The operating limit binds, not the request budget.
  *
- * BENCH_OPERATING_CALLS (3 300) calls are posted at once (register + finish each, no recordings). The first
+ * BENCH_OPERATING_CALLS calls are posted at once (register + finish each, no recordings): 3 300 with 80-ms
+ * commands, as many more as shorter commands need (6 600 with 40 ms), so the backlog lasts. The first
  * window after the first batch starts empty (any client fills it at once), so the bench measures the steady
  * state: the BENCH_OPERATING_MEASURE_SEC (180) seconds after it, where only what leaves the window may be
- * used again; 3 300 calls (4.4 windows of registers) keep both methods busy to its end. Printed per scenario (one JSON document):
+ * used again; the calls (4.4 windows of registers) keep both methods busy to its end. Printed per scenario
+ * (one JSON document):
  *  - deliveredFraction: server seconds run in the measured span ÷ what the limit allowed in it, limit ×
- *    seconds ÷ window per method (register and finish);
+ *    seconds ÷ window per limited method (register and finish; `batch` alone with `batch-whole`);
  *  - refusedCommands (429 OPERATION_TIME_LIMIT inside batches and direct calls);
  *  - longestGapSec: the longest time without a request reaching the portal in the measured span (the window
  *    may be full: the first window's use leaves as it came, so a gap can be the portal's, not a stall);
@@ -20,10 +22,13 @@
  *    left a method at most 90 % of its limit: time the bridge could have used and did not;
  *  - the portal's count per method, sampled each second after the first window (min/mean/max), and the
  *    bridge's estimate against it (/health/ready) at the largest gap between them.
- * Scenarios (BENCH_SCENARIOS=comma list to pick): `run` (the portal charges each command when it has run, as
- * real portals do) and `batch-upfront` (a fault: the portal charges a batch's whole server time on arrival
- * to every method in it, refused commands included) and `batch-upfront-no-reset` (the same fault, and a
- * command refused inside a batch names neither the count nor the reset). BRIDGE_DIST benches another build's dist/.
+ * Scenarios (BENCH_SCENARIOS=comma list to pick): `run` (as real portals do: a batch itself is not charged,
+ * each command is, to its own method, when its run ends), `batch-whole` (the other reading: a batch's whole
+ * server time is charged to the method `batch`, which is what gets blocked; the delivered fraction is then
+ * of what `batch`'s one limit allowed), `batch-upfront` (a fault: the portal charges a batch's whole server
+ * time on arrival to every method in it, refused commands included) and `batch-upfront-no-reset` (the same
+ * fault, and a command refused inside a batch names neither the count nor the reset). BRIDGE_DIST benches
+ * another build's dist/.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
@@ -32,18 +37,23 @@ import { SandboxPortal } from '../sandbox';
 import { OperatingCharge } from '../sandbox/operating-time';
 import { DIST, postJson, startBuiltBridge } from './bench-support';
 
-const CALLS = Number(process.env.BENCH_OPERATING_CALLS ?? 3300);
+const COMMAND_MS = Number(process.env.BENCH_OPERATING_COMMAND_MS ?? 80);
+const CALLS = Number(process.env.BENCH_OPERATING_CALLS ?? Math.ceil((3300 * 80) / Math.max(1, COMMAND_MS)));
 const MEASURE_SEC = Number(process.env.BENCH_OPERATING_MEASURE_SEC ?? 180);
 const WINDOW_SEC = Number(process.env.BENCH_OPERATING_WINDOW_SEC ?? 60);
 const LIMIT_SEC = Number(process.env.BENCH_OPERATING_LIMIT_SEC ?? 60);
-const COMMAND_MS = Number(process.env.BENCH_OPERATING_COMMAND_MS ?? 80);
 const ONLY = process.env.BENCH_SCENARIOS?.split(',').map((name) => name.trim());
 const TOKEN = 'bench-token-operating';
 const REGISTER = 'telephony.externalcall.register';
 const FINISH = 'telephony.externalcall.finish';
 const METHODS = [REGISTER, FINISH];
 
-const SCENARIOS: OperatingCharge[] = ['run', 'batch-upfront', 'batch-upfront-no-reset'];
+const SCENARIOS: OperatingCharge[] = ['run', 'batch-whole', 'batch-upfront', 'batch-upfront-no-reset'];
+
+/** The methods the portal limits in a scenario: the commands' own, or `batch` when it charges batches whole. */
+function limitedMethods(charge: OperatingCharge): string[] {
+  return charge === 'batch-whole' ? ['batch'] : METHODS;
+}
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 
@@ -105,20 +115,20 @@ async function run(charge: OperatingCharge, dir: string) {
       const now = Date.now();
       if (first !== undefined && now - first >= (WINDOW_SEC + MEASURE_SEC) * 1000 + 500) break;
       if (first !== undefined && now - first >= WINDOW_SEC * 1000) {
-        samples.push(await sample(sandbox, bridge.url));
+        samples.push(await sample(sandbox, bridge.url, limitedMethods(charge)));
       }
       await sleep(first === undefined ? 100 : 1000);
     }
-    return figures(sandbox, samples);
+    return figures(sandbox, samples, limitedMethods(charge));
   } finally {
     bridge.child.kill('SIGKILL');
     await sandbox.close();
   }
 }
 
-async function sample(sandbox: SandboxPortal, url: string): Promise<Sample> {
+async function sample(sandbox: SandboxPortal, url: string, limited: string[]): Promise<Sample> {
   const methods = sandbox.operating().methods;
-  const portal = Object.fromEntries(METHODS.map((method) => [method, methods[method]?.usedSec ?? 0]));
+  const portal = Object.fromEntries(limited.map((method) => [method, methods[method]?.usedSec ?? 0]));
   const bridge: Record<string, number> = {};
   try {
     const health = (await (await fetch(`${url}/health/ready`)).json()) as {
@@ -131,7 +141,7 @@ async function sample(sandbox: SandboxPortal, url: string): Promise<Sample> {
   return { at: Date.now(), portal, bridge };
 }
 
-function figures(sandbox: SandboxPortal, samples: Sample[]) {
+function figures(sandbox: SandboxPortal, samples: Sample[], limited: string[]) {
   const requests = sandbox.requests().filter((entry) => entry.path.startsWith('/rest'));
   const from = requests.find((entry) => entry.method === 'batch')!.at + WINDOW_SEC * 1000;
   const end = from + MEASURE_SEC * 1000;
@@ -144,7 +154,7 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
   let stall = 0;
   let roomSince: number | undefined;
   for (const entry of samples.filter((sampled) => sampled.at >= from && sampled.at <= end)) {
-    const room = METHODS.some((method) => entry.portal[method] <= 0.9 * LIMIT_SEC);
+    const room = limited.some((method) => entry.portal[method] <= 0.9 * LIMIT_SEC);
     if (!room) {
       roomSince = undefined;
       continue;
@@ -160,12 +170,12 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
     previous = entry.at;
   }
   const ranSec = METHODS.reduce((sum, method) => sum + (ran[method] ?? 0), 0) * (COMMAND_MS / 1000);
-  const allowedSec = METHODS.length * LIMIT_SEC * (MEASURE_SEC / WINDOW_SEC);
+  const allowedSec = limited.length * LIMIT_SEC * (MEASURE_SEC / WINDOW_SEC);
   const batches = measured.filter((entry) => entry.method === 'batch' && entry.status === 200);
   const operating = sandbox.operating();
   const perMethod = Object.fromEntries(
-    METHODS.map((method) => {
-      const used = samples.map((entry) => entry.portal[method]);
+    [...new Set([...METHODS, ...limited])].map((method) => {
+      const used = samples.map((entry) => entry.portal[method] ?? 0);
       return [
         method,
         {
@@ -178,7 +188,7 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
           // Where the bridge's estimate and the portal's count differed most (estimate − count).
           widestEstimateGap: samples.reduce(
             (widest, entry) => {
-              const gap = (entry.bridge[method] ?? 0) - entry.portal[method];
+              const gap = (entry.bridge[method] ?? 0) - (entry.portal[method] ?? 0);
               return Math.abs(gap) > Math.abs(widest.gap)
                 ? { gap: Number(gap.toFixed(1)), bridge: entry.bridge[method], portal: entry.portal[method] }
                 : widest;
@@ -198,7 +208,9 @@ function figures(sandbox: SandboxPortal, samples: Sample[]) {
     deliveredFraction: Number((ranSec / allowedSec).toFixed(3)),
     ranServerSec: Number(ranSec.toFixed(1)),
     allowedServerSec: allowedSec,
-    refusedCommands: operating.refusals.filter((refusal) => refusal.at >= from && refusal.at < end).length,
+    refusedCommands: operating.refusals
+      .filter((refusal) => refusal.at >= from && refusal.at < end)
+      .reduce((sum, refusal) => sum + refusal.commands, 0),
     refusedCommandsAll: operating.refused,
     http429: measured.filter((entry) => entry.status === 429).length,
     portal503s: measured.filter((entry) => entry.status === 503).length,

@@ -2,7 +2,7 @@ import { unixSeconds } from './date-format';
 import { phpMap, portalTime, PortalTime } from './envelope';
 import { parseFormParams } from './http-io';
 import { MethodContext, MethodRegistry } from './method-registry';
-import { MethodOperating } from './operating-time';
+import { BATCH_METHOD, MethodOperating } from './operating-time';
 import { asList, isPlainObject, isTruthyFlag, param, Params } from './params';
 import { isSandboxPortalError, portalErrors, SandboxPortalError } from './sandbox-portal-error';
 
@@ -20,11 +20,11 @@ export interface BatchAnswer {
   body: { result: Record<string, unknown> };
   commands: number;
   /**
-   * Figures each command's `result_time` operating use as of when it ran, and returns the most used among
-   * the batch's methods (the batch's own `time.operating`); called when the answer leaves, so the figures
-   * count what other requests ran meanwhile.
+   * Figures each command's `result_time` operating use as of when it ran, and returns the use of the method
+   * `batch` when the batch ended (the batch's own `time.operating`: nothing unless `batch-whole` charges it);
+   * called when the answer leaves, so the figures count what other requests ran meanwhile.
    */
-  figure(): MethodOperating | undefined;
+  figure(): MethodOperating;
 }
 
 /** The labelled commands of `cmd`, a JSON object/array or form `cmd[label]=method?query`. */
@@ -76,7 +76,12 @@ function resolve(reference: string, label: string, path: string, results: Map<st
   return current;
 }
 
-/** Runs up to 50 commands in order with the batch's credentials; the batch is one request for the budget. */
+/**
+ * Runs up to 50 commands in order with the batch's credentials; the batch is one request for the budget.
+ * The batch itself is not charged operating time: each command is, to its own method, when its run ends
+ * (`run`). With `batch-whole` the batch is checked against the method `batch` before it runs, and its whole
+ * server time charged to `batch` when it ends, its commands to no method of their own.
+ */
 export function runBatch(params: Params, context: MethodContext, registry: MethodRegistry): BatchAnswer {
   const commands = commandsOf(params);
   if (commands.length > MAX_BATCH_COMMANDS) throw portalErrors.batchTooLong();
@@ -90,7 +95,19 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
   const ledger = context.state.operating;
   const commandMs = ledger.performance.commandMs;
   const prepaid = ledger.upfront;
+  const batchCharged = ledger.batchWhole;
   const refusalTimes = ledger.chargeMode !== 'batch-upfront-no-reset';
+  const endedAt = context.now + commands.length * commandMs;
+  if (batchCharged) {
+    if (ledger.blocked(BATCH_METHOD, context.now)) {
+      context.state.requestLog.countOperatingLimited();
+      throw portalErrors.operationTimeLimit(
+        context.now,
+        ledger.refuse(BATCH_METHOD, context.now, commands.length),
+      );
+    }
+    ledger.charge(BATCH_METHOD, endedAt, (commands.length * commandMs) / 1000);
+  }
   if (prepaid) {
     // The fault: the whole batch's server time, charged on arrival to every method it calls.
     const methods = new Set(commands.map(({ text }) => methodOf(text.split('?')[0])));
@@ -107,7 +124,12 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
       const definition = registry.find(method);
       if (!definition) throw portalErrors.methodNotFound();
       const commandParams = substitute(parseFormParams(query), results) as Params;
-      const answer = registry.invoke(definition, commandParams, { ...context, now: startedAt, prepaid });
+      const answer = registry.invoke(definition, commandParams, {
+        ...context,
+        now: startedAt,
+        prepaid,
+        batchCharged,
+      });
       results.set(label, answer.result);
       if (answer.total !== undefined) totals.set(label, answer.total);
       if (answer.next !== undefined) nexts.set(label, answer.next);
@@ -137,14 +159,12 @@ export function runBatch(params: Params, context: MethodContext, registry: Metho
     },
     commands: commands.length,
     figure() {
-      let most: MethodOperating | undefined;
       for (const { time, method, at } of ran) {
         const use = ledger.used(method, at);
         time.operating = use.usedSec;
         time.operating_reset_at = unixSeconds(use.resetAt);
-        if (!most || use.usedSec > most.usedSec) most = use;
       }
-      return most;
+      return ledger.used(BATCH_METHOD, endedAt);
     },
   };
 }

@@ -263,7 +263,7 @@ const ENDPOINTS = [
   'GET /_sandbox/stats',
   'GET /_sandbox/budget',
   'GET /_sandbox/operating',
-  'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?, operatingCharge?: run|batch-upfront|batch-upfront-no-reset}',
+  'POST /_sandbox/performance {commandMs?, operatingWindowSec?, operatingLimitSec?, operatingCharge?: run|batch-whole|batch-upfront|batch-upfront-no-reset}',
   "POST /_sandbox/operating/use {method, sec, agoSec?} (another application's use of a method)",
   'GET /_sandbox/credentials',
   'GET|POST|DELETE /_sandbox/faults {kind: outage|http|latency|lose-answer|redirect|decline|refuse, …}',

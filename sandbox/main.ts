@@ -13,7 +13,7 @@ function numberFromEnv(name: string, fallback: number, zeroAllowed = false): num
   return value;
 }
 
-/** SANDBOX_OPERATING_CHARGE: `run` (default), or the `batch-upfront` or `batch-upfront-no-reset` fault. */
+/** SANDBOX_OPERATING_CHARGE: `run` (default), `batch-whole`, or the `batch-upfront` or `batch-upfront-no-reset` fault. */
 function chargeFromEnv(): OperatingCharge {
   const raw = process.env.SANDBOX_OPERATING_CHARGE?.trim() || 'run';
   if (!OPERATING_CHARGES.includes(raw as OperatingCharge)) {

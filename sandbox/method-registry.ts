@@ -10,6 +10,11 @@ export interface MethodContext {
   now: number;
   /** The batch's server time was charged when it arrived (`batch-upfront`): the command is not charged again. */
   prepaid?: boolean;
+  /**
+   * The batch is charged for the command's time, to the method `batch` (`batch-whole`): the command is
+   * neither charged to its own method nor checked against it.
+   */
+  batchCharged?: boolean;
 }
 
 /** What a method answers: `result`, plus `total`/`next` for list methods. */
@@ -50,7 +55,7 @@ export class MethodRegistry {
   /**
    * One call, direct or as a batch command: scope, injected fault, the method's operating-time block,
    * string limit, then the method, charged `commandMs` of server time to its method when it has run (at
-   * `context.now + commandMs`; on arrival with `batch-upfront`). The method's use is figured when the answer
+   * `context.now + commandMs`; on arrival with `batch-upfront`; to the batch with `batch-whole`). The method's use is figured when the answer
    * leaves (`OperatingTimeLedger.used` at `finishedAt`), so it counts what other requests ran meanwhile.
    */
   invoke(definition: MethodDefinition, params: Params, context: MethodContext): InvokedResult {
@@ -65,11 +70,13 @@ export class MethodRegistry {
     const upfront = ledger.upfront;
     // A direct call on an up-front portal pays on arrival too.
     if (upfront && !context.prepaid) ledger.charge(method, context.now, commandMs / 1000);
-    if (ledger.blocked(method, context.now)) {
+    // Checked before it runs: the call that takes the count over the limit completes, the next is refused.
+    if (!context.batchCharged && ledger.blocked(method, context.now)) {
       context.state.requestLog.countOperatingLimited();
       throw portalErrors.operationTimeLimit(context.now, ledger.refuse(method, context.now));
     }
-    if (!upfront) ledger.charge(method, context.now + commandMs, commandMs / 1000);
+    // Charged when its run ends, to its own method (a `batch-whole` batch pays for it instead).
+    if (!upfront && !context.batchCharged) ledger.charge(method, context.now + commandMs, commandMs / 1000);
     ledger.countRun(method, context.now);
     const overlong = findOverlongString(params);
     if (overlong !== null) {

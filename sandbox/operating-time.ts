@@ -4,17 +4,25 @@
  * answering 429 `OPERATION_TIME_LIMIT`, until enough of its use has left the window. Every answer reports
  * the method's use as `time.operating` and when part of it is freed as `time.operating_reset_at`.
  *
- * The window slides in tenths: use is kept in buckets a tenth of the window long (aligned on the clock),
- * and a bucket leaves the window whole, a window after it began. The count at a moment is the current
- * bucket and the nine before it; `operating_reset_at` is when the oldest of them with any use leaves.
+ * The window is kept in tenths of the clock (6 s of a 60-s window, a minute of the real one). A tenth's use
+ * goes into one bucket, opened by the first use in that tenth; the bucket leaves the window whole, one window
+ * after that first use, at the whole second (the portal's clock in seconds, rounded down: a use at 10.7 s
+ * leaves at 70 s). The count at a moment is the buckets opened by then that have not left, the use being
+ * charged when it happens (a command when its own run ends); `operating_reset_at` is when the oldest of them
+ * leaves (a window from the current second when there is none). A call is checked before it runs: the one
+ * that takes the count over the limit completes, the next is refused.
  */
-export type OperatingCharge = 'run' | 'batch-upfront' | 'batch-upfront-no-reset';
+export type OperatingCharge = 'run' | 'batch-whole' | 'batch-upfront' | 'batch-upfront-no-reset';
 
 export const OPERATING_CHARGES: readonly OperatingCharge[] = [
   'run',
+  'batch-whole',
   'batch-upfront',
   'batch-upfront-no-reset',
 ];
+
+/** The method a `batch-whole` portal charges and blocks for a batch's server time. */
+export const BATCH_METHOD = 'batch';
 
 export interface OperatingPerformance {
   /** Server time one command takes, ms: a batch of n commands is answered n × commandMs after arrival. */
@@ -22,8 +30,11 @@ export interface OperatingPerformance {
   windowSec: number;
   limitSec: number;
   /**
-   * How server time is charged. `run` (default, as portals do): each command when it has run, to its own
-   * method. `batch-upfront` (a fault: a portal whose books differ from what its answers say): a batch's whole
+   * How server time is charged. `run` (default, as portals do): a batch itself is not charged; its commands
+   * run one after another and each is charged to its own method when its run ends. `batch-whole` (the other
+   * reading of the vendor's words): a batch's whole server time is charged to the method `batch` when it
+   * ends, its commands are not charged to their own methods, and it is `batch` that gets blocked (a direct
+   * call is charged to its method as with `run`). `batch-upfront` (a fault: a portal whose books differ from what its answers say): a batch's whole
    * server time is charged when it arrives, to every method it calls, refused commands included.
    * `batch-upfront-no-reset`: the same, and a command refused inside a batch carries no `result_time` (no
    * count, no reset): only the figures of commands that ran and of direct calls tell the count.
@@ -47,6 +58,8 @@ export interface MethodOperating {
 export interface OperatingRefusal extends MethodOperating {
   at: number;
   method: string;
+  /** Commands refused: 1, or a whole batch's with `batch-whole`. */
+  commands: number;
 }
 
 /** Refusals and runs kept for inspection (the oldest are dropped). */
@@ -71,10 +84,18 @@ export class OperatingTimeLedger {
 
   /** A batch's server time is charged on arrival (the `batch-upfront` faults). */
   get upfront(): boolean {
-    return this.chargeMode !== 'run';
+    return this.chargeMode === 'batch-upfront' || this.chargeMode === 'batch-upfront-no-reset';
   }
 
-  /** Charges `sec` of server time to `method` at `at` (a command's end, or a batch's arrival up front). */
+  /** A batch's whole server time is charged to `batch`, not to its commands' methods (`batch-whole`). */
+  get batchWhole(): boolean {
+    return this.chargeMode === 'batch-whole';
+  }
+
+  /**
+   * Charges `sec` of server time to `method` at `at` (a command's end, a `batch-whole` batch's end, or a
+   * batch's arrival up front).
+   */
   charge(method: string, at: number, sec: number): void {
     if (sec <= 0) return;
     const list = this.charges.get(method) ?? [];
@@ -82,22 +103,37 @@ export class OperatingTimeLedger {
     this.charges.set(method, list);
   }
 
-  /** The method's use in the window at `now`: the charges made by then whose bucket has not left. */
+  /**
+   * The method's use in the window at `now`: the buckets opened by then that have not left. A bucket is a
+   * tenth of the clock's use, opened by the first charge in it (charges made for later moments, a batch's
+   * later commands, do not count yet) and leaving at the whole second one window after that charge.
+   */
   used(method: string, now: number): MethodOperating {
     const windowMs = this.performance.windowSec * 1000;
     const slice = windowMs / 10;
-    const oldest = Math.floor(now / slice) - 9;
-    let usedSec = 0;
-    let first = Infinity;
+    const buckets = new Map<number, { openedAt: number; sec: number }>();
     for (const charge of this.prune(method, now)) {
-      const bucket = Math.floor(charge.at / slice);
-      if (charge.at > now || bucket < oldest) continue;
-      usedSec += charge.sec;
-      first = Math.min(first, bucket);
+      if (charge.at > now) continue;
+      const tenth = Math.floor(charge.at / slice);
+      const bucket = buckets.get(tenth);
+      if (bucket) {
+        bucket.openedAt = Math.min(bucket.openedAt, charge.at);
+        bucket.sec += charge.sec;
+      } else {
+        buckets.set(tenth, { openedAt: charge.at, sec: charge.sec });
+      }
+    }
+    let usedSec = 0;
+    let resetAt = Infinity;
+    for (const { openedAt, sec } of buckets.values()) {
+      const leavesAt = leavesWindowAt(openedAt, windowMs);
+      if (leavesAt <= now) continue;
+      usedSec += sec;
+      resetAt = Math.min(resetAt, leavesAt);
     }
     return {
       usedSec: Math.round(usedSec * 10_000) / 10_000,
-      resetAt: first === Infinity ? now + windowMs : first * slice + windowMs,
+      resetAt: resetAt === Infinity ? leavesWindowAt(now, windowMs) : resetAt,
     };
   }
 
@@ -112,11 +148,11 @@ export class OperatingTimeLedger {
     return this.used(method, now).usedSec > this.performance.limitSec;
   }
 
-  /** Counts a command refused at `now`; what the refusal reports. */
-  refuse(method: string, now: number): MethodOperating {
+  /** Counts `commands` refused at `now` (a `batch-whole` batch is refused whole); what the refusal reports. */
+  refuse(method: string, now: number, commands = 1): MethodOperating {
     const use = this.used(method, now);
-    this.refused += 1;
-    this.refusals.push({ at: now, method, ...use });
+    this.refused += commands;
+    this.refusals.push({ at: now, method, commands, ...use });
     if (this.refusals.length > REFUSALS_KEPT) this.refusals.shift();
     return use;
   }
@@ -149,4 +185,9 @@ export class OperatingTimeLedger {
     else this.charges.set(method, kept);
     return kept;
   }
+}
+
+/** When a bucket opened at `openedAt` leaves: one window later, at the whole second (rounded down). */
+export function leavesWindowAt(openedAt: number, windowMs: number): number {
+  return Math.floor(openedAt / 1000) * 1000 + windowMs;
 }

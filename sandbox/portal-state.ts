@@ -24,7 +24,7 @@ export interface PortalStateOptions {
   commandMs: number;
   operatingWindowSec: number;
   operatingLimitSec: number;
-  /** How server time is charged (`run`, or the `batch-upfront` fault). */
+  /** How server time is charged (`run`, `batch-whole`, or the `batch-upfront` faults). */
   operatingCharge?: OperatingCharge;
 }
 

@@ -198,8 +198,12 @@ export class RestRouter {
       const failure = isSandboxPortalError(error)
         ? error
         : new SandboxPortalError(500, 'INTERNAL_SERVER_ERROR', 'Internal server error');
-      // An over-long batch is refused before any of its commands runs.
-      const ran = failure.code === 'ERROR_BATCH_LENGTH_EXCEEDED' ? 0 : executed;
+      // An over-long batch, or one refused for the operating time of `batch` (`batch-whole`), is refused
+      // before any of its commands runs.
+      const refusedWhole =
+        failure.code === 'ERROR_BATCH_LENGTH_EXCEEDED' ||
+        (address?.method === 'batch' && failure.code === 'OPERATION_TIME_LIMIT');
+      const ran = refusedWhole ? 0 : executed;
       return { status: failure.status, body: failure.body(), executed: ran, commands, methods };
     }
   }

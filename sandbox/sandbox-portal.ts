@@ -41,7 +41,7 @@ export interface SandboxOptions {
   operatingWindowSec?: number;
   /** Server seconds a method may use within the window before it is blocked, default 480. */
   operatingLimitSec?: number;
-  /** How server time is charged: `run` (default, as portals do) or the `batch-upfront` fault. */
+  /** How server time is charged: `run` (default, as portals do), `batch-whole`, or the `batch-upfront` faults. */
   operatingCharge?: OperatingCharge;
   /** attachRecord tries RECORD_URL once while answering and fails when it cannot download it (default off). */
   downloadRecordUrls?: boolean;

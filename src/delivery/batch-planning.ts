@@ -4,6 +4,9 @@ import { OperatingReservation } from '../portal/operating-time';
 import { CallStore } from '../store/call-store';
 import { PortalTransport } from './portal-transport';
 
+/** The method a portal that charges batches whole counts a request's server time to. */
+const BATCH_METHOD = 'batch';
+
 /** Calls looked at per request: twice a request's worth, so calls dropped while planning leave it full. */
 const CANDIDATES_PER_COMMAND = 2;
 
@@ -80,11 +83,14 @@ export class BatchPlanning {
       }
       for (const callId of plan.callIds) claimed.add(callId);
       const operating = this.transport.operating;
-      const reservation =
-        operating && plan.commandCount > 0 ? operating.reserve(plan.commandsByMethod()) : undefined;
+      const batchCharged = operating?.counted(BATCH_METHOD) ?? false;
+      const commands = plan.commandsByMethod();
+      if (batchCharged) commands.set(BATCH_METHOD, plan.commandCount);
+      const reservation = operating && plan.commandCount > 0 ? operating.reserve(commands) : undefined;
       let pacedUntil: number | undefined;
       if (operating && plan.commandCount === 0) {
         const minUseful = this.minPacedCommands();
+        if (batchCharged && limits.maxCommands <= 0) exhausted.add(BATCH_METHOD);
         for (const method of exhausted) {
           const at = operating.nextRoomAt(method, minUseful);
           if (at !== undefined) pacedUntil = Math.min(pacedUntil ?? Infinity, at);
@@ -103,11 +109,18 @@ export class BatchPlanning {
     return next;
   }
 
+  /**
+   * A portal that charges a batch's whole server time to `batch` (its answers' own figures count it) limits
+   * the request's commands by what `batch` may still use.
+   */
   private limits(): BatchLimits {
     const operating = this.transport.operating;
     const minUseful = this.minPacedCommands();
+    const batchRoom = operating?.counted(BATCH_METHOD)
+      ? operating.allowance(BATCH_METHOD, minUseful)
+      : Infinity;
     return {
-      maxCommands: this.transport.maxBatchSize,
+      maxCommands: Math.min(this.transport.maxBatchSize, batchRoom),
       maxBytes: this.sizes.maxBatchBytes,
       maxPayloadBytes: this.sizes.maxPayloadBytes,
       allowance: operating && ((method) => operating.allowance(method, minUseful)),

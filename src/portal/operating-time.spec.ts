@@ -1,7 +1,7 @@
 import { OperatingTime } from './operating-time';
 
 describe('OperatingTime (the portal operating-time limit, per method)', () => {
-  // A bucket boundary of the 60-s window (6-s buckets), so the arithmetic is plain.
+  // A tenth's boundary of the 60-s window (6-s tenths), so the arithmetic is plain.
   const START = 1_800_000_000_000;
   let now = START;
   const clock = () => now;
@@ -80,30 +80,75 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     expect(operating.allowance(register, 10)).toBe(25);
   });
 
-  it('frees time as the portal does: a tenth of the window at a time, when its bucket leaves', () => {
+  it('frees time as the portal does: each bucket whole, a window after its first use, at the whole second', () => {
     const operating = tracker();
-    // 20 s charged in the first bucket, 20 s in the second, 8 s in the fourth: the limit is reached.
+    // 20 s charged from START + 3.4 s on (that tenth's bucket opens then and leaves at START + 63 s), 20 s
+    // in the next tenth from START + 9.7 s (leaves at START + 69 s), 8 s at START + 20 s: the limit.
     operating.observe(register, {
       usedSec: 20,
       costSec: 0.04,
-      figureAtMs: START + 3000,
-      resetAtMs: START + 60_000,
+      figureAtMs: START + 3400,
+      resetAtMs: START + 63_000,
     });
-    operating.observe(register, { usedSec: 40, figureAtMs: START + 9000, resetAtMs: START + 60_000 });
+    operating.observe(register, { usedSec: 40, figureAtMs: START + 9700, resetAtMs: START + 63_000 });
     now = START + 20_000;
-    operating.observe(register, { usedSec: 48, figureAtMs: START + 20_000, resetAtMs: START + 60_000 });
+    operating.observe(register, { usedSec: 48, figureAtMs: START + 20_000, resetAtMs: START + 63_000 });
     expect(operating.allowance(register, 10)).toBe(0);
-    // Room for ten commands comes when the first bucket leaves, a window after it began: not 60 s after
-    // each charge (the last of the bucket's would free 63 s on).
-    expect(operating.nextRoomAt(register, 10)).toBeGreaterThanOrEqual(START + 60_000);
-    expect(operating.nextRoomAt(register, 10)).toBeLessThan(START + 60_100);
-    now = START + 59_900;
+    // Room for ten commands comes when the first bucket leaves: not at its tenth's boundary plus a window
+    // (START + 60 s), nor 60 s after each charge.
+    expect(operating.nextRoomAt(register, 10)).toBeGreaterThanOrEqual(START + 63_000);
+    expect(operating.nextRoomAt(register, 10)).toBeLessThan(START + 63_100);
+    now = START + 62_900;
     expect(operating.usedSec(register)).toBeCloseTo(48);
-    now = START + 60_000;
+    now = START + 63_000;
     expect(operating.usedSec(register)).toBeCloseTo(28);
     expect(operating.allowance(register, 10)).toBe(500);
-    now = START + 66_000;
+    now = START + 68_900;
+    expect(operating.usedSec(register)).toBeCloseTo(28);
+    now = START + 69_000;
     expect(operating.usedSec(register)).toBeCloseTo(8);
+  });
+
+  it('the reset the portal names places its oldest bucket: earlier when its first use came unseen, never before', () => {
+    const operating = tracker();
+    // The mirror first hears of the tenth's use at START + 5.5 s; the portal says its bucket leaves at
+    // START + 62 s (its first use came at START + 2.x s, before any figure showed it).
+    operating.observe(register, {
+      usedSec: 30,
+      costSec: 0.04,
+      figureAtMs: START + 5500,
+      resetAtMs: START + 62_000,
+    });
+    now = START + 20_000;
+    operating.observe(register, { usedSec: 48, figureAtMs: START + 20_000, resetAtMs: START + 62_000 });
+    expect(operating.nextRoomAt(register, 10)).toBeGreaterThanOrEqual(START + 62_000);
+    expect(operating.nextRoomAt(register, 10)).toBeLessThan(START + 62_100);
+    now = START + 62_000;
+    expect(operating.usedSec(register)).toBeCloseTo(18);
+    // A bucket the mirror would free before the portal's named reset is not freed before it.
+    const late = tracker();
+    late.observe(register, { usedSec: 10, costSec: 0.04, figureAtMs: START + 1500 });
+    now = START + 30_000;
+    late.observe(register, { usedSec: 48, figureAtMs: START + 30_000, resetAtMs: START + 65_000 });
+    now = START + 61_000;
+    expect(late.usedSec(register)).toBeCloseTo(48);
+    now = START + 65_000;
+    expect(late.usedSec(register)).toBeCloseTo(38);
+  });
+
+  it('follows batch as a method once the portal counts it (a portal that charges batches whole)', () => {
+    const operating = tracker();
+    operating.observe('batch', { usedSec: 0, figureAtMs: START + 1000, resetAtMs: START + 61_000 });
+    expect(operating.counted('batch')).toBe(false);
+    operating.observe('batch', {
+      usedSec: 46,
+      costSec: 2,
+      commands: 50,
+      figureAtMs: START + 2000,
+      resetAtMs: START + 62_000,
+    });
+    expect(operating.counted('batch')).toBe(true);
+    expect(operating.allowance('batch', 10)).toBe(50);
   });
 
   it('never waits past the reset the portal named: a count it cannot place is asked again then', () => {
@@ -173,11 +218,12 @@ describe('OperatingTime (the portal operating-time limit, per method)', () => {
     // Refused inside a batch, no reset given, the count near the limit: the reset last named for the method.
     operating.blocked(register);
     expect(operating.blockedUntil(register)).toBeGreaterThanOrEqual(START + 60_000);
-    // The count had room: the refusal disagrees with it, so it holds only until the next bucket leaves.
+    // The count had room: the refusal disagrees with it, so it holds a short while at most (10 s), or until
+    // the oldest bucket leaves if that is sooner.
     const odd = tracker();
     odd.observe(register, { usedSec: 3, costSec: 0.04, figureAtMs: START, resetAtMs: START + 60_000 });
     odd.blocked(register);
-    expect(odd.blockedUntil(register)).toBeLessThanOrEqual(START + 6000 + 25);
+    expect(odd.blockedUntil(register)).toBeLessThanOrEqual(START + 10_000 + 25);
     // Refused with a reset of its own (a direct call's 429).
     const refused = tracker();
     refused.observe(register, { usedSec: 30, costSec: 0.04, figureAtMs: START });

@@ -2,18 +2,22 @@
  * The portal's second limit (how real portals behave "Errors"): the server time each method uses is summed over a
  * sliding window (10 minutes); a method over the limit (480 s) is blocked, HTTP 429 `OPERATION_TIME_LIMIT`,
  * until `time.operating_reset_at`. Every answer says how much its method has used (`time.operating`; inside
- * a batch, `result_time[label].operating` for each command's own method).
+ * a batch, `result_time[label].operating` for each command's own method; a batch's own `time.operating` is
+ * the method `batch`'s, which a portal that charges batches whole counts and blocks).
  *
- * The portal keeps each method's use in buckets a tenth of the window long; a bucket leaves the window
- * whole, a window after it began, and `operating_reset_at` is when the oldest one with use leaves. This
- * mirrors those buckets from the portal's own figures: each figure, taken when its command ran (portal
- * clock), is the truth at that moment; what it adds over the mirror went into the bucket of that moment,
- * what it lacks left the oldest buckets first. So the estimate is always the portal's last count, less
- * the buckets that have left since, plus what requests in flight are expected to cost; it frees time when
- * the portal does, and never on the bridge's own charges alone (other applications, or a portal whose
- * books differ from what its answers say, are in the figures). A count the mirror cannot place is kept in
- * the newest bucket (it leaves last); once the portal's named reset has passed without a newer figure, a
- * small request may go to ask: the bridge never waits past `operating_reset_at` on an estimate.
+ * The portal keeps each method's use in buckets, one per tenth of the window on its clock: a bucket opens
+ * with the first use in its tenth and leaves whole one window after that use, at the whole second (rounded
+ * down); `operating_reset_at` is when the oldest live one leaves. This mirrors those buckets from the
+ * portal's own figures: each figure, taken when its command ran (portal clock), is the truth at that
+ * moment; what it adds over the mirror went into the bucket of that moment's tenth (opened then if the
+ * mirror had none), what it lacks left the oldest buckets first, and the reset it names is when the oldest
+ * leaves (a mirrored bucket said to leave earlier leaves then; the oldest one of the reset's tenth leaves
+ * then, its first use having come before the mirror saw it). So the estimate is always the portal's last
+ * count, less the buckets that have left since, plus what requests in flight are expected to cost; it frees
+ * time when the portal does, and never on the bridge's own charges alone (other applications, or a portal
+ * whose books differ from what its answers say, are in the figures). Once the portal's named reset has
+ * passed without a newer figure, a small request may go to ask: the bridge never waits past
+ * `operating_reset_at` on an estimate.
  */
 
 export interface OperatingSettings {
@@ -58,9 +62,17 @@ export interface OperatingSnapshot {
   blockedUntil?: number;
 }
 
+/** One of the portal's buckets as mirrored: a tenth's use, and when it leaves the window (portal ms). */
+interface Bucket {
+  /** The tenth of the window (on the portal's clock) whose use it holds. */
+  tenth: number;
+  leavesAt: number;
+  sec: number;
+}
+
 interface MethodUse {
-  /** The mirror of the portal's buckets: bucket index (portal clock) → seconds. */
-  buckets: Map<number, number>;
+  /** The mirror of the portal's live buckets, oldest first. */
+  buckets: Bucket[];
   /** When the portal took the last figure accepted (portal ms); older figures are stale. */
   figureAt: number;
   /** The portal's last `operating_reset_at` (portal ms). */
@@ -68,6 +80,8 @@ interface MethodUse {
   reservedSec: number;
   /** Commands in flight (whatever their cost was taken to be). */
   reservedCommands: number;
+  /** The portal has counted use of the method (a figure above zero): it charges it. */
+  counted: boolean;
   /** Server seconds one command of this method takes (moving average); undefined until answered once. */
   costSec?: number;
   /** Refused by the portal: no command goes before this (local ms). */
@@ -79,8 +93,8 @@ interface MethodUse {
 /** The default share of the limit kept to: 97 %, so the bridge runs within 3 % of what the limit allows. */
 export const DEFAULT_TARGET_SHARE = 0.97;
 
-/** The portal's window is cut in this many buckets, each leaving whole. */
-const BUCKETS_PER_WINDOW = 10;
+/** The portal's window is cut in this many tenths, each one's use leaving whole. */
+const TENTHS_PER_WINDOW = 10;
 
 /** After a moment the portal named, act this much later (timers, rounding of the portal's figures). */
 const GUARD_MS = 25;
@@ -98,8 +112,6 @@ export class OperatingTime {
   private readonly methods = new Map<string, MethodUse>();
   private readonly targetSec: number;
   private readonly sliceMs: number;
-  /** Where the portal's buckets begin, modulo a bucket (learnt from `operating_reset_at`). */
-  private phaseMs = 0;
   /**
    * The portal's clock less the bridge's (ms), kept at the largest value the answers prove (`finish` came
    * before the answer did), so a moment the portal names is never taken as passed before it has.
@@ -111,7 +123,7 @@ export class OperatingTime {
     private readonly now: () => number = Date.now,
   ) {
     this.targetSec = settings.limitSec * (settings.targetShare ?? DEFAULT_TARGET_SHARE);
-    this.sliceMs = settings.windowMs / BUCKETS_PER_WINDOW;
+    this.sliceMs = settings.windowMs / TENTHS_PER_WINDOW;
   }
 
   /**
@@ -136,20 +148,25 @@ export class OperatingTime {
       this.takeFigure(use, report.usedSec, report.figureAtMs ?? this.portalNow(), report.resetAtMs);
     } else if (report.costSec && use.figureAt === -Infinity) {
       // A portal that does not report: the bridge's own charges are the mirror.
-      this.add(use, this.bucketOf(this.portalNow()), report.costSec);
+      this.add(use, this.portalNow(), report.costSec);
     }
+  }
+
+  /** Whether the portal has counted any use of `method` (a portal that never charges `batch` has not). */
+  counted(method: string): boolean {
+    return this.find(method)?.counted ?? false;
   }
 
   /**
    * The portal refused the method for its operating time; it unblocks it at `untilMs` (portal clock). Not
    * said (a command refused inside a batch): if the portal's count was near the limit, at the reset it last
-   * named, or else when its next bucket leaves (the first moment anything can be freed); if its count had
-   * room (the refusal disagrees with it), a short while at most, then a small request asks again.
+   * named, or else when its oldest mirrored bucket leaves (the first moment anything can be freed); if its
+   * count had room (the refusal disagrees with it), a short while at most, then a small request asks again.
    */
   blocked(method: string, untilMs?: number): void {
     const use = this.use(method);
     const portalNow = this.portalNow();
-    const nextBucket = this.bucketStart(this.bucketOf(portalNow) + 1);
+    const nextBucket = this.nextLeaving(use, portalNow) ?? portalNow + this.sliceMs;
     let until = untilMs !== undefined && untilMs > portalNow ? untilMs : undefined;
     if (until === undefined && this.mirrored(use, portalNow) < this.settings.limitSec * NEAR_LIMIT) {
       until = Math.min(nextBucket, portalNow + UNEXPLAINED_BLOCK_MS);
@@ -232,8 +249,9 @@ export class OperatingTime {
 
   /**
    * When `minUseful` commands of a method without allowance may go (bridge clock): its block's end, the
-   * moment enough of the mirrored buckets have left the window, or the portal's named reset when no figure
-   * has come since (then a request asks). Undefined when an answer in flight will tell (it wakes the loop).
+   * moment enough of the mirrored buckets have left the window (each at its own time), or the portal's
+   * named reset when no figure has come since (then a request asks). Undefined when an answer in flight
+   * will tell (it wakes the loop).
    */
   nextRoomAt(method: string, minUseful = 1): number | undefined {
     const use = this.find(method);
@@ -246,18 +264,17 @@ export class OperatingTime {
     let excess = this.mirrored(use, portalNow) + use.reservedSec + minUseful * use.costSec - this.targetSec;
     if (excess <= 0) return now;
     let at: number | undefined;
-    const current = this.bucketOf(portalNow);
-    for (let bucket = current - BUCKETS_PER_WINDOW + 1; bucket <= current; bucket += 1) {
-      excess -= use.buckets.get(bucket) ?? 0;
+    for (const bucket of this.live(use, portalNow)) {
+      excess -= bucket.sec;
       if (excess <= 0) {
-        at = this.toLocal(this.bucketStart(bucket) + this.settings.windowMs) + GUARD_MS;
+        at = this.toLocal(bucket.leavesAt) + GUARD_MS;
         break;
       }
     }
     const askAt = this.askAt(use);
     if (askAt !== undefined) at = Math.min(at ?? Infinity, askAt);
     if (at === undefined && use.reservedCommands > 0) return undefined;
-    at ??= this.toLocal(this.bucketStart(current + 1)) + GUARD_MS;
+    at ??= this.toLocal(this.nextLeaving(use, portalNow) ?? portalNow + this.sliceMs) + GUARD_MS;
     return Math.max(at, now + MIN_WAIT_MS);
   }
 
@@ -273,37 +290,41 @@ export class OperatingTime {
   }
 
   /**
-   * A figure newer than the last: what it adds over the mirror at its moment went into that moment's
-   * bucket; what it lacks has left, taken from the oldest buckets. Buckets the portal's reset time says are
-   * empty (older than its oldest) give their content to that oldest one.
+   * A figure newer than the last: what it adds over the mirror at its moment went into that moment's tenth's
+   * bucket (opened then, if the mirror has none: its first use came by then); what it lacks has left, taken
+   * from the oldest buckets. The reset it names is when the portal's oldest live bucket leaves: mirrored
+   * buckets said to leave before it leave then, and when the mirror's oldest leaves later, the oldest one
+   * of the reset's tenth (its first use came before the mirror saw it) leaves then.
    */
   private takeFigure(use: MethodUse, usedSec: number, at: number, resetAt?: number): void {
     if (at < use.figureAt) return;
-    if (resetAt !== undefined && usedSec > 0) this.learnPhase(resetAt);
-    const bucket = this.bucketOf(at);
-    const first = bucket - BUCKETS_PER_WINDOW + 1;
-    this.prune(use, first);
-    if (resetAt !== undefined && usedSec > 0) {
-      const oldest = Math.min(bucket, this.bucketOf(resetAt - this.settings.windowMs));
-      for (const [index, sec] of [...use.buckets]) {
-        if (index >= first && index < oldest) {
-          use.buckets.delete(index);
-          this.add(use, oldest, sec);
-        }
-      }
-    }
+    use.buckets = use.buckets.filter((bucket) => bucket.leavesAt > at);
+    if (resetAt !== undefined && resetAt > at && usedSec > 0) this.placeReset(use, resetAt);
     let rise = usedSec - this.mirrored(use, at);
-    if (rise > 0) this.add(use, bucket, rise);
-    for (let index = first; rise < 0 && index <= bucket; index += 1) {
-      const sec = use.buckets.get(index) ?? 0;
-      const taken = Math.min(sec, -rise);
-      if (taken > 0) use.buckets.set(index, sec - taken);
+    if (rise > 0) this.add(use, at, rise);
+    for (const bucket of use.buckets) {
+      if (rise >= 0) break;
+      const taken = Math.min(bucket.sec, -rise);
+      bucket.sec -= taken;
       rise += taken;
     }
+    use.buckets = use.buckets.filter((bucket) => bucket.sec > 0);
     use.figureAt = at;
+    if (usedSec > 0) use.counted = true;
     if (resetAt !== undefined) use.resetAt = resetAt;
     // The portal's own count says there is room: a refusal before it no longer holds the method back.
     if (usedSec < this.settings.limitSec && use.refusedAt <= at) use.blockedUntil = 0;
+  }
+
+  /** The portal's oldest live bucket leaves at `resetAt`: the mirror's leave no earlier, and one leaves then. */
+  private placeReset(use: MethodUse, resetAt: number): void {
+    const tenth = this.tenthOf(resetAt - this.settings.windowMs);
+    for (const bucket of use.buckets) {
+      if (bucket.leavesAt < resetAt) bucket.leavesAt = resetAt;
+    }
+    const oldest = use.buckets[0];
+    if (oldest && oldest.leavesAt > resetAt && oldest.tenth === tenth) oldest.leavesAt = resetAt;
+    this.order(use);
   }
 
   /**
@@ -330,43 +351,44 @@ export class OperatingTime {
 
   /** The mirrored count at `at` (portal clock): the buckets that have not left the window by then. */
   private mirrored(use: MethodUse, at: number): number {
-    const bucket = this.bucketOf(at);
     let sum = 0;
-    for (const [index, sec] of use.buckets) {
-      if (index > bucket - BUCKETS_PER_WINDOW && index <= bucket) sum += sec;
-    }
+    for (const bucket of use.buckets) if (bucket.leavesAt > at) sum += bucket.sec;
     return sum;
   }
 
-  private add(use: MethodUse, bucket: number, sec: number): void {
-    use.buckets.set(bucket, (use.buckets.get(bucket) ?? 0) + sec);
+  /** The buckets still in the window at `at`, the soonest to leave first. */
+  private live(use: MethodUse, at: number): Bucket[] {
+    return use.buckets.filter((bucket) => bucket.leavesAt > at);
   }
 
-  /** Forgets buckets before `first` less one (a figure taken a moment ago may still count it). */
-  private prune(use: MethodUse, first: number): void {
-    for (const index of use.buckets.keys()) if (index < first - 1) use.buckets.delete(index);
+  /** When the next mirrored bucket leaves after `at`, if any is live. */
+  private nextLeaving(use: MethodUse, at: number): number | undefined {
+    return this.live(use, at)[0]?.leavesAt;
   }
 
-  /** The portal's buckets start where its reset times fall, modulo a bucket; moved buckets keep their time. */
-  private learnPhase(resetAt: number): void {
-    const phase = ((resetAt % this.sliceMs) + this.sliceMs) % this.sliceMs;
-    if (Math.abs(phase - this.phaseMs) < 1) return;
-    const starts = [...this.methods.values()].map(
-      (use) => [use, [...use.buckets].map(([index, sec]) => [this.bucketStart(index), sec])] as const,
-    );
-    this.phaseMs = phase;
-    for (const [use, buckets] of starts) {
-      use.buckets.clear();
-      for (const [start, sec] of buckets) this.add(use, this.bucketOf(start), sec);
+  /**
+   * Use charged at `at` (portal clock): into the bucket of its tenth, or one it opens, leaving one window
+   * after `at` at the whole second (as the portal opens a bucket with the first use in a tenth).
+   */
+  private add(use: MethodUse, at: number, sec: number): void {
+    const tenth = this.tenthOf(at);
+    const bucket = use.buckets.find((candidate) => candidate.tenth === tenth);
+    if (bucket) {
+      bucket.sec += sec;
+      return;
     }
+    use.buckets = use.buckets.filter((candidate) => candidate.leavesAt > at);
+    use.buckets.push({ tenth, leavesAt: Math.floor(at / 1000) * 1000 + this.settings.windowMs, sec });
+    this.order(use);
   }
 
-  private bucketOf(portalMs: number): number {
-    return Math.floor((portalMs - this.phaseMs) / this.sliceMs);
+  /** Keeps the buckets the soonest to leave first. */
+  private order(use: MethodUse): void {
+    use.buckets.sort((a, b) => a.leavesAt - b.leavesAt || a.tenth - b.tenth);
   }
 
-  private bucketStart(bucket: number): number {
-    return bucket * this.sliceMs + this.phaseMs;
+  private tenthOf(portalMs: number): number {
+    return Math.floor(portalMs / this.sliceMs);
   }
 
   private portalNow(): number {
@@ -386,10 +408,11 @@ export class OperatingTime {
     let use = this.methods.get(key);
     if (!use) {
       use = {
-        buckets: new Map(),
+        buckets: [],
         figureAt: -Infinity,
         reservedSec: 0,
         reservedCommands: 0,
+        counted: false,
         blockedUntil: 0,
         refusedAt: -Infinity,
       };

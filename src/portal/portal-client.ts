@@ -196,7 +196,7 @@ export class PortalClient {
     options: SendOptions,
     commands: number,
   ): Promise<Envelope> {
-    const blockedUntil = method === 'batch' ? undefined : this.operating.blockedUntil(method);
+    const blockedUntil = this.operating.blockedUntil(method);
     if (blockedUntil !== undefined) {
       options.unit?.giveBack();
       throw new PortalError(
@@ -247,19 +247,21 @@ export class PortalClient {
       const startedAt = secondsToMs(time?.start);
       if (startedAt !== undefined) unit.arrived(startedAt);
       // The method's use as the portal counted it when the call ran, refused or not: it beats any estimate.
-      const figure = method === 'batch' ? undefined : time;
-      if (figure?.operating !== undefined) {
+      // A batch's own figure is the method `batch`'s: followed once the portal counts any (a portal that
+      // charges batches whole); one that charges only the commands says nothing there.
+      const counted = method !== 'batch' || (time?.operating ?? 0) > 0 || this.operating.counted(method);
+      if (time?.operating !== undefined && counted) {
         this.operating.observe(method, {
-          usedSec: figure.operating,
-          resetAtMs: secondsToMs(figure.operating_reset_at),
-          figureAtMs: secondsToMs(figure.finish),
+          usedSec: time.operating,
+          resetAtMs: secondsToMs(time.operating_reset_at),
+          figureAtMs: secondsToMs(time.finish),
         });
       }
       if (response.status < 300 && envelope.error === undefined && 'result' in envelope) {
         this.budget.onAccepted();
         this.observer?.onResponse(method, 'ok', commands);
-        if (method !== 'batch') {
-          this.operating.observe(method, { costSec: time?.duration ?? time?.processing });
+        if (counted) {
+          this.operating.observe(method, { costSec: time?.duration ?? time?.processing, commands });
         }
         return envelope;
       }
@@ -271,9 +273,7 @@ export class PortalClient {
       );
       this.observer?.onResponse(method, failure.kind, commands);
       if (failure.kind === 'budget') this.budget.onRejected();
-      if (failure.kind === 'operation-limit' && method !== 'batch') {
-        this.operating.blocked(method, failure.resumeAt);
-      }
+      if (failure.kind === 'operation-limit') this.operating.blocked(method, failure.resumeAt);
       // A refused token is renewable too: another request or replica may have refreshed the pair meanwhile.
       const renewable = failure.kind === 'token-expired' || failure.kind === 'credentials';
       if (renewable && !renewed && (await this.credentials.renew(failure, prepared))) {

@@ -122,4 +122,28 @@ describe('delivery at the ceiling of a slow, time-limited portal', () => {
     expect(register).toMatchObject({ limitSec: 2 });
     expect(register!.usedSec).toBeLessThanOrEqual(2);
   });
+
+  it('on a portal that charges batches whole to `batch`, keeps batch under its limit: every call delivered', async () => {
+    // The other reading of the portal's rules: a batch's whole server time is charged to `batch`, which
+    // is what gets blocked. 2 s in a 10-s window: 100 commands of 20 ms a window, whatever their methods.
+    h = await startHarness(
+      {
+        PBX_RATE_LIMIT_RPS: '1000',
+        B24_OPERATING_WINDOW_SEC: '10',
+        B24_OPERATING_LIMIT_SEC: '2',
+      },
+      { commandMs: 20, operatingWindowSec: 10, operatingLimitSec: 2, operatingCharge: 'batch-whole' },
+    );
+    // 120 registers and 120 finishes: more than twice what one window allows.
+    await post(callEvents('whole', 120));
+    const calls = await delivered('whole', 120, 120_000);
+    expect(calls.filter((call) => call.registerRequests !== 1)).toEqual([]);
+    const stats = await sandboxStats(h.sandbox);
+    expect(stats.operationTimeLimited).toBe(0);
+    // The bridge followed `batch` as the portal counts it.
+    const health = await h.http.get('/health/ready');
+    const operating: { method: string; usedSec: number; limitSec: number }[] =
+      health.body.details.portal.operatingTime;
+    expect(operating.find((use) => use.method === 'batch')).toMatchObject({ limitSec: 2 });
+  });
 });

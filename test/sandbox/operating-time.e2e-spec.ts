@@ -23,6 +23,7 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
   });
   afterAll(() => portal.close());
   beforeEach(() => portal.reset());
+  afterEach(() => portal.setPerformance({ charge: 'run' }));
 
   it('a direct call reports its method use in time.operating, growing by the server time of each call', async () => {
     const before = Date.now();
@@ -32,11 +33,10 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     expect(first.body.time.operating).toBeCloseTo(0.1);
     expect(second.body.time.operating).toBeCloseTo(0.2);
     expect(second.body.time.duration).toBeCloseTo(0.1);
-    // The first charge's bucket (a tenth of the window, aligned on the clock) leaves a window after it began:
-    // between 54 and 60 s after the charge, reported in whole seconds.
+    // The first charge's bucket leaves a window after that charge, at the whole second.
     const resetAt = second.body.time.operating_reset_at;
-    expect(resetAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 53);
-    expect(resetAt).toBeLessThanOrEqual(Date.now() / 1000 + 61);
+    expect(resetAt).toBeGreaterThanOrEqual(Math.floor(before / 1000) + 59);
+    expect(resetAt).toBeLessThanOrEqual(Date.now() / 1000 + 60);
   });
 
   it('a batch of n commands answers no sooner than n × commandMs, each command charged to its own method', async () => {
@@ -51,9 +51,9 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     expect(times.me.operating).toBeCloseTo(0.1);
     // Commands run one after another: the second starts when the first finishes.
     expect(times.r_2.start).toBeCloseTo(times.r_1.finish);
-    // The batch's own time is its whole server time, and the most any of its methods has used.
+    // The batch's own time is its whole server time; the batch itself is not charged.
     expect(answer.body.time.duration).toBeCloseTo(0.3);
-    expect(answer.body.time.operating).toBeCloseTo(0.2);
+    expect(answer.body.time.operating).toBe(0);
     const view = (await control('operating')).body;
     expect(view.methods[REGISTER].usedSec).toBeCloseTo(0.2);
     expect(view.methods['user.current'].usedSec).toBeCloseTo(0.1);
@@ -118,26 +118,6 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     portal.setPerformance({ commandMs: 100, windowSec: 60, limitSec: 1 });
     expect(portal.operating()).toMatchObject({ commandMs: 100, windowSec: 60, limitSec: 1 });
   });
-  it('frees use a tenth of the window at a time: a bucket leaves whole, a window after it began', async () => {
-    // Both calls in one 6-s bucket: the clock moved to just past a boundary first (two calls started at a
-    // random moment straddle one about once in thirty runs, and the later bucket's use outlives the first).
-    const { now: start } = (await control('clock', { advanceMs: 0 })).body;
-    await control('clock', { advanceMs: 6000 - (start % 6000) + 10 });
-    await call('user.current');
-    await call('user.current');
-    const view = (await control('operating')).body;
-    const { usedSec, resetAt } = view.methods['user.current'];
-    expect(usedSec).toBeCloseTo(0.2);
-    // The bucket leaves at a bucket boundary, a window after it began.
-    expect(resetAt % 6000).toBe(0);
-    const { now } = (await control('clock', { advanceMs: 0 })).body;
-    await control('clock', { advanceMs: resetAt - now - 300 });
-    expect((await control('operating')).body.methods['user.current'].usedSec).toBeGreaterThan(0);
-    // A moment after its boundary the whole bucket has left (not each call a window after it was charged).
-    await control('clock', { advanceMs: 400 });
-    expect((await control('operating')).body.methods['user.current'].usedSec).toBe(0);
-  });
-
   it("an answer's figures count what other requests ran meanwhile (taken when each command ran)", async () => {
     const slow = batch(Object.fromEntries(Array.from({ length: 5 }, (_, n) => [`r_${n}`, register(n)])));
     // The quick batch goes once the slow one has arrived (its commands are in the run log), partway into it.
@@ -187,10 +167,147 @@ describe('sandbox portal: slow answers and the operating-time limit', () => {
     const used = await control('operating/use', { method: REGISTER, sec: 0.5, agoSec: 55 });
     const { now } = (await control('clock', { advanceMs: 0 })).body;
     expect(used.body.usedSec).toBeCloseTo(0.5);
-    // Charged 55 s ago: its bucket leaves within 5 s (a bucket is 6 s).
+    // Charged 55 s ago: its bucket leaves a window after that, at the whole second: within 5 s.
     expect(used.body.resetAt).toBeLessThanOrEqual(now + 6000);
     const direct = await call(REGISTER, { USER_PHONE_INNER: '101', PHONE_NUMBER: '+4940557', TYPE: 2 });
     expect(direct.body.time.operating).toBeCloseTo(0.6);
     expect((await control('operating/use', { method: REGISTER, sec: -1 })).status).toBe(400);
+  });
+
+  /**
+   * How the portal charges and counts, rule by rule. Moments come from the answers' own figures (a command
+   * is charged when its run ends, its `finish`); the window is moved with the sandbox clock, read and
+   * advanced in this process with nothing between, so no rule waits on real time.
+   */
+  describe('the charging rules', () => {
+    const WINDOW_MS = 60_000;
+    const TENTH_MS = 6000;
+    /** Puts the sandbox clock `intoTenthMs` past the start of the next tenth of the window. */
+    const toTenth = (intoTenthMs: number) => {
+      const now = portal.advanceClock(0);
+      portal.advanceClock(TENTH_MS - (now % TENTH_MS) + intoTenthMs);
+    };
+    /** Moves the sandbox clock to `offsetMs` from the moment `at` (ms) and reads the method's use there. */
+    const useAt = (method: string, at: number, offsetMs: number) => {
+      const now = portal.advanceClock(0);
+      portal.advanceClock(Math.max(0, at + offsetMs - now));
+      return portal.operating().methods[method];
+    };
+    const registerCall = (n: number) =>
+      call(REGISTER, {
+        USER_PHONE_INNER: '101',
+        PHONE_NUMBER: `+4940${2000000 + n}`,
+        TYPE: 2,
+        CRM_CREATE: 0,
+      });
+
+    it('the outer batch is not charged: only its commands are, each to its own method', async () => {
+      const answer = await batch({ r_1: register(1), me: 'user.current' });
+      expect(answer.body.time.operating).toBe(0);
+      // With no use, the reset is a window from the answer's second.
+      expect(answer.body.time.operating_reset_at).toBe(Math.floor(answer.body.time.finish) + 60);
+      const { methods } = portal.operating();
+      expect(methods.batch).toBeUndefined();
+      expect(methods[REGISTER].usedSec).toBeCloseTo(0.1);
+      expect(methods['user.current'].usedSec).toBeCloseTo(0.1);
+    });
+
+    it('each command is charged to its own method when its own turn ends, not when the batch does', async () => {
+      toTenth(100);
+      const answer = await batch({ r_1: register(1), r_2: register(2), r_3: register(3) });
+      const times = answer.body.result.result_time;
+      // One after another: each figure counts the commands whose run had ended by its own end.
+      expect(times.r_2.start).toBeCloseTo(times.r_1.finish);
+      expect(times.r_1.operating).toBeCloseTo(0.1);
+      expect(times.r_2.operating).toBeCloseTo(0.2);
+      expect(times.r_3.operating).toBeCloseTo(0.3);
+      // All three in one bucket, opened by the first command's charge, at its end.
+      expect(times.r_3.operating_reset_at).toBe(Math.floor(times.r_1.finish) + 60);
+    });
+
+    it('a bucket opens with the first use in its tenth and leaves whole a window after it, at the whole second', async () => {
+      // Mid-tenth: a bucket aligned on the clock would leave at the tenth's start plus a window.
+      toTenth(3000);
+      const first = await registerCall(1);
+      const second = await registerCall(2);
+      const opened = first.body.time.finish * 1000;
+      const leaves = Math.floor(opened / 1000) * 1000 + WINDOW_MS;
+      expect(leaves % TENTH_MS).not.toBe(0);
+      expect(second.body.time.operating).toBeCloseTo(0.2);
+      expect(second.body.time.operating_reset_at * 1000).toBe(leaves);
+      // The next tenth's first use opens a second bucket; the oldest still names the reset.
+      toTenth(10);
+      const third = await registerCall(3);
+      expect(third.body.time.operating).toBeCloseTo(0.3);
+      expect(third.body.time.operating_reset_at * 1000).toBe(leaves);
+      const thirdLeaves = Math.floor(third.body.time.finish) * 1000 + WINDOW_MS;
+      // Just before its whole second the first bucket counts; at it, it leaves whole (the second call's
+      // use, charged later, leaves with it), and the reset is the next bucket's.
+      expect(useAt(REGISTER, leaves, -20).usedSec).toBeCloseTo(0.3);
+      expect(useAt(REGISTER, leaves, 0)).toMatchObject({ usedSec: 0.1, resetAt: thirdLeaves });
+      expect(useAt(REGISTER, thirdLeaves, 0)).toMatchObject({ usedSec: 0 });
+    });
+
+    it("an answer's time.operating is the method's live buckets with this call; operating_reset_at the oldest's leaving", async () => {
+      // Another application's use in an older bucket, still live; and some that has left.
+      await control('operating/use', { method: REGISTER, sec: 0.3, agoSec: 30 });
+      await control('operating/use', { method: REGISTER, sec: 0.2, agoSec: 70 });
+      const before = portal.operating().methods[REGISTER];
+      const direct = await registerCall(4);
+      // 0.3 live + this call's own 0.1 (charged when it ended, before its answer).
+      expect(direct.body.time.operating).toBeCloseTo(0.4);
+      expect(direct.body.time.operating_reset_at * 1000).toBe(before.resetAt);
+      expect(before.resetAt - portal.advanceClock(0)).toBeLessThanOrEqual(31_000);
+    });
+
+    it('a call is checked before it runs: the call that crosses the limit completes, the next is refused', async () => {
+      // 0.95 s of the 1-s limit used: the first register runs (0.95 → 1.05), the second is refused.
+      await control('operating/use', { method: REGISTER, sec: 0.95 });
+      const answer = await batch({ r_1: register(1), r_2: register(2), me: 'user.current' });
+      expect(answer.status).toBe(200);
+      expect(answer.body.result.result.r_1).toBeDefined();
+      expect(answer.body.result.result_time.r_1.operating).toBeCloseTo(1.05);
+      expect(answer.body.result.result_error.r_2).toEqual({
+        error: 'OPERATION_TIME_LIMIT',
+        error_description: 'Method is blocked due to operation time limit.',
+      });
+      // The refusal says the count and when its oldest use leaves.
+      expect(answer.body.result.result_time.r_2.operating).toBeCloseTo(1.05);
+      expect(answer.body.result.result.me).toMatchObject({ ID: '1' });
+      const direct = await registerCall(5);
+      expect(direct.status).toBe(429);
+      expect(direct.body).toMatchObject({ error: 'OPERATION_TIME_LIMIT' });
+      expect(direct.body.time.operating).toBeCloseTo(1.05);
+      expect(portal.operating().refused).toBe(2);
+    });
+
+    it('batch-whole (the other reading): the whole batch is charged to batch when it ends, and batch is blocked', async () => {
+      portal.setPerformance({ charge: 'batch-whole' });
+      const answer = await batch({ r_1: register(1), r_2: register(2), me: 'user.current' });
+      // The batch's own figure: its three commands' server time, charged when it ended.
+      expect(answer.body.time.operating).toBeCloseTo(0.3);
+      expect(answer.body.time.operating_reset_at).toBe(Math.floor(answer.body.time.finish) + 60);
+      // Its commands are charged to no method of their own.
+      expect(answer.body.result.result_time.r_2.operating).toBe(0);
+      expect(portal.operating().methods).toEqual({
+        batch: expect.objectContaining({ usedSec: 0.3, blocked: false }),
+      });
+      // 0.75 s more: 1.05 s, over the limit once that batch has run; the next batch is refused whole.
+      await control('operating/use', { method: 'batch', sec: 0.65 });
+      const crossing = await batch({ r_3: register(3) });
+      expect(crossing.status).toBe(200);
+      expect(crossing.body.time.operating).toBeCloseTo(1.05);
+      const ranBefore = portal.operating().ran[REGISTER];
+      const refused = await batch({ r_4: register(4), r_5: register(5) });
+      expect(refused.status).toBe(429);
+      expect(refused.body).toMatchObject({ error: 'OPERATION_TIME_LIMIT' });
+      expect(refused.body.time.operating).toBeCloseTo(1.05);
+      expect(portal.operating().ran[REGISTER]).toBe(ranBefore);
+      expect(portal.operating()).toMatchObject({ refused: 2, methods: { batch: { blocked: true } } });
+      // A direct call is charged to its own method, which has room.
+      const direct = await registerCall(6);
+      expect(direct.status).toBe(200);
+      expect(direct.body.time.operating).toBeCloseTo(0.1);
+    });
   });
 });
