@@ -31,6 +31,11 @@ export interface PortalBudget {
   whenIdle(quietMs: number, latestMs: number, signal?: AbortSignal): Promise<void>;
   /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
   stop(): void;
+  /**
+   * The portal's runtime was rebuilt (its settings changed): this budget goes on from the previous one's
+   * level, since the portal's bucket did not empty with it. A budget kept in the database has nothing to take.
+   */
+  continueFrom?(previous: PortalBudget): void;
 }
 
 /** What a waiter learns of its unit: the busy stretch it belongs to (`BusyStretches`), and if it begins it. */

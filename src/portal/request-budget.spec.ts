@@ -22,6 +22,19 @@ describe('RequestBudget', () => {
     return () => done;
   }
 
+  it("goes on from a rebuilt runtime's budget: the portal's bucket did not empty with it", async () => {
+    const previous = new RequestBudget(2, 10, clock);
+    await granted(previous, 8);
+    await jest.advanceTimersByTimeAsync(1000);
+    const next = new RequestBudget(2, 10, clock);
+    await granted(next, 1);
+    next.continueFrom(previous);
+    // 8 less a second's drain (2), and the one the new budget granted itself.
+    expect(next.snapshot().level).toBeCloseTo(7, 5);
+    next.continueFrom(next);
+    expect(next.snapshot().level).toBeCloseTo(7, 5);
+  });
+
   it('grants the whole burst, less a tenth of a second of drain, then the drain rate', async () => {
     const budget = new RequestBudget(2, 50, clock);
     const done = await granted(budget, 53);

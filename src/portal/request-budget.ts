@@ -113,6 +113,14 @@ export class RequestBudget implements PortalBudget {
     return this.idle.whenIdle(quietMs, latestMs, () => this.waiters.size, signal);
   }
 
+  /** The previous runtime's level on top of what this one spent already (both reached the portal). */
+  continueFrom(previous: PortalBudget): void {
+    if (previous === this) return;
+    const { level } = previous.snapshot();
+    this.drain();
+    this.level = Math.min(this.capacity, this.level + level);
+  }
+
   /** Releases every waiter (shutdown): they proceed and their requests fail or finish on their own. */
   stop(): void {
     if (this.timer) clearTimeout(this.timer);

@@ -266,6 +266,8 @@ export class PortalRuntimes {
       // Another build may have published while the previous closed: the newer (or the first of equals) stays.
       if (this.superseded(record, previous)) return this.discard(runtime);
     }
+    // The portal's bucket did not empty with the old services: the new budget goes on from its level.
+    if (previous) runtime.client.budget.continueFrom?.(previous.client.budget);
     this.runtimes.set(portalId, runtime);
     runtime.start();
     const failure = this.failures.get(portalId);
