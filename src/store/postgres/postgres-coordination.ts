@@ -103,12 +103,7 @@ export class PostgresBucketStore extends SharedBucketStore {
       }
       const absent = missing.filter((request) => !drained.has(request.portalId));
       if (absent.length === 0) break;
-      await this.db.query(
-        `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor)
-         SELECT portal_id, 0, ${DB_NOW_MS}, 1 FROM unnest($1::text[]) AS a(portal_id)
-         ON CONFLICT (portal_id) DO NOTHING`,
-        [absent.map((request) => request.portalId)],
-      );
+      await this.addBuckets(absent.map((request) => request.portalId));
     }
     return round.map((request) => {
       const { level, factor } = drained.get(request.portalId)!;
@@ -116,6 +111,16 @@ export class PostgresBucketStore extends SharedBucketStore {
       const waitMs = Math.ceil(((level + 1 - request.limit) / (request.ratePerSec * factor)) * 1000);
       return { level, factor, waitMs: Math.max(1, waitMs) };
     });
+  }
+
+  /** Empty buckets for portals that have none yet (a concurrent insert of the same portal is kept). */
+  private async addBuckets(portalIds: string[]): Promise<void> {
+    await this.db.query(
+      `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor)
+       SELECT portal_id, 0, ${DB_NOW_MS}, 1 FROM unnest($1::text[]) AS a(portal_id)
+       ON CONFLICT (portal_id) DO NOTHING`,
+      [portalIds],
+    );
   }
 
   async refund(portalId: string, ratePerSec: number): Promise<void> {
@@ -158,12 +163,7 @@ export class PostgresBucketStore extends SharedBucketStore {
         const adjusted = new Set(rows.map((row) => row.portal_id));
         missing = missing.filter((request) => !adjusted.has(request.portalId));
         if (missing.length === 0) break;
-        await this.db.query(
-          `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor)
-           SELECT portal_id, 0, ${DB_NOW_MS}, 1 FROM unnest($1::text[]) AS a(portal_id)
-           ON CONFLICT (portal_id) DO NOTHING`,
-          [missing.map((request) => request.portalId)],
-        );
+        await this.addBuckets(missing.map((request) => request.portalId));
       }
     }
     return asked.map(() => undefined);
@@ -208,11 +208,7 @@ export class PostgresBucketStore extends SharedBucketStore {
         [portalId, ratePerSec],
       );
       if (rows[0]) return rows[0];
-      await this.db.query(
-        `INSERT INTO portal_budget (portal_id, level, updated_at, rate_factor) VALUES ($1, 0, ${DB_NOW_MS}, 1)
-         ON CONFLICT (portal_id) DO NOTHING`,
-        [portalId],
-      );
+      await this.addBuckets([portalId]);
     }
   }
 }
