@@ -1,4 +1,5 @@
-import { SEND_GUARD_SEC, StretchGrant } from './budget-waiters';
+import { lateSpend, SEND_GUARD_SEC, StretchGrant } from './budget-waiters';
+import { BudgetUnit } from './budget-unit';
 
 /**
  * The portal drains a busy stretch of requests (from an empty bucket until it is empty again) from the
@@ -66,6 +67,37 @@ export class BusyStretches {
     const extra = owed - this.added;
     this.added = owed;
     return extra;
+  }
+
+  /**
+   * The unit of `grant`, granted now, as a budget keeps it: `addLate` told what the portal counts later than
+   * the budget did, `firstAnswered` when the stretch's first answer came (its reserve may end).
+   */
+  unit(
+    grant: StretchGrant,
+    budget: {
+      refund(): void;
+      rate(): number;
+      addLate(extra: number): void;
+      firstAnswered(): void;
+    },
+  ): BudgetUnit {
+    const grantedAt = this.now();
+    return new BudgetUnit(
+      () => budget.refund(),
+      () => {
+        // Only a stretch's first request counts late for good: the portal drains the stretch from its
+        // arrival, and one after it that arrives late has only drained the longer when it is counted.
+        if (!grant.first) return;
+        const extra = lateSpend(this.now() - grantedAt, budget.rate());
+        this.sent(grant, extra);
+        budget.addLate(extra);
+      },
+      (portalAt) => {
+        budget.addLate(this.arrived(grant, grantedAt, portalAt, budget.rate()));
+        if (grant.first) budget.firstAnswered();
+      },
+    );
   }
 
   /** The units kept spare now: one while the stretch's first answer is awaited. */

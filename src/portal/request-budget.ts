@@ -18,7 +18,6 @@ import {
   BudgetPriority,
   BudgetSnapshot,
   BudgetWaiters,
-  lateSpend,
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
@@ -56,23 +55,13 @@ export class RequestBudget implements PortalBudget {
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
     const grant = await this.waiters.enqueue(priority, signal);
-    const grantedAt = this.now();
-    return new BudgetUnit(
-      () => this.refund(),
-      () => {
-        // Only a stretch's first request counts late for good: the portal drains the stretch from its
-        // arrival, and one after it that arrives late has only drained the longer when it is counted.
-        if (!grant.first) return;
-        const extra = lateSpend(this.now() - grantedAt, this.effectiveRate());
-        this.stretches.sent(grant, extra);
-        this.addLate(extra);
-      },
-      (portalAt) => {
-        this.addLate(this.stretches.arrived(grant, grantedAt, portalAt, this.effectiveRate()));
-        // The stretch's first answer may end its reserve: the grants waiting on it are looked at again.
-        if (grant.first) this.repump();
-      },
-    );
+    return this.stretches.unit(grant, {
+      refund: () => this.refund(),
+      rate: () => this.effectiveRate(),
+      addLate: (extra) => this.addLate(extra),
+      // The stretch's first answer may end its reserve: the grants waiting on it are looked at again.
+      firstAnswered: () => this.repump(),
+    });
   }
 
   /** A request the portal counts later than the mirror did: `extra` of a unit more in the mirror. */

@@ -4,7 +4,6 @@ import {
   BudgetPriority,
   BudgetSnapshot,
   BudgetWaiters,
-  lateSpend,
   PortalBudget,
   usableCapacity,
 } from './budget-waiters';
@@ -57,24 +56,13 @@ export class SharedRequestBudget implements PortalBudget {
 
   async acquire(priority: BudgetPriority = 'background', signal?: AbortSignal): Promise<BudgetUnit> {
     const grant = await this.waiters.enqueue(priority, signal);
-    const grantedAt = Date.now();
-    const rate = () => this.ratePerSec * this.lastFactor;
-    return new BudgetUnit(
-      () => this.refund(),
-      () => {
-        // Only a stretch's first request counts late for good: the portal drains the stretch from its
-        // arrival, and one after it that arrives late has only drained the longer when it is counted.
-        if (!grant.first) return;
-        const extra = lateSpend(Date.now() - grantedAt, rate());
-        this.stretches.sent(grant, extra);
-        this.addLate(extra);
-      },
-      (portalAt) => {
-        this.addLate(this.stretches.arrived(grant, grantedAt, portalAt, rate()));
-        // The stretch's first answer may end its reserve: a pump asleep on it looks again.
-        if (grant.first) this.wake?.();
-      },
-    );
+    return this.stretches.unit(grant, {
+      refund: () => this.refund(),
+      rate: () => this.ratePerSec * this.lastFactor,
+      addLate: (extra) => this.addLate(extra),
+      // The stretch's first answer may end its reserve: a pump asleep on it looks again.
+      firstAnswered: () => this.wake?.(),
+    });
   }
 
   /**
