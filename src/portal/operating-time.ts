@@ -298,7 +298,7 @@ export class OperatingTime {
    */
   private takeFigure(use: MethodUse, usedSec: number, at: number, resetAt?: number): void {
     if (at < use.figureAt) return;
-    use.buckets = use.buckets.filter((bucket) => bucket.leavesAt > at);
+    use.buckets = this.live(use, at);
     if (resetAt !== undefined && resetAt > at && usedSec > 0) this.placeReset(use, resetAt);
     let rise = usedSec - this.mirrored(use, at);
     if (rise > 0) this.add(use, at, rise);
@@ -377,7 +377,7 @@ export class OperatingTime {
       bucket.sec += sec;
       return;
     }
-    use.buckets = use.buckets.filter((candidate) => candidate.leavesAt > at);
+    use.buckets = this.live(use, at);
     use.buckets.push({ tenth, leavesAt: Math.floor(at / 1000) * 1000 + this.settings.windowMs, sec });
     this.order(use);
   }
